@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tessel needs, only those missing. Idempotent.
+# As root it runs apt-get itself; otherwise it prints the exact command to run.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  llvm-dev zlib1g-dev libzstd-dev          # LLVM code generation (Debian default LLVM 14)
+  qt6-base-dev                              # Qt Test (the test framework) and, later, the Studio
+  libopenblas0-pthread python3-numpy        # bench/compare_blas.sh: the peer we compare against
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+echo "Tessel: installing missing Debian packages: ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo apt-get update -qq
+    sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+    exit 0
+  fi
+  echo "Tessel: not root. Run this, then try again:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"

@@ -60,6 +60,21 @@ private:
   std::variant<T, Diagnostic> storage_;
 };
 
+/// Success, or the Diagnostic explaining the failure. Check before continuing.
+class Status {
+public:
+  Status() = default;
+  Status(Diagnostic error) : error_(std::move(error)), failed_(true) {}
+  static Status success() { return Status(); }
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  const Diagnostic& error() const { return error_; }
+
+private:
+  Diagnostic error_;
+  bool failed_ = false;
+};
+
 namespace detail {
 /// Collects a message with operator<< and throws InternalError when destroyed.
 class InternalCheckFailure {

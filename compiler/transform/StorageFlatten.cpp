@@ -1,0 +1,169 @@
+// Storage flattening (see StorageFlatten.h).
+#include "compiler/transform/StorageFlatten.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include "compiler/transform/IndexArithmetic.h"
+#include "core/ir/IRMutator.h"
+#include "core/ir/IROperators.h"
+#include "core/support/Error.h"
+
+namespace tessel {
+
+namespace {
+
+// How the logical coordinates of one buffer map to elements of its flat 1-D buffer.
+struct FlatLayout {
+  Buffer flat;
+  std::vector<Expr> mins;  // logical coordinate of element 0, per dimension
+  std::vector<Expr> strides;
+};
+
+std::vector<Expr> compactStrides(const std::vector<Expr>& extents) {
+  std::vector<Expr> strides(extents.size());
+  Expr stride = Expr(1);
+  for (size_t d = extents.size(); d-- > 0;) {
+    strides[d] = stride;
+    stride = mulIndex(stride, extents[d]);
+  }
+  return strides;
+}
+
+Expr elementCount(const std::vector<Expr>& extents) {
+  Expr count = Expr(1);
+  for (auto& extent : extents) count = mulIndex(count, extent);
+  return count;
+}
+
+// Elements needed to hold `extents` laid out with `strides`. For declared strides this is
+// strides[0] * extents[0] (the row padding of the outermost dimension included), but never
+// less than the compact size nor than the last element's offset + 1 (strides that are not
+// row-major).
+Expr storageSize(const std::vector<Expr>& extents, const std::vector<Expr>& strides, bool declaredStrides) {
+  Expr compact = elementCount(extents);
+  if (!declaredStrides || extents.empty()) return compact;
+  Expr padded = mulIndex(strides[0], extents[0]);
+  Expr span = Expr(1);
+  for (size_t d = 0; d < extents.size(); ++d) span = addIndex(span, mulIndex(subIndex(extents[d], 1), strides[d]));
+  const int64_t* c = asConstInt(compact);
+  const int64_t* p = asConstInt(padded);
+  const int64_t* s = asConstInt(span);
+  if (c && p && s) return Expr(std::max({*c, *p, *s}));
+  return max(padded, compact);
+}
+
+Buffer makeFlatBuffer(const Buffer& buffer, Expr size) {
+  return Buffer(new BufferNode(buffer.name(), buffer->data, buffer.dtype(), {std::move(size)}, {},
+                               buffer->scope));
+}
+
+bool isFlat(const Buffer& buffer) { return buffer.shape().size() == 1 && buffer->strides.empty(); }
+
+// The layout of a buffer addressed over its whole shape (parameters, allocations).
+FlatLayout wholeBufferLayout(const Buffer& buffer) {
+  FlatLayout layout;
+  bool declared = !buffer->strides.empty();
+  layout.strides = declared ? buffer->strides : compactStrides(buffer.shape());
+  layout.flat = isFlat(buffer) ? buffer
+                               : makeFlatBuffer(buffer, storageSize(buffer.shape(), layout.strides, declared));
+  return layout;
+}
+
+class StorageFlattener : public IRMutator {
+public:
+  explicit StorageFlattener(const std::vector<Buffer>& params) {
+    for (auto& param : params) layouts_[param->data.get()] = wholeBufferLayout(param);
+  }
+  using IRMutator::mutate;
+
+protected:
+  using IRMutator::visit;
+
+  Stmt visit(const BufferRealizeNode* node, const Stmt& self) override {
+    const Buffer& buffer = node->buffer;
+    FlatLayout layout;
+    std::vector<Expr> extents;
+    for (auto& bound : node->bounds) {
+      layout.mins.push_back(mutate(bound.min));
+      extents.push_back(mutate(bound.extent));
+    }
+    bool declared = !buffer->strides.empty();
+    layout.strides = declared ? buffer->strides : compactStrides(extents);
+    layout.flat = makeFlatBuffer(buffer, storageSize(extents, layout.strides, declared));
+    Buffer flat = layout.flat;
+    Stmt body = withLayout(buffer, std::move(layout), node->body);
+    return AllocateNode::make(flat, body);
+  }
+
+  Stmt visit(const AllocateNode* node, const Stmt& self) override {
+    if (isFlat(node->buffer)) return IRMutator::visit(node, self);
+    FlatLayout layout = wholeBufferLayout(node->buffer);
+    Buffer flat = layout.flat;
+    return AllocateNode::make(flat, withLayout(node->buffer, std::move(layout), node->body));
+  }
+
+  Expr visit(const BufferLoadNode* node, const Expr& self) override {
+    bool changed = false;
+    auto indices = mutateAll(node->indices, &changed);
+    const FlatLayout& layout = layoutOf(node->buffer);
+    if (!changed && layout.flat.same(node->buffer) && layout.mins.empty()) return self;
+    return BufferLoadNode::make(layout.flat, {flatIndex(layout, node->buffer, indices)});
+  }
+
+  Stmt visit(const BufferStoreNode* node, const Stmt& self) override {
+    bool changed = false;
+    Expr value = mutate(node->value);
+    auto indices = mutateAll(node->indices, &changed);
+    const FlatLayout& layout = layoutOf(node->buffer);
+    if (!changed && value.same(node->value) && layout.flat.same(node->buffer) && layout.mins.empty()) return self;
+    return BufferStoreNode::make(layout.flat, value, {flatIndex(layout, node->buffer, indices)});
+  }
+
+private:
+  // Mutates `body` with `buffer` mapped to `layout`, restoring any outer mapping after.
+  Stmt withLayout(const Buffer& buffer, FlatLayout layout, const Stmt& body) {
+    const VarNode* key = buffer->data.get();
+    auto previous = layouts_.find(key);
+    std::optional<FlatLayout> saved;
+    if (previous != layouts_.end()) saved = previous->second;
+    layouts_[key] = std::move(layout);
+    Stmt result = mutate(body);
+    if (saved) layouts_[key] = *saved;
+    else layouts_.erase(key);
+    return result;
+  }
+
+  const FlatLayout& layoutOf(const Buffer& buffer) {
+    auto it = layouts_.find(buffer->data.get());
+    if (it != layouts_.end()) return it->second;
+    // A buffer that is neither a parameter nor realized here (already allocated, or
+    // declared by the caller): address it over its whole shape.
+    return layouts_.emplace(buffer->data.get(), wholeBufferLayout(buffer)).first->second;
+  }
+
+  static Expr flatIndex(const FlatLayout& layout, const Buffer& buffer, const std::vector<Expr>& indices) {
+    TESSEL_ICHECK(indices.size() == layout.strides.size())
+        << "access to " << buffer.name() << " with " << indices.size() << " indices, but it has "
+        << layout.strides.size() << " dimensions";
+    Expr offset = Expr(0);
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Expr coordinate = layout.mins.empty() ? indices[d] : subIndex(indices[d], layout.mins[d]);
+      offset = addIndex(offset, mulIndex(coordinate, layout.strides[d]));
+    }
+    return offset;
+  }
+
+  std::unordered_map<const VarNode*, FlatLayout> layouts_;
+};
+
+}  // namespace
+
+PrimFunc storageFlatten(const PrimFunc& f) {
+  Stmt body = StorageFlattener(f->params).mutate(f->body);
+  if (body.same(f->body)) return f;
+  return PrimFunc(f->name, f->params, body);
+}
+
+}  // namespace tessel

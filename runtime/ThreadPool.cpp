@@ -29,7 +29,7 @@ constexpr auto kWorkerSpinTime = std::chrono::microseconds(1000);
 constexpr auto kLauncherSpinTime = std::chrono::microseconds(2000);
 /// Polls with a CPU pause this many times before yielding the core between polls, so a
 /// waiting thread does not starve the thread it waits for on an oversubscribed machine.
-constexpr int kPausePollsBeforeYield = 2000;
+constexpr int kPausePollsBeforeYield = 100;
 
 thread_local bool tInsideParallelBody = false;
 

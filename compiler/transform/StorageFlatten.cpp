@@ -74,7 +74,10 @@ FlatLayout wholeBufferLayout(const Buffer& buffer) {
 class StorageFlattener : public IRMutator {
 public:
   explicit StorageFlattener(const std::vector<Buffer>& params) {
-    for (auto& param : params) layouts_[param->data.get()] = wholeBufferLayout(param);
+    for (auto& param : params) {
+      byBuffer_[param.get()] = wholeBufferLayout(param);
+      byData_[param->data.get()] = byBuffer_[param.get()];
+    }
   }
   using IRMutator::mutate;
 
@@ -107,7 +110,7 @@ protected:
   Expr visit(const BufferLoadNode* node, const Expr& self) override {
     bool changed = false;
     auto indices = mutateAll(node->indices, &changed);
-    const FlatLayout& layout = layoutOf(node->buffer);
+    const FlatLayout& layout = layoutOf(node->buffer, node->indices.size());
     if (!changed && layout.flat.same(node->buffer) && layout.mins.empty()) return self;
     return BufferLoadNode::make(layout.flat, {flatIndex(layout, node->buffer, indices)});
   }
@@ -116,7 +119,7 @@ protected:
     bool changed = false;
     Expr value = mutate(node->value);
     auto indices = mutateAll(node->indices, &changed);
-    const FlatLayout& layout = layoutOf(node->buffer);
+    const FlatLayout& layout = layoutOf(node->buffer, node->indices.size());
     if (!changed && value.same(node->value) && layout.flat.same(node->buffer) && layout.mins.empty()) return self;
     return BufferStoreNode::make(layout.flat, value, {flatIndex(layout, node->buffer, indices)});
   }
@@ -124,23 +127,36 @@ protected:
 private:
   // Mutates `body` with `buffer` mapped to `layout`, restoring any outer mapping after.
   Stmt withLayout(const Buffer& buffer, FlatLayout layout, const Stmt& body) {
-    const VarNode* key = buffer->data.get();
-    auto previous = layouts_.find(key);
-    std::optional<FlatLayout> saved;
-    if (previous != layouts_.end()) saved = previous->second;
-    layouts_[key] = std::move(layout);
+    auto savedBuffer = replace(byBuffer_, buffer.get(), layout);
+    auto savedData = replace(byData_, buffer->data.get(), std::move(layout));
     Stmt result = mutate(body);
-    if (saved) layouts_[key] = *saved;
-    else layouts_.erase(key);
+    restore(byBuffer_, buffer.get(), savedBuffer);
+    restore(byData_, buffer->data.get(), savedData);
     return result;
   }
 
-  const FlatLayout& layoutOf(const Buffer& buffer) {
-    auto it = layouts_.find(buffer->data.get());
-    if (it != layouts_.end()) return it->second;
-    // A buffer that is neither a parameter nor realized here (already allocated, or
-    // declared by the caller): address it over its whole shape.
-    return layouts_.emplace(buffer->data.get(), wholeBufferLayout(buffer)).first->second;
+  template <class Map, class Key>
+  static std::optional<FlatLayout> replace(Map& map, Key key, FlatLayout layout) {
+    std::optional<FlatLayout> saved;
+    if (auto it = map.find(key); it != map.end()) saved = it->second;
+    map[key] = std::move(layout);
+    return saved;
+  }
+  template <class Map, class Key>
+  static void restore(Map& map, Key key, const std::optional<FlatLayout>& saved) {
+    if (saved) map[key] = *saved;
+    else map.erase(key);
+  }
+
+  // Accesses normally name the very buffer that was realized or passed. One that names
+  // another buffer over the same memory is mapped the same way when its dimensions agree;
+  // otherwise (an already flattened view, an allocation made before this pass) it is
+  // addressed over its own shape.
+  const FlatLayout& layoutOf(const Buffer& buffer, size_t dimensions) {
+    if (auto it = byBuffer_.find(buffer.get()); it != byBuffer_.end()) return it->second;
+    if (auto it = byData_.find(buffer->data.get()); it != byData_.end() && it->second.strides.size() == dimensions)
+      return it->second;
+    return byBuffer_.emplace(buffer.get(), wholeBufferLayout(buffer)).first->second;
   }
 
   static Expr flatIndex(const FlatLayout& layout, const Buffer& buffer, const std::vector<Expr>& indices) {
@@ -155,7 +171,8 @@ private:
     return offset;
   }
 
-  std::unordered_map<const VarNode*, FlatLayout> layouts_;
+  std::unordered_map<const BufferNode*, FlatLayout> byBuffer_;
+  std::unordered_map<const VarNode*, FlatLayout> byData_;
 };
 
 }  // namespace

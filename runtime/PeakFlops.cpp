@@ -1,0 +1,212 @@
+// FMA throughput loops per instruction set, dispatched at run time, timed on the pool.
+#include "runtime/PeakFlops.h"
+
+#include <cmath>
+#include <vector>
+
+#include "runtime/Error.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/Timer.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TESSEL_X86 1
+#include <immintrin.h>
+#endif
+
+namespace tessel::runtime {
+
+namespace {
+
+// Each loop keeps many independent accumulators in registers: an FMA has about 4 cycles
+// of latency and modern cores issue two per cycle, so at least 8 chains must be in flight;
+// more hide scheduling hiccups. acc = acc * a + b with a just below 1 converges to a
+// small fixed point, so values never overflow or become denormal (which would be slow).
+constexpr float kMultiplier = 0.999999f;
+constexpr float kAddend = 1e-7f;
+
+constexpr int kScalarAccumulators = 8;
+constexpr int kAVX2Accumulators = 12;   // of 16 ymm registers, leaving room for a and b
+constexpr int kAVX512Accumulators = 16;  // of 32 zmm registers
+
+float scalarFmaLoop(int64_t iterations) {
+  float accumulators[kScalarAccumulators];
+  for (int i = 0; i < kScalarAccumulators; ++i) accumulators[i] = 0.001f * static_cast<float>(i);
+  for (int64_t iteration = 0; iteration < iterations; ++iteration) {
+#pragma GCC unroll 8
+    for (int i = 0; i < kScalarAccumulators; ++i) accumulators[i] = accumulators[i] * kMultiplier + kAddend;
+  }
+  float sum = 0;
+  for (float value : accumulators) sum += value;
+  return sum;
+}
+
+#if TESSEL_X86
+__attribute__((target("avx2,fma"))) float avx2FmaLoop(int64_t iterations) {
+  __m256 accumulators[kAVX2Accumulators];
+  for (int i = 0; i < kAVX2Accumulators; ++i) accumulators[i] = _mm256_set1_ps(0.001f * static_cast<float>(i));
+  const __m256 multiplier = _mm256_set1_ps(kMultiplier), addend = _mm256_set1_ps(kAddend);
+  for (int64_t iteration = 0; iteration < iterations; ++iteration) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kAVX2Accumulators; ++i)
+      accumulators[i] = _mm256_fmadd_ps(accumulators[i], multiplier, addend);
+  }
+  __m256 sum = _mm256_setzero_ps();
+  for (const __m256& value : accumulators) sum = _mm256_add_ps(sum, value);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, sum);
+  float total = 0;
+  for (float lane : lanes) total += lane;
+  return total;
+}
+
+__attribute__((target("avx512f"))) float avx512FmaLoop(int64_t iterations) {
+  __m512 accumulators[kAVX512Accumulators];
+  for (int i = 0; i < kAVX512Accumulators; ++i) accumulators[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
+  const __m512 multiplier = _mm512_set1_ps(kMultiplier), addend = _mm512_set1_ps(kAddend);
+  for (int64_t iteration = 0; iteration < iterations; ++iteration) {
+#pragma GCC unroll 16
+    for (int i = 0; i < kAVX512Accumulators; ++i)
+      accumulators[i] = _mm512_fmadd_ps(accumulators[i], multiplier, addend);
+  }
+  __m512 sum = _mm512_setzero_ps();
+  for (const __m512& value : accumulators) sum = _mm512_add_ps(sum, value);
+  // Summed through memory: GCC 12's _mm512_reduce_add_ps trips -Wuninitialized.
+  float lanes[16];
+  _mm512_storeu_ps(lanes, sum);
+  float total = 0;
+  for (float lane : lanes) total += lane;
+  return total;
+}
+#endif
+
+struct KernelInfo {
+  float (*loop)(int64_t iterations);
+  double flopsPerIteration;
+};
+
+KernelInfo kernelInfo(FmaKernel kernel) {
+  switch (kernel) {
+#if TESSEL_X86
+    case FmaKernel::AVX512: return {avx512FmaLoop, 2.0 * 16 * kAVX512Accumulators};
+    case FmaKernel::AVX2: return {avx2FmaLoop, 2.0 * 8 * kAVX2Accumulators};
+#else
+    case FmaKernel::AVX512:
+    case FmaKernel::AVX2: break;
+#endif
+    case FmaKernel::Scalar: return {scalarFmaLoop, 2.0 * kScalarAccumulators};
+  }
+  return {scalarFmaLoop, 2.0 * kScalarAccumulators};
+}
+
+/// Keeps the loops' results observable so the compiler cannot drop them.
+volatile float gSink = 0;
+
+}  // namespace
+
+const char* toString(FmaKernel kernel) {
+  switch (kernel) {
+    case FmaKernel::Scalar: return "scalar";
+    case FmaKernel::AVX2: return "avx2";
+    case FmaKernel::AVX512: return "avx512";
+  }
+  return "unknown";
+}
+
+bool supportsFmaKernel(FmaKernel kernel) {
+  switch (kernel) {
+    case FmaKernel::Scalar: return true;
+#if TESSEL_X86
+    case FmaKernel::AVX2:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case FmaKernel::AVX512:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx512f");
+#else
+    case FmaKernel::AVX2:
+    case FmaKernel::AVX512: return false;
+#endif
+  }
+  return false;
+}
+
+FmaKernel bestFmaKernel() {
+  for (FmaKernel kernel : {FmaKernel::AVX512, FmaKernel::AVX2})
+    if (supportsFmaKernel(kernel)) return kernel;
+  return FmaKernel::Scalar;
+}
+
+double measurePeakGflops(int threads) { return measurePeakGflops(threads, bestFmaKernel()); }
+
+double measurePeakGflops(int threads, FmaKernel kernel) {
+  if (!supportsFmaKernel(kernel))
+    throw Error(std::string("this CPU cannot run the ") + toString(kernel) + " FMA kernel (it has: " +
+                cpuFeatureSummary() + ")");
+  ThreadPool pool(threads);
+  const int threadCount = pool.numThreads();
+  const KernelInfo info = kernelInfo(kernel);
+  std::vector<float> results(threadCount);
+
+  int64_t iterations = 1 << 12;
+  // Extent = thread count, so every thread runs exactly one loop of `iterations`.
+  auto runAllThreads = [&] {
+    pool.parallelFor(threadCount, [&](int64_t begin, int64_t end) {
+      for (int64_t thread = begin; thread < end; ++thread) results[thread] = info.loop(iterations);
+    });
+  };
+  // Grow the loop until one launch takes ~20 ms, so launch overhead and clock resolution
+  // vanish; this also warms the vector units up to their steady frequency.
+  constexpr double kTargetLaunchSeconds = 0.02;
+  for (;;) {
+    TimerOptions single;
+    single.warmupCalls = 0;
+    single.minSamples = 1;
+    single.maxSamples = 1;
+    single.minTotalSeconds = 0;
+    single.minSampleSeconds = 0;
+    double seconds = medianSecondsPerCall(runAllThreads, single);
+    if (seconds >= kTargetLaunchSeconds / 2 || iterations >= (int64_t{1} << 40)) {
+      iterations = static_cast<int64_t>(static_cast<double>(iterations) * kTargetLaunchSeconds / std::max(seconds, 1e-9));
+      iterations = std::max<int64_t>(iterations, 1);
+      break;
+    }
+    iterations *= 4;
+  }
+
+  TimerOptions options;
+  options.warmupCalls = 1;
+  options.minSamples = 7;
+  options.minTotalSeconds = 0.1;
+  options.minSampleSeconds = 0;
+  double secondsPerLaunch = medianSecondsPerCall(runAllThreads, options);
+  float sink = 0;
+  for (float result : results) sink += result;
+  gSink = sink;
+  double flops = info.flopsPerIteration * static_cast<double>(iterations) * threadCount;
+  return flops / secondsPerLaunch / 1e9;
+}
+
+std::string cpuFeatureSummary() {
+  std::string summary;
+#if TESSEL_X86
+  __builtin_cpu_init();
+  auto add = [&](bool supported, const char* name) {
+    if (!supported) return;
+    if (!summary.empty()) summary += ' ';
+    summary += name;
+  };
+  // __builtin_cpu_supports needs literal names, hence one line per feature.
+  add(__builtin_cpu_supports("sse4.2"), "sse4.2");
+  add(__builtin_cpu_supports("avx"), "avx");
+  add(__builtin_cpu_supports("avx2"), "avx2");
+  add(__builtin_cpu_supports("fma"), "fma");
+  add(__builtin_cpu_supports("avx512f"), "avx512f");
+  add(__builtin_cpu_supports("avx512bw"), "avx512bw");
+  add(__builtin_cpu_supports("avx512vl"), "avx512vl");
+  add(__builtin_cpu_supports("avx512vnni"), "avx512vnni");
+  add(__builtin_cpu_supports("avx512bf16"), "avx512bf16");
+#endif
+  return summary.empty() ? "none" : summary;
+}
+
+}  // namespace tessel::runtime

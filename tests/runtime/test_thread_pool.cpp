@@ -1,7 +1,9 @@
 // The runtime thread pool: exact coverage of every range, nesting, concurrency, thread counts.
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -95,6 +97,29 @@ private slots:
       int64_t sum = parallelSum(pool, extent);
       if (sum != extent * (extent - 1) / 2)
         QFAIL(qPrintable(QString("launch %1, extent %2: sum %3").arg(launch).arg(extent).arg(sum)));
+    }
+  }
+
+  void wakesSleepingWorkersAfterIdlePauses() {
+    // Pauses longer than the workers' spinning put them to sleep before each launch.
+    ThreadPool pool(3);
+    for (int launch = 0; launch < 40; ++launch) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(launch % 2 ? 5 : 0));
+      QCOMPARE(int(recordChunks(pool, 30).size()), 3);
+      QCOMPARE(parallelSum(pool, 1000 + launch), int64_t(1000 + launch) * (999 + launch) / 2);
+    }
+  }
+
+  void waitsForALongRunningChunk() {
+    // The caller finishes its chunk long before the others, so it must sleep, then wake.
+    ThreadPool pool(3);
+    for (int launch = 0; launch < 5; ++launch) {
+      std::atomic<int> finished{0};
+      pool.parallelFor(3, [&](int64_t begin, int64_t) {
+        if (begin == 2) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        finished.fetch_add(1);
+      });
+      QCOMPARE(finished.load(), 3);
     }
   }
 

@@ -1,0 +1,88 @@
+// The CPU backend: lowered PrimFuncs to LLVM IR, then to machine code in process (JIT) or on disk.
+//
+// This header includes no LLVM header on purpose (LLVM and Qt must never meet in one
+// translation unit), so every LLVM object stays behind an opaque implementation.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/Stmt.h"
+#include "core/support/Error.h"
+#include "runtime/c_backend_api.h"
+
+namespace tessel {
+
+/// The machine code is generated for: an LLVM target triple, a CPU name and its feature
+/// string ("+avx2,+fma,-avx512f,..."), and the widest vector register in bits.
+struct TargetInfo {
+  std::string triple;
+  std::string cpu;
+  std::string features;
+  int vectorBits = 128;
+
+  /// The machine this process runs on, with every feature it has (AVX-512 or AVX2 are
+  /// used when present), so generated code is as fast as the host allows.
+  static TargetInfo host();
+
+  /// One stable line naming the target, e.g.
+  /// "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=skylake-avx512 -vector-bits=512 -mattr=+avx,...";
+  /// only enabled features are listed, sorted.
+  std::string toString() const;
+};
+
+/// Compiled PrimFuncs living in this process. Kernels stay callable as long as the module
+/// is alive; keep the shared_ptr while any returned TesselKernel may still run.
+class JITModule {
+public:
+  ~JITModule();
+  JITModule(const JITModule&) = delete;
+  JITModule& operator=(const JITModule&) = delete;
+
+  /// The compiled function exported under `name` (a PrimFunc's name), or nullptr if absent.
+  TesselKernel getKernel(const std::string& name) const;
+  /// The names of the compiled PrimFuncs, in the order they were given to buildJIT.
+  std::vector<std::string> functionNames() const;
+  /// The target the code was generated for.
+  const TargetInfo& target() const;
+
+  /// The LLVM objects behind the module; only the backend can make one.
+  struct Impl;
+  explicit JITModule(std::unique_ptr<Impl> impl);
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Compiles lowered PrimFuncs (flat buffer indices; see the input contract below) with the
+/// O3 pipeline and loads them into this process. Each function becomes a TesselKernel
+/// `int32_t name(void** args)` with args[i] the data pointer of params[i], returning 0.
+/// Anything the backend cannot compile (a GPU thread binding, an intrinsic on a type it
+/// does not take, an undefined variable) is a Diagnostic naming the function and construct.
+///
+/// Input contract: every param is a Buffer whose data is 64-byte aligned and aliases no
+/// other param; every BufferLoad/BufferStore has one flat element index; memory is
+/// identified by buffer->data. Parallel loops run on the runtime thread pool
+/// (tessel_parallel_for); a parallel loop inside another parallel loop runs serially.
+/// Vectorized and Unrolled loops that reach codegen run as serial loops (with a hint to
+/// LLVM). Allocations of up to 64 KiB with a constant size live on the stack, larger or
+/// symbolic ones in runtime workspace memory. round() rounds half to even
+/// (std::nearbyint); bfloat16 is stored as 16 bits and computed in float32.
+Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs,
+                                             const TargetInfo& target = TargetInfo::host());
+
+/// The LLVM IR of the module, before or after the O3 pipeline. On failure the text is a
+/// single comment line "; error: <diagnostic>".
+std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const TargetInfo& target, bool optimized = true);
+
+/// The optimized module as target assembly (position-independent, as for export). On failure
+/// the text is a single comment line "# error: <diagnostic>".
+std::string emitAssembly(const std::vector<PrimFunc>& funcs, const TargetInfo& target);
+
+/// Writes the optimized module as a position-independent object file (ELF on Linux) that
+/// exports each PrimFunc under its name and calls the runtime's C backend API for parallel
+/// loops and workspace memory. Returns true, or a Diagnostic when compiling or writing fails.
+Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const TargetInfo& target, const std::string& path);
+
+}  // namespace tessel

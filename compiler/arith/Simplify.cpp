@@ -1,0 +1,134 @@
+// The statement simplifier: an IRMutator that keeps an Analyzer in step with the loop nest.
+#include "compiler/arith/Simplify.h"
+
+#include "compiler/arith/Analyzer.h"
+#include "core/ir/IRMutator.h"
+
+namespace tessel {
+
+namespace {
+
+// An empty sequence: the statement that does nothing.
+Stmt noOp() { return SeqStmtNode::make({}); }
+
+bool isNoOp(const Stmt& s) {
+  if (!s.defined()) return true;
+  if (auto* seq = s.as<SeqStmtNode>()) return seq->seq.empty();
+  if (auto* evaluate = s.as<EvaluateNode>()) return asConstInt(evaluate->value) || evaluate->value.as<FloatImmNode>();
+  return false;
+}
+
+std::optional<bool> constantCondition(const Expr& condition) {
+  if (const int64_t* value = asConstInt(condition)) return *value != 0;
+  return std::nullopt;
+}
+
+class StmtSimplifier : public IRMutator {
+public:
+  using IRMutator::mutate;
+  Expr mutate(const Expr& e) override { return analyzer_.simplify(e); }
+
+protected:
+  using IRMutator::visit;
+
+  Stmt visit(const ForNode* node, const Stmt& self) override {
+    Expr min = mutate(node->min), extent = mutate(node->extent);
+    const int64_t* constantExtent = asConstInt(extent);
+    if (constantExtent && *constantExtent <= 0) return noOp();
+    if (constantExtent && *constantExtent == 1 && node->forKind != ForKind::ThreadBinding)
+      return mutate(substitute(node->body, {{node->loopVar.get(), min}}));
+    analyzer_.bind(node->loopVar, Range::fromMinExtent(min, extent));
+    Stmt body = mutate(node->body);
+    analyzer_.unbind(node->loopVar);
+    if (isNoOp(body)) return noOp();
+    if (min.same(node->min) && extent.same(node->extent) && body.same(node->body)) return self;
+    return ForNode::make(node->loopVar, min, extent, node->forKind, body, node->threadTag);
+  }
+
+  Stmt visit(const IfThenElseNode* node, const Stmt& self) override {
+    Expr condition = mutate(node->condition);
+    if (auto taken = constantCondition(condition)) {
+      if (*taken) return mutate(node->thenCase);
+      return node->elseCase.defined() ? mutate(node->elseCase) : noOp();
+    }
+    Stmt thenCase = mutate(node->thenCase);
+    Stmt elseCase = node->elseCase.defined() ? mutate(node->elseCase) : Stmt();
+    if (elseCase.defined() && isNoOp(elseCase)) elseCase = Stmt();
+    if (isNoOp(thenCase) && !elseCase.defined()) return noOp();
+    if (condition.same(node->condition) && thenCase.same(node->thenCase) && elseCase.same(node->elseCase))
+      return self;
+    return IfThenElseNode::make(condition, thenCase, elseCase);
+  }
+
+  Stmt visit(const LetStmtNode* node, const Stmt& self) override {
+    Expr value = mutate(node->value);
+    analyzer_.bind(node->var, value);
+    Stmt body = mutate(node->body);
+    analyzer_.unbind(node->var);
+    // Values are pure: a let nobody reads can go.
+    const VarNode* var = node->var.get();
+    if (!usesVar(body, [var](const VarNode* used) { return used == var; })) return body;
+    if (value.same(node->value) && body.same(node->body)) return self;
+    return LetStmtNode::make(node->var, value, body);
+  }
+
+  Stmt visit(const SeqStmtNode* node, const Stmt& self) override {
+    bool changed = false;
+    std::vector<Stmt> seq;
+    for (auto& s : node->seq) {
+      Stmt simplified = mutate(s);
+      if (!simplified.same(s)) changed = true;
+      if (isNoOp(simplified)) {
+        changed = true;
+        continue;
+      }
+      seq.push_back(simplified);
+    }
+    if (!changed) return self;
+    return SeqStmtNode::make(std::move(seq));
+  }
+
+  Stmt visit(const EvaluateNode* node, const Stmt& self) override {
+    Expr value = mutate(node->value);
+    if (asConstInt(value) || value.as<FloatImmNode>()) return noOp();
+    return value.same(node->value) ? self : EvaluateNode::make(value);
+  }
+
+  Stmt visit(const AllocateNode* node, const Stmt& self) override {
+    Stmt body = mutate(node->body);
+    if (isNoOp(body)) return noOp();
+    return body.same(node->body) ? self : AllocateNode::make(node->buffer, body);
+  }
+
+  Stmt visit(const AttrStmtNode* node, const Stmt& self) override {
+    Expr value = mutate(node->value);
+    Stmt body = mutate(node->body);
+    if (isNoOp(body)) return noOp();
+    if (value.same(node->value) && body.same(node->body)) return self;
+    return AttrStmtNode::make(node->key, value, body);
+  }
+
+private:
+  Analyzer analyzer_;
+};
+
+}  // namespace
+
+Expr simplify(const Expr& e) {
+  Analyzer analyzer;
+  return analyzer.simplify(e);
+}
+
+Stmt simplify(const Stmt& s) {
+  if (!s.defined()) return s;
+  return StmtSimplifier().mutate(s);
+}
+
+PrimFunc simplify(const PrimFunc& f) {
+  if (!f.defined()) return f;
+  Stmt body = simplify(f->body);
+  if (body.same(f->body)) return f;
+  return PrimFunc(f->name, f->params, body);
+}
+
+}  // namespace tessel

@@ -1,0 +1,245 @@
+// LLVM backend: IR, assembly and object output, target description, module API and diagnostics.
+#include <QtTest>
+
+#include <elf.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "compiler/codegen/llvm/CodeGenLLVM.h"
+#include "core/ir/IR.h"
+
+using namespace tessel;
+
+namespace {
+
+Expr load(const Buffer& buffer, Expr index) { return BufferLoadNode::make(buffer, {std::move(index)}); }
+Stmt store(const Buffer& buffer, Expr value, Expr index) { return BufferStoreNode::make(buffer, std::move(value), {std::move(index)}); }
+Stmt loop(const Var& var, Expr min, Expr extent, Stmt body, ForKind kind = ForKind::Serial) {
+  return ForNode::make(var, std::move(min), std::move(extent), kind, std::move(body));
+}
+
+/// C[i*16 : i*16+16] = A[...] * B[...] + C[...], 16 lanes at a time.
+PrimFunc vectorMultiplyAdd(const std::string& name, int lanes = 16, ForKind outer = ForKind::Serial) {
+  const int64_t n = 1024;
+  Buffer A("A", DataType::float32(), {Expr(n)}), B("B", DataType::float32(), {Expr(n)}), C("C", DataType::float32(), {Expr(n)});
+  Var i("i");
+  Expr ramp = RampNode::make(i * lanes, Expr(1), lanes);
+  return PrimFunc(name, {A, B, C}, loop(i, 0, n / lanes, store(C, load(A, ramp) * load(B, ramp) + load(C, ramp), ramp), outer));
+}
+
+bool hasAvx512(const TargetInfo& target) { return target.features.find("+avx512f") != std::string::npos; }
+
+/// The defined global symbols of an ELF64 relocatable object, and its undefined ones.
+struct ElfSymbols {
+  QStringList defined, undefined;
+};
+
+ElfSymbols readElfSymbols(const QByteArray& file) {
+  ElfSymbols out;
+  if (file.size() < qsizetype(sizeof(Elf64_Ehdr))) return out;
+  const char* base = file.constData();
+  auto* header = reinterpret_cast<const Elf64_Ehdr*>(base);
+  if (std::memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_ident[EI_CLASS] != ELFCLASS64) return out;
+  auto* sections = reinterpret_cast<const Elf64_Shdr*>(base + header->e_shoff);
+  for (int s = 0; s < header->e_shnum; ++s) {
+    if (sections[s].sh_type != SHT_SYMTAB) continue;
+    const char* names = base + sections[sections[s].sh_link].sh_offset;
+    auto* symbols = reinterpret_cast<const Elf64_Sym*>(base + sections[s].sh_offset);
+    size_t count = sections[s].sh_size / sizeof(Elf64_Sym);
+    for (size_t k = 0; k < count; ++k) {
+      if (ELF64_ST_BIND(symbols[k].st_info) != STB_GLOBAL) continue;
+      QString name = QString::fromUtf8(names + symbols[k].st_name);
+      if (symbols[k].st_shndx == SHN_UNDEF) out.undefined << name;
+      else if (ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC) out.defined << name;
+    }
+  }
+  return out;
+}
+
+template <class T>
+QString errorOf(const Expected<T>& result) {
+  return result ? QString() : QString::fromStdString(result.error().toString());
+}
+
+}  // namespace
+
+class TestCodegenOutput : public QObject {
+  Q_OBJECT
+private slots:
+  void hostTargetDescribesThisMachine() {
+    TargetInfo host = TargetInfo::host();
+    QVERIFY(!host.triple.empty());
+    QVERIFY(!host.cpu.empty());
+    QCOMPARE(host.vectorBits, hasAvx512(host) ? 512 : host.features.find("+avx,") != std::string::npos ? 256 : 128);
+    QString text = QString::fromStdString(host.toString());
+    QVERIFY(text.startsWith("llvm -mtriple=" + QString::fromStdString(host.triple)));
+    QVERIFY(text.contains("-mcpu=" + QString::fromStdString(host.cpu)));
+    QVERIFY(!text.contains(",-"));  // only enabled features are listed
+    QCOMPARE(QString::fromStdString(TargetInfo::host().toString()), text);  // stable
+  }
+
+  void optimizedIrUsesTheWidestHostVectors() {
+    TargetInfo host = TargetInfo::host();
+    if (!hasAvx512(host)) QSKIP("the host has no AVX-512");
+    QString ir = QString::fromStdString(emitLLVMIR({vectorMultiplyAdd("vma")}, host));
+    QVERIFY2(ir.contains("define i32 @vma("), qPrintable(ir.left(2000)));
+    QVERIFY(ir.contains("<16 x float>"));
+    QVERIFY(ir.contains("contract"));
+    QVERIFY(ir.contains("\"prefer-vector-width\"=\"512\""));
+  }
+
+  void unoptimizedIrShowsTheLoopAsWritten() {
+    QString ir = QString::fromStdString(emitLLVMIR({vectorMultiplyAdd("vma", 8)}, TargetInfo::host(), false));
+    QVERIFY(ir.contains("define i32 @vma("));
+    QVERIFY(ir.contains("define internal i32 @vma_compute("));
+    QVERIFY(ir.contains("noalias"));
+    QVERIFY(ir.contains("i.header:"));
+    QVERIFY(ir.contains("<8 x float>"));
+    QVERIFY(ir.contains("fmul contract <8 x float>"));
+  }
+
+  void localScratchWithConstantIndicesLivesInRegisters() {
+    // Four accumulators in a "local" buffer, summed over a loop: after SROA no memory remains.
+    const int64_t n = 256;
+    Buffer A("A", DataType::float32(), {Expr(n * 4)}), C("C", DataType::float32(), {Expr(4)});
+    Buffer acc("acc", DataType::float32(), {Expr(4)}, "local");
+    Var k("k");
+    std::vector<Stmt> init, update, write;
+    for (int r = 0; r < 4; ++r) {
+      init.push_back(store(acc, Expr(0.0f), Expr(r)));
+      update.push_back(store(acc, load(acc, Expr(r)) + load(A, k * 4 + r), Expr(r)));
+      write.push_back(store(C, load(acc, Expr(r)), Expr(r)));
+    }
+    Stmt body = AllocateNode::make(acc, SeqStmtNode::make({SeqStmtNode::make(init), loop(k, 0, n, SeqStmtNode::make(update)),
+                                                            SeqStmtNode::make(write)}));
+    PrimFunc func("accumulate", {A, C}, body);
+    QString before = QString::fromStdString(emitLLVMIR({func}, TargetInfo::host(), false));
+    QString after = QString::fromStdString(emitLLVMIR({func}, TargetInfo::host(), true));
+    QVERIFY(before.contains("alloca [4 x float], align 64"));
+    QVERIFY2(!after.contains("alloca"), qPrintable(after.left(3000)));
+  }
+
+  void assemblyUsesFusedMultiplyAdd() {
+    TargetInfo host = TargetInfo::host();
+    QString assembly = QString::fromStdString(emitAssembly({vectorMultiplyAdd("vma")}, host));
+    QVERIFY(!assembly.isEmpty());
+    QVERIFY(!assembly.startsWith("# error"));
+    QVERIFY(assembly.contains("vma:"));
+    if (host.features.find("+fma") != std::string::npos) QVERIFY(assembly.contains("vfmadd"));
+    if (hasAvx512(host)) QVERIFY(assembly.contains("zmm"));
+  }
+
+  void objectFileExportsEveryKernel() {
+    QTemporaryDir directory;
+    QVERIFY(directory.isValid());
+    std::string path = directory.filePath("kernels.o").toStdString();
+    auto written = emitObjectFile({vectorMultiplyAdd("first"), vectorMultiplyAdd("second", 8, ForKind::Parallel)},
+                                  TargetInfo::host(), path);
+    QVERIFY2(written, qPrintable(errorOf(written)));
+    QFile file(QString::fromStdString(path));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QByteArray bytes = file.readAll();
+    QVERIFY(bytes.startsWith("\x7f" "ELF"));
+    ElfSymbols symbols = readElfSymbols(bytes);
+    QVERIFY2(symbols.defined.contains("first"), qPrintable(symbols.defined.join(",")));
+    QVERIFY(symbols.defined.contains("second"));
+    // Helpers stay internal; the runtime is called, not contained.
+    QVERIFY(!symbols.defined.contains("second_parallel_0"));
+    QVERIFY(symbols.undefined.contains("tessel_parallel_for"));
+  }
+
+  void objectFileReportsUnwritablePath() {
+    auto written = emitObjectFile({vectorMultiplyAdd("k")}, TargetInfo::host(), "/nonexistent-directory/k.o");
+    QVERIFY(!written);
+    QVERIFY(errorOf(written).contains("/nonexistent-directory/k.o"));
+  }
+
+  void moduleListsAndFindsItsKernels() {
+    auto built = buildJIT({vectorMultiplyAdd("zeta"), vectorMultiplyAdd("alpha", 4)});
+    QVERIFY2(built, qPrintable(errorOf(built)));
+    const JITModule& module = **built;
+    QCOMPARE(module.functionNames(), (std::vector<std::string>{"zeta", "alpha"}));
+    QVERIFY(module.getKernel("zeta"));
+    QVERIFY(module.getKernel("alpha"));
+    QVERIFY(module.getKernel("zeta") != module.getKernel("alpha"));
+    QVERIFY(!module.getKernel("zeta_compute"));
+    QVERIFY(!module.getKernel("missing"));
+    QCOMPARE(module.target().cpu, TargetInfo::host().cpu);
+  }
+
+  void threadBindingIsADiagnostic() {
+    const int64_t n = 64;
+    Buffer A("A", DataType::float32(), {Expr(n)});
+    Var tx("tx");
+    PrimFunc func("gpu_only", {A}, ForNode::make(tx, 0, n, ForKind::ThreadBinding, store(A, Expr(1.0f), tx), "threadIdx.x"));
+    auto built = buildJIT({func});
+    QVERIFY(!built);
+    QVERIFY(errorOf(built).contains("bind() needs a GPU target"));
+    QVERIFY(errorOf(built).contains("threadIdx.x"));
+    QCOMPARE(QString::fromStdString(built.error().location), QString("function gpu_only"));
+    QVERIFY(QString::fromStdString(emitLLVMIR({func}, TargetInfo::host())).startsWith("; error:"));
+    QVERIFY(QString::fromStdString(emitAssembly({func}, TargetInfo::host())).startsWith("# error:"));
+    QTemporaryDir directory;
+    QVERIFY(!emitObjectFile({func}, TargetInfo::host(), directory.filePath("gpu.o").toStdString()));
+  }
+
+  void unsupportedInputsAreDiagnostics_data() {
+    QTest::addColumn<int>("which");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("undefined variable") << 0 << "uses variable 'n'";
+    QTest::newRow("unknown buffer") << 1 << "accesses buffer 'T'";
+    QTest::newRow("exp of an integer") << 2 << "exp() of int32 is not supported";
+    QTest::newRow("reserved name") << 3 << "cannot export a kernel named 'expf'";
+    QTest::newRow("not an identifier") << 4 << "the name must be a C identifier";
+    QTest::newRow("duplicate names") << 5 << "two functions have this name";
+    QTest::newRow("parallel loop over an undefined variable") << 6 << "uses 'n'";
+  }
+  void unsupportedInputsAreDiagnostics() {
+    QFETCH(int, which);
+    QFETCH(QString, message);
+    Buffer A("A", DataType::float32(), {Expr(16)}), I("I", DataType::int32(), {Expr(16)});
+    Buffer T("T", DataType::float32(), {Expr(16)});
+    Var i("i"), n("n");
+    Stmt fine = loop(i, 0, 16, store(A, Expr(0.0f), i));
+    std::vector<PrimFunc> funcs;
+    switch (which) {
+      case 0: funcs = {PrimFunc("f", {A}, loop(i, 0, n, store(A, Expr(0.0f), i)))}; break;
+      case 1: funcs = {PrimFunc("f", {A}, loop(i, 0, 16, store(A, load(T, i), i)))}; break;
+      case 2: funcs = {PrimFunc("f", {I}, loop(i, 0, 16, store(I, exp(load(I, i)), i)))}; break;
+      case 3: funcs = {PrimFunc("expf", {A}, fine)}; break;
+      case 4: funcs = {PrimFunc("my kernel", {A}, fine)}; break;
+      case 5: funcs = {PrimFunc("f", {A}, fine), PrimFunc("f", {A}, fine)}; break;
+      case 6: funcs = {PrimFunc("f", {A}, loop(i, 0, 16, store(A, cast(DataType::float32(), n), i), ForKind::Parallel))}; break;
+    }
+    auto built = buildJIT(funcs);
+    QVERIFY(!built);
+    QVERIFY2(errorOf(built).contains(message), qPrintable(errorOf(built)));
+  }
+
+  void contractViolationsAreInternalErrors() {
+    Buffer A("A", DataType::float32(), {Expr(4), Expr(4)});
+    Var i("i");
+    IterVar k(Var("k"), Range::fromMinExtent(Expr(0), Expr(4)), IterVarType::Reduce);
+    PrimFunc flatIndex("f", {A}, store(A, Expr(1.0f), Expr(0)));
+    PrimFunc twoIndices("f", {A}, BufferStoreNode::make(A, Expr(1.0f), {Expr(0), Expr(1)}));
+    PrimFunc withReduce("f", {A}, store(A, ReduceNode::make(Reducer::Sum, Expr(1.0f), {k}), Expr(0)));
+    PrimFunc withRealize("f", {A}, BufferRealizeNode::make(A, {Range::fromMinExtent(Expr(0), Expr(4)), Range::fromMinExtent(Expr(0), Expr(4))},
+                                                        store(A, Expr(1.0f), Expr(0))));
+    QVERIFY(buildJIT({flatIndex}));
+    QVERIFY_THROWS_EXCEPTION(InternalError, buildJIT({twoIndices}));
+    QVERIFY_THROWS_EXCEPTION(InternalError, buildJIT({withReduce}));
+    QVERIFY_THROWS_EXCEPTION(InternalError, buildJIT({withRealize}));
+  }
+
+  void unknownTargetIsADiagnostic() {
+    TargetInfo target = TargetInfo::host();
+    target.triple = "nonsense-unknown-nowhere";
+    auto built = buildJIT({vectorMultiplyAdd("k")}, target);
+    QVERIFY(!built);
+    QVERIFY(errorOf(built).contains("nonsense-unknown-nowhere"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCodegenOutput)
+#include "test_codegen_output.moc"

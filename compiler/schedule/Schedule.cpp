@@ -397,26 +397,29 @@ Status Schedule::applyComputeAt(const Primitive& p, Stage& stage) {
   if (!iv) return iv.error();
   // The target's loop must enclose every use: the target has to read this stage, directly
   // or through stages inlined into it.
+  // Consumers that have loops, looking through stages inlined into them.
   std::vector<const Stage*> frontier = consumersOf(stage);
-  bool reached = false;
+  std::vector<const Stage*> readers;
   std::set<const Stage*> visited;
   while (!frontier.empty()) {
     const Stage* consumer = frontier.back();
     frontier.pop_back();
     if (!visited.insert(consumer).second) continue;
-    if (consumer == target) { reached = true; continue; }
     if (consumer->attach == AttachKind::Inline)
       for (const Stage* next : consumersOf(*consumer)) frontier.push_back(next);
     else
-      return scheduleError(p, stage.name + " is also read by " + consumer->name + ", which is outside the loops of " +
-                                  target->name,
-                           "compute_at needs a loop that encloses every consumer; compute it at root, or inline the "
-                           "consumers between them");
+      readers.push_back(consumer);
   }
-  if (!reached)
+  if (std::find(readers.begin(), readers.end(), target) == readers.end())
     return scheduleError(p, target->name + " does not read " + stage.name + ", so its loop " + p.axes[0] +
-                                " does not enclose the consumers of " + stage.name,
+                                " does not enclose the uses of " + stage.name,
                          "attach a stage to a loop of a stage that uses it");
+  for (const Stage* reader : readers)
+    if (reader != target)
+      return scheduleError(p, stage.name + " is also read by " + reader->name + ", which is outside the loops of " +
+                                  target->name,
+                           "compute_at needs a loop that encloses every use; compute it at root, or inline the "
+                           "stages in between");
   // No cycles: the target must not itself be computed inside this stage.
   for (const Stage* walk = target; walk && walk->attach == AttachKind::At; walk = findStage(walk->attachStage))
     if (walk->attachStage == stage.name)

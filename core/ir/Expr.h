@@ -85,6 +85,8 @@ public:
   const Range& dom() const;
   IterVarType type() const;
   const std::string& name() const;
+  /// An iteration variable reads as its variable in expressions (A(i, k) with k a reduce axis).
+  operator Var() const { return var(); }
 };
 
 // ---------------------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+// Matmul compute and default schedule.
+#include "compiler/ops/Matmul.h"
+
+#include "core/ir/IROperators.h"
+
+namespace tessel {
+
+namespace {
+// The panel width: two vectors, so each k step issues two loads for `rows` FMAs each.
+int64_t panelWidth(const ScheduleTarget& target) { return 2 * int64_t(target.vectorLanes); }
+
+// Rows of the register tile: as many as fit (accumulators = rows * 2 vectors), preferring
+// a divisor of M so no tail iterations are needed.
+int64_t tileRows(int64_t m, const ScheduleTarget& target) {
+  int registers = target.vectorLanes >= 16 ? 32 : 16;
+  int64_t best = 1;
+  for (int64_t rows = 1; rows * 2 + 3 <= registers && rows <= 12; ++rows)
+    if (m % rows == 0) best = rows;
+  if (best < 4) best = std::min<int64_t>(m, (registers - 3) / 2 > 8 ? 8 : 4);
+  return best;
+}
+}  // namespace
+
+Workload matmul(int64_t m, int64_t n, int64_t k, DataType dtype, const ScheduleTarget& target) {
+  Workload w;
+  w.name = "matmul_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  te::Tensor A = te::placeholder({Expr(m), Expr(k)}, dtype, "A");
+  te::Tensor B = te::placeholder({Expr(k), Expr(n)}, dtype, "B");
+  int64_t bn = std::min(panelWidth(target), n);
+  int64_t panels = (n + bn - 1) / bn;
+  // B.packed[jo, k, ji] = B[k, jo*bn + ji], zero past N.
+  te::Tensor packed = te::compute(
+      {Expr(panels), Expr(k), Expr(bn)},
+      [&](Var jo, Var kk, Var ji) {
+        Expr column = jo * bn + ji;
+        Expr value = B(kk, n % bn == 0 ? column : min(column, Expr(n - 1)));
+        return n % bn == 0 ? value : select(column < n, value, makeZero(dtype));
+      },
+      "B.packed", {"jo", "k", "ji"}, "pack");
+  IterVar kk = te::reduceAxis(Expr(k), "k");
+  te::Tensor C = te::compute(
+      {Expr(m), Expr(n)},
+      [&](Var i, Var j) { return te::sum(A(i, kk) * packed(j / bn, kk, j % bn), {kk}); }, "C", {"i", "j"},
+      "matmul");
+  w.inputs = {A, B};
+  w.outputs = {C};
+  w.flops = 2.0 * double(m) * double(n) * double(k);
+  return w;
+}
+
+Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const ScheduleTarget& target) {
+  const te::Tensor& C = workload.outputs[0];
+  int64_t m = *asConstInt(C.shape()[0]);
+  int64_t n = *asConstInt(C.shape()[1]);
+  int64_t bn = std::min(panelWidth(target), n);
+  int64_t rows = tileRows(m, target);
+  Schedule s({C});
+  auto steps = {
+      // The accumulator tile lives in registers; C receives each finished tile.
+      s.cacheWrite("C", "local", "C.local"),
+      s.tile("C", "i", "j", rows, bn, "io", "jo", "ii", "ji"),
+      // Column panels outermost: one B panel stays in cache while all row blocks use it.
+      s.reorder("C", {"jo", "io"}),
+      s.parallel("C", "jo"),
+      s.vectorize("C", "ji"),
+      s.computeAt("C.local", "C", "io"),
+      // Inside a tile: k outermost, rows unrolled, columns as vectors.
+      s.reorder("C.local", {"k", "i", "j"}),
+      s.unroll("C.local", "i"),
+      s.vectorize("C.local", "j"),
+      // Packing: panels in parallel, contiguous vector copies.
+      s.parallel("B.packed", "jo"),
+      s.vectorize("B.packed", "ji"),
+  };
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+std::string matmulScheduleHelp() {
+  return "stages: C (output; axes i, j, reduction k), B.packed (axes jo, k, ji), A and B (inputs)";
+}
+
+}  // namespace tessel

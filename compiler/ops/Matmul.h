@@ -1,0 +1,22 @@
+// Matrix multiplication C[M,N] = A[M,K] * B[K,N] with a packed, register-blocked default schedule.
+#pragma once
+
+#include "compiler/ops/Workload.h"
+
+namespace tessel {
+
+/// The matmul compute. B is repacked into column panels (stage "B.packed") so the inner
+/// kernel reads it contiguously; the panel width is two vectors of the target.
+Workload matmul(int64_t m, int64_t n, int64_t k, DataType dtype = DataType::float32(),
+                const ScheduleTarget& target = ScheduleTarget::host());
+
+/// The default schedule (TVM's "How to optimize GEMM on CPU" recipe): an accumulator
+/// tile kept in registers (cache_write to local, unrolled rows, vectorized columns),
+/// computed per output block, blocks parallel over column panels.
+Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+
+/// Names of the stages and axes that a hand-written matmul schedule can refer to.
+/// Stages: C (output), B.packed; axes of C: i, j, k.
+std::string matmulScheduleHelp();
+
+}  // namespace tessel

@@ -57,11 +57,14 @@ public:
         auto* n = e.as<ModNode>();
         if (!n->a.dtype().isIntegral()) return Interval::everything();
         Interval a = eval(n->a), b = eval(n->b);
-        // A non-negative dividend makes C's remainder the floor remainder.
-        if (a.min.defined() && provablyNonNegative(a.min)) return floorModulo(a, b);
+        // C's remainder ignores the divisor's sign, and for a non-negative dividend it is
+        // the floor remainder by the divisor's magnitude.
         const int64_t* c = b.isPoint() ? asConstInt(b.min) : nullptr;
-        if (c && *c > 0) return {makeConstLike(e, -(*c - 1)), makeConstLike(e, *c - 1)};
-        return Interval::everything();
+        if (!c || *c == 0 || *c == INT64_MIN) return Interval::everything();
+        int64_t magnitude = *c < 0 ? -*c : *c;
+        if (a.min.defined() && provablyNonNegative(a.min))
+          return floorModulo(a, Interval::point(makeConstLike(e, magnitude)));
+        return {makeConstLike(e, -(magnitude - 1)), makeConstLike(e, magnitude - 1)};
       }
       case NodeKind::Min: {
         auto* n = e.as<MinNode>();

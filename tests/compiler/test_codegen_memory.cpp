@@ -191,6 +191,28 @@ private slots:
     }
   }
 
+  void failedWorkspaceAllocationIsAStatusNotACrash_data() {
+    QTest::addColumn<bool>("insideParallelLoop");
+    QTest::newRow("serial") << false;
+    QTest::newRow("inside a parallel loop") << true;
+  }
+  void failedWorkspaceAllocationIsAStatusNotACrash() {
+    QFETCH(bool, insideParallelLoop);
+    // The size comes from memory: 2^58 floats cannot be allocated anywhere.
+    Buffer S("S", DataType::int64(), {Expr(1)}), C("C", DataType::float32(), {Expr(4)});
+    Var i("i");
+    Buffer huge("huge", DataType::float32(), {load(S, Expr(0))});
+    Stmt body = AllocateNode::make(huge, SeqStmtNode::make({store(huge, Expr(1.0f), Expr(0)), store(C, load(huge, Expr(0)), i)}));
+    auto module = compile(PrimFunc("too_big", {S, C}, loop(i, 0, 4, body, insideParallelLoop ? ForKind::Parallel : ForKind::Serial)));
+    QVERIFY(module);
+    AlignedArray<int64_t> s(1, int64_t(1) << 58);
+    AlignedArray<float> c(4);
+    QVERIFY(run(*module, "too_big", {s.data(), c.data()}) != 0);
+    s[0] = 16;  // and the same kernel works when memory is available
+    QCOMPARE(run(*module, "too_big", {s.data(), c.data()}), 0);
+    for (int e = 0; e < 4; ++e) QCOMPARE(c[e], 1.0f);
+  }
+
   void leftoverUnrolledAndVectorizedLoopsRunSerially() {
     const int64_t n = 40;
     Buffer A("A", DataType::int32(), {Expr(n)}), C("C", DataType::int32(), {Expr(n)});

@@ -4,7 +4,9 @@
 #include <elf.h>
 
 #include <cstdlib>
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "core/ir/IR.h"
@@ -230,6 +232,44 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InternalError, buildJIT({twoIndices}));
     QVERIFY_THROWS_EXCEPTION(InternalError, buildJIT({withReduce}));
     QVERIFY_THROWS_EXCEPTION(InternalError, buildJIT({withRealize}));
+  }
+
+  void genericTargetRunsWithoutHostFeatures() {
+    // What an exported library for any x86-64 machine gets: SSE2 only, 128-bit vectors.
+    TargetInfo generic;
+    QString assembly = QString::fromStdString(emitAssembly({vectorMultiplyAdd("vma")}, generic));
+    QVERIFY(assembly.contains("vma:"));
+    QVERIFY(!assembly.contains("ymm"));
+    QVERIFY(!assembly.contains("zmm"));
+    auto built = buildJIT({vectorMultiplyAdd("vma")}, generic);
+    QVERIFY2(built, qPrintable(errorOf(built)));
+    const int64_t n = 1024;
+    std::vector<float*> arrays;
+    for (int k = 0; k < 3; ++k) arrays.push_back(static_cast<float*>(std::aligned_alloc(64, n * sizeof(float))));
+    for (int64_t e = 0; e < n; ++e) arrays[0][e] = float(e), arrays[1][e] = 0.5f, arrays[2][e] = 1.0f;
+    void* args[] = {arrays[0], arrays[1], arrays[2]};
+    QCOMPARE((*built)->getKernel("vma")(args), 0);
+    bool correct = true;
+    for (int64_t e = 0; e < n; ++e) correct = correct && arrays[2][e] == float(e) * 0.5f + 1.0f;
+    for (float* array : arrays) std::free(array);
+    QVERIFY(correct);
+  }
+
+  void compilesFromSeveralThreadsAtOnce() {
+    // The tuner compiles candidates concurrently.
+    std::vector<std::thread> workers;
+    std::atomic<int> failures{0};
+    for (int w = 0; w < 4; ++w)
+      workers.emplace_back([&, w] {
+        std::string name = "kernel_";
+        name.append(std::to_string(w));
+        for (int repeat = 0; repeat < 3; ++repeat) {
+          auto built = buildJIT({vectorMultiplyAdd(name, 8 << (repeat % 2), ForKind::Parallel)});
+          if (!built || !(*built)->getKernel(name)) ++failures;
+        }
+      });
+    for (auto& worker : workers) worker.join();
+    QCOMPARE(failures.load(), 0);
   }
 
   void unknownTargetIsADiagnostic() {

@@ -659,13 +659,13 @@ private:
     return nullptr;
   }
 
-  /// log2 of a constant positive power-of-two divisor, or -1.
+  /// log2 of a constant positive power-of-two divisor that fits the type, or -1.
   static int powerOfTwoShift(const Expr& divisor) {
     const int64_t* value = asConstInt(divisor);
     if (!value || *value <= 0 || (*value & (*value - 1)) != 0) return -1;
     int shift = 0;
     while ((int64_t(1) << shift) != *value) ++shift;
-    return shift;
+    return shift < divisor.dtype().bits() - 1 ? shift : -1;
   }
 
   /// True when the truncated remainder `r` of a / b is non-zero with the opposite sign of b:

@@ -1021,6 +1021,9 @@ private:
 
     llvm::Function* body = llvm::Function::Create(parallelBodyType(), llvm::Function::InternalLinkage, name, module_);
     setCommonAttributes(body);
+    body->getArg(0)->setName("begin");
+    body->getArg(1)->setName("end");
+    body->getArg(2)->setName("closure");
     withFunction(body, /*insideParallelBody=*/true, {}, [&] {
       llvm::Value* fields = builder_.CreatePointerCast(body->getArg(2), pointerTo(closureType));
       std::vector<llvm::Value*> arguments{body->getArg(0), body->getArg(1)};

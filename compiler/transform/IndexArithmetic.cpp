@@ -132,6 +132,11 @@ Expr mulIndex(Expr a, Expr b) {
   if (isConstInt(a, 1)) return broadcastTo(b, lanes);
   if (isConstInt(b, 1)) return broadcastTo(a, lanes);
   if (ca && !cb) return mulIndex(b, a);  // i*32 rather than 32*i
+  if (cb) {
+    // (x*c1)*c2 folds its constants: i*2*20 becomes i*40.
+    if (auto* mul = a.as<MulNode>(); mul && scalarConst(mul->b))
+      return mulIndex(mul->a, IntImmNode::make(b.dtype(), *scalarConst(mul->b) * *cb));
+  }
   if (auto* ramp = a.as<RampNode>()) {
     if (Expr scale = laneInvariantValue(b); scale.defined())
       return RampNode::make(mulIndex(ramp->base, scale), mulIndex(ramp->stride, scale), ramp->lanes);

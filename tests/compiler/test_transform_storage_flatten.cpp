@@ -136,6 +136,28 @@ private slots:
     QCOMPARE(firstLoad(flat->body)->dtype, DataType::float32(8));
   }
 
+  void zeroDimensionalBufferHoldsOneElement() {
+    Var k("k");
+    Buffer A("A", DataType::float32(), {Expr(16)});
+    Buffer Out("Out", DataType::float32(), {});
+    Buffer Sum("Sum", DataType::float32(), {}, "local");
+    Stmt body = BufferRealizeNode::make(Sum, {}, SeqStmtNode::make({
+        BufferStoreNode::make(Sum, 0.0f, {}),
+        ForNode::make(k, 0, 16, ForKind::Serial,
+                      BufferStoreNode::make(Sum, BufferLoadNode::make(Sum, {}) + BufferLoadNode::make(A, {k}), {})),
+        BufferStoreNode::make(Out, BufferLoadNode::make(Sum, {}), {}),
+    }));
+    QCOMPARE(printed(storageFlatten(PrimFunc("total", {A, Out}, body))), QString(R"(func total(A: float32[16], Out: float32[]) {
+  allocate Sum: float32[1] in local
+  Sum[0] = 0.0f
+  for (k, 0, 16) {
+    Sum[0] = Sum[0] + A[k]
+  }
+  Out[0] = Sum[0]
+}
+)"));
+  }
+
   void alreadyFlatFunctionIsReturnedAsIs() {
     Var i("i");
     Buffer A("A", DataType::float32(), {Expr(16)});

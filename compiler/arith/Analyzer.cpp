@@ -6,8 +6,10 @@
 #include <vector>
 
 #include "compiler/arith/ConstantFold.h"
+#include "compiler/arith/IntervalSet.h"
 #include "compiler/arith/RewriteSimplifier.h"
 #include "core/ir/IRMutator.h"
+#include "core/ir/IROperators.h"
 #include "core/support/Error.h"
 
 namespace tessel {
@@ -181,11 +183,94 @@ ConstIntBound Analyzer::constIntBound(const Expr& e) {
   return boundIntersection(quick, impl_->bound(simplify(e)));
 }
 
+namespace {
+
+bool isOrdering(NodeKind kind) {
+  return kind == NodeKind::LT || kind == NodeKind::LE || kind == NodeKind::GT || kind == NodeKind::GE ||
+         kind == NodeKind::EQ || kind == NodeKind::NE;
+}
+
+std::pair<Expr, Expr> comparisonOperands(const Expr& e) {
+  switch (e->kind()) {
+    case NodeKind::LT: return {e.as<LTNode>()->a, e.as<LTNode>()->b};
+    case NodeKind::LE: return {e.as<LENode>()->a, e.as<LENode>()->b};
+    case NodeKind::GT: return {e.as<GTNode>()->a, e.as<GTNode>()->b};
+    case NodeKind::GE: return {e.as<GENode>()->a, e.as<GENode>()->b};
+    case NodeKind::EQ: return {e.as<EQNode>()->a, e.as<EQNode>()->b};
+    case NodeKind::NE: return {e.as<NENode>()->a, e.as<NENode>()->b};
+    default: return {};
+  }
+}
+
+// Whether `kind` holds between a and b for every difference a - b in [lo, hi].
+bool differenceProves(NodeKind kind, const ConstIntBound& lo, const ConstIntBound& hi) {
+  // lo bounds the smallest difference from below, hi the largest from above.
+  switch (kind) {
+    case NodeKind::LT: return hi.max < 0;
+    case NodeKind::LE: return hi.max <= 0;
+    case NodeKind::GT: return lo.min > 0;
+    case NodeKind::GE: return lo.min >= 0;
+    case NodeKind::NE: return hi.max < 0 || lo.min > 0;
+    default: return false;  // equality needs both ends pinned to 0; simplify() covers that
+  }
+}
+
+}  // namespace
+
 bool Analyzer::canProve(const Expr& condition) {
   if (!condition.defined() || !condition.dtype().element().isBool()) return false;
-  Expr simplified = simplify(condition);
-  const int64_t* value = asConstInt(simplified);
-  return value && *value != 0;
+  // A proof may look through lets: t <= i*2 holds for t = i*2 only once t is replaced.
+  // (simplify() keeps let variables whose values are not trivial, to avoid duplicating work.)
+  VarMap lets;
+  for (auto& [var, stack] : impl_->bindings)
+    if (stack.back().value.defined()) lets[var] = stack.back().value;
+  Expr expanded = condition;
+  for (int level = 0; level < 4 && !lets.empty(); ++level) {
+    Expr next = substitute(expanded, lets);
+    if (next.same(expanded)) break;
+    expanded = next;
+  }
+  Expr simplified = simplify(expanded);
+  if (const int64_t* value = asConstInt(simplified)) return *value != 0;
+  return proveBySymbolicRanges(simplified);
+}
+
+bool Analyzer::proveBySymbolicRanges(const Expr& condition) {
+  switch (condition->kind()) {
+    case NodeKind::And: {
+      auto* n = condition.as<AndNode>();
+      return proveBySymbolicRanges(n->a) && proveBySymbolicRanges(n->b);
+    }
+    case NodeKind::Or: {
+      auto* n = condition.as<OrNode>();
+      return proveBySymbolicRanges(n->a) || proveBySymbolicRanges(n->b);
+    }
+    case NodeKind::Call: {
+      auto* n = condition.as<CallNode>();
+      return n->op == Intrinsic::Likely && n->args.size() == 1 && proveBySymbolicRanges(n->args[0]);
+    }
+    default: break;
+  }
+  if (const int64_t* value = asConstInt(condition)) return *value != 0;
+  if (!isOrdering(condition->kind())) return false;
+  auto [a, b] = comparisonOperands(condition);
+  if (!a.dtype().isInt() || !a.dtype().isScalar()) return false;
+  // Variables with symbolic ranges (m in [0, n)) are replaced by their symbolic ends, so
+  // that m - n is seen to be at most n - 1 - n = -1; constant ranges are already known to
+  // the bounds of what remains.
+  IntervalMap domains;
+  for (auto& [var, stack] : impl_->bindings) {
+    const Impl::Binding& binding = stack.back();
+    if (binding.value.defined()) continue;
+    if (asConstInt(binding.range.min) && asConstInt(binding.range.extent)) continue;
+    domains[var] = Interval::fromRange(binding.range);
+  }
+  if (domains.empty()) return false;
+  Expr difference = simplify(a - b);
+  Interval interval = evalInterval(difference, domains);
+  ConstIntBound lo = interval.min.defined() ? constIntBound(interval.min) : ConstIntBound::everything();
+  ConstIntBound hi = interval.max.defined() ? constIntBound(interval.max) : ConstIntBound::everything();
+  return differenceProves(condition->kind(), lo, hi);
 }
 
 Expr Analyzer::simplify(const Expr& e) { return rewriteSimplify(e, *this); }

@@ -42,7 +42,9 @@ public:
   /// of other types are unbounded.
   ConstIntBound constIntBound(const Expr& e);
   /// True only if `condition` holds for every value the bound variables can take. False
-  /// means "not proven", not "false".
+  /// means "not proven", not "false". Uses simplification and constant bounds, then, for
+  /// comparisons, the symbolic ends of variables bound to symbolic ranges (so m < n is
+  /// proven for m in [0, n)).
   bool canProve(const Expr& condition);
   /// `e` simplified under the bindings; same value for every value of the variables.
   Expr simplify(const Expr& e);
@@ -55,6 +57,10 @@ public:
   const Expr* letValue(const VarNode* var) const;
 
 private:
+  // canProve's second tactic: substitutes the symbolic ends of variables bound to symbolic
+  // ranges into a comparison's difference.
+  bool proveBySymbolicRanges(const Expr& condition);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -72,6 +72,53 @@ int64_t signedAtWidth(int64_t value, DataType dtype) {
   return wrapToType(value, DataType(DataType::Code::Int, dtype.bits()));
 }
 
+// Uses x == c*floordiv(x, c) + floormod(x, c) (and its C-division twin) to merge a term in
+// x with a term in floordiv(x, c) or floormod(x, c):
+//   b*x - b*c*floordiv(x, c)  ->  b*floormod(x, c)
+//   b*x - b*floormod(x, c)    ->  b*c*floordiv(x, c)
+// Exact in wraparound arithmetic too, since the identity holds for every integer type.
+void mergeDivisionPairs(LinearForm& form) {
+  auto divisionParts = [](const Expr& atom, Expr* x, int64_t* c, bool* isQuotient, bool* isFloor) {
+    const Expr *a = nullptr, *b = nullptr;
+    switch (atom->kind()) {
+      case NodeKind::FloorDiv: a = &atom.as<FloorDivNode>()->a; b = &atom.as<FloorDivNode>()->b; *isQuotient = true; *isFloor = true; break;
+      case NodeKind::FloorMod: a = &atom.as<FloorModNode>()->a; b = &atom.as<FloorModNode>()->b; *isQuotient = false; *isFloor = true; break;
+      case NodeKind::Div: a = &atom.as<DivNode>()->a; b = &atom.as<DivNode>()->b; *isQuotient = true; *isFloor = false; break;
+      case NodeKind::Mod: a = &atom.as<ModNode>()->a; b = &atom.as<ModNode>()->b; *isQuotient = false; *isFloor = false; break;
+      default: return false;
+    }
+    auto* divisor = b->as<IntImmNode>();
+    if (!divisor || divisor->value == 0) return false;
+    *x = *a;
+    *c = divisor->value;
+    return true;
+  };
+  DataType element = form.dtype.element();
+  for (size_t d = 0; d < form.terms.size(); ++d) {
+    Expr x;
+    int64_t c;
+    bool isQuotient, isFloor;
+    if (!divisionParts(form.terms[d].atom, &x, &c, &isQuotient, &isFloor)) continue;
+    for (size_t t = 0; t < form.terms.size(); ++t) {
+      if (t == d || !exprEqual(form.terms[t].atom, x)) continue;
+      uint64_t b = static_cast<uint64_t>(form.terms[t].coefficient);
+      uint64_t a = static_cast<uint64_t>(form.terms[d].coefficient);
+      uint64_t expected = isQuotient ? (0 - b) * static_cast<uint64_t>(c) : 0 - b;
+      if (wrapToType(static_cast<int64_t>(a), element) != wrapToType(static_cast<int64_t>(expected), element)) continue;
+      Expr divisor = makeIntConst(x.dtype(), c);
+      if (isQuotient) {
+        form.terms[t].atom = isFloor ? FloorModNode::make(x, divisor) : ModNode::make(x, divisor);
+      } else {
+        form.terms[t].atom = isFloor ? FloorDivNode::make(x, divisor) : DivNode::make(x, divisor);
+        form.terms[t].coefficient = static_cast<int64_t>(b * static_cast<uint64_t>(c));
+      }
+      form.terms.erase(form.terms.begin() + static_cast<std::ptrdiff_t>(d));
+      --d;
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<LinearForm> toLinearForm(const Expr& e, size_t maxTerms) {
@@ -82,6 +129,7 @@ std::optional<LinearForm> toLinearForm(const Expr& e, size_t maxTerms) {
   flattener.collect(e, 1);
   if (!flattener.ok) return std::nullopt;
   DataType element = form.dtype.element();
+  mergeDivisionPairs(form);
   std::vector<LinearTerm> kept;
   for (auto& term : form.terms) {
     term.coefficient = signedAtWidth(term.coefficient, element);

@@ -27,7 +27,9 @@ struct LinearForm {
 };
 
 /// Flattens the + / - / *constant structure of an integer expression and merges equal
-/// atoms; nullopt for non-integer types or more than `maxTerms` atoms.
+/// atoms, including x with floordiv(x, c) or floormod(x, c) through
+/// x == c*floordiv(x, c) + floormod(x, c); nullopt for non-integer types or more than
+/// `maxTerms` atoms.
 std::optional<LinearForm> toLinearForm(const Expr& e, size_t maxTerms = 64);
 
 /// Rebuilds an expression: positive terms first, then subtracted ones, the constant last.

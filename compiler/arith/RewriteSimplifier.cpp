@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "compiler/arith/Analyzer.h"
+#include "compiler/arith/ConstantFold.h"
 #include "compiler/arith/ExprEqual.h"
 #include "compiler/arith/RewriteRules.h"
 #include "core/ir/IRMutator.h"
@@ -31,7 +32,13 @@ public:
   Expr mutate(const Expr& e) override {
     if (!e.defined()) return e;
     NodeKind kind = e->kind();
-    if (kind == NodeKind::IntImm || kind == NodeKind::FloatImm) return e;
+    if (kind == NodeKind::FloatImm) return e;
+    if (auto* imm = e.as<IntImmNode>()) {
+      // Builders may make constants outside their type's range (int8(300)); show the value
+      // the machine holds.
+      int64_t wrapped = wrapToType(imm->value, e.dtype());
+      return wrapped == imm->value ? e : IntImmNode::make(e.dtype(), wrapped);
+    }
     if (auto it = memo_.find(e.get()); it != memo_.end()) return it->second.second;
     if (depth_ >= kMaxDepth) return e;
     ++depth_;

@@ -3,6 +3,7 @@
 
 #include "compiler/arith/Analyzer.h"
 #include "core/ir/IRMutator.h"
+#include "core/ir/IROperators.h"
 
 namespace tessel {
 
@@ -47,7 +48,12 @@ protected:
 
   Stmt visit(const IfThenElseNode* node, const Stmt& self) override {
     Expr condition = mutate(node->condition);
-    if (auto taken = constantCondition(condition)) {
+    auto taken = constantCondition(condition);
+    // Simplification decides most conditions; proofs through symbolic loop ranges (a tail
+    // test i < n inside a loop over [0, n)) need the analyzer's stronger canProve.
+    if (!taken && analyzer_.canProve(condition)) taken = true;
+    if (!taken && analyzer_.canProve(!condition)) taken = false;
+    if (taken) {
       if (*taken) return mutate(node->thenCase);
       return node->elseCase.defined() ? mutate(node->elseCase) : noOp();
     }

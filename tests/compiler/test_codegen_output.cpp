@@ -196,6 +196,7 @@ private slots:
     QTest::newRow("not an identifier") << 4 << "the name must be a C identifier";
     QTest::newRow("duplicate names") << 5 << "two functions have this name";
     QTest::newRow("parallel loop over an undefined variable") << 6 << "uses 'n'";
+    QTest::newRow("one buffer passed twice") << 7 << "shares its memory with an earlier parameter";
   }
   void unsupportedInputsAreDiagnostics() {
     QFETCH(int, which);
@@ -213,6 +214,7 @@ private slots:
       case 4: funcs = {PrimFunc("my kernel", {A}, fine)}; break;
       case 5: funcs = {PrimFunc("f", {A}, fine), PrimFunc("f", {A}, fine)}; break;
       case 6: funcs = {PrimFunc("f", {A}, loop(i, 0, 16, store(A, cast(DataType::float32(), n), i), ForKind::Parallel))}; break;
+      case 7: funcs = {PrimFunc("f", {A, A}, fine)}; break;
     }
     auto built = buildJIT(funcs);
     QVERIFY(!built);

@@ -185,7 +185,13 @@ public:
     // turns noalias into alias scopes on every access.
     std::vector<Var> dataVars;
     std::vector<llvm::Type*> paramTypes;
+    std::set<const VarNode*> seen;
     for (auto& param : func->params) {
+      TESSEL_ICHECK(param.defined()) << "undefined parameter of " << func->name;
+      // Parameters are noalias: one memory passed as two of them would be miscompiled.
+      if (!seen.insert(param->data.get()).second)
+        fail("parameter '" + param.name() + "' shares its memory with an earlier parameter",
+             "pass each buffer once");
       dataVars.push_back(param->data);
       paramTypes.push_back(bytePointerType(context_));
     }

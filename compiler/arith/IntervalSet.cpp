@@ -23,9 +23,13 @@ public:
   explicit IntervalEvaluator(IntervalMap domains) : domains_(std::move(domains)) {}
 
   Interval eval(const Expr& e) {
-    if (!dependsOnDomains(e)) return Interval::point(e);
+    // A vector's interval covers the values of its lanes, so only scalars are points.
+    if (e.dtype().isScalar() && !dependsOnDomains(e)) return Interval::point(e);
     switch (e->kind()) {
-      case NodeKind::Var: return domains_.at(e.as<VarNode>());
+      case NodeKind::Var: {
+        auto it = domains_.find(e.as<VarNode>());
+        return it != domains_.end() ? it->second : Interval::everything();
+      }
       case NodeKind::Add: {
         auto* n = e.as<AddNode>();
         Interval a = eval(n->a), b = eval(n->b);

@@ -31,8 +31,10 @@ using IntervalMap = std::unordered_map<const VarNode*, Interval>;
 /// The interval of values `e` takes when each variable in `domains` ranges over its
 /// interval; other variables stay symbolic (the endpoints may mention them). Endpoints are
 /// simplified. Example: for j in [0, 3], evalInterval(i*4 + j) = [i*4, i*4 + 3].
-/// The result always contains every value; it may be larger than necessary (everything()
-/// when nothing better is known, as for loads that depend on the domains).
+/// For a vector expression the interval covers every lane (ramp(i*8, 1, 8) gives
+/// [i*8, i*8 + 7]). The result always contains every value; it may be larger than
+/// necessary (everything() when nothing better is known, as for loads that depend on the
+/// domains).
 Interval evalInterval(const Expr& e, const IntervalMap& domains);
 
 /// The smallest interval containing both (endpoints simplified).

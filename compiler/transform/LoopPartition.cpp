@@ -7,7 +7,6 @@
 #include "compiler/arith/Analyzer.h"
 #include "compiler/transform/RemoveNoOp.h"
 #include "core/ir/IRMutator.h"
-#include "core/ir/IROperators.h"
 #include "core/ir/IRVisitor.h"
 #include "core/ir/StructuralEqual.h"
 

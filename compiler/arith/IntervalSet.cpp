@@ -2,10 +2,12 @@
 #include "compiler/arith/IntervalSet.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "compiler/arith/Analyzer.h"
 #include "compiler/arith/ExprEqual.h"
 #include "core/ir/IRMutator.h"
+#include "core/ir/IRVisitor.h"
 #include "core/ir/IROperators.h"
 #include "core/support/Error.h"
 
@@ -25,11 +27,18 @@ public:
   Interval eval(const Expr& e) {
     // A vector's interval covers the values of its lanes, so only scalars are points.
     if (e.dtype().isScalar() && !dependsOnDomains(e)) return Interval::point(e);
+    // Shared subexpressions are evaluated once (results depend on the domains, which only
+    // a Let changes, and a Let evaluates its body with a memo of its own).
+    if (auto it = results_.find(e.get()); it != results_.end()) return it->second.second;
+    Interval result = evalUncached(e);
+    results_.emplace(e.get(), std::make_pair(e, result));
+    return result;
+  }
+
+private:
+  Interval evalUncached(const Expr& e) {
     switch (e->kind()) {
-      case NodeKind::Var: {
-        auto it = domains_.find(e.as<VarNode>());
-        return it != domains_.end() ? it->second : Interval::everything();
-      }
+      case NodeKind::Var: return variable(e.as<VarNode>());
       case NodeKind::Add: {
         auto* n = e.as<AddNode>();
         Interval a = eval(n->a), b = eval(n->b);
@@ -95,7 +104,13 @@ public:
         Interval value = eval(n->value);
         auto saved = domains_.find(n->var.get()) != domains_.end() ? std::optional(domains_[n->var.get()]) : std::nullopt;
         domains_[n->var.get()] = value;
+        Memo outerResults;
+        outerResults.swap(results_);
+        auto outerDepends = std::move(depends_);
+        depends_.clear();
         Interval body = eval(n->body);
+        results_.swap(outerResults);
+        depends_ = std::move(outerDepends);
         if (saved) domains_[n->var.get()] = *saved;
         else domains_.erase(n->var.get());
         return body;
@@ -116,10 +131,49 @@ public:
     }
   }
 
-private:
+  // A domain variable ranges over its interval; when the interval's ends mention other
+  // domain variables (j in [0, k] with k in [0, 7]), those range too: the ends are
+  // evaluated in turn, so that the result mentions no domain variable.
+  Interval variable(const VarNode* var) {
+    auto it = domains_.find(var);
+    if (it == domains_.end()) return Interval::everything();  // a vector variable
+    Interval interval = it->second;
+    bool nested = (interval.min.defined() && dependsOnDomains(interval.min)) ||
+                  (interval.max.defined() && dependsOnDomains(interval.max));
+    if (!nested) return interval;
+    if (!expanding_.insert(var).second) return Interval::everything();  // ranges defined in a cycle
+    Expr lo = interval.min.defined() ? eval(interval.min).min : Expr();
+    Expr hi = interval.max.defined() ? eval(interval.max).max : Expr();
+    expanding_.erase(var);
+    return {lo, hi};
+  }
+
+  // Whether `e` mentions a domain variable, computed once per node.
   bool dependsOnDomains(const Expr& e) {
     if (domains_.empty()) return false;
-    return usesVar(e, [&](const VarNode* v) { return domains_.count(v) > 0; });
+    if (auto* var = e.as<VarNode>()) return domains_.count(var) > 0;
+    if (auto it = depends_.find(e.get()); it != depends_.end()) return it->second.second;
+    class DirectChildren : public IRVisitor {
+    public:
+      std::vector<Expr> children;
+      void visitExpr(const Expr& child) override {
+        if (atRoot_) {
+          atRoot_ = false;
+          IRVisitor::visitExpr(child);
+        } else {
+          children.push_back(child);
+        }
+      }
+
+    private:
+      bool atRoot_ = true;
+    } direct;
+    direct.visitExpr(e);
+    bool depends = false;
+    for (auto& child : direct.children)
+      if (child.defined() && dependsOnDomains(child)) depends = true;
+    depends_.emplace(e.get(), std::make_pair(e, depends));  // the pair keeps the key alive
+    return depends;
   }
 
   static Expr makeConstLike(const Expr& like, int64_t value) { return makeConst(like.dtype().element(), double(value)); }
@@ -212,7 +266,11 @@ private:
     return {lo, hi};
   }
 
+  using Memo = std::unordered_map<const Node*, std::pair<Expr, Interval>>;
   IntervalMap domains_;
+  Memo results_;
+  std::unordered_map<const Node*, std::pair<Expr, bool>> depends_;
+  std::unordered_set<const VarNode*> expanding_;
   Analyzer analyzer_;  // no bindings: signs are proven from the endpoints' own structure
 };
 

@@ -87,6 +87,25 @@ private slots:
     QCOMPARE(text(interval), QString("[i, i + 6]"));
   }
 
+  void domainsMayReferToEachOther() {
+    // b ranges up to a, which itself ranges over [0, 7]: b covers [0, 7].
+    Var a("a"), b("b"), i("i");
+    IntervalMap nested{{a.get(), {Expr(0), Expr(7)}}, {b.get(), {Expr(0), Expr(a)}}};
+    QCOMPARE(text(evalInterval(i * 8 + b, nested)), QString("[i*8, i*8 + 7]"));
+    // Ranges defined in terms of each other say nothing.
+    IntervalMap cycle{{a.get(), {Expr(0), Expr(b)}}, {b.get(), {Expr(0), Expr(a)}}};
+    QCOMPARE(text(evalInterval(a + 1, cycle)), QString("[1, +inf]"));
+  }
+
+  void sharedSubexpressionsAreCheap() {
+    // 2^40 terms as a tree, 40 nodes as a DAG.
+    Var j("j");
+    Expr shared = j;
+    for (int k = 0; k < 40; ++k) shared = shared + shared;
+    IntervalMap domain{{j.get(), {Expr(0), Expr(1)}}};
+    QCOMPARE(text(evalInterval(shared - shared, domain)).left(4), QString("[-10"));
+  }
+
   void pointsAndRanges() {
     Var i("i");
     Interval p = Interval::point(i * 2);

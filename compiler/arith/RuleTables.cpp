@@ -416,18 +416,19 @@ void comparisonRules(RuleTableBuilder& t) {
     t.rewrite(binary(kind, x, x), reflexive ? kTrue : kFalse);
   }
   // Equality survives wraparound, so these hold for unsigned types too.
-  for (NodeKind kind : {NodeKind::EQ, NodeKind::NE}) {
+  // Constants move to the right-hand side: i + 1 < n is i < n - 1.
+  auto moveConstantsRight = [&t](NodeKind kind) {
     t.rewrite(binary(kind, x + c0, c1), binary(kind, x, c1 - c0));
     t.rewrite(binary(kind, x - c0, c1), binary(kind, x, c1 + c0));
+    t.rewrite(binary(kind, x + c0, y + c1), binary(kind, x, y + (c1 - c0)));
+    t.rewrite(binary(kind, x - c0, y), binary(kind, x, y + c0));
+    t.rewrite(binary(kind, x + c0, y), binary(kind, x, y - c0));
     t.rewrite(binary(kind, x - y, 0), binary(kind, x, y));
-  }
+  };
+  for (NodeKind kind : {NodeKind::EQ, NodeKind::NE}) moveConstantsRight(kind);
 
   t.ruleSet("compare", RuleTypes::Signed);
-  for (NodeKind kind : kOrderings) {
-    t.rewrite(binary(kind, x + c0, c1), binary(kind, x, c1 - c0));
-    t.rewrite(binary(kind, x - c0, c1), binary(kind, x, c1 + c0));
-    t.rewrite(binary(kind, x - y, 0), binary(kind, x, y));
-  }
+  for (NodeKind kind : kOrderings) moveConstantsRight(kind);
   // Scaled indices: i*4 < 10 is i < 3.
   t.rewrite(x * c0 < c1, x < floordiv(c1 + c0 - 1, c0), c0 > 0);
   t.rewrite(x * c0 <= c1, x <= floordiv(c1, c0), c0 > 0);

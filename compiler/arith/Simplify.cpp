@@ -36,6 +36,7 @@ protected:
     Expr min = mutate(node->min), extent = mutate(node->extent);
     const int64_t* constantExtent = asConstInt(extent);
     if (constantExtent && *constantExtent <= 0) return noOp();
+    if (!constantExtent && extent.dtype().isInt() && analyzer_.canProve(extent <= 0)) return noOp();
     if (constantExtent && *constantExtent == 1 && node->forKind != ForKind::ThreadBinding)
       return mutate(substitute(node->body, {{node->loopVar.get(), min}}));
     analyzer_.bind(node->loopVar, Range::fromMinExtent(min, extent));

@@ -278,6 +278,74 @@ struct Scope {
   }
 };
 
+// Runs a loop nest and records every store in order; `undefined` when something in it has
+// no defined value (then any simplified program is acceptable).
+class Interpreter {
+public:
+  struct Store {
+    const BufferNode* buffer;
+    int64_t index, value;
+    bool operator==(const Store&) const = default;
+  };
+  std::vector<Store> stores;
+  bool undefined = false;
+
+  explicit Interpreter(Values values) : values_(std::move(values)) {}
+
+  void run(const Stmt& s) {
+    if (undefined || !s.defined()) return;
+    switch (s->kind()) {
+      case NodeKind::For: {
+        auto* n = s.as<ForNode>();
+        auto min = eval(n->min), extent = eval(n->extent);
+        if (!min || !extent) return;
+        for (int64_t v = *min; v < *min + *extent && !undefined; ++v) {
+          values_[n->loopVar.get()] = v;
+          run(n->body);
+        }
+        values_.erase(n->loopVar.get());
+        return;
+      }
+      case NodeKind::IfThenElse: {
+        auto* n = s.as<IfThenElseNode>();
+        auto condition = eval(n->condition);
+        if (!condition) return;
+        run(*condition ? n->thenCase : n->elseCase);
+        return;
+      }
+      case NodeKind::SeqStmt:
+        for (auto& item : s.as<SeqStmtNode>()->seq) run(item);
+        return;
+      case NodeKind::LetStmt: {
+        auto* n = s.as<LetStmtNode>();
+        auto value = eval(n->value);
+        if (!value) return;
+        values_[n->var.get()] = *value;
+        run(n->body);
+        values_.erase(n->var.get());
+        return;
+      }
+      case NodeKind::BufferStore: {
+        auto* n = s.as<BufferStoreNode>();
+        auto index = eval(n->indices[0]), value = eval(n->value);
+        if (!index || !value) return;
+        stores.push_back({n->buffer.get(), *index, *value});
+        return;
+      }
+      case NodeKind::Evaluate: return;
+      default: undefined = true; return;
+    }
+  }
+
+private:
+  std::optional<int64_t> eval(const Expr& e) {
+    auto value = Evaluator(values_).eval(e);
+    if (!value) undefined = true;
+    return value;
+  }
+  Values values_;
+};
+
 struct FailureLog {
   int count = 0;
   std::ostringstream text;
@@ -375,6 +443,69 @@ private slots:
     }
     QVERIFY2(failures.count == 0, failures.text.str().c_str());
     QVERIFY(proven > 20);
+  }
+
+  void stmtSimplifyPreservesStores() {
+    // Random loop nests (constant, empty, unit and symbolic extents; guarded, branching and
+    // let-bound stores) must store the same values at the same places in the same order.
+    std::mt19937 rng(31);
+    auto pickFrom = [&](std::initializer_list<int64_t> values) {
+      return *(values.begin() + std::uniform_int_distribution<size_t>(0, values.size() - 1)(rng));
+    };
+    Var n("n");
+    Buffer B("B", DataType::index(), {Expr(1000)});
+    FailureLog failures;
+    int changed = 0;
+    for (int round = 0; round < 400; ++round) {
+      std::vector<Var> vars{n};
+      int depth = 1 + static_cast<int>(pickFrom({0, 1, 2}));
+      std::vector<std::pair<Var, Range>> loops;
+      for (int d = 0; d < depth; ++d) {
+        std::string name = "v";
+        name += std::to_string(d);
+        Var v(name);
+        Expr extent = pickFrom({0, 1, 1, 2, 3, 4, 8, -1}) < 0 ? Expr(n) : Expr(pickFrom({0, 1, 1, 2, 3, 4, 8}));
+        loops.push_back({v, Range::fromMinExtent(Expr(pickFrom({0, 0, 0, 2, -1})), extent)});
+        vars.push_back(v);
+      }
+      ExprGenerator generator(1000u + round, vars, DataType::index());
+      std::vector<Stmt> body;
+      for (int k = 0, count = 1 + generator.pick(3); k < count; ++k) {
+        Stmt store = BufferStoreNode::make(B, generator.index(2), {generator.index(3)});
+        switch (generator.pick(4)) {
+          case 0: body.push_back(store); break;
+          case 1: body.push_back(IfThenElseNode::make(likely(generator.condition(1)), store)); break;
+          case 2:
+            body.push_back(IfThenElseNode::make(generator.condition(1), store,
+                                                BufferStoreNode::make(B, generator.index(1), {generator.index(2)})));
+            break;
+          default: {
+            Var t("t");
+            body.push_back(LetStmtNode::make(t, generator.index(2), BufferStoreNode::make(B, t + 1, {t})));
+          }
+        }
+      }
+      Stmt program = SeqStmtNode::make(body);
+      for (auto it = loops.rbegin(); it != loops.rend(); ++it)
+        program = ForNode::make(it->first, it->second.min, it->second.extent, ForKind::Serial, program);
+      Stmt simplified = simplify(program);
+      if (!simplified.same(program)) ++changed;
+      for (int sample = 0; sample < 4; ++sample) {
+        Values values{{n.get(), pickFrom({0, 1, 3, 5})}};
+        Interpreter original(values), after(values);
+        original.run(program);
+        if (original.undefined) continue;
+        after.run(simplified);
+        if (after.undefined || after.stores != original.stores) {
+          if (++failures.count <= 3)
+            failures.text << "statement simplification changed the stores at n=" << values[n.get()] << "\n"
+                          << toString(program) << "became\n" << toString(simplified);
+          break;
+        }
+      }
+    }
+    QVERIFY2(failures.count == 0, failures.text.str().c_str());
+    QVERIFY(changed > 100);
   }
 
   void intervalsContainEveryValue() {

@@ -71,6 +71,9 @@ private slots:
     QTest::newRow("comparison constant moves right") << ExprRow{(Expr(3) < x)} << "x > 3";
     QTest::newRow("comparison subtracts constant") << ExprRow{(x + 4 < 10)} << "x < 6";
     QTest::newRow("comparison cancels shared terms") << ExprRow{(x * 4 + y < x * 4 + 4)} << "y < 4";
+    QTest::newRow("comparison constants move right") << ExprRow{(x + 3 < y + 5)} << "x < y + 2";
+    QTest::newRow("comparison offset moves right") << ExprRow{(x + 1 <= y)} << "x <= y - 1";
+    QTest::newRow("equality offset moves right") << ExprRow{eq(x - 2, y)} << "x == y + 2";
     QTest::newRow("scaled comparison") << ExprRow{(x * 4 < 10)} << "x < 3";
     QTest::newRow("x < x") << ExprRow{(x < x)} << "false";
     QTest::newRow("x <= x") << ExprRow{(x <= x)} << "true";

@@ -559,7 +559,7 @@ Status Schedule::applyStorageAlign(const Primitive& p, Stage& stage) {
                          "storage_align takes one of the stage's original axes");
   if (p.values[0] <= 0 || p.values[1] < 0 || p.values[1] >= p.values[0])
     return scheduleError(p, "needs factor > 0 and 0 <= offset < factor");
-  stage.alignments.push_back({dimension, p.values[0], p.values[1]});
+  stage.alignments.push_back({dimension, p.values[0], p.values[1], p.location});
   return Status::success();
 }
 

@@ -44,6 +44,7 @@ struct StorageAlignment {
   int dimension;
   int64_t factor;
   int64_t offset;
+  SourceLocation setAt;
 };
 
 /// One operation's loop structure.

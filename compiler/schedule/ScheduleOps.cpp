@@ -8,6 +8,7 @@
 #include "compiler/arith/Simplify.h"
 #include "core/ir/IRMutator.h"
 #include "core/ir/IROperators.h"
+#include "core/ir/IRPrinter.h"
 
 namespace tessel {
 
@@ -16,6 +17,29 @@ namespace {
 // Loops wider than this are not turned into one vector, and longer ones not unrolled.
 constexpr int64_t kMaxVectorLanes = 64;
 constexpr int64_t kMaxUnrollExtent = 512;
+
+// Points every load and store of one buffer at another (same shape, other strides).
+class BufferSwap : public IRMutator {
+public:
+  BufferSwap(Buffer from, Buffer to) : from_(std::move(from)), to_(std::move(to)) {}
+  using IRMutator::mutate;
+
+protected:
+  using IRMutator::visit;
+  Expr visit(const BufferLoadNode* node, const Expr& self) override {
+    Expr e = IRMutator::visit(node, self);
+    auto* load = e.as<BufferLoadNode>();
+    return load->buffer.same(from_) ? BufferLoadNode::make(to_, load->indices) : e;
+  }
+  Stmt visit(const BufferStoreNode* node, const Stmt& self) override {
+    Stmt s = IRMutator::visit(node, self);
+    auto* store = s.as<BufferStoreNode>();
+    return store->buffer.same(from_) ? BufferStoreNode::make(to_, store->value, store->indices) : s;
+  }
+
+private:
+  Buffer from_, to_;
+};
 
 class NestBuilder {
 public:
@@ -32,17 +56,57 @@ public:
       auto nest = buildStage(**it);
       if (!nest) return nest.error();
       body = body.defined() ? SeqStmtNode::make({*nest, body}) : *nest;
-      if (!(*it)->stage->isOutput) body = realize(**it, body);
+      if (!(*it)->stage->isOutput) {
+        auto realized = realize(**it, body);
+        if (!realized) return realized.error();
+        body = *realized;
+      }
     }
     return body;
   }
 
 private:
-  // Wraps `body` in the realization of `lowered`'s buffer over its region.
-  Stmt realize(const LoweredStage& lowered, Stmt body) {
+  // Wraps `body` in the realization of `lowered`'s buffer over its region. With
+  // storage_align, the buffer is replaced by one with padded strides.
+  Expected<Stmt> realize(const LoweredStage& lowered, Stmt body) {
+    const Stage& stage = *lowered.stage;
     std::vector<Range> region;
     for (auto& axis : lowered.compute->axes) region.push_back(bounds_.at(axis.get()));
-    return BufferRealizeNode::make(lowered.stage->buffer(), region, body);
+    Buffer buffer = stage.buffer();
+    if (!stage.alignments.empty()) {
+      auto strides = alignedStrides(stage, region);
+      if (!strides) return strides.error();
+      Buffer aligned(buffer.name(), buffer.dtype(), buffer.shape(), buffer->scope, *strides);
+      body = BufferSwap(buffer, aligned).mutate(body);
+      buffer = aligned;
+    }
+    return BufferRealizeNode::make(buffer, region, body);
+  }
+
+  // Row-major strides over the realized region, each aligned dimension rounded up to the
+  // next k*factor + offset.
+  Expected<std::vector<Expr>> alignedStrides(const Stage& stage, const std::vector<Range>& region) {
+    std::vector<Expr> strides(region.size());
+    int64_t stride = 1;
+    for (int d = int(region.size()) - 1; d >= 0; --d) {
+      for (auto& alignment : stage.alignments) {
+        if (alignment.dimension != d) continue;
+        int64_t remainder = ((stride - alignment.offset) % alignment.factor + alignment.factor) % alignment.factor;
+        if (remainder != 0) stride += alignment.factor - remainder;
+      }
+      strides[d] = Expr(stride);
+      const int64_t* extent = asConstInt(simplify(region[d].extent));
+      if (!extent) {
+        Primitive where;
+        where.kind = PrimitiveKind::StorageAlign;
+        where.location = stage.alignments.front().setAt;
+        return scheduleError(where, "the region of " + stage.name + " has a non-constant extent " +
+                                        toString(region[d].extent),
+                             "storage_align needs constant-size buffers");
+      }
+      stride *= *extent;
+    }
+    return strides;
   }
 
   // Producers attached at `loop` of `stage`, producer first.
@@ -60,13 +124,17 @@ private:
     for (auto it = attached.rbegin(); it != attached.rend(); ++it) {
       auto nest = buildStage(**it);
       if (!nest) return nest.error();
-      body = realize(**it, SeqStmtNode::make({*nest, body}));
+      auto realized = realize(**it, SeqStmtNode::make({*nest, body}));
+      if (!realized) return realized.error();
+      body = *realized;
     }
     return body;
   }
 
   Status checkLoopKind(const Stage& stage, const IterVar& leaf, const Range& range, ForKind kind,
                        const IterVarAttr& attr) {
+    // The whole-domain view is only shown, never compiled; its extents are not the real ones.
+    if (mode_ == BoundMode::FullDomain) return Status::success();
     if (kind != ForKind::Vectorized && kind != ForKind::Unrolled) return Status::success();
     Primitive where;
     where.kind = kind == ForKind::Vectorized ? PrimitiveKind::Vectorize : PrimitiveKind::Unroll;

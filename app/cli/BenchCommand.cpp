@@ -1,0 +1,146 @@
+// tessel bench OP [flags]: checks the compiled operator against a plain C++ reference,
+// then reports its median throughput next to the machine's measured FMA peak.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <random>
+
+#include "app/cli/Commands.h"
+#include "app/cli/OperatorSpec.h"
+#include "compiler/lower/Build.h"
+#include "runtime/NDArray.h"
+#include "runtime/PeakFlops.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/Timer.h"
+
+namespace tessel::cli {
+
+namespace {
+std::vector<FlagSpec> benchFlags(const std::string& op) {
+  auto flags = operatorFlags(op);
+  flags.push_back({"threads", "worker threads (also TESSEL_NUM_THREADS)", true, ""});
+  flags.push_back({"schedule", "schedule text file replacing the default schedule", true, ""});
+  flags.push_back({"seconds", "minimum time spent timing", true, "1"});
+  return flags;
+}
+
+std::vector<int64_t> shapeOf(const te::Tensor& t) {
+  std::vector<int64_t> shape;
+  for (auto& e : t.shape()) shape.push_back(*asConstInt(e));
+  return shape;
+}
+
+// Largest error relative to the tolerance; <= 1 means every element is within it.
+struct Comparison {
+  double worstRatio = 0;
+  int64_t worstIndex = -1;
+  float got = 0, expected = 0;
+};
+Comparison compare(const float* got, const float* expected, int64_t count, double rtol, double atol) {
+  Comparison c;
+  for (int64_t i = 0; i < count; ++i) {
+    double tolerance = atol + rtol * std::fabs(double(expected[i]));
+    double error = std::fabs(double(got[i]) - double(expected[i]));
+    double ratio = std::isnan(got[i]) ? INFINITY : error / tolerance;
+    if (ratio > c.worstRatio || c.worstIndex < 0) {
+      c.worstRatio = ratio;
+      c.worstIndex = i;
+      c.got = got[i];
+      c.expected = expected[i];
+    }
+  }
+  return c;
+}
+}  // namespace
+
+int runBench(const std::vector<std::string>& args) {
+  std::string op = args.empty() || args[0].rfind("--", 0) == 0 ? "" : args[0];
+  std::vector<std::string> rest(args.begin() + (op.empty() ? 0 : 1), args.end());
+  auto flags = benchFlags(op.empty() ? "matmul" : op);
+  CommandLine line;
+  if (auto error = CommandLine::parse(rest, flags, &line)) {
+    std::cerr << "tessel bench: " << *error << "\n";
+    return kExitError;
+  }
+  if (line.helpRequested() || op.empty()) {
+    std::cout << usage("tessel bench matmul|conv2d [options]", flags)
+              << "\nChecks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
+                 "machine's float32 FMA peak, measured now) and fraction_of_peak=.\n";
+    return op.empty() && !line.helpRequested() ? kExitError : kExitOk;
+  }
+  if (line.has("threads")) {
+    int64_t threads = 0;
+    if (auto error = line.getInt("threads", &threads)) {
+      std::cerr << "tessel bench: " << *error << "\n";
+      return kExitError;
+    }
+    runtime::ThreadPool::global().setNumThreads(int(threads));
+  }
+  double seconds = std::atof(line.get("seconds").c_str());
+  if (!(seconds > 0)) {
+    std::cerr << "tessel bench: --seconds must be a positive number\n";
+    return kExitError;
+  }
+  std::unique_ptr<OperatorSpec> spec;
+  if (auto error = makeOperator(op, line, &spec)) {
+    std::cerr << "tessel bench: " << *error << "\n";
+    return kExitError;
+  }
+  std::string schedulePath = line.get("schedule");
+  auto schedule = loadSchedule(*spec, schedulePath);
+  if (!schedule) {
+    std::cerr << schedule.error().toString() << "\n";
+    return kExitError;
+  }
+  const Workload& w = spec->workload;
+  auto built = build(*schedule, w.args(), w.name);
+  if (!built) {
+    Diagnostic d = built.error();
+    if (d.location == "schedule" && !schedulePath.empty()) d.location = schedulePath;
+    std::cerr << d.toString() << "\n";
+    return kExitError;
+  }
+
+  // Random inputs in [-1, 1], a fixed seed so runs are comparable.
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<runtime::NDArray> arrays;
+  std::vector<const float*> inputs;
+  for (auto& input : w.inputs) {
+    auto array = runtime::NDArray::empty(shapeOf(input), runtime::DataType::float32());
+    for (float& v : array.values<float>()) v = uniform(rng);
+    inputs.push_back(array.dataAs<float>());
+    arrays.push_back(array);
+  }
+  auto output = runtime::NDArray::empty(shapeOf(w.outputs[0]), runtime::DataType::float32());
+  arrays.push_back(output);
+  std::vector<runtime::Value> callArgs(arrays.begin(), arrays.end());
+  try {
+    built->function.callPacked(callArgs);
+  } catch (const std::exception& error) {
+    std::cerr << "tessel bench: running " << w.name << " failed: " << error.what() << "\n";
+    return kExitError;
+  }
+  std::vector<float> expected(output.numElements());
+  spec->reference(inputs, expected.data());
+  Comparison check = compare(output.dataAs<float>(), expected.data(), output.numElements(), 1e-3, 1e-3);
+  if (check.worstRatio > 1) {
+    std::cerr << "tessel bench: " << w.name << " gives wrong results: element " << check.worstIndex << " is "
+              << check.got << ", expected " << check.expected << "\n";
+    return kExitMismatch;
+  }
+
+  runtime::TimerOptions options;
+  options.minTotalSeconds = seconds;
+  double perCall = runtime::medianSecondsPerCall([&] { built->function.callPacked(callArgs); }, options);
+  int threads = runtime::ThreadPool::global().numThreads();
+  double gflops = w.flops / perCall * 1e-9;
+  double peak = runtime::measurePeakGflops(threads);
+  std::printf("workload=%s\nthreads=%d\nresult=matches reference (worst error %.3g of tolerance)\n", w.name.c_str(),
+              threads, check.worstRatio);
+  std::printf("median_ms=%.4f\ngflops=%.2f\npeak_gflops=%.2f\nfraction_of_peak=%.3f\n", perCall * 1e3, gflops, peak,
+              gflops / peak);
+  return kExitOk;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,113 @@
+// Operator construction from flags and plain C++ reference implementations.
+#include "app/cli/OperatorSpec.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "compiler/schedule/TraceText.h"
+
+namespace tessel::cli {
+
+std::vector<std::string> operatorNames() { return {"matmul", "conv2d"}; }
+
+std::vector<FlagSpec> operatorFlags(const std::string& op) {
+  if (op == "matmul")
+    return {{"m", "rows of A and C", true, "1024"}, {"n", "columns of B and C", true, "1024"},
+            {"k", "columns of A, rows of B", true, "1024"}};
+  if (op == "conv2d")
+    return {{"n", "batch size", true, "1"},        {"c", "input channels", true, "64"},
+            {"h", "input height", true, "56"},     {"w", "input width", true, "56"},
+            {"k", "output channels (filters)", true, "64"}, {"r", "kernel height", true, "3"},
+            {"s", "kernel width", true, "3"},      {"stride", "stride", true, "1"},
+            {"pad", "zero padding on each side", true, "1"}};
+  return {};
+}
+
+std::optional<std::string> makeOperator(const std::string& op, const CommandLine& flags,
+                                        std::unique_ptr<OperatorSpec>* out) {
+  auto spec = std::make_unique<OperatorSpec>();
+  ScheduleTarget target = ScheduleTarget::host();
+  if (op == "matmul") {
+    int64_t m, n, k;
+    if (auto e = flags.getInt("m", &m)) return e;
+    if (auto e = flags.getInt("n", &n)) return e;
+    if (auto e = flags.getInt("k", &k)) return e;
+    spec->workload = matmul(m, n, k, DataType::float32(), target);
+    Workload w = spec->workload;
+    spec->defaultSchedule = [w, target] { return defaultMatmulSchedule(w, target); };
+    spec->reference = [m, n, k](const std::vector<const float*>& in, float* c) {
+      const float* a = in[0];
+      const float* b = in[1];
+      std::fill(c, c + m * n, 0.0f);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < k; ++p) {
+          float av = a[i * k + p];
+          for (int64_t j = 0; j < n; ++j) c[i * n + j] += av * b[p * n + j];
+        }
+    };
+  } else if (op == "conv2d") {
+    Conv2dParams p;
+    if (auto e = flags.getInt("n", &p.batch)) return e;
+    if (auto e = flags.getInt("c", &p.channels)) return e;
+    if (auto e = flags.getInt("h", &p.height)) return e;
+    if (auto e = flags.getInt("w", &p.width)) return e;
+    if (auto e = flags.getInt("k", &p.filters)) return e;
+    if (auto e = flags.getInt("r", &p.kernelH)) return e;
+    if (auto e = flags.getInt("s", &p.kernelW)) return e;
+    if (auto e = flags.getInt("stride", &p.stride)) return e;
+    if (auto e = flags.getInt("pad", &p.pad, 0)) return e;
+    if (std::string problem = p.validate(); !problem.empty()) return "conv2d: " + problem;
+    spec->workload = conv2d(p, DataType::float32(), target);
+    Workload w = spec->workload;
+    spec->defaultSchedule = [w, p, target] { return defaultConv2dSchedule(w, p, target); };
+    spec->reference = [p](const std::vector<const float*>& in, float* out) {
+      const float* data = in[0];
+      const float* weight = in[1];
+      int64_t oh = p.outHeight(), ow = p.outWidth();
+      for (int64_t n = 0; n < p.batch; ++n)
+        for (int64_t k = 0; k < p.filters; ++k)
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t x = 0; x < ow; ++x) {
+              float sum = 0;
+              for (int64_t c = 0; c < p.channels; ++c)
+                for (int64_t r = 0; r < p.kernelH; ++r)
+                  for (int64_t s = 0; s < p.kernelW; ++s) {
+                    int64_t iy = y * p.stride + r - p.pad, ix = x * p.stride + s - p.pad;
+                    if (iy < 0 || iy >= p.height || ix < 0 || ix >= p.width) continue;
+                    sum += data[((n * p.channels + c) * p.height + iy) * p.width + ix] *
+                           weight[((k * p.channels + c) * p.kernelH + r) * p.kernelW + s];
+                  }
+              out[((n * p.filters + k) * oh + y) * ow + x] = sum;
+            }
+    };
+  } else {
+    std::string known;
+    for (auto& name : operatorNames()) known += (known.empty() ? "" : ", ") + name;
+    return "unknown operator '" + op + "' (known: " + known + ")";
+  }
+  *out = std::move(spec);
+  return std::nullopt;
+}
+
+Expected<Schedule> loadSchedule(const OperatorSpec& spec, const std::string& path) {
+  if (path.empty()) return spec.defaultSchedule();
+  std::ifstream file(path);
+  if (!file) return Diagnostic{"cannot read the schedule file", path, 0, 0, "check the path"};
+  std::stringstream text;
+  text << file.rdbuf();
+  auto trace = parseTraceText(text.str());
+  if (!trace) {
+    Diagnostic d = trace.error();
+    d.location = path;
+    return d;
+  }
+  auto schedule = Schedule::replay(spec.workload.outputs, *trace);
+  if (!schedule) {
+    Diagnostic d = schedule.error();
+    d.location = path;
+    return d;
+  }
+  return schedule;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,44 @@
+// tessel: the command-line driver of the Tessel compiler.
+#include <iostream>
+
+#include "app/cli/Commands.h"
+#include "core/support/Error.h"
+
+namespace {
+const char* kUsage =
+    "usage: tessel COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  lower OP    print the loop IR of an operator (matmul, conv2d) after lowering\n"
+    "  bench OP    check an operator against a reference and measure its GFLOP/s\n"
+    "  demo        lower, check and benchmark a matmul and a conv2d\n"
+    "\n"
+    "Run `tessel COMMAND --help` for a command's options.\n";
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessel::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? kExitError : kExitOk;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "lower") return runLower(args);
+    if (command == "bench") return runBench(args);
+    if (command == "demo") return runDemo(args);
+  } catch (const tessel::UserError& error) {
+    std::cerr << error.diagnostic.toString() << "\n";
+    return kExitError;
+  } catch (const tessel::InternalError& error) {
+    std::cerr << "tessel: internal compiler error (please report): " << error.what() << "\n";
+    return 70;
+  } catch (const std::exception& error) {
+    std::cerr << "tessel: " << error.what() << "\n";
+    return kExitError;
+  }
+  std::cerr << "tessel: unknown command '" << command << "'\n\n" << kUsage;
+  return kExitError;
+}

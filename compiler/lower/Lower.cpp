@@ -1,0 +1,74 @@
+// The lowering pipeline, one step per line: read this file to know the compiler's order.
+#include "compiler/lower/Lower.h"
+
+#include <chrono>
+
+#include "compiler/arith/Simplify.h"
+#include "compiler/schedule/ScheduleOps.h"
+#include "compiler/transform/LoopPartition.h"
+#include "compiler/transform/RemoveNoOp.h"
+#include "compiler/transform/StorageFlatten.h"
+#include "compiler/transform/StorageRewrite.h"
+#include "compiler/transform/UnrollLoops.h"
+#include "compiler/transform/VectorizeLoops.h"
+
+namespace tessel {
+
+namespace {
+class StepRecorder {
+public:
+  explicit StepRecorder(std::vector<LoweringStep>& steps) : steps_(steps) {}
+
+  // Runs one step, timing it and keeping its result.
+  template <class F>
+  PrimFunc run(const char* name, const PrimFunc& input, F&& step) {
+    auto start = std::chrono::steady_clock::now();
+    PrimFunc output = step(input);
+    auto end = std::chrono::steady_clock::now();
+    steps_.push_back({name, output, std::chrono::duration<double, std::milli>(end - start).count()});
+    return output;
+  }
+
+private:
+  std::vector<LoweringStep>& steps_;
+};
+}  // namespace
+
+const std::vector<std::string>& loweringStepNames() {
+  static const std::vector<std::string> names = {"loop_nest",      "bound_inference", "storage_flatten",
+                                                 "simplify",       "loop_partition",  "vectorize",
+                                                 "unroll",         "storage_rewrite"};
+  return names;
+}
+
+Expected<LoweredFunction> lower(const Schedule& schedule, const std::vector<te::Tensor>& args,
+                                const std::string& name) {
+  LoweredFunction result;
+  StepRecorder step(result.steps);
+
+  // The loop nest as the schedule writes it, every stage over its whole domain ...
+  auto start = std::chrono::steady_clock::now();
+  auto nest = scheduleOps(schedule, args, name, BoundMode::FullDomain);
+  if (!nest) return nest.error();
+  double nestMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.steps.push_back({"loop_nest", *nest, nestMs});
+
+  // ... and with bound inference: each stage only over the region its consumers read.
+  start = std::chrono::steady_clock::now();
+  auto bounded = scheduleOps(schedule, args, name, BoundMode::Inferred);
+  if (!bounded) return bounded.error();
+  double boundMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.steps.push_back({"bound_inference", *bounded, boundMs});
+
+  PrimFunc f = *bounded;
+  f = step.run("storage_flatten", f, storageFlatten);
+  f = step.run("simplify", f, [](const PrimFunc& g) { return simplify(g); });
+  f = step.run("loop_partition", f, loopPartition);
+  f = step.run("vectorize", f, vectorizeLoops);
+  f = step.run("unroll", f, unrollLoops);
+  f = step.run("storage_rewrite", f, [](const PrimFunc& g) { return removeNoOp(simplify(storageRewrite(g))); });
+  result.func = f;
+  return result;
+}
+
+}  // namespace tessel

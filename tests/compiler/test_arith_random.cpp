@@ -27,7 +27,8 @@ using Values = std::unordered_map<const VarNode*, int64_t>;
 // is acceptable.
 class Evaluator {
 public:
-  explicit Evaluator(const Values& values) : values_(values) {}
+  /// Vectors are evaluated one lane at a time: `lane` picks which.
+  explicit Evaluator(const Values& values, int lane = 0) : values_(values), lane_(lane) {}
 
   std::optional<int64_t> eval(const Expr& e) {
     DataType t = e.dtype();
@@ -91,8 +92,18 @@ public:
         if (!v) return std::nullopt;
         Values inner = values_;
         inner[n->var.get()] = *v;
-        return Evaluator(inner).eval(n->body);
+        return Evaluator(inner, lane_).eval(n->body);
       }
+      case NodeKind::Ramp: {
+        auto* n = e.as<RampNode>();
+        auto base = eval(n->base), stride = eval(n->stride);
+        if (!base || !stride) return std::nullopt;
+        int64_t r;
+        if (__builtin_mul_overflow(*stride, int64_t(lane_), &r) || __builtin_add_overflow(*base, r, &r))
+          return std::nullopt;
+        return wrapToType(r, t.element());
+      }
+      case NodeKind::Broadcast: return eval(e.as<BroadcastNode>()->value);
       default: return std::nullopt;
     }
   }
@@ -156,6 +167,7 @@ private:
   }
 
   const Values& values_;
+  int lane_;
 };
 
 // Random index expressions shaped like what lowering produces: sums of scaled loop
@@ -212,6 +224,27 @@ public:
       case 1: return condition(depth - 1) || condition(depth - 1);
       case 2: return !condition(depth - 1);
       default: return likely(condition(depth - 1));
+    }
+  }
+
+  // A vector of `lanes` index values built from ramps and broadcasts of scalar indices.
+  Expr vector(int depth, int lanes) {
+    if (depth <= 0 || pick(4) == 0) {
+      if (pick(2) == 0) return BroadcastNode::make(index(1), lanes);
+      return RampNode::make(index(1), pick(3) == 0 ? constant() : index(1), lanes);
+    }
+    auto broadcastConstant = [&](Expr c) { return BroadcastNode::make(c, lanes); };
+    switch (pick(9)) {
+      case 0: return vector(depth - 1, lanes) + vector(depth - 1, lanes);
+      case 1: return vector(depth - 1, lanes) - vector(depth - 1, lanes);
+      case 2: return vector(depth - 1, lanes) * broadcastConstant(constant());
+      case 3: return broadcastConstant(constant()) * vector(depth - 1, lanes);
+      case 4: return floordiv(vector(depth - 1, lanes), broadcastConstant(divisor()));
+      case 5: return floormod(vector(depth - 1, lanes), broadcastConstant(divisor()));
+      case 6: return min(vector(depth - 1, lanes), vector(depth - 1, lanes));
+      case 7: return select(vector(depth - 1, lanes) < vector(depth - 1, lanes), vector(depth - 1, lanes),
+                            vector(depth - 1, lanes));
+      default: return max(vector(depth - 1, lanes), vector(depth - 1, lanes));
     }
   }
 
@@ -407,6 +440,38 @@ private slots:
     QVERIFY2(failures.count == 0, failures.text.str().c_str());
     QVERIFY(compared > 10000);  // the check really ran
     QVERIFY(changed > 300);     // and the simplifier really rewrote things
+  }
+
+  void vectorSimplifyPreservesEveryLane() {
+    Scope scope(DataType::index());
+    ExprGenerator generator(41, scope.vars(), DataType::index());
+    std::mt19937 sampler(41);
+    Analyzer analyzer;
+    scope.bindAll(analyzer);
+    FailureLog failures;
+    int changed = 0;
+    for (int round = 0; round < 1500; ++round) {
+      Expr e = generator.vector(3, 4);
+      if (generator.pick(4) == 0) e = e < generator.vector(1, 4);
+      Expr simplified = analyzer.simplify(e);
+      QCOMPARE(simplified.dtype(), e.dtype());
+      if (!simplified.same(e)) ++changed;
+      for (int sample = 0; sample < 6; ++sample) {
+        Values values = scope.sampleBound(sampler);
+        for (int lane = 0; lane < 4; ++lane) {
+          auto expected = Evaluator(values, lane).eval(e);
+          if (!expected) continue;
+          auto actual = Evaluator(values, lane).eval(simplified);
+          if (!actual || *actual != *expected) {
+            failures.add("lane " + std::to_string(lane) + " changed", e, simplified, values, scope);
+            sample = 6;
+            break;
+          }
+        }
+      }
+    }
+    QVERIFY2(failures.count == 0, failures.text.str().c_str());
+    QVERIFY(changed > 300);
   }
 
   void proofsAndBoundsHold_data() {

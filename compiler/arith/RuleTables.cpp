@@ -190,6 +190,27 @@ Expr divisionInOnePeriod(const Expr& e, RewriteContext& context) {
   return SubNode::make(x, makeIntConst(e.dtype(), period * c->value));
 }
 
+// floordiv / floormod of a ramp by a broadcast constant whose lanes never cross a multiple
+// of the divisor (what vectorizing an inner split loop produces):
+//   floordiv(ramp(io*8, 1, 8), 8) -> broadcast(io, 8),  floormod(...) -> ramp(0, 1, 8).
+Expr rampDivision(const Expr& e, RewriteContext& context) {
+  auto [a, b] = operandsOf(e);
+  auto* ramp = a.as<RampNode>();
+  auto* divisor = b.as<BroadcastNode>();
+  if (!ramp || !divisor) return Expr();
+  auto* c = divisor->value.as<IntImmNode>();
+  auto* stride = ramp->stride.as<IntImmNode>();
+  if (!c || !stride || c->value <= 0 || stride->value < 0) return Expr();
+  DataType scalar = ramp->base.dtype();
+  Expr offset = context.simplify(FloorModNode::make(ramp->base, makeIntConst(scalar, c->value)));
+  ConstIntBound start = context.analyzer().quickBound(offset);
+  __int128 last = __int128(start.max) + __int128(stride->value) * (ramp->lanes - 1);
+  if (start.max == ConstIntBound::kPosInf || last >= c->value) return Expr();
+  if (e->kind() == NodeKind::FloorDiv)
+    return BroadcastNode::make(FloorDivNode::make(ramp->base, makeIntConst(scalar, c->value)), ramp->lanes);
+  return RampNode::make(offset, ramp->stride, ramp->lanes);
+}
+
 // Collects like terms of a sum when that makes it smaller: (x*32 + y) - x*32 -> y,
 // (i + 3)*4 - i*4 -> 12.
 Expr collectLinearTerms(const Expr& e, RewriteContext&) {
@@ -487,8 +508,10 @@ void selectAndCallRules(RuleTableBuilder& t) {
 }
 
 void vectorRules(RuleTableBuilder& t) {
+  t.ruleSet("vector", RuleTypes::Integer);
+  t.rewrite(ramp(x, 0, n), broadcast(x, n));  // (for floats, x + 0.0 is not x when x is -0.0)
+
   t.ruleSet("vector", RuleTypes::Any);
-  t.rewrite(ramp(x, 0, n), broadcast(x, n));
   // Lane-wise identical operands: do the operation once.
 #define TESSEL_BROADCAST_RULE(Name) \
   t.rewrite(binary(NodeKind::Name, broadcast(x, n), broadcast(y, n)), broadcast(binary(NodeKind::Name, x, y), n));
@@ -505,6 +528,10 @@ void vectorRules(RuleTableBuilder& t) {
   t.rewrite(broadcast(z, n) - ramp(x, y, n), ramp(z - x, 0 - y, n));
   t.rewrite(ramp(x, y, n) * broadcast(z, n), ramp(x * z, y * z, n));
   t.rewrite(broadcast(z, n) * ramp(x, y, n), ramp(x * z, y * z, n));
+
+  t.ruleSet("vector", RuleTypes::Signed);
+  t.procedure(NodeKind::FloorDiv, "floordiv(ramp(x, c0, n), broadcast(c1, n)) -> broadcast(floordiv(x, c1), n) if no lane crosses a multiple of c1", rampDivision);
+  t.procedure(NodeKind::FloorMod, "floormod(ramp(x, c0, n), broadcast(c1, n)) -> ramp(floormod(x, c1), c0, n) if no lane crosses a multiple of c1", rampDivision);
 }
 
 void boundRules(RuleTableBuilder& t) {

@@ -163,6 +163,23 @@ private slots:
     QVERIFY(analyzer.canProve(inBounds));
   }
 
+  void vectorizedSplitIndices() {
+    // ii of a split by 8 vectorized: the lanes of io*8 + ii stay within one block of 8.
+    Var io("io"), k("k");
+    Analyzer analyzer;
+    analyzer.bind(k, Range::fromMinExtent(0, 4));
+    Expr lanes = RampNode::make(io * 8, Expr(1), 8);
+    Expr eight = BroadcastNode::make(Expr(8), 8);
+    QCOMPARE(text(analyzer.simplify(floordiv(lanes, eight))), QString("broadcast(io, 8)"));
+    QCOMPARE(text(analyzer.simplify(floormod(lanes, eight))), QString("ramp(0, 1, 8)"));
+    // Starting at io*8 + k (k < 4) the lanes cross into the next block: nothing to do.
+    Expr shifted = RampNode::make(io * 8 + k, Expr(1), 8);
+    QCOMPARE(text(analyzer.simplify(floordiv(shifted, eight))), QString("ramp(io*8 + k, 1, 8)//broadcast(8, 8)"));
+    // Four lanes from io*8 + k with k < 4 do fit.
+    Expr four = RampNode::make(io * 8 + k, Expr(1), 4);
+    QCOMPARE(text(analyzer.simplify(floormod(four, BroadcastNode::make(Expr(8), 4)))), QString("ramp(k, 1, 4)"));
+  }
+
   void resultKeepsTheType() {
     Var x("x", DataType::int32());
     Expr e = simplify((x + 3) * 4 - x * 4);

@@ -62,6 +62,11 @@ int runBench(const std::vector<std::string>& args) {
     std::cerr << "tessel bench: " << *error << "\n";
     return kExitError;
   }
+  // A stray word or a single-dash flag ("-m 64") would otherwise be ignored silently.
+  if (!line.positional().empty()) {
+    std::cerr << "tessel bench: unexpected argument '" << line.positional()[0] << "' (see --help)\n";
+    return kExitError;
+  }
   if (line.helpRequested() || op.empty()) {
     std::cout << usage("tessel bench matmul|conv2d [options]", flags)
               << "\nChecks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"

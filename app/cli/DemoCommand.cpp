@@ -16,6 +16,11 @@ int runDemo(const std::vector<std::string>& args) {
     std::cerr << "tessel demo: " << *error << "\n";
     return kExitError;
   }
+  // A stray word would otherwise be ignored and the whole (long) demo run.
+  if (!line.positional().empty()) {
+    std::cerr << "tessel demo: unexpected argument '" << line.positional()[0] << "' (see --help)\n";
+    return kExitError;
+  }
   if (line.helpRequested()) {
     std::cout << usage("tessel demo [options]", flags)
               << "\nLowers a small matmul and prints its loop nest, then benchmarks a 1024^3 matmul and a\n"

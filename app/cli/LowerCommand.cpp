@@ -3,6 +3,7 @@
 
 #include "app/cli/Commands.h"
 #include "app/cli/OperatorSpec.h"
+#include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "compiler/lower/Lower.h"
 #include "core/ir/IRPrinter.h"
 
@@ -13,6 +14,7 @@ std::vector<FlagSpec> lowerFlags(const std::string& op) {
   auto flags = operatorFlags(op);
   flags.push_back({"schedule", "schedule text file replacing the default schedule", true, ""});
   flags.push_back({"all-steps", "print the IR after every lowering step", false, ""});
+  flags.push_back({"emit", "what to print: ir (loop IR), llvm (optimized LLVM IR) or asm", true, "ir"});
   return flags;
 }
 }  // namespace
@@ -24,6 +26,11 @@ int runLower(const std::vector<std::string>& args) {
   CommandLine line;
   if (auto error = CommandLine::parse(rest, flags, &line)) {
     std::cerr << "tessel lower: " << *error << "\n";
+    return kExitError;
+  }
+  // A stray word or a single-dash flag ("-m 64") would otherwise be ignored silently.
+  if (!line.positional().empty()) {
+    std::cerr << "tessel lower: unexpected argument '" << line.positional()[0] << "' (see --help)\n";
     return kExitError;
   }
   if (line.helpRequested() || op.empty()) {
@@ -48,6 +55,19 @@ int runLower(const std::vector<std::string>& args) {
     if (d.location == "schedule" && !schedulePath.empty()) d.location = schedulePath;
     std::cerr << d.toString() << "\n";
     return kExitError;
+  }
+  std::string emit = line.get("emit");
+  if (emit != "ir" && emit != "llvm" && emit != "asm") {
+    std::cerr << "tessel lower: --emit must be ir, llvm or asm, got '" << emit << "'\n";
+    return kExitError;
+  }
+  if (emit == "llvm") {
+    std::cout << emitLLVMIR({lowered->func}, TargetInfo::host());
+    return kExitOk;
+  }
+  if (emit == "asm") {
+    std::cout << emitAssembly({lowered->func}, TargetInfo::host());
+    return kExitOk;
   }
   if (line.has("all-steps")) {
     for (auto& step : lowered->steps)

@@ -49,7 +49,9 @@ Workload conv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& tar
       {Expr(p.batch), Expr(p.channels), Expr(paddedH), Expr(paddedW)},
       [&](Var n, Var c, Var y, Var x) {
         if (p.pad == 0) return data(n, c, y, x);
-        Expr inside = y >= p.pad && y < p.height + p.pad && x >= p.pad && x < p.width + p.pad;
+        // One likely() per axis: loop partitioning then gives the interior rows and columns
+        // their own loops in which the select is gone.
+        Expr inside = likely(y >= p.pad && y < p.height + p.pad) && likely(x >= p.pad && x < p.width + p.pad);
         // Clamp the read so it stays in bounds even where the value is discarded.
         Expr yy = min(max(y - p.pad, Expr(0)), Expr(p.height - 1));
         Expr xx = min(max(x - p.pad, Expr(0)), Expr(p.width - 1));
@@ -70,14 +72,19 @@ Workload conv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& tar
   IterVar c = te::reduceAxis(Expr(p.channels), "c");
   IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
   IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
+  // The reduction runs in a blocked layout, filters innermost, so a tile of accumulators is
+  // contiguous vectors; the output copies it back to NCHW tile by tile.
+  te::Tensor blocked = te::compute(
+      {Expr(p.batch), Expr(blocks), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
+      [&](const std::vector<Var>& v) {
+        Expr n = v[0], ko = v[1], y = v[2], x = v[3], ki = v[4];
+        return te::sum(padded(n, c, y * p.stride + r, x * p.stride + s) * packed(ko, c, r, s, ki), {c, r, s});
+      },
+      "conv.blocked", {"n", "ko", "y", "x", "ki"}, "conv2d");
   te::Tensor out = te::compute(
       {Expr(p.batch), Expr(p.filters), Expr(p.outHeight()), Expr(p.outWidth())},
-      [&](const std::vector<Var>& v) {
-        Expr n = v[0], k = v[1], y = v[2], x = v[3];
-        return te::sum(padded(n, c, y * p.stride + r, x * p.stride + s) * packed(k / kb, c, r, s, k % kb),
-                       {c, r, s});
-      },
-      "conv", {"n", "k", "y", "x"}, "conv2d");
+      [&](const std::vector<Var>& v) { return blocked(v[0], v[1] / kb, v[2], v[3], v[1] % kb); }, "conv",
+      {"n", "k", "y", "x"}, "layout");
   w.inputs = {data, weight};
   w.outputs = {out};
   w.flops = 2.0 * double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth()) *
@@ -92,17 +99,18 @@ Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dP
   int64_t xb = pixelBlock(p.outWidth(), filterVectors, target);
   Schedule s(workload.outputs);
   auto steps = {
-      s.cacheWrite("conv", "local", "conv.local"),
+      // One task per output row and filter block; each tile is computed right before it is
+      // copied out, so the blocked result never leaves the cache.
       s.split("conv", "k", kb, "ko", "ki"),
       s.split("conv", "x", xb, "xo", "xi"),
-      s.reorder("conv", {"n", "ko", "y", "xo", "xi", "ki"}),
+      s.reorder("conv", {"n", "ko", "y", "xo", "ki", "xi"}),
       s.fuse("conv", {"n", "ko", "y"}, "rows"),
       s.parallel("conv", "rows"),
-      s.computeAt("conv.local", "conv", "xo"),
+      s.computeAt("conv.blocked", "conv", "xo"),
       // Per tile: reduction outermost, pixels unrolled, filters as vector lanes.
-      s.reorder("conv.local", {"c", "r", "s", "x", "k"}),
-      s.unroll("conv.local", "x"),
-      s.vectorize("conv.local", "k"),
+      s.reorder("conv.blocked", {"c", "r", "s", "x", "ki"}),
+      s.unroll("conv.blocked", "x"),
+      s.vectorize("conv.blocked", "ki"),
       s.parallel("data.pad", "c"),
       s.parallel("weight.packed", "ko"),
       s.vectorize("weight.packed", "ki"),

@@ -17,7 +17,8 @@ struct Conv2dParams {
 
 /// out[n,k,y,x] = sum over c,r,s of in[n,c,y*stride+r-pad, x*stride+s-pad] * weight[k,c,r,s].
 /// Stages: "data.pad" (zero padding), "weight.packed" (filters in vector-wide blocks),
-/// "conv" (the output; axes n, k, y, x, reductions c, r, s).
+/// "conv.blocked" (the reduction in a [n][k/kb][y][x][kb] layout; reductions c, r, s) and
+/// "conv" (the NCHW output; axes n, k, y, x).
 Workload conv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
                 const ScheduleTarget& target = ScheduleTarget::host());
 

@@ -1,0 +1,370 @@
+// The tessel command-line tool as a user meets it: help, usage errors, lowering, schedule files, benchmarks.
+#include <QtTest>
+
+#include <cmath>
+
+#include "compiler/lower/Lower.h"
+
+namespace {
+
+const QString kTessel = QStringLiteral(TESSEL_BINARY_DIR "/bin/tessel");
+
+// What one run of the tool showed.
+struct Run {
+  bool finished = false;
+  int exitCode = -1;
+  QString out;
+  QString err;
+};
+
+Run runTessel(const QStringList& arguments) {
+  QProcess process;
+  process.start(kTessel, arguments);
+  Run run;
+  // Generous: a loaded shared machine may be slow, and a hang must still end the test.
+  run.finished = process.waitForFinished(60000);
+  if (!run.finished) process.kill();
+  run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+  run.out = QString::fromUtf8(process.readAllStandardOutput());
+  run.err = QString::fromUtf8(process.readAllStandardError());
+  return run;
+}
+
+QString describe(const QStringList& arguments, const Run& run) {
+  return QString("tessel %1\nexit %2\nstdout:\n%3\nstderr:\n%4")
+      .arg(arguments.join(' '))
+      .arg(run.exitCode)
+      .arg(run.out.left(4000), run.err.left(4000));
+}
+
+// The key=value lines bench prints.
+QMap<QString, QString> keyValues(const QString& text) {
+  QMap<QString, QString> values;
+  for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) {
+    qsizetype eq = line.indexOf('=');
+    if (eq > 0) values[line.left(eq)] = line.mid(eq + 1);
+  }
+  return values;
+}
+
+// A positive finite number, or -1 when the text is not one.
+double positiveNumber(const QString& text) {
+  bool ok = false;
+  double value = text.toDouble(&ok);
+  return ok && value > 0 && std::isfinite(value) ? value : -1;
+}
+
+QString writeFile(const QTemporaryDir& directory, const QString& name, const QByteArray& contents) {
+  QString path = directory.filePath(name);
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return {};
+  file.write(contents);
+  return path;
+}
+
+// A matmul schedule written by hand: rows split in blocks of 16 that run in parallel, no
+// register tile (the default caches C in a local tile), the packing loop vectorized.
+const QByteArray kRowBlockSchedule =
+    "# rows in parallel blocks of 16\n"
+    "io, ii = split(C, i, factor=16)\n"
+    "parallel(C, io)\n"
+    "vectorize(B.packed, ji)\n";
+
+const QStringList kSmallMatmul = {"lower", "matmul", "--m", "64", "--n", "64", "--k", "32"};
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() { QVERIFY2(QFileInfo(kTessel).isExecutable(), qPrintable(kTessel + " is not built")); }
+
+  void helpListsEveryFlag_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("mentions");
+    QTest::newRow("tessel --help") << QStringList{"--help"} << QStringList{"lower", "bench", "demo"};
+    QTest::newRow("tessel help") << QStringList{"help"} << QStringList{"lower", "bench", "demo"};
+    QTest::newRow("lower") << QStringList{"lower", "--help"}
+                           << QStringList{"--m", "--n", "--k", "--schedule", "--all-steps", "--emit", "--help"};
+    QTest::newRow("lower matmul") << QStringList{"lower", "matmul", "--help"}
+                                  << QStringList{"--m", "--n", "--k", "--schedule", "--all-steps"};
+    QTest::newRow("lower conv2d") << QStringList{"lower", "conv2d", "--help"}
+                                  << QStringList{"--n", "--c", "--h", "--w", "--k", "--r", "--s", "--stride",
+                                                 "--pad", "--schedule", "--all-steps"};
+    QTest::newRow("bench") << QStringList{"bench", "--help"}
+                           << QStringList{"--m", "--n", "--k", "--threads", "--schedule", "--seconds", "gflops=",
+                                          "peak_gflops=", "fraction_of_peak="};
+    QTest::newRow("bench conv2d") << QStringList{"bench", "conv2d", "-h"}
+                                  << QStringList{"--c", "--stride", "--pad", "--threads", "--seconds"};
+    QTest::newRow("demo") << QStringList{"demo", "--help"} << QStringList{"--threads", "--help"};
+  }
+  void helpListsEveryFlag() {
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, mentions);
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.out.startsWith("usage: tessel"), qPrintable(describe(arguments, run)));
+    for (const QString& mention : mentions)
+      QVERIFY2(run.out.contains(mention), qPrintable(mention + " missing from\n" + describe(arguments, run)));
+  }
+
+  void noArgumentsPrintsUsageAndFails() {
+    Run run = runTessel({});
+    QVERIFY(run.finished);
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.out.startsWith("usage: tessel COMMAND"), qPrintable(describe({}, run)));
+  }
+
+  void commandWithoutOperatorPrintsUsageAndFails_data() {
+    QTest::addColumn<QString>("command");
+    QTest::newRow("lower") << "lower";
+    QTest::newRow("bench") << "bench";
+  }
+  void commandWithoutOperatorPrintsUsageAndFails() {
+    QFETCH(QString, command);
+    Run run = runTessel({command});
+    QVERIFY(run.finished);
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.out.startsWith("usage: tessel " + command), qPrintable(describe({command}, run)));
+  }
+
+  // Every mistake exits 2 with a message naming what was wrong, and does no work.
+  void usageErrorsNameTheProblem_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("messageMentions");
+    QTest::newRow("unknown command") << QStringList{"frobnicate"} << QStringList{"unknown command", "frobnicate"};
+    QTest::newRow("unknown operator") << QStringList{"lower", "softmax"} << QStringList{"softmax", "matmul", "conv2d"};
+    QTest::newRow("unknown flag, lower") << QStringList{"lower", "matmul", "--tile", "8"} << QStringList{"--tile"};
+    QTest::newRow("unknown flag, bench") << QStringList{"bench", "matmul", "--warmup=3"} << QStringList{"--warmup"};
+    QTest::newRow("unknown flag, demo") << QStringList{"demo", "--fast"} << QStringList{"--fast"};
+    QTest::newRow("conv2d flag on matmul") << QStringList{"lower", "matmul", "--stride", "2"}
+                                           << QStringList{"--stride"};
+    QTest::newRow("flag without its value") << QStringList{"lower", "matmul", "--n", "8", "--m"}
+                                            << QStringList{"--m", "value"};
+    QTest::newRow("schedule without its value") << QStringList{"bench", "matmul", "--schedule"}
+                                                << QStringList{"--schedule", "value"};
+    QTest::newRow("value on a switch") << QStringList{"lower", "matmul", "--all-steps=yes"}
+                                       << QStringList{"--all-steps"};
+    QTest::newRow("flag given twice") << QStringList{"lower", "matmul", "--m", "8", "--m", "16"}
+                                      << QStringList{"--m", "twice"};
+    QTest::newRow("non-integer size") << QStringList{"lower", "matmul", "--m", "sixty-four"}
+                                      << QStringList{"--m", "integer", "sixty-four"};
+    QTest::newRow("fractional size") << QStringList{"lower", "matmul", "--k", "2.5"} << QStringList{"--k", "2.5"};
+    QTest::newRow("zero size") << QStringList{"lower", "matmul", "--n", "0"} << QStringList{"--n", "at least 1"};
+    QTest::newRow("negative size") << QStringList{"bench", "matmul", "--m", "-4"} << QStringList{"--m", "-4"};
+    QTest::newRow("negative padding") << QStringList{"lower", "conv2d", "--pad", "-1"} << QStringList{"--pad", "-1"};
+    QTest::newRow("kernel larger than input")
+        << QStringList{"lower", "conv2d", "--h", "2", "--w", "2", "--r", "5", "--s", "5", "--pad", "0"}
+        << QStringList{"kernel"};
+    QTest::newRow("unknown emit kind") << QStringList{"lower", "matmul", "--emit", "ptx"}
+                                       << QStringList{"--emit", "ptx"};
+    QTest::newRow("zero threads") << QStringList{"bench", "matmul", "--threads", "0"} << QStringList{"--threads"};
+    QTest::newRow("non-positive seconds") << QStringList{"bench", "matmul", "--seconds", "0"}
+                                          << QStringList{"--seconds"};
+    // A stray word or a single-dash flag would otherwise be ignored and the default
+    // 1024-sized operator lowered in its place.
+    QTest::newRow("extra argument") << QStringList{"lower", "matmul", "extra", "--m", "8"} << QStringList{"extra"};
+    QTest::newRow("single-dash flag") << QStringList{"lower", "matmul", "-m", "8"} << QStringList{"-m"};
+    QTest::newRow("single-dash flag, bench") << QStringList{"bench", "matmul", "-n", "8"} << QStringList{"-n"};
+    QTest::newRow("extra argument, demo") << QStringList{"demo", "quick"} << QStringList{"quick"};
+  }
+  void usageErrorsNameTheProblem() {
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, messageMentions);
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    for (const QString& mention : messageMentions)
+      QVERIFY2(run.err.contains(mention), qPrintable(mention + " missing from the message\n" + describe(arguments, run)));
+    QVERIFY2(!run.out.contains("func ") && !run.out.contains("gflops="), qPrintable(describe(arguments, run)));
+  }
+
+  void lowerMatmulPrintsAParallelVectorizedLoopNest() {
+    Run run = runTessel(kSmallMatmul);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(kSmallMatmul, run)));
+    QVERIFY2(run.out.startsWith("func matmul_64x64x32("), qPrintable(run.out));
+    QVERIFY2(run.out.contains("A: float32[64, 32]") && run.out.contains("B: float32[32, 64]") &&
+                 run.out.contains("C: float32[64, 64]"),
+             qPrintable(run.out));
+    QVERIFY2(run.out.contains("parallel for ("), qPrintable(run.out));
+    QVERIFY2(run.out.contains("ramp("), qPrintable(run.out));
+    QVERIFY2(run.err.isEmpty(), qPrintable(run.err));
+  }
+
+  void lowerAllStepsShowsEveryStepInOrder() {
+    Run all = runTessel(kSmallMatmul + QStringList{"--all-steps"});
+    QVERIFY2(all.finished && all.exitCode == 0, qPrintable(describe(kSmallMatmul, all)));
+    QStringList printed;
+    QRegularExpression header(R"(^// ---- after (\S+) \()", QRegularExpression::MultilineOption);
+    for (auto it = header.globalMatch(all.out); it.hasNext();) printed << it.next().captured(1);
+    QStringList expected;
+    for (const std::string& name : tessel::loweringStepNames()) expected << QString::fromStdString(name);
+    QCOMPARE(printed, expected);
+    // Every step prints a whole function, and the last one is what plain `lower` prints.
+    QCOMPARE(all.out.count("func matmul_64x64x32("), expected.size());
+    Run final = runTessel(kSmallMatmul);
+    QVERIFY(final.finished && final.exitCode == 0);
+    QString lastStep = all.out.mid(all.out.lastIndexOf("// ---- after "));
+    lastStep = lastStep.mid(lastStep.indexOf('\n') + 1);
+    QCOMPARE(lastStep.trimmed(), final.out.trimmed());
+    // The first step is the loop nest as written: nothing vectorized into ramps yet.
+    QString firstStep = all.out.section("// ---- after ", 1, 1);
+    QVERIFY2(!firstStep.contains("ramp("), qPrintable(firstStep));
+  }
+
+  // --emit shows the same function after code generation: LLVM IR or host assembly.
+  void lowerEmitsLLVMAndAssembly() {
+    Run llvm = runTessel(kSmallMatmul + QStringList{"--emit", "llvm"});
+    QVERIFY2(llvm.finished && llvm.exitCode == 0, qPrintable(describe(kSmallMatmul, llvm)));
+    QVERIFY2(QRegularExpression(R"(define [^\n]*@matmul_64x64x32)").match(llvm.out).hasMatch(), qPrintable(llvm.out));
+    QVERIFY2(!llvm.out.contains("func matmul_64x64x32("), qPrintable(llvm.out.left(2000)));
+    Run assembly = runTessel(kSmallMatmul + QStringList{"--emit", "asm"});
+    QVERIFY2(assembly.finished && assembly.exitCode == 0, qPrintable(describe(kSmallMatmul, assembly)));
+    QVERIFY2(QRegularExpression(R"(^matmul_64x64x32:)", QRegularExpression::MultilineOption)
+                 .match(assembly.out)
+                 .hasMatch(),
+             qPrintable(assembly.out.left(2000)));
+  }
+
+  void lowerConv2dWithSmallSizes() {
+    // 9x9 input, 3x3 kernel, stride 2, pad 1: (9 + 2 - 3) / 2 + 1 = 5 outputs per side.
+    QStringList arguments{"lower", "conv2d", "--n", "1", "--c", "3", "--h", "9", "--w", "9", "--k", "4",
+                          "--r", "3", "--s", "3", "--stride", "2", "--pad", "1"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.out.startsWith("func conv2d_"), qPrintable(run.out));
+    QString signature = run.out.section('\n', 0, 0);
+    QVERIFY2(signature.contains("float32[1, 3, 9, 9]"), qPrintable(signature));
+    QVERIFY2(signature.contains("float32[4, 3, 3, 3]"), qPrintable(signature));
+    QVERIFY2(signature.contains("float32[1, 4, 5, 5]"), qPrintable(signature));
+    QVERIFY2(run.out.contains("for ("), qPrintable(run.out));
+  }
+
+  void lowerFollowsAScheduleFile() {
+    QTemporaryDir directory;
+    QVERIFY(directory.isValid());
+    QString path = writeFile(directory, "rows.schedule", kRowBlockSchedule);
+    QVERIFY(!path.isEmpty());
+    Run byDefault = runTessel(kSmallMatmul);
+    Run scheduled = runTessel(kSmallMatmul + QStringList{"--schedule", path});
+    QVERIFY2(scheduled.finished && scheduled.exitCode == 0, qPrintable(describe(kSmallMatmul, scheduled)));
+    QVERIFY2(scheduled.out.startsWith("func matmul_64x64x32("), qPrintable(scheduled.out));
+    // 64 rows in blocks of 16: four parallel blocks of sixteen rows each.
+    QVERIFY2(scheduled.out.contains("parallel for (io, 0, 4)"), qPrintable(scheduled.out));
+    QVERIFY2(scheduled.out.contains("for (ii, 0, 16)"), qPrintable(scheduled.out));
+    // The default's register tile is gone; it is there without the file.
+    QVERIFY2(byDefault.out.contains("C.local"), qPrintable(byDefault.out));
+    QVERIFY2(!scheduled.out.contains("C.local"), qPrintable(scheduled.out));
+    QVERIFY(scheduled.out != byDefault.out);
+  }
+
+  void scheduleSyntaxErrorNamesFileLineAndColumn() {
+    QTemporaryDir directory;
+    QString path = writeFile(directory, "broken.schedule",
+                             "# a comment, then a good line, then a missing parenthesis\n"
+                             "io, ii = split(C, i, factor=16)\n"
+                             "parallel(C, io\n");
+    Run run = runTessel(kSmallMatmul + QStringList{"--schedule", path});
+    QVERIFY(run.finished);
+    QCOMPARE(run.exitCode, 2);
+    QRegularExpression located("^" + QRegularExpression::escape(path) + R"(:3:\d+: error: )");
+    QVERIFY2(located.match(run.err).hasMatch(), qPrintable(run.err));
+    QVERIFY2(run.out.isEmpty(), qPrintable(run.out));
+  }
+
+  void scheduleWithUnknownLoopNamesTheLine() {
+    QTemporaryDir directory;
+    QString path = writeFile(directory, "unknown-loop.schedule",
+                             "io, ii = split(C, i, factor=16)\n"
+                             "vectorize(C, columns)\n");
+    for (const QString& command : {QString("lower"), QString("bench")}) {
+      QStringList arguments{command, "matmul", "--m", "64", "--n", "64", "--k", "32", "--schedule", path};
+      Run run = runTessel(arguments);
+      QVERIFY(run.finished);
+      QCOMPARE(run.exitCode, 2);
+      QRegularExpression located("^" + QRegularExpression::escape(path) + R"(:2:\d+: error: )");
+      QVERIFY2(located.match(run.err).hasMatch(), qPrintable(describe(arguments, run)));
+      QVERIFY2(run.err.contains("columns"), qPrintable(run.err));
+      QVERIFY2(run.out.isEmpty(), qPrintable(run.out));
+    }
+  }
+
+  void missingScheduleFileIsAnError() {
+    QTemporaryDir directory;
+    QString path = directory.filePath("no-such.schedule");
+    Run run = runTessel(kSmallMatmul + QStringList{"--schedule", path});
+    QVERIFY(run.finished);
+    QCOMPARE(run.exitCode, 2);
+    QVERIFY2(run.err.startsWith(path + ": error: "), qPrintable(run.err));
+    QVERIFY2(run.out.isEmpty(), qPrintable(run.out));
+  }
+
+  // bench checks against a plain C++ reference before timing, then reports throughput.
+  void benchReportsThroughputOfCorrectResults_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("workload");
+    QTest::newRow("matmul") << QStringList{"matmul", "--m", "64", "--n", "48", "--k", "32"} << "matmul_64x48x32";
+    QTest::newRow("conv2d") << QStringList{"conv2d", "--n", "1", "--c", "8", "--h", "16", "--w", "16",
+                                           "--k", "16", "--r", "3", "--s", "3", "--stride", "1", "--pad", "1"}
+                            << "conv2d_n1c8h16w16k16r3s3st1p1";
+  }
+  void benchReportsThroughputOfCorrectResults() {
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, workload);
+    arguments = QStringList{"bench"} + arguments + QStringList{"--threads", "2", "--seconds", "0.05"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    auto values = keyValues(run.out);
+    QCOMPARE(values.value("workload"), workload);
+    QCOMPARE(values.value("threads"), QString("2"));
+    QVERIFY2(values.value("result").startsWith("matches reference"), qPrintable(run.out));
+    double gflops = positiveNumber(values.value("gflops"));
+    double peak = positiveNumber(values.value("peak_gflops"));
+    double fraction = positiveNumber(values.value("fraction_of_peak"));
+    QVERIFY2(gflops > 0 && peak > 0 && fraction > 0, qPrintable(run.out));
+    // The fraction is the ratio of the two printed numbers (up to their rounding).
+    QVERIFY2(std::abs(fraction - gflops / peak) <= 0.001 + 0.01 * fraction, qPrintable(run.out));
+    QVERIFY2(positiveNumber(values.value("median_ms")) > 0, qPrintable(run.out));
+  }
+
+  // Shapes so small that the checker sees every output element, none of them a multiple
+  // of the vector width, so every loop's tail runs and is compared with the reference.
+  void benchChecksTinyShapesAgainstTheReference_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::newRow("matmul 1x1x1") << QStringList{"matmul", "--m", "1", "--n", "1", "--k", "1"};
+    QTest::newRow("matmul 7x13x5") << QStringList{"matmul", "--m", "7", "--n", "13", "--k", "5"};
+    QTest::newRow("conv2d 1x2x5x7, 3x2 kernel, stride 2")
+        << QStringList{"conv2d", "--n", "1", "--c", "2", "--h", "5", "--w", "7", "--k", "3",
+                       "--r", "3", "--s", "2", "--stride", "2", "--pad", "1"};
+    QTest::newRow("conv2d batch 2, no padding")
+        << QStringList{"conv2d", "--n", "2", "--c", "3", "--h", "4", "--w", "4", "--k", "5",
+                       "--r", "3", "--s", "3", "--stride", "1", "--pad", "0"};
+  }
+  void benchChecksTinyShapesAgainstTheReference() {
+    QFETCH(QStringList, arguments);
+    arguments = QStringList{"bench"} + arguments + QStringList{"--threads", "2", "--seconds", "0.02"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QString result = keyValues(run.out).value("result");
+    QVERIFY2(result.startsWith("matches reference"), qPrintable(run.out));
+    // The worst element's error, as a share of the tolerance, is printed and within it.
+    auto worst = QRegularExpression(R"(worst error (\S+) of tolerance)").match(result);
+    QVERIFY2(worst.hasMatch(), qPrintable(run.out));
+    bool parsed = false;
+    double ratio = worst.captured(1).toDouble(&parsed);
+    QVERIFY2(parsed && ratio >= 0 && ratio <= 1, qPrintable(run.out));
+  }
+
+  void benchRunsAHandWrittenSchedule() {
+    QTemporaryDir directory;
+    QString path = writeFile(directory, "rows.schedule", kRowBlockSchedule);
+    QStringList arguments{"bench", "matmul", "--m", "48", "--n", "20", "--k", "9",
+                          "--schedule", path, "--threads", "2", "--seconds", "0.05"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QVERIFY2(keyValues(run.out).value("result").startsWith("matches reference"), qPrintable(run.out));
+    QVERIFY2(positiveNumber(keyValues(run.out).value("gflops")) > 0, qPrintable(run.out));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -172,4 +172,19 @@ Expr fromLinearForm(const LinearForm& form) {
   return AddNode::make(result, makeIntConst(dtype, c));
 }
 
+size_t linearOperationCount(const Expr& e) {
+  if (asConstInt(e)) return 0;
+  switch (e->kind()) {
+    case NodeKind::Add: return 1 + linearOperationCount(e.as<AddNode>()->a) + linearOperationCount(e.as<AddNode>()->b);
+    case NodeKind::Sub: return 1 + linearOperationCount(e.as<SubNode>()->a) + linearOperationCount(e.as<SubNode>()->b);
+    case NodeKind::Mul: {
+      auto* n = e.as<MulNode>();
+      if (asConstInt(n->b)) return 1 + linearOperationCount(n->a);
+      if (asConstInt(n->a)) return 1 + linearOperationCount(n->b);
+      return 0;
+    }
+    default: return 0;
+  }
+}
+
 }  // namespace tessel

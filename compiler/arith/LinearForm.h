@@ -35,4 +35,8 @@ std::optional<LinearForm> toLinearForm(const Expr& e, size_t maxTerms = 64);
 /// Rebuilds an expression: positive terms first, then subtracted ones, the constant last.
 Expr fromLinearForm(const LinearForm& form);
 
+/// The additions, subtractions and multiplications by constants that make up the linear
+/// structure of `e` (what toLinearForm looks through); atoms are not looked into.
+size_t linearOperationCount(const Expr& e);
+
 }  // namespace tessel

@@ -6,6 +6,7 @@
 // the right, constants gathered outward, like terms merged, bound-driven division rules),
 // then vector rules, then procedures that need more than a pattern (decisions by bounds,
 // linear term collection).
+#include <algorithm>
 #include <memory>
 
 #include "compiler/arith/Analyzer.h"
@@ -211,14 +212,70 @@ Expr rampDivision(const Expr& e, RewriteContext& context) {
   return RampNode::make(offset, ramp->stride, ramp->lanes);
 }
 
-// Collects like terms of a sum when that makes it smaller: (x*32 + y) - x*32 -> y,
-// (i + 3)*4 - i*4 -> 12.
+// Collects like terms of a sum and writes it as a flat sum of scaled terms, unless that
+// takes more operations: (x*32 + y) - x*32 -> y, (i + 3)*4 - i*4 -> 12,
+// ((a*16 + b)*8 + c)*4 + d -> a*512 + b*32 + c*4 + d, but (x + y)*4 stays.
 Expr collectLinearTerms(const Expr& e, RewriteContext&) {
   auto form = toLinearForm(e);
   if (!form) return Expr();
-  size_t kept = form->terms.size() + (form->constant != 0 ? 1 : 0);
-  if (kept >= form->leaves) return Expr();
-  return fromLinearForm(*form);
+  Expr flat = fromLinearForm(*form);
+  if (linearOperationCount(flat) > linearOperationCount(e) || exprEqual(flat, e)) return Expr();
+  return flat;
+}
+
+// floordiv / floormod by a constant c > 1 of a sum, looking at all its terms at once:
+//  - terms whose coefficient c divides leave the division: floordiv(a*64 + r, 32) is
+//    a*2 + floordiv(r, 32), floormod(a*64 + r, 32) is floormod(r, 32);
+//  - when the other terms' coefficients share a factor g dividing c and the rest stays in
+//    [0, g): floordiv(b*32 + c*4 + d, 64) is floordiv(b, 2) for c*4 + d in [0, 32), and
+//    floormod(...) is floormod(b, 2)*32 + c*4 + d.
+Expr divideLinearForm(const Expr& e, RewriteContext& context) {
+  auto [x, divisor] = operandsOf(e);
+  auto* constant = divisor.as<IntImmNode>();
+  if (!constant || constant->value <= 1 || !x.dtype().isScalar()) return Expr();
+  int64_t c = constant->value;
+  bool quotient = e->kind() == NodeKind::FloorDiv;
+  auto form = toLinearForm(x);
+  if (!form || form->terms.empty()) return Expr();
+  DataType dtype = x.dtype();
+  auto divide = [&](Expr a, int64_t by) -> Expr {
+    Expr d = makeIntConst(dtype, by);
+    return quotient ? FloorDivNode::make(std::move(a), d) : FloorModNode::make(std::move(a), d);
+  };
+
+  LinearForm multiples{dtype, {}, floorDivide(form->constant, c), 0};
+  LinearForm rest{dtype, {}, form->constant - multiples.constant * c, 0};
+  for (auto& term : form->terms) {
+    if (term.coefficient % c == 0) multiples.terms.push_back({term.atom, term.coefficient / c});
+    else rest.terms.push_back(term);
+  }
+  if (!multiples.terms.empty() || multiples.constant != 0) {
+    Expr remainder = fromLinearForm(rest);
+    if (!quotient) return divide(remainder, c);
+    return AddNode::make(fromLinearForm(multiples), divide(remainder, c));
+  }
+
+  std::vector<int64_t> factors;
+  for (auto& term : form->terms) {
+    int64_t g = term.coefficient < 0 ? -term.coefficient : term.coefficient;
+    if (g > 1 && c % g == 0 && std::find(factors.begin(), factors.end(), g) == factors.end()) factors.push_back(g);
+  }
+  std::sort(factors.rbegin(), factors.rend());
+  for (int64_t g : factors) {
+    LinearForm high{dtype, {}, 0, 0}, low{dtype, {}, form->constant, 0};
+    for (auto& term : form->terms) {
+      if (term.coefficient % g == 0) high.terms.push_back({term.atom, term.coefficient / g});
+      else low.terms.push_back(term);
+    }
+    Expr lowPart = fromLinearForm(low);
+    ConstIntBound bound = context.analyzer().quickBound(lowPart);
+    if (bound.min < 0 || bound.max >= g) continue;
+    Expr highPart = fromLinearForm(high);
+    if (quotient) return divide(highPart, c / g);
+    Expr scaled = MulNode::make(divide(highPart, c / g), makeIntConst(dtype, g));
+    return isConstInt(lowPart, 0) ? scaled : AddNode::make(scaled, lowPart);
+  }
+  return Expr();
 }
 
 // cast(T, broadcast(x)) -> broadcast(cast(T, x)): casts of constants then fold.
@@ -548,12 +605,17 @@ void boundRules(RuleTableBuilder& t) {
     t.procedure(kind, "a < b -> a - b < 0 when the difference cancels terms", cancelCommonTerms);
   t.procedure(NodeKind::FloorDiv, "floordiv(x, c) -> constant when x stays in one period of c", divisionInOnePeriod);
   t.procedure(NodeKind::FloorMod, "floormod(x, c) -> x - k*c when x stays in one period of c", divisionInOnePeriod);
+  t.procedure(NodeKind::FloorDiv, "floordiv(sum, c): terms with multiples of c leave; a common factor g | c "
+              "with the rest in [0, g) divides out", divideLinearForm);
+  t.procedure(NodeKind::FloorMod, "floormod(sum, c): terms with multiples of c vanish; a common factor g | c "
+              "with the rest in [0, g) divides out", divideLinearForm);
 }
 
 void linearRules(RuleTableBuilder& t) {
   t.ruleSet("linear", RuleTypes::Integer);
-  t.procedure(NodeKind::Add, "collect like terms of a sum when that makes it smaller", collectLinearTerms);
-  t.procedure(NodeKind::Sub, "collect like terms of a sum when that makes it smaller", collectLinearTerms);
+  for (NodeKind kind : {NodeKind::Add, NodeKind::Sub, NodeKind::Mul})
+    t.procedure(kind, "collect like terms into a flat sum of scaled terms unless that takes more operations",
+                collectLinearTerms);
 }
 
 }  // namespace

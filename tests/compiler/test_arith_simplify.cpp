@@ -64,6 +64,9 @@ private slots:
     QTest::newRow("distributes constant") << ExprRow{((x + 3) * 4)} << "x*4 + 12";
     QTest::newRow("distributed then cancels") << ExprRow{((x + 3) * 4 - x * 4)} << "12";
     QTest::newRow("x + x") << ExprRow{(x + x)} << "x*2";
+    QTest::newRow("nested strides flatten") << ExprRow{((x * 16 + y) * 8 + z) * 4} << "x*512 + y*32 + z*4";
+    QTest::newRow("sum times constant stays") << ExprRow{(x + y) * 4} << "(x + y)*4";
+    QTest::newRow("subtraction goes last") << ExprRow{(x - y) + z} << "x + z - y";
     QTest::newRow("min of itself") << ExprRow{min(x, x)} << "x";
     QTest::newRow("min orders by offset") << ExprRow{min(x + 3, x)} << "x";
     QTest::newRow("max orders by offset") << ExprRow{max(x - 2, x + 5)} << "x + 5";
@@ -117,6 +120,10 @@ private slots:
     QTest::newRow("fused column bound") << ExprRow{(floormod(l.f, 64) < 64)} << "true";
     QTest::newRow("fused then split: row") << ExprRow{floordiv(l.fo * 8 + l.fi, 64)} << "fo//8";
     QTest::newRow("fused then split: column") << ExprRow{floormod(l.fo * 8 + l.fi, 64)} << "fo % 8*8 + fi";
+    QTest::newRow("three-level index: quotient") << ExprRow{floordiv(l.fo * 256 + l.ii * 8 + l.fi, 64)} << "fo*4 + ii//8";
+    QTest::newRow("three-level index: remainder") << ExprRow{floormod(l.fo * 256 + l.ii * 8 + l.fi, 64)} << "ii % 8*8 + fi";
+    QTest::newRow("flattened split index") << ExprRow{floordiv((l.io * 4 + l.fi) * 8, 32)} << "io + fi//4";
+    QTest::newRow("inner range too wide to split") << ExprRow{floordiv(l.fi * 8 + l.ii, 32)} << "(fi*8 + ii)//32";
     QTest::newRow("min decided by bounds") << ExprRow{min(l.ii, 40)} << "ii";
     QTest::newRow("max decided by bounds") << ExprRow{max(l.ii + 1, 0)} << "ii + 1";
     QTest::newRow("truncdiv of non-negative") << ExprRow{truncdiv(i, 32)} << "io";

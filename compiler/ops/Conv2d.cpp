@@ -14,11 +14,12 @@ int64_t filterBlock(const Conv2dParams& p, const ScheduleTarget& target) {
   return std::min<int64_t>(p.filters, lanes);
 }
 
-// Output pixels per register tile: a divisor of the output width that keeps
-// pixels * filter vectors accumulators in the register file.
+// Output pixels per register tile: a divisor of the output width with at most ~20
+// accumulators (pixels * filter vectors). More would fill the register file once LLVM
+// unrolls the reduction loop, and spills cost more than the extra reuse gains.
 int64_t pixelBlock(int64_t outWidth, int64_t filterVectors, const ScheduleTarget& target) {
-  int registers = target.vectorLanes >= 16 ? 32 : 16;
-  int64_t limit = std::max<int64_t>(1, (registers - 4) / filterVectors);
+  int maxAccumulators = target.vectorLanes >= 16 ? 20 : 10;
+  int64_t limit = std::max<int64_t>(1, maxAccumulators / filterVectors);
   int64_t best = 1;
   for (int64_t x = 1; x <= limit; ++x)
     if (outWidth % x == 0) best = x;

@@ -234,6 +234,12 @@ private:
     }
 
     Stmt body = update;
+    // Producers attached at the innermost loop are computed right before the update.
+    if (!leaves.empty()) {
+      auto wrapped = wrapAttached(stage, leaves.back(), body);
+      if (!wrapped) return wrapped.error();
+      body = *wrapped;
+    }
     for (int i = int(leaves.size()) - 1; i >= 0; --i) {
       auto loop = makeLoop(stage, leaves[i], body);
       if (!loop) return loop.error();

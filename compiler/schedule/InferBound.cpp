@@ -5,6 +5,7 @@
 
 #include <unordered_set>
 
+#include "compiler/arith/Analyzer.h"
 #include "compiler/arith/IntervalSet.h"
 #include "compiler/arith/Simplify.h"
 #include "core/ir/IRMutator.h"
@@ -44,6 +45,34 @@ void passDown(const Stage& stage, BoundMap& bounds) {
 }
 
 Range fullDomain(const IterVar& iv) { return iv.dom(); }
+
+// A constant upper bound of hi - lo, looking through the min/max that unions of intervals
+// build (the simplifier does not distribute a difference over them); kPosInf if none.
+int64_t differenceUpperBound(Analyzer& analyzer, const Expr& hi, const Expr& lo, int depth) {
+  if (depth < 8) {
+    auto bound = [&](const Expr& h, const Expr& l) { return differenceUpperBound(analyzer, h, l, depth + 1); };
+    if (auto* m = hi.as<MinNode>()) return std::min(bound(m->a, lo), bound(m->b, lo));
+    if (auto* m = hi.as<MaxNode>()) return std::max(bound(m->a, lo), bound(m->b, lo));
+    if (auto* m = lo.as<MinNode>()) return std::max(bound(hi, m->a), bound(hi, m->b));
+    if (auto* m = lo.as<MaxNode>()) return std::min(bound(hi, m->a), bound(hi, m->b));
+  }
+  return analyzer.constIntBound(analyzer.simplify(hi - lo)).max;
+}
+
+// The range of `region`, widened to a constant extent when its extent depends on the
+// enclosing loops (bound in `analyzer`): later passes substitute loop variables into
+// statements (unrolling, peeling one-iteration loops) but never into an allocation's
+// size, so a realized region must not be sized by a loop variable. Reads past the op's
+// domain are guarded by the stage's predicates.
+Range constantExtentRegion(const Interval& region, const IterVar& axis, Analyzer& analyzer) {
+  Range range = region.toRange();
+  if (asConstInt(range.extent)) return range;
+  int64_t widest = differenceUpperBound(analyzer, region.max, region.min, 0);
+  if (widest < 0 || widest == ConstIntBound::kPosInf) return range;
+  const int64_t* domain = asConstInt(axis.dom().extent);
+  if (domain && widest + 1 >= *domain) return fullDomain(axis);
+  return Range::fromMinExtent(range.min, Expr(widest + 1));
+}
 
 }  // namespace
 
@@ -107,7 +136,14 @@ BoundMap inferBound(const ScheduleView& view, BoundMode mode) {
       for (auto& axis : axes) bounds[axis.get()] = fullDomain(axis);
     } else {
       std::unordered_set<const Node*> enclosing;
-      for (auto& loop : enclosingLoops(view, stage)) enclosing.insert(loop->var.get());
+      Analyzer enclosingRanges;
+      for (auto& loop : enclosingLoops(view, stage)) {
+        enclosing.insert(loop->var.get());
+        auto interval = loopIntervals.find(loop->var.get());
+        if (interval != loopIntervals.end())
+          enclosingRanges.bind(loop->var, Range::fromMinExtent(interval->second.min,
+                                                                simplify(interval->second.max - interval->second.min + 1)));
+      }
       IntervalMap relax;
       for (auto& [var, interval] : loopIntervals)
         if (!enclosing.count(var)) relax[var] = interval;
@@ -137,7 +173,7 @@ BoundMap inferBound(const ScheduleView& view, BoundMode mode) {
       for (size_t d = 0; d < axes.size(); ++d) {
         // Data-dependent reads (gathers) have no bound: produce the whole domain.
         if (!seen[d] || !region[d].isBounded()) bounds[axes[d].get()] = fullDomain(axes[d]);
-        else bounds[axes[d].get()] = region[d].toRange();
+        else bounds[axes[d].get()] = constantExtentRegion(region[d], axes[d], enclosingRanges);
       }
     }
     passDown(stage, bounds);

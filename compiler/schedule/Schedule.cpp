@@ -76,6 +76,14 @@ private:
   Buffer from_, to_;
 };
 
+// The first stage computed at `loop` of `stage`, or null: such a loop must stay a loop.
+const Stage* stageAttachedAt(const std::vector<Stage>& stages, const Stage& stage, const IterVar& loop) {
+  for (auto& other : stages)
+    if (other.attach == AttachKind::At && other.attachStage == stage.name && other.attachIterVar.same(loop))
+      return &other;
+  return nullptr;
+}
+
 IterVar freshIterVar(const IterVar& like, const std::string& name, Range dom) {
   return IterVar(Var(name), std::move(dom), like.type());
 }
@@ -254,6 +262,11 @@ Status Schedule::applySplit(const Primitive& p, Stage& stage) {
                          "e.g. io, ii = split(C, i, factor=32)");
   auto parent = leafAxis(p, stage, p.axes[0]);
   if (!parent) return parent.error();
+  if (const Stage* attached = stageAttachedAt(stages_, stage, *parent))
+    return scheduleError(p, attached->name + " is computed at loop '" + p.axes[0] + "' of " + stage.name +
+                                ", so that loop cannot be split",
+                         "split before compute_at(" + attached->name + ", ...), or compute " + attached->name +
+                             " at another loop first");
   if (p.values[0] <= 0)
     return scheduleError(p, std::string(p.byParts ? "nparts" : "factor") + " must be positive, got " +
                                 std::to_string(p.values[0]));
@@ -282,6 +295,11 @@ Status Schedule::applyFuse(const Primitive& p, Stage& stage) {
   for (auto& name : p.axes) {
     auto iv = leafAxis(p, stage, name);
     if (!iv) return iv.error();
+    if (const Stage* attached = stageAttachedAt(stages_, stage, *iv))
+      return scheduleError(p, attached->name + " is computed at loop '" + name + "' of " + stage.name +
+                                  ", so that loop cannot be fused",
+                           "fuse before compute_at(" + attached->name + ", ...), or compute " + attached->name +
+                               " at another loop first");
     axes.push_back(*iv);
   }
   for (size_t i = 1; i < axes.size(); ++i) {
@@ -471,6 +489,12 @@ Status Schedule::applyCacheRead(const Primitive& p) {
       return scheduleError(p, name + " does not read " + source->name);
     readers.push_back(reader);
   }
+  // The readers would read the copy instead, so the loop the source is computed at would no
+  // longer enclose its uses.
+  if (source->attach == AttachKind::At)
+    return scheduleError(p, "cache_read(" + source->name + ") must come before " + source->name +
+                                " is placed with compute_at",
+                         "move this line above compute_at(" + source->name + ", ...)");
   // The copy: name[axes] = source[axes].
   te::Tensor sourceTensor(source->op);
   std::vector<IterVar> axes;
@@ -508,6 +532,17 @@ Status Schedule::applyCacheWrite(const Primitive& p, Stage& stage) {
     return scheduleError(p, "cache_write(" + stage.name + ") must come before the loops of " + stage.name +
                                 " are split, fused or annotated",
                          "move this line above the other primitives on " + stage.name);
+  // The stage becomes a copy out of the cache, so where it and its producers are computed
+  // would no longer describe the computation.
+  if (stage.attach != AttachKind::Root)
+    return scheduleError(p, "cache_write(" + stage.name + ") must come before " + stage.name +
+                                " is placed with compute_at or compute_inline",
+                         "move this line above the other primitives on " + stage.name);
+  for (auto& other : stages_)
+    if (other.attach == AttachKind::At && other.attachStage == stage.name)
+      return scheduleError(p, "cache_write(" + stage.name + ") must come before stages are computed at its loops (" +
+                                  other.name + " is)",
+                           "move this line above compute_at(" + other.name + ", " + stage.name + ", ...)");
   if (Status s = checkNewStageName(p, p.results[0]); !s) return s;
   // The cache computes the original body over fresh copies of the axes; the stage itself
   // becomes a copy out of the cache, keeping its axes so its loops keep their names.

@@ -63,6 +63,14 @@ private:
 }  // namespace
 
 Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimFunc>& funcs, const TargetInfo& target) {
+  // The packed functions check every array against a constant shape; a symbolic one is a
+  // user's tensor, not a compiler bug.
+  for (auto& f : funcs)
+    for (auto& param : f->params)
+      for (auto& extent : param.shape())
+        if (!asConstInt(extent))
+          return Diagnostic{"argument " + param.name() + " has a symbolic shape; only constant shapes can be compiled",
+                            "function " + f->name, 0, 0, "give every extent of " + param.name() + " a constant value"};
   auto jit = buildJIT(funcs, target);
   if (!jit) return jit.error();
   return std::shared_ptr<runtime::Module>(std::make_shared<JitRuntimeModule>(*jit, funcs));

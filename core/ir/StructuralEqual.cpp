@@ -23,17 +23,42 @@ decltype(auto) dispatchNode(const Node* node, F&& f) {
   }
 }
 
+// Calls f(var) for each variable that `node` defines (binds for its children).
+template <class F>
+void forEachDefinedVar(const Node* node, F&& f) {
+  switch (node->kind()) {
+    case NodeKind::For: f(static_cast<const ForNode*>(node)->loopVar.get()); break;
+    case NodeKind::Let: f(static_cast<const LetNode*>(node)->var.get()); break;
+    case NodeKind::LetStmt: f(static_cast<const LetStmtNode*>(node)->var.get()); break;
+    case NodeKind::Allocate: f(static_cast<const AllocateNode*>(node)->buffer->data.get()); break;
+    case NodeKind::BufferRealize: f(static_cast<const BufferRealizeNode*>(node)->buffer->data.get()); break;
+    case NodeKind::Reduce:
+      for (auto& axis : static_cast<const ReduceNode*>(node)->axes) f(axis.var().get());
+      break;
+    case NodeKind::IterVar: f(static_cast<const IterVarNode*>(node)->var.get()); break;
+    case NodeKind::PrimFunc:
+      for (auto& param : static_cast<const PrimFuncNode*>(node)->params) f(param->data.get());
+      break;
+    default: break;
+  }
+}
+
 class EqualChecker {
 public:
   bool equal(const Node* a, const Node* b) {
     if (a == b) return true;
     if (!a || !b || a->kind() != b->kind()) return false;
-    if (a->kind() == NodeKind::Var) return bind(static_cast<const VarNode*>(a), static_cast<const VarNode*>(b));
-    if (a->kind() == NodeKind::Buffer) {
-      auto* ba = static_cast<const BufferNode*>(a);
-      auto* bb = static_cast<const BufferNode*>(b);
-      if (!bind(ba->data.get(), bb->data.get())) return false;
-    }
+    if (a->kind() == NodeKind::Var) return sameVar(static_cast<const VarNode*>(a), static_cast<const VarNode*>(b));
+    // Definitions pair up the variables they introduce before their fields are compared.
+    std::vector<const VarNode*> definedA, definedB;
+    forEachDefinedVar(a, [&](const VarNode* v) { definedA.push_back(v); });
+    forEachDefinedVar(b, [&](const VarNode* v) { definedB.push_back(v); });
+    if (definedA.size() != definedB.size()) return false;
+    for (size_t i = 0; i < definedA.size(); ++i)
+      if (!bind(definedA[i], definedB[i])) return false;
+    if (a->kind() == NodeKind::Buffer &&
+        !sameVar(static_cast<const BufferNode*>(a)->data.get(), static_cast<const BufferNode*>(b)->data.get()))
+      return false;
     return dispatchNode(a, [&](const auto* na) {
       using NodeT = std::remove_cv_t<std::remove_pointer_t<decltype(na)>>;
       if (!na) return false;
@@ -42,12 +67,20 @@ public:
   }
 
 private:
-  // Maps variables of `a` to variables of `b` on first sight; a later mismatch fails.
+  // Pairs two defined variables; a variable defined twice must pair the same way.
   bool bind(const VarNode* a, const VarNode* b) {
     if (a->dtype != b->dtype) return false;
     auto [itA, newA] = aToB_.emplace(a, b);
     auto [itB, newB] = bToA_.emplace(b, a);
     return itA->second == b && itB->second == a;
+  }
+  // Uses: paired variables must be partners; unpaired (free) ones must be the same node.
+  bool sameVar(const VarNode* a, const VarNode* b) {
+    auto itA = aToB_.find(a);
+    auto itB = bToA_.find(b);
+    if (itA != aToB_.end() || itB != bToA_.end())
+      return itA != aToB_.end() && itA->second == b && itB != bToA_.end() && itB->second == a;
+    return a == b;
   }
 
   template <class Tuple>
@@ -81,10 +114,14 @@ public:
     if (!node) return 0x9e3779b97f4a7c15ull;
     uint64_t h = mix(0xcbf29ce484222325ull, uint64_t(node->kind()));
     if (node->kind() == NodeKind::Var) {
-      // Variables hash by order of first appearance, matching EqualChecker's binding.
-      auto [it, inserted] = varIndex_.emplace(static_cast<const VarNode*>(node), varIndex_.size());
-      return mix(h, it->second + static_cast<const VarNode*>(node)->dtype.bits() * 131);
+      // Defined variables hash by order of definition, free ones by identity, matching
+      // EqualChecker.
+      auto* var = static_cast<const VarNode*>(node);
+      auto it = varIndex_.find(var);
+      uint64_t identity = it != varIndex_.end() ? it->second : std::hash<const void*>()(var) | (1ull << 63);
+      return mix(h, identity + var->dtype.bits() * 131);
     }
+    forEachDefinedVar(node, [&](const VarNode* v) { varIndex_.emplace(v, varIndex_.size()); });
     if (node->kind() == NodeKind::Buffer) h = mix(h, hash(static_cast<const BufferNode*>(node)->data.get()));
     return dispatchNode(node, [&](const auto* n) {
       if (!n) return h;

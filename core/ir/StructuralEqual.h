@@ -7,9 +7,10 @@
 
 namespace tessel {
 
-/// True when `a` and `b` have the same structure. Variables (and buffers) match when they
-/// correspond one-to-one throughout, so `for i: A[i]` equals `for j: A[j]` but
-/// `x + y` does not equal `x + x`.
+/// True when `a` and `b` have the same structure. Variables defined inside the IR (loop
+/// variables, lets, allocated buffers, reduction axes, function parameters) match when
+/// they correspond one-to-one, so `for i: A[i]` equals `for j: A[j]`; free variables match
+/// only themselves, so `x + 1` does not equal `y + 1`.
 bool structuralEqual(const Expr& a, const Expr& b);
 bool structuralEqual(const Stmt& a, const Stmt& b);
 bool structuralEqual(const PrimFunc& a, const PrimFunc& b);

@@ -53,7 +53,13 @@ private slots:
     QVERIFY(structuralEqual(loop(i), loop(j)));
     QCOMPARE(structuralHash(loop(i)), structuralHash(loop(j)));
     QVERIFY(!structuralEqual(i + j, x + x));
-    QVERIFY(structuralEqual(i + j, x + i));
+    // Free variables are themselves only: a condition on x is not a condition on y.
+    QVERIFY(!structuralEqual(i + j, x + i));
+    QVERIFY(!structuralEqual(i >= 1 && i < 5, j >= 1 && j < 5));
+    QVERIFY(structuralEqual(i + j, i + j));
+    // A variable defined inside (here a let) may have another name.
+    QVERIFY(structuralEqual(LetNode::make(x, i, x * 2), LetNode::make(j, i, j * 2)));
+    QVERIFY(!structuralEqual(LetNode::make(x, i, x * 2), LetNode::make(j, i, i * 2)));
     QVERIFY(!structuralEqual(i + 1, i + 2));
     QVERIFY(structuralHash(i + 1) != structuralHash(i * 1));
   }

@@ -68,7 +68,7 @@ int runBench(const std::vector<std::string>& args) {
     return kExitError;
   }
   if (line.helpRequested() || op.empty()) {
-    std::cout << usage("tessel bench matmul|conv2d [options]", flags)
+    std::cout << usage("tessel bench matmul|dense|conv2d [options]", flags)
               << "\nChecks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
                  "machine's float32 FMA peak, measured now) and fraction_of_peak=.\n";
     return op.empty() && !line.helpRequested() ? kExitError : kExitOk;

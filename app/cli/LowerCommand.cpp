@@ -34,7 +34,7 @@ int runLower(const std::vector<std::string>& args) {
     return kExitError;
   }
   if (line.helpRequested() || op.empty()) {
-    std::cout << usage("tessel lower matmul|conv2d [options]", flags)
+    std::cout << usage("tessel lower matmul|dense|conv2d [options]", flags)
               << "\nPrints the loop IR of the operator under its default schedule (or --schedule FILE).\n";
     return op.empty() && !line.helpRequested() ? kExitError : kExitOk;
   }

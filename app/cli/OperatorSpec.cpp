@@ -8,12 +8,15 @@
 
 namespace tessel::cli {
 
-std::vector<std::string> operatorNames() { return {"matmul", "conv2d"}; }
+std::vector<std::string> operatorNames() { return {"matmul", "dense", "conv2d"}; }
 
 std::vector<FlagSpec> operatorFlags(const std::string& op) {
   if (op == "matmul")
     return {{"m", "rows of A and C", true, "1024"}, {"n", "columns of B and C", true, "1024"},
             {"k", "columns of A, rows of B", true, "1024"}};
+  if (op == "dense")
+    return {{"m", "rows of A (batch) and C", true, "1024"}, {"n", "rows of B (outputs) and columns of C", true, "1024"},
+            {"k", "columns of A and B (inputs)", true, "1024"}};
   if (op == "conv2d")
     return {{"n", "batch size", true, "1"},        {"c", "input channels", true, "64"},
             {"h", "input height", true, "56"},     {"w", "input width", true, "56"},
@@ -27,22 +30,24 @@ std::optional<std::string> makeOperator(const std::string& op, const CommandLine
                                         std::unique_ptr<OperatorSpec>* out) {
   auto spec = std::make_unique<OperatorSpec>();
   ScheduleTarget target = ScheduleTarget::host();
-  if (op == "matmul") {
+  if (op == "matmul" || op == "dense") {
     int64_t m, n, k;
     if (auto e = flags.getInt("m", &m)) return e;
     if (auto e = flags.getInt("n", &n)) return e;
     if (auto e = flags.getInt("k", &k)) return e;
-    spec->workload = matmul(m, n, k, DataType::float32(), target);
+    bool transposed = op == "dense";
+    spec->workload = transposed ? dense(m, n, k, DataType::float32(), target)
+                                : matmul(m, n, k, DataType::float32(), target);
     Workload w = spec->workload;
     spec->defaultSchedule = [w, target] { return defaultMatmulSchedule(w, target); };
-    spec->reference = [m, n, k](const std::vector<const float*>& in, float* c) {
+    spec->reference = [m, n, k, transposed](const std::vector<const float*>& in, float* c) {
       const float* a = in[0];
       const float* b = in[1];
       std::fill(c, c + m * n, 0.0f);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t p = 0; p < k; ++p) {
           float av = a[i * k + p];
-          for (int64_t j = 0; j < n; ++j) c[i * n + j] += av * b[p * n + j];
+          for (int64_t j = 0; j < n; ++j) c[i * n + j] += av * (transposed ? b[j * k + p] : b[p * n + j]);
         }
     };
   } else if (op == "conv2d") {

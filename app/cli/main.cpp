@@ -9,7 +9,7 @@ const char* kUsage =
     "usage: tessel COMMAND [options]\n"
     "\n"
     "commands:\n"
-    "  lower OP    print the loop IR of an operator (matmul, conv2d) after lowering\n"
+    "  lower OP    print the loop IR of an operator (matmul, dense, conv2d) after lowering\n"
     "  bench OP    check an operator against a reference and measure its GFLOP/s\n"
     "  demo        lower, check and benchmark a matmul and a conv2d\n"
     "\n"

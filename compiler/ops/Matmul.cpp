@@ -21,19 +21,24 @@ int64_t tileRows(int64_t m, const ScheduleTarget& target) {
 }
 }  // namespace
 
-Workload matmul(int64_t m, int64_t n, int64_t k, DataType dtype, const ScheduleTarget& target) {
+namespace {
+// matmul and dense differ only in how B is stored: [k, n] or [n, k] (one row per output).
+Workload matmulLike(const char* kind, int64_t m, int64_t n, int64_t k, bool bTransposed, DataType dtype,
+                    const ScheduleTarget& target) {
   Workload w;
-  w.name = "matmul_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  w.name = std::string(kind) + "_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   te::Tensor A = te::placeholder({Expr(m), Expr(k)}, dtype, "A");
-  te::Tensor B = te::placeholder({Expr(k), Expr(n)}, dtype, "B");
+  te::Tensor B = bTransposed ? te::placeholder({Expr(n), Expr(k)}, dtype, "B")
+                             : te::placeholder({Expr(k), Expr(n)}, dtype, "B");
   int64_t bn = std::min(panelWidth(target), n);
   int64_t panels = (n + bn - 1) / bn;
-  // B.packed[jo, k, ji] = B[k, jo*bn + ji], zero past N.
+  // B.packed[jo, k, ji] = B[k, jo*bn + ji] (or B[jo*bn + ji, k] for dense), zero past N.
   te::Tensor packed = te::compute(
       {Expr(panels), Expr(k), Expr(bn)},
       [&](Var jo, Var kk, Var ji) {
         Expr column = jo * bn + ji;
-        Expr value = B(kk, n % bn == 0 ? column : min(column, Expr(n - 1)));
+        Expr clamped = n % bn == 0 ? column : min(column, Expr(n - 1));
+        Expr value = bTransposed ? B(clamped, kk) : B(kk, clamped);
         return n % bn == 0 ? value : select(column < n, value, makeZero(dtype));
       },
       "B.packed", {"jo", "k", "ji"}, "pack");
@@ -41,11 +46,20 @@ Workload matmul(int64_t m, int64_t n, int64_t k, DataType dtype, const ScheduleT
   te::Tensor C = te::compute(
       {Expr(m), Expr(n)},
       [&](Var i, Var j) { return te::sum(A(i, kk) * packed(j / bn, kk, j % bn), {kk}); }, "C", {"i", "j"},
-      "matmul");
+      kind);
   w.inputs = {A, B};
   w.outputs = {C};
   w.flops = 2.0 * double(m) * double(n) * double(k);
   return w;
+}
+}  // namespace
+
+Workload matmul(int64_t m, int64_t n, int64_t k, DataType dtype, const ScheduleTarget& target) {
+  return matmulLike("matmul", m, n, k, false, dtype, target);
+}
+
+Workload dense(int64_t m, int64_t n, int64_t k, DataType dtype, const ScheduleTarget& target) {
+  return matmulLike("dense", m, n, k, true, dtype, target);
 }
 
 Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const ScheduleTarget& target) {

@@ -1,4 +1,5 @@
-// Matrix multiplication C[M,N] = A[M,K] * B[K,N] with a packed, register-blocked default schedule.
+// Matrix multiplication C[M,N] = A[M,K] * B[K,N] (and dense, B transposed) with a packed,
+// register-blocked default schedule.
 #pragma once
 
 #include "compiler/ops/Workload.h"
@@ -10,7 +11,13 @@ namespace tessel {
 Workload matmul(int64_t m, int64_t n, int64_t k, DataType dtype = DataType::float32(),
                 const ScheduleTarget& target = ScheduleTarget::host());
 
-/// The default schedule (TVM's "How to optimize GEMM on CPU" recipe): an accumulator
+/// A fully connected layer: C[M,N] = A[M,K] * B[N,K]^T (B holds one row of weights per
+/// output, as ONNX Gemm with transB and PyTorch's Linear store them). Same stages and
+/// default schedule as matmul.
+Workload dense(int64_t m, int64_t n, int64_t k, DataType dtype = DataType::float32(),
+               const ScheduleTarget& target = ScheduleTarget::host());
+
+/// The default schedule for matmul and dense (TVM's "How to optimize GEMM on CPU" recipe): an accumulator
 /// tile kept in registers (cache_write to local, unrolled rows, vectorized columns),
 /// computed per output block, blocks parallel over column panels.
 Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());

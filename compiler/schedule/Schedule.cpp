@@ -76,12 +76,17 @@ private:
   Buffer from_, to_;
 };
 
-// The first stage computed at `loop` of `stage`, or null: such a loop must stay a loop.
-const Stage* stageAttachedAt(const std::vector<Stage>& stages, const Stage& stage, const IterVar& loop) {
+// Refuses to split or fuse `loop` of `stage` while a stage is computed at it: the loop
+// must stay a loop for the attachment to mean anything.
+Status checkNotAttachLoop(const std::vector<Stage>& stages, const Primitive& p, const Stage& stage,
+                          const IterVar& loop, const std::string& verb) {
   for (auto& other : stages)
     if (other.attach == AttachKind::At && other.attachStage == stage.name && other.attachIterVar.same(loop))
-      return &other;
-  return nullptr;
+      return scheduleError(p, other.name + " is computed at loop '" + loop.name() + "' of " + stage.name +
+                                  ", so that loop cannot be " + verb,
+                           std::string(primitiveName(p.kind)) + " before compute_at(" + other.name +
+                               ", ...), or compute " + other.name + " at another loop first");
+  return Status::success();
 }
 
 IterVar freshIterVar(const IterVar& like, const std::string& name, Range dom) {
@@ -262,11 +267,7 @@ Status Schedule::applySplit(const Primitive& p, Stage& stage) {
                          "e.g. io, ii = split(C, i, factor=32)");
   auto parent = leafAxis(p, stage, p.axes[0]);
   if (!parent) return parent.error();
-  if (const Stage* attached = stageAttachedAt(stages_, stage, *parent))
-    return scheduleError(p, attached->name + " is computed at loop '" + p.axes[0] + "' of " + stage.name +
-                                ", so that loop cannot be split",
-                         "split before compute_at(" + attached->name + ", ...), or compute " + attached->name +
-                             " at another loop first");
+  if (Status s = checkNotAttachLoop(stages_, p, stage, *parent, "split"); !s) return s;
   if (p.values[0] <= 0)
     return scheduleError(p, std::string(p.byParts ? "nparts" : "factor") + " must be positive, got " +
                                 std::to_string(p.values[0]));
@@ -295,11 +296,7 @@ Status Schedule::applyFuse(const Primitive& p, Stage& stage) {
   for (auto& name : p.axes) {
     auto iv = leafAxis(p, stage, name);
     if (!iv) return iv.error();
-    if (const Stage* attached = stageAttachedAt(stages_, stage, *iv))
-      return scheduleError(p, attached->name + " is computed at loop '" + name + "' of " + stage.name +
-                                  ", so that loop cannot be fused",
-                           "fuse before compute_at(" + attached->name + ", ...), or compute " + attached->name +
-                               " at another loop first");
+    if (Status s = checkNotAttachLoop(stages_, p, stage, *iv, "fused"); !s) return s;
     axes.push_back(*iv);
   }
   for (size_t i = 1; i < axes.size(); ++i) {
@@ -356,8 +353,11 @@ Status Schedule::applyTile(const Primitive& p, Stage& stage) {
                          "e.g. io, jo, ii, ji = tile(C, i, j, 32, 32)");
   if (Status s = checkNewNames(p, stage, p.results); !s) return s;
   // Validate everything before changing anything, then compose split/split/reorder.
-  for (auto& axis : p.axes)
-    if (auto iv = leafAxis(p, stage, axis); !iv) return iv.error();
+  for (auto& axis : p.axes) {
+    auto iv = leafAxis(p, stage, axis);
+    if (!iv) return iv.error();
+    if (Status s = checkNotAttachLoop(stages_, p, stage, *iv, "split"); !s) return s;
+  }
   if (p.axes[0] == p.axes[1]) return scheduleError(p, "the two loops must differ");
   for (int64_t factor : p.values)
     if (factor <= 0) return scheduleError(p, "factors must be positive, got " + std::to_string(factor));

@@ -4,6 +4,9 @@
 #include "compiler/arith/Analyzer.h"
 #include "core/ir/IRMutator.h"
 #include "core/ir/IROperators.h"
+#include "core/ir/IRVisitor.h"
+
+#include <unordered_set>
 
 namespace tessel {
 
@@ -17,6 +20,30 @@ bool isNoOp(const Stmt& s) {
   if (auto* seq = s.as<SeqStmtNode>()) return seq->seq.empty();
   if (auto* evaluate = s.as<EvaluateNode>()) return asConstInt(evaluate->value) || evaluate->value.as<FloatImmNode>();
   return false;
+}
+
+// Whether `s` mentions `var` anywhere, buffer shapes and strides included (substitute()
+// and usesVar() do not look into buffers, but an allocation inside a loop may be sized by
+// the loop's variable).
+bool mentionsVar(const Stmt& s, const VarNode* var) {
+  class Finder : public IRVisitor {
+  public:
+    explicit Finder(const VarNode* var) : var_(var) {}
+    bool found = false;
+    void visit(const VarNode* node) override { found = found || node == var_; }
+    void visitBuffer(const Buffer& buffer) override {
+      if (found || !seen_.insert(buffer.get()).second) return;
+      for (auto& e : buffer.shape()) if (e.defined()) visitExpr(e);
+      for (auto& e : buffer->strides) if (e.defined()) visitExpr(e);
+    }
+    using IRVisitor::visit;
+
+  private:
+    const VarNode* var_;
+    std::unordered_set<const BufferNode*> seen_;
+  } finder(var);
+  finder.visitStmt(s);
+  return finder.found;
 }
 
 std::optional<bool> constantCondition(const Expr& condition) {
@@ -37,8 +64,12 @@ protected:
     const int64_t* constantExtent = asConstInt(extent);
     if (constantExtent && *constantExtent <= 0) return noOp();
     if (!constantExtent && extent.dtype().isInt() && analyzer_.canProve(extent <= 0)) return noOp();
-    if (constantExtent && *constantExtent == 1 && node->forKind != ForKind::ThreadBinding)
-      return mutate(substitute(node->body, {{node->loopVar.get(), min}}));
+    if (constantExtent && *constantExtent == 1 && node->forKind != ForKind::ThreadBinding) {
+      Stmt body = substitute(node->body, {{node->loopVar.get(), min}});
+      // A buffer sized by the variable still needs it defined: keep it as a let.
+      if (mentionsVar(body, node->loopVar.get())) body = LetStmtNode::make(node->loopVar, min, body);
+      return mutate(body);
+    }
     analyzer_.bind(node->loopVar, Range::fromMinExtent(min, extent));
     Stmt body = mutate(node->body);
     analyzer_.unbind(node->loopVar);
@@ -73,8 +104,7 @@ protected:
     Stmt body = mutate(node->body);
     analyzer_.unbind(node->var);
     // Values are pure: a let nobody reads can go.
-    const VarNode* var = node->var.get();
-    if (!usesVar(body, [var](const VarNode* used) { return used == var; })) return body;
+    if (!mentionsVar(body, node->var.get())) return body;
     if (value.same(node->value) && body.same(node->body)) return self;
     return LetStmtNode::make(node->var, value, body);
   }

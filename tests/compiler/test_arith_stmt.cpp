@@ -96,6 +96,24 @@ private slots:
                                                                        "}\n"));
   }
 
+  void unitLoopSizingABufferStaysDefined() {
+    // The allocation inside is sized by jo; replacing jo in the body cannot reach the
+    // buffer's shape, so jo stays defined as a let.
+    Var jo("jo"), n("n");
+    Buffer T("T", DataType::float32(), {jo + 4}, "local");
+    Buffer C("C", DataType::float32(), {Expr(4)});
+    Stmt body = AllocateNode::make(T, SeqStmtNode::make({BufferStoreNode::make(T, Expr(1.0f), {jo}),
+                                                          BufferStoreNode::make(C, BufferLoadNode::make(T, {jo}), {jo})}));
+    QCOMPARE(text(simplify(loop(jo, 0, 1, body))), QString("let jo = 0\n"
+                                                           "allocate T: float32[jo + 4] in local\n"
+                                                           "T[0] = 1.0f\n"
+                                                           "C[0] = T[0]\n"));
+    // Likewise a let whose variable only a buffer shape mentions is kept.
+    Stmt let = LetStmtNode::make(n, Expr(8), AllocateNode::make(Buffer("U", DataType::float32(), {n}, "local"),
+                                                                BufferStoreNode::make(C, Expr(0.0f), {Expr(0)})));
+    QVERIFY(text(simplify(let)).startsWith("let n = 8\n"));
+  }
+
   void keepsUnitThreadBinding() {
     Var tx("tx");
     Buffer B("B", DataType::int64(), {Expr(1)});

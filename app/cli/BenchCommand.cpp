@@ -16,14 +16,6 @@
 namespace tessel::cli {
 
 namespace {
-std::vector<FlagSpec> benchFlags(const std::string& op) {
-  auto flags = operatorFlags(op);
-  flags.push_back({"threads", "worker threads (also TESSEL_NUM_THREADS)", true, ""});
-  flags.push_back({"schedule", "schedule text file replacing the default schedule", true, ""});
-  flags.push_back({"seconds", "minimum time spent timing", true, "1"});
-  return flags;
-}
-
 std::vector<int64_t> shapeOf(const te::Tensor& t) {
   std::vector<int64_t> shape;
   for (auto& e : t.shape()) shape.push_back(*asConstInt(e));
@@ -54,25 +46,16 @@ Comparison compare(const float* got, const float* expected, int64_t count, doubl
 }  // namespace
 
 int runBench(const std::vector<std::string>& args) {
-  std::string op = args.empty() || args[0].rfind("--", 0) == 0 ? "" : args[0];
-  std::vector<std::string> rest(args.begin() + (op.empty() ? 0 : 1), args.end());
-  auto flags = benchFlags(op.empty() ? "matmul" : op);
-  CommandLine line;
-  if (auto error = CommandLine::parse(rest, flags, &line)) {
-    std::cerr << "tessel bench: " << *error << "\n";
-    return kExitError;
-  }
-  // A stray word or a single-dash flag ("-m 64") would otherwise be ignored silently.
-  if (!line.positional().empty()) {
-    std::cerr << "tessel bench: unexpected argument '" << line.positional()[0] << "' (see --help)\n";
-    return kExitError;
-  }
-  if (line.helpRequested() || op.empty()) {
-    std::cout << usage("tessel bench matmul|dense|conv2d [options]", flags)
-              << "\nChecks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
-                 "machine's float32 FMA peak, measured now) and fraction_of_peak=.\n";
-    return op.empty() && !line.helpRequested() ? kExitError : kExitOk;
-  }
+  OperatorCommand command;
+  std::vector<FlagSpec> flags = {{"threads", "worker threads (also TESSEL_NUM_THREADS)", true, ""},
+                                 {"seconds", "minimum time spent timing", true, "1"}};
+  if (auto done = parseOperatorCommand(
+          "bench", args, flags,
+          "Checks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
+          "machine's float32 FMA peak, measured now) and fraction_of_peak=.\n",
+          &command))
+    return *done;
+  const CommandLine& line = command.line;
   if (line.has("threads")) {
     int64_t threads = 0;
     if (auto error = line.getInt("threads", &threads)) {
@@ -86,23 +69,10 @@ int runBench(const std::vector<std::string>& args) {
     std::cerr << "tessel bench: --seconds must be a positive number\n";
     return kExitError;
   }
-  std::unique_ptr<OperatorSpec> spec;
-  if (auto error = makeOperator(op, line, &spec)) {
-    std::cerr << "tessel bench: " << *error << "\n";
-    return kExitError;
-  }
-  std::string schedulePath = line.get("schedule");
-  auto schedule = loadSchedule(*spec, schedulePath);
-  if (!schedule) {
-    std::cerr << schedule.error().toString() << "\n";
-    return kExitError;
-  }
-  const Workload& w = spec->workload;
-  auto built = build(*schedule, w.args(), w.name);
+  const Workload& w = command.spec->workload;
+  auto built = build(*command.schedule, w.args(), w.name);
   if (!built) {
-    Diagnostic d = built.error();
-    if (d.location == "schedule" && !schedulePath.empty()) d.location = schedulePath;
-    std::cerr << d.toString() << "\n";
+    std::cerr << command.locate(built.error()).toString() << "\n";
     return kExitError;
   }
 
@@ -127,7 +97,7 @@ int runBench(const std::vector<std::string>& args) {
     return kExitError;
   }
   std::vector<float> expected(output.numElements());
-  spec->reference(inputs, expected.data());
+  command.spec->reference(inputs, expected.data());
   Comparison check = compare(output.dataAs<float>(), expected.data(), output.numElements(), 1e-3, 1e-3);
   if (check.worstRatio > 1) {
     std::cerr << "tessel bench: " << w.name << " gives wrong results: element " << check.worstIndex << " is "

@@ -2,8 +2,10 @@
 #include "app/cli/OperatorSpec.h"
 
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
+#include "app/cli/Commands.h"
 #include "compiler/schedule/TraceText.h"
 
 namespace tessel::cli {
@@ -113,6 +115,49 @@ Expected<Schedule> loadSchedule(const OperatorSpec& spec, const std::string& pat
     return d;
   }
   return schedule;
+}
+
+Diagnostic OperatorCommand::locate(Diagnostic d) const {
+  if (d.location == "schedule" && !schedulePath.empty()) d.location = schedulePath;
+  return d;
+}
+
+std::optional<int> parseOperatorCommand(const std::string& command, const std::vector<std::string>& args,
+                                        const std::vector<FlagSpec>& extraFlags, const std::string& description,
+                                        OperatorCommand* out) {
+  std::string op = args.empty() || args[0].rfind("--", 0) == 0 ? "" : args[0];
+  std::vector<std::string> rest(args.begin() + (op.empty() ? 0 : 1), args.end());
+  auto flags = operatorFlags(op.empty() ? "matmul" : op);
+  flags.insert(flags.end(), extraFlags.begin(), extraFlags.end());
+  flags.push_back({"schedule", "schedule text file replacing the default schedule", true, ""});
+  std::string prefix = "tessel " + command + ": ";
+  if (auto error = CommandLine::parse(rest, flags, &out->line)) {
+    std::cerr << prefix << *error << "\n";
+    return kExitError;
+  }
+  // A stray word or a single-dash flag ("-m 64") would otherwise be ignored silently.
+  if (!out->line.positional().empty()) {
+    std::cerr << prefix << "unexpected argument '" << out->line.positional()[0] << "' (see --help)\n";
+    return kExitError;
+  }
+  if (out->line.helpRequested() || op.empty()) {
+    std::string names;
+    for (auto& name : operatorNames()) names += (names.empty() ? "" : "|") + name;
+    std::cout << usage("tessel " + command + " " + names + " [options]", flags) << "\n" << description;
+    return op.empty() && !out->line.helpRequested() ? kExitError : kExitOk;
+  }
+  if (auto error = makeOperator(op, out->line, &out->spec)) {
+    std::cerr << prefix << *error << "\n";
+    return kExitError;
+  }
+  out->schedulePath = out->line.get("schedule");
+  auto schedule = loadSchedule(*out->spec, out->schedulePath);
+  if (!schedule) {
+    std::cerr << schedule.error().toString() << "\n";
+    return kExitError;
+  }
+  out->schedule = std::move(*schedule);
+  return std::nullopt;
 }
 
 }  // namespace tessel::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,5 +33,23 @@ std::optional<std::string> makeOperator(const std::string& op, const CommandLine
 /// The schedule to use: the default, or the trace in `path` replayed (errors name the
 /// file, line and column).
 Expected<Schedule> loadSchedule(const OperatorSpec& spec, const std::string& path);
+
+/// An operator command (`tessel lower OP ...`, `tessel bench OP ...`) after parsing: the
+/// operator, its flags and the schedule to use.
+struct OperatorCommand {
+  std::unique_ptr<OperatorSpec> spec;
+  CommandLine line;
+  std::optional<Schedule> schedule;
+  std::string schedulePath;
+  /// A diagnostic from lowering, located in the schedule file when one was given.
+  Diagnostic locate(Diagnostic d) const;
+};
+
+/// Parses `OP [flags]` for `command` ("lower", "bench"): the operator's flags, `extraFlags`
+/// and --schedule. Returns an exit code when there is nothing more to do (help printed,
+/// or an error reported on stderr); otherwise fills `out` and returns nullopt.
+std::optional<int> parseOperatorCommand(const std::string& command, const std::vector<std::string>& args,
+                                        const std::vector<FlagSpec>& extraFlags, const std::string& description,
+                                        OperatorCommand* out);
 
 }  // namespace tessel::cli

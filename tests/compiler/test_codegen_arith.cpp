@@ -10,7 +10,10 @@
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "core/ir/IR.h"
 
+#include "CodegenTestSupport.h"
+
 using namespace tessel;
+using namespace tessel::testing;
 
 namespace {
 
@@ -100,21 +103,6 @@ private:
   int64_t count_;
   void* data_;
 };
-
-std::shared_ptr<JITModule> compile(const PrimFunc& func) {
-  auto built = buildJIT({func});
-  if (!built) {
-    qWarning("%s", built.error().toString().c_str());
-    return nullptr;
-  }
-  return *built;
-}
-
-int32_t run(const JITModule& module, const std::string& name, std::vector<void*> args) {
-  TesselKernel kernel = module.getKernel(name);
-  if (!kernel) return -100;
-  return kernel(args.data());
-}
 
 DataType typeNamed(const QString& name) { return *DataType::parse(name.toStdString()); }
 

@@ -8,34 +8,12 @@
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "core/ir/IR.h"
 
+#include "CodegenTestSupport.h"
+
 using namespace tessel;
+using namespace tessel::testing;
 
 namespace {
-
-/// Host memory aligned as NDArrays are.
-template <class T>
-class AlignedArray {
-public:
-  explicit AlignedArray(size_t count)
-      : data_(static_cast<T*>(std::aligned_alloc(64, (count * sizeof(T) + 63) / 64 * 64))) {}
-  ~AlignedArray() { std::free(data_); }
-  AlignedArray(const AlignedArray&) = delete;
-  AlignedArray& operator=(const AlignedArray&) = delete;
-  T& operator[](size_t i) { return data_[i]; }
-  T* data() { return data_; }
-
-private:
-  T* data_;
-};
-
-std::shared_ptr<JITModule> compile(const PrimFunc& func) {
-  auto built = buildJIT({func});
-  if (!built) {
-    qWarning("%s", built.error().toString().c_str());
-    return nullptr;
-  }
-  return *built;
-}
 
 struct MathCase {
   Intrinsic op;

@@ -11,15 +11,12 @@
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "core/ir/IR.h"
 
+#include "CodegenTestSupport.h"
+
 using namespace tessel;
+using namespace tessel::testing;
 
 namespace {
-
-Expr load(const Buffer& buffer, Expr index) { return BufferLoadNode::make(buffer, {std::move(index)}); }
-Stmt store(const Buffer& buffer, Expr value, Expr index) { return BufferStoreNode::make(buffer, std::move(value), {std::move(index)}); }
-Stmt loop(const Var& var, Expr min, Expr extent, Stmt body, ForKind kind = ForKind::Serial) {
-  return ForNode::make(var, std::move(min), std::move(extent), kind, std::move(body));
-}
 
 /// C[i*16 : i*16+16] = A[...] * B[...] + C[...], 16 lanes at a time.
 PrimFunc vectorMultiplyAdd(const std::string& name, int lanes = 16, ForKind outer = ForKind::Serial) {

@@ -8,46 +8,12 @@
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "core/ir/IR.h"
 
+#include "CodegenTestSupport.h"
+
 using namespace tessel;
+using namespace tessel::testing;
 
 namespace {
-
-template <class T>
-class AlignedArray {
-public:
-  explicit AlignedArray(size_t count, T fill = T(-7))
-      : data_(static_cast<T*>(std::aligned_alloc(64, (count * sizeof(T) + 63) / 64 * 64))) {
-    std::fill(data_, data_ + count, fill);
-  }
-  ~AlignedArray() { std::free(data_); }
-  AlignedArray(const AlignedArray&) = delete;
-  AlignedArray& operator=(const AlignedArray&) = delete;
-  T& operator[](size_t i) { return data_[i]; }
-  T* data() { return data_; }
-
-private:
-  T* data_;
-};
-
-std::shared_ptr<JITModule> compile(const PrimFunc& func) {
-  auto built = buildJIT({func});
-  if (!built) {
-    qWarning("%s", built.error().toString().c_str());
-    return nullptr;
-  }
-  return *built;
-}
-
-int32_t run(const JITModule& module, const std::string& name, std::vector<void*> args) {
-  TesselKernel kernel = module.getKernel(name);
-  return kernel ? kernel(args.data()) : -100;
-}
-
-Expr load(const Buffer& buffer, Expr index) { return BufferLoadNode::make(buffer, {std::move(index)}); }
-Stmt store(const Buffer& buffer, Expr value, Expr index) { return BufferStoreNode::make(buffer, std::move(value), {std::move(index)}); }
-Stmt loop(const Var& var, Expr min, Expr extent, Stmt body, ForKind kind = ForKind::Serial) {
-  return ForNode::make(var, std::move(min), std::move(extent), kind, std::move(body));
-}
 
 }  // namespace
 

@@ -70,8 +70,13 @@ protected:
       if (mentionsVar(body, node->loopVar.get())) body = LetStmtNode::make(node->loopVar, min, body);
       return mutate(body);
     }
-    analyzer_.bind(node->loopVar, Range::fromMinExtent(min, extent));
+    Range range = Range::fromMinExtent(min, extent);
+    analyzer_.bind(node->loopVar, range);
+    auto outer = loops_.find(node->loopVar.get()) != loops_.end() ? std::optional(loops_[node->loopVar.get()]) : std::nullopt;
+    loops_[node->loopVar.get()] = {node->loopVar, range};
     Stmt body = mutate(node->body);
+    if (outer) loops_[node->loopVar.get()] = *outer;
+    else loops_.erase(node->loopVar.get());
     analyzer_.unbind(node->loopVar);
     if (isNoOp(body)) return noOp();
     if (min.same(node->min) && extent.same(node->extent) && body.same(node->body)) return self;
@@ -89,8 +94,8 @@ protected:
       if (*taken) return mutate(node->thenCase);
       return node->elseCase.defined() ? mutate(node->elseCase) : noOp();
     }
-    Stmt thenCase = mutate(node->thenCase);
-    Stmt elseCase = node->elseCase.defined() ? mutate(node->elseCase) : Stmt();
+    Stmt thenCase = mutateWhere(condition, true, node->thenCase);
+    Stmt elseCase = node->elseCase.defined() ? mutateWhere(condition, false, node->elseCase) : Stmt();
     if (elseCase.defined() && isNoOp(elseCase)) elseCase = Stmt();
     if (isNoOp(thenCase) && !elseCase.defined()) return noOp();
     if (condition.same(node->condition) && thenCase.same(node->thenCase) && elseCase.same(node->elseCase))
@@ -146,7 +151,85 @@ protected:
   }
 
 private:
+  using LoopRange = std::pair<Var, Range>;
+
+  // Simplifies a branch knowing that `condition` is `holds` there: comparisons of loop
+  // variables narrow their ranges (in the then-branch of if (i < e), i lies in
+  // [min, min(min + extent, e))), so checks repeated inside the branch are decided.
+  Stmt mutateWhere(const Expr& condition, bool holds, const Stmt& branch) {
+    std::vector<LoopRange> saved;
+    narrow(condition, holds, saved);
+    Stmt result = mutate(branch);
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      analyzer_.unbind(it->first);
+      loops_[it->first.get()] = *it;
+    }
+    return result;
+  }
+
+  // Binds the narrowed ranges implied by `condition` being `holds`, recording the ranges
+  // they replace in `saved`.
+  void narrow(const Expr& condition, bool holds, std::vector<LoopRange>& saved) {
+    if (auto* call = condition.as<CallNode>(); call && call->op == Intrinsic::Likely && call->args.size() == 1)
+      return narrow(call->args[0], holds, saved);
+    if (auto* n = condition.as<NotNode>()) return narrow(n->a, !holds, saved);
+    if (auto* n = condition.as<AndNode>(); n && holds) {
+      narrow(n->a, true, saved);
+      return narrow(n->b, true, saved);
+    }
+    if (auto* n = condition.as<OrNode>(); n && !holds) {
+      narrow(n->a, false, saved);
+      return narrow(n->b, false, saved);
+    }
+    NodeKind kind;
+    Expr a, b;
+    switch (condition->kind()) {
+#define TESSEL_COMPARISON(Name)                     \
+  case NodeKind::Name:                              \
+    kind = NodeKind::Name;                          \
+    a = condition.as<Name##Node>()->a;              \
+    b = condition.as<Name##Node>()->b;              \
+    break;
+      TESSEL_COMPARISON(LT) TESSEL_COMPARISON(LE) TESSEL_COMPARISON(GT) TESSEL_COMPARISON(GE)
+      TESSEL_COMPARISON(EQ) TESSEL_COMPARISON(NE)
+#undef TESSEL_COMPARISON
+      default: return;
+    }
+    if (!a.dtype().isInt() || !a.dtype().isScalar()) return;
+    // Put the loop variable on the left: e > i is i < e.
+    if (!a.as<VarNode>() || !loops_.count(a.as<VarNode>())) {
+      std::swap(a, b);
+      kind = kind == NodeKind::LT ? NodeKind::GT : kind == NodeKind::GT ? NodeKind::LT
+           : kind == NodeKind::LE ? NodeKind::GE : kind == NodeKind::GE ? NodeKind::LE : kind;
+    }
+    auto* var = a.as<VarNode>();
+    if (!var || !loops_.count(var)) return;
+    if (usesVar(b, [var](const VarNode* used) { return used == var; })) return;
+    if (!holds) {
+      kind = kind == NodeKind::LT ? NodeKind::GE : kind == NodeKind::GE ? NodeKind::LT
+           : kind == NodeKind::LE ? NodeKind::GT : kind == NodeKind::GT ? NodeKind::LE
+           : kind == NodeKind::EQ ? NodeKind::NE : NodeKind::EQ;
+    }
+    auto [loopVar, range] = loops_[var];
+    Expr end = range.min + range.extent;
+    Range narrowed;
+    switch (kind) {
+      case NodeKind::LT: narrowed = {range.min, min(range.extent, b - range.min)}; break;
+      case NodeKind::LE: narrowed = {range.min, min(range.extent, b + 1 - range.min)}; break;
+      case NodeKind::GE: narrowed = {max(range.min, b), end - max(range.min, b)}; break;
+      case NodeKind::GT: narrowed = {max(range.min, b + 1), end - max(range.min, b + 1)}; break;
+      case NodeKind::EQ: narrowed = {b, makeConst(b.dtype(), 1)}; break;
+      default: return;  // i != e says nothing about a range
+    }
+    narrowed = {analyzer_.simplify(narrowed.min), analyzer_.simplify(narrowed.extent)};
+    saved.push_back(loops_[var]);
+    loops_[var] = {loopVar, narrowed};
+    analyzer_.bind(loopVar, narrowed);
+  }
+
   Analyzer analyzer_;
+  // The loops being walked, with their ranges as narrowed by enclosing branches.
+  std::unordered_map<const VarNode*, LoopRange> loops_;
 };
 
 }  // namespace

@@ -521,7 +521,7 @@ private slots:
     Buffer B("B", DataType::index(), {Expr(1000)});
     FailureLog failures;
     int changed = 0;
-    for (int round = 0; round < 400; ++round) {
+    for (int round = 0; round < 800; ++round) {
       std::vector<Var> vars{n};
       int depth = 1 + static_cast<int>(pickFrom({0, 1, 2}));
       std::vector<std::pair<Var, Range>> loops;
@@ -534,14 +534,44 @@ private slots:
         vars.push_back(v);
       }
       ExprGenerator generator(1000u + round, vars, DataType::index());
+      // Tail-style tests of one loop variable against a nearby bound (i < 3, i >= n - 1, ...):
+      // what partitioning and bound checks produce, and where off-by-one mistakes show.
+      auto compareOneWay = [&](Expr v, Expr bound) -> Expr {
+        switch (generator.pick(6)) {
+          case 0: return v < bound;
+          case 1: return v <= bound;
+          case 2: return v > bound;
+          case 3: return v >= bound;
+          case 4: return eq(v, bound);
+          default: return ne(bound, v);
+        }
+      };
+      auto loopVariable = [&]() -> Expr { return loops[generator.pick(static_cast<int>(loops.size()))].first; };
+      auto nearbyBound = [&]() -> Expr {
+        return generator.pick(3) == 0 ? n - pickFrom({0, 1, 2}) : Expr(pickFrom({-1, 0, 1, 2, 3, 4, 7}));
+      };
+      auto loopCondition = [&]() { return compareOneWay(loopVariable(), nearbyBound()); };
+      auto condition = [&]() { return generator.pick(3) == 0 ? generator.condition(1) : loopCondition(); };
       std::vector<Stmt> body;
       for (int k = 0, count = 1 + generator.pick(3); k < count; ++k) {
         Stmt store = BufferStoreNode::make(B, generator.index(2), {generator.index(3)});
-        switch (generator.pick(4)) {
+        switch (generator.pick(5)) {
           case 0: body.push_back(store); break;
-          case 1: body.push_back(IfThenElseNode::make(likely(generator.condition(1)), store)); break;
+          case 4: {  // nested branches: the outer condition narrows loop ranges for the inner
+            // Often the same variable against the same bound, give or take one: the inner
+            // test is then decided exactly at the edge of the outer one.
+            Expr v = loopVariable(), bound = nearbyBound();
+            Expr outer = compareOneWay(v, bound);
+            if (generator.pick(3) == 0) outer = outer && condition();
+            Expr innerCondition = generator.pick(4) == 0 ? condition() : compareOneWay(v, bound + pickFrom({-1, 0, 1}));
+            Stmt inner = IfThenElseNode::make(innerCondition, store,
+                                              BufferStoreNode::make(B, v * 100 + generator.index(1), {generator.index(2)}));
+            body.push_back(IfThenElseNode::make(outer, inner, BufferStoreNode::make(B, v, {generator.index(1)})));
+            break;
+          }
+          case 1: body.push_back(IfThenElseNode::make(likely(condition()), store)); break;
           case 2:
-            body.push_back(IfThenElseNode::make(generator.condition(1), store,
+            body.push_back(IfThenElseNode::make(condition(), store,
                                                 BufferStoreNode::make(B, generator.index(1), {generator.index(2)})));
             break;
           default: {

@@ -73,6 +73,32 @@ private slots:
                                         "}\n"));
   }
 
+  void branchConditionNarrowsTheLoopRange() {
+    // Inside if (i < 50) the loop variable is below 50; in its else branch at least 50.
+    Var i("i"), n("n");
+    Buffer B("B", DataType::int64(), {Expr(100)});
+    Stmt thenCase = BufferStoreNode::make(B, select(i < 60, Expr(1), Expr(2)), {i});
+    Stmt elseCase = IfThenElseNode::make(i >= 40, BufferStoreNode::make(B, Expr(3), {i}));
+    Stmt s = loop(i, 0, 100, IfThenElseNode::make(likely(i < 50), thenCase, elseCase));
+    QCOMPARE(text(simplify(s)), QString("for (i, 0, 100) {\n"
+                                        "  if (likely(i < 50)) {\n"
+                                        "    B[i] = 1\n"
+                                        "  } else {\n"
+                                        "    B[i] = 3\n"
+                                        "  }\n"
+                                        "}\n"));
+    // Symbolic bounds narrow too: past i >= 4, i - 4 is never negative.
+    Stmt shifted = IfThenElseNode::make(i >= 4, IfThenElseNode::make(i - 4 >= 0, BufferStoreNode::make(B, Expr(0), {i - 4})));
+    QCOMPARE(text(simplify(loop(i, 0, n, shifted))), QString("for (i, 0, n) {\n"
+                                                             "  if (i >= 4) {\n"
+                                                             "    B[i - 4] = 0\n"
+                                                             "  }\n"
+                                                             "}\n"));
+    // A condition on something else than a loop variable narrows nothing.
+    Stmt other = IfThenElseNode::make(n < 50, IfThenElseNode::make(i < 50, BufferStoreNode::make(B, Expr(0), {i})));
+    QVERIFY(text(simplify(loop(i, 0, 100, other))).contains("if (i < 50)"));
+  }
+
   void takesElseBranchOfFalseCondition() {
     Var i("i");
     Buffer B("B", DataType::int64(), {Expr(8)});

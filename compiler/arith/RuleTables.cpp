@@ -307,13 +307,14 @@ Expr castRoundTrip(const Expr& e, RewriteContext& context) {
 void constantFolding(RuleTableBuilder& t) {
   t.ruleSet("fold", RuleTypes::Any);
   auto fold = [](const Expr& e, RewriteContext&) { return constantFold(e); };
-#define TESSEL_FOLD_RULE(Name) t.procedure(NodeKind::Name, "fold constant operands", fold);
+#define TESSEL_FOLD_RULE(Name) \
+  t.procedure(NodeKind::Name, std::string("fold ") + nodeKindName(NodeKind::Name) + " of constants", fold);
   TESSEL_BINARY_NODES(TESSEL_FOLD_RULE)
 #undef TESSEL_FOLD_RULE
-  t.procedure(NodeKind::Not, "fold constant operands", fold);
-  t.procedure(NodeKind::Select, "fold constant condition", fold);
-  t.procedure(NodeKind::Cast, "fold constant operands", fold);
-  t.procedure(NodeKind::Call, "fold exact intrinsics of constants", fold);
+  t.procedure(NodeKind::Not, "fold Not of a constant", fold);
+  t.procedure(NodeKind::Select, "fold Select of a constant condition", fold);
+  t.procedure(NodeKind::Cast, "fold Cast of a constant", fold);
+  t.procedure(NodeKind::Call, "fold exact intrinsics (floor, ceil, trunc, fabs, sqrt) of constants", fold);
 }
 
 void addRules(RuleTableBuilder& t) {

@@ -22,6 +22,9 @@ public:
   static constexpr DataType int32(int lanes = 1) { return {Code::Int, 32, lanes}; }
   static constexpr DataType int64(int lanes = 1) { return {Code::Int, 64, lanes}; }
   static constexpr DataType uint8(int lanes = 1) { return {Code::UInt, 8, lanes}; }
+  static constexpr DataType uint16(int lanes = 1) { return {Code::UInt, 16, lanes}; }
+  static constexpr DataType uint32(int lanes = 1) { return {Code::UInt, 32, lanes}; }
+  static constexpr DataType uint64(int lanes = 1) { return {Code::UInt, 64, lanes}; }
   static constexpr DataType float16(int lanes = 1) { return {Code::Float, 16, lanes}; }
   static constexpr DataType float32(int lanes = 1) { return {Code::Float, 32, lanes}; }
   static constexpr DataType float64(int lanes = 1) { return {Code::Float, 64, lanes}; }

@@ -54,7 +54,7 @@ std::string formatFloat(double value, DataType dtype) {
   std::string text(buffer, result.ptr);
   if (text.find_first_of(".einf") == std::string::npos) text += ".0";
   if (dtype.bits() == 32) text += "f";
-  else if (dtype.bits() == 16) text = "float16(" + text + ")";
+  else if (dtype.bits() == 16) text = dtype.element().toString() + "(" + text + ")";
   return text;
 }
 

@@ -39,6 +39,11 @@ private slots:
     QCOMPARE(QString::fromStdString(toString(e)), expected);
   }
 
+  void printsSixteenBitFloatConstantsWithTheirType() {
+    QCOMPARE(QString::fromStdString(toString(FloatImmNode::make(DataType::bfloat16(), 1.5))), QString("bfloat16(1.5)"));
+    QCOMPARE(QString::fromStdString(toString(FloatImmNode::make(DataType::float16(), 2.0))), QString("float16(2.0)"));
+  }
+
   void distinctVariablesWithOneNameGetDistinctNames() {
     Var a("i"), b("i");
     QCOMPARE(QString::fromStdString(toString(a + b)), QString("i + i_1"));

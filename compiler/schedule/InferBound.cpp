@@ -157,14 +157,9 @@ BoundMap inferBound(const ScheduleView& view, BoundMode mode) {
         for (const BufferLoadNode* load : loadsOf(consumer->body, stage.buffer())) {
           for (size_t d = 0; d < axes.size(); ++d) {
             Expr index = substitute(load->indices[d], toLoops);
+            // evalInterval also relaxes variables that appear in other domains' ends
+            // (symbolic extents), so one call covers the whole chain.
             Interval interval = evalInterval(index, relax);
-            // Symbolic extents can leave relaxed variables in the bounds: relax again.
-            for (int round = 0; round < 3 && interval.isBounded(); ++round) {
-              bool pending = usesVar(interval.min, [&](const VarNode* v) { return relax.count(v) > 0; }) ||
-                             usesVar(interval.max, [&](const VarNode* v) { return relax.count(v) > 0; });
-              if (!pending) break;
-              interval = Interval{evalInterval(interval.min, relax).min, evalInterval(interval.max, relax).max};
-            }
             region[d] = seen[d] ? unionOf(region[d], interval) : interval;
             seen[d] = true;
           }

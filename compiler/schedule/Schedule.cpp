@@ -137,8 +137,11 @@ Schedule::Schedule(std::vector<te::Tensor> outputs) : outputs_(std::move(outputs
   std::set<std::string> names;
   for (auto& op : te::postOrder(outputs_)) {
     bool isOutput = std::any_of(outputs_.begin(), outputs_.end(), [&](const te::Tensor& t) { return t.op().same(op); });
-    TESSEL_ICHECK(names.insert(op.name()).second)
-        << "two operations are named " << op.name() << "; stage names must be unique";
+    // Schedules name stages, so a pipeline with two operations of one name cannot be
+    // scheduled; that is a mistake in how the pipeline was written, not a compiler bug.
+    if (!names.insert(op.name()).second)
+      throw UserError({"two operations are named '" + op.name() + "'", "schedule", 0, 0,
+                       "give every placeholder and compute a distinct name"});
     stages_.push_back(makeStage(op, isOutput));
   }
 }
@@ -203,6 +206,7 @@ Status Schedule::applyUnrecorded(const Primitive& p) {
     case PrimitiveKind::ComputeInline: return applyComputeInline(p, *stage);
     case PrimitiveKind::ComputeRoot:
       if (!p.axes.empty() || !p.target.empty()) return scheduleError(p, "takes only a stage name");
+      if (!te::asCompute(stage->op)) return scheduleError(p, stage->name + " is an input; it is not computed");
       stage->attach = AttachKind::Root;
       stage->attachStage.clear();
       stage->attachIterVar = IterVar();
@@ -528,7 +532,7 @@ Status Schedule::applyCacheWrite(const Primitive& p, Stage& stage) {
   if (!compute) return scheduleError(p, stage.name + " is an input; only computed stages can be cached");
   if (p.results.size() != 1 || p.target.empty())
     return scheduleError(p, "expects a stage, a scope and one result name", "e.g. CC = cache_write(C, local)");
-  if (!stage.relations.empty() || !stage.attrs.empty())
+  if (!stage.relations.empty() || !stage.attrs.empty() || !stage.alignments.empty())
     return scheduleError(p, "cache_write(" + stage.name + ") must come before the loops of " + stage.name +
                                 " are split, fused or annotated",
                          "move this line above the other primitives on " + stage.name);

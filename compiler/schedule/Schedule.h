@@ -76,7 +76,8 @@ struct Stage {
 /// schedule as it was and returns a Diagnostic naming the primitive's line and the axis.
 class Schedule {
 public:
-  /// The default schedule: every stage computed at root, loops in axis order.
+  /// The default schedule: every stage computed at root, loops in axis order. Throws
+  /// UserError when two operations of the pipeline share a name.
   explicit Schedule(std::vector<te::Tensor> outputs);
 
   /// Applies one primitive and appends it to the trace.

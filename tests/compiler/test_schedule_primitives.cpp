@@ -114,6 +114,9 @@ private slots:
     QTest::newRow("storage_align bad axis") << "storage_align(C, k, 16, 1)" << 1 << "no dimension named 'k'";
     QTest::newRow("storage_align bad offset") << "storage_align(C, i, 16, 16)" << 1 << "0 <= offset < factor";
     QTest::newRow("bind bad tag") << "bind(C, i, warp.x)" << 1 << "not a thread tag";
+    QTest::newRow("compute_root of an input") << "compute_root(A)" << 1 << "is an input";
+    QTest::newRow("cache_write after storage_align")
+        << "storage_align(C, i, 16, 1)\nCC = cache_write(C, local)" << 2 << "must come before";
   }
   void illegalRequestsAreDiagnosed() {
     QFETCH(QString, text);
@@ -124,6 +127,18 @@ private slots:
     QVERIFY2(!d.message.empty(), "the request was accepted");
     QCOMPARE(d.line, line);
     QVERIFY2(QString::fromStdString(d.message).contains(message), d.toString().c_str());
+  }
+
+  void duplicateOperationNamesAreAUserError() {
+    te::Tensor A = te::placeholder({Expr(4)}, DataType::float32(), "A");
+    te::Tensor B = te::compute({Expr(4)}, [&](Var i) { return A(i) + 1.0f; }, "A");
+    bool reported = false;
+    try {
+      Schedule s({B});
+    } catch (const UserError& error) {
+      reported = QString::fromStdString(error.diagnostic.message).contains("two operations are named 'A'");
+    }
+    QVERIFY(reported);
   }
 
   void computeAtLooksThroughInlinedStages() {

@@ -2,12 +2,12 @@
 #include "runtime/PeakFlops.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
 #include "runtime/Error.h"
 #include "runtime/ThreadPool.h"
-#include "runtime/Timer.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define TESSEL_X86 1
@@ -139,56 +139,75 @@ FmaKernel bestFmaKernel() {
 
 double measurePeakGflops(int threads) { return measurePeakGflops(threads, bestFmaKernel()); }
 
-double measurePeakGflops(int threads, FmaKernel kernel) {
+struct PeakProbe::Impl {
+  ThreadPool& pool;
+  KernelInfo info;
+  int64_t iterations = 1 << 12;
+  std::vector<float> results;
+
+  // One launch: every thread runs the loop once (extent = thread count).
+  double launchSeconds() {
+    auto start = std::chrono::steady_clock::now();
+    pool.parallelFor(int64_t(results.size()), [&](int64_t begin, int64_t end) {
+      for (int64_t thread = begin; thread < end; ++thread) results[thread] = info.loop(iterations);
+    });
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    float sink = 0;
+    for (float result : results) sink += result;
+    gSink = sink;
+    return seconds;
+  }
+};
+
+PeakProbe::PeakProbe(ThreadPool& pool, FmaKernel kernel, double sampleSeconds)
+    : impl_(new Impl{pool, kernelInfo(kernel), 1 << 12, std::vector<float>(pool.numThreads())}) {
   if (!supportsFmaKernel(kernel))
     throw Error(std::string("this CPU cannot run the ") + toString(kernel) + " FMA kernel (it has: " +
                 cpuFeatureSummary() + ")");
-  ThreadPool pool(threads);
-  const int threadCount = pool.numThreads();
-  const KernelInfo info = kernelInfo(kernel);
-  std::vector<float> results(threadCount);
-
-  int64_t iterations = 1 << 12;
-  // Extent = thread count, so every thread runs exactly one loop of `iterations`.
-  auto runAllThreads = [&] {
-    pool.parallelFor(threadCount, [&](int64_t begin, int64_t end) {
-      for (int64_t thread = begin; thread < end; ++thread) results[thread] = info.loop(iterations);
-    });
-  };
-  // Grow the loop until one launch takes ~5 ms, so launch overhead and clock resolution
-  // vanish; this also warms the vector units up to their steady frequency.
-  constexpr double kTargetLaunchSeconds = 0.005;
+  // Grow the loop until one launch takes about sampleSeconds, so launch overhead and clock
+  // resolution vanish; this also warms the vector units up to their steady frequency.
   for (;;) {
-    TimerOptions single;
-    single.warmupCalls = 0;
-    single.minSamples = 1;
-    single.maxSamples = 1;
-    single.minTotalSeconds = 0;
-    single.minSampleSeconds = 0;
-    double seconds = medianSecondsPerCall(runAllThreads, single);
-    if (seconds >= kTargetLaunchSeconds / 2 || iterations >= (int64_t{1} << 40)) {
-      iterations = static_cast<int64_t>(static_cast<double>(iterations) * kTargetLaunchSeconds / std::max(seconds, 1e-9));
-      iterations = std::max<int64_t>(iterations, 1);
+    double seconds = impl_->launchSeconds();
+    if (seconds >= sampleSeconds / 2 || impl_->iterations >= (int64_t{1} << 40)) {
+      impl_->iterations = std::max<int64_t>(
+          1, static_cast<int64_t>(static_cast<double>(impl_->iterations) * sampleSeconds / std::max(seconds, 1e-9)));
       break;
     }
-    iterations *= 4;
+    impl_->iterations *= 4;
   }
+}
 
+PeakProbe::~PeakProbe() = default;
+
+double PeakProbe::sampleGflops() {
+  double seconds = impl_->launchSeconds();
+  double flops = impl_->info.flopsPerIteration * static_cast<double>(impl_->iterations) * double(impl_->results.size());
+  return flops / std::max(seconds, 1e-12) / 1e9;
+}
+
+double PeakProbe::sustainedGflops(double seconds) {
+  double elapsed = 0;
+  int64_t launches = 0;
+  while (elapsed < seconds || launches == 0) {
+    elapsed += impl_->launchSeconds();
+    ++launches;
+  }
+  double flops = impl_->info.flopsPerIteration * static_cast<double>(impl_->iterations) *
+                 double(impl_->results.size()) * double(launches);
+  return flops / std::max(elapsed, 1e-12) / 1e9;
+}
+
+double measurePeakGflops(int threads, FmaKernel kernel) {
+  ThreadPool pool(threads);
+  PeakProbe probe(pool, kernel);
   // A peak is what the machine can do, and interference (other processes, interrupts)
   // only ever slows a sample down: keep the fastest of many short samples rather than
   // the median, so that a busy machine still reports its real capability.
-  TimerOptions options;
-  options.warmupCalls = 1;
-  options.minSamples = 20;
-  options.minTotalSeconds = 0.15;
-  options.minSampleSeconds = 0;
-  auto samples = sampleSecondsPerCall(runAllThreads, options);
-  double secondsPerLaunch = *std::min_element(samples.begin(), samples.end());
-  float sink = 0;
-  for (float result : results) sink += result;
-  gSink = sink;
-  double flops = info.flopsPerIteration * static_cast<double>(iterations) * threadCount;
-  return flops / secondsPerLaunch / 1e9;
+  double best = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(150);
+  for (int sample = 0; sample < 20 || std::chrono::steady_clock::now() < deadline; ++sample)
+    best = std::max(best, probe.sampleGflops());
+  return best;
 }
 
 std::string cpuFeatureSummary() {

@@ -1,9 +1,12 @@
 // Measures the machine's float32 FMA throughput, the roofline ceiling for generated kernels.
 #pragma once
 
+#include <memory>
 #include <string>
 
 namespace tessel::runtime {
+
+class ThreadPool;
 
 /// The built-in FMA loops, one per instruction set.
 enum class FmaKernel { Scalar, AVX2, AVX512 };
@@ -17,10 +20,29 @@ bool supportsFmaKernel(FmaKernel kernel);
 /// The widest kernel this CPU supports.
 FmaKernel bestFmaKernel();
 
-/// Peak float32 GFLOP/s (an FMA counts as two operations) with `threads` threads of the
-/// runtime pool each running bestFmaKernel() on registers only; 0 or less means the default
-/// thread count. The median of several repetitions after a warm-up; takes a few hundred
-/// milliseconds.
+/// Timed samples of float32 FMA throughput on every thread of a pool. A kernel's fraction
+/// of peak is best measured by alternating its samples with these: the speed of a shared
+/// or virtual machine drifts by tens of percent over seconds, so a peak taken at another
+/// moment is not comparable.
+class PeakProbe {
+public:
+  /// Calibrates one sample to last about `sampleSeconds` (also warming the vector units).
+  explicit PeakProbe(ThreadPool& pool, FmaKernel kernel, double sampleSeconds = 0.005);
+  ~PeakProbe();
+  /// GFLOP/s (an FMA counts as two operations) of one timed launch on all threads.
+  double sampleGflops();
+  /// GFLOP/s over launches run back to back for at least `seconds` (a sustained rate,
+  /// for machines whose speed is throttled in periods).
+  double sustainedGflops(double seconds);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Peak float32 GFLOP/s with `threads` threads each running bestFmaKernel() on registers
+/// only; 0 or less means the default thread count. The fastest of many short samples
+/// (interference only ever slows a sample down); takes about 0.2 s.
 double measurePeakGflops(int threads);
 
 /// The same with a chosen kernel; throws Error when the CPU does not support it.

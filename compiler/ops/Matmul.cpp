@@ -1,6 +1,8 @@
 // Matmul compute and default schedule.
 #include "compiler/ops/Matmul.h"
 
+#include <algorithm>
+
 #include "core/ir/IROperators.h"
 
 namespace tessel {
@@ -68,16 +70,24 @@ Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Schedul
   int64_t n = *asConstInt(C.shape()[1]);
   int64_t bn = std::min(panelWidth(target), n);
   int64_t rows = tileRows(m, target);
+  // Column panels are taken in groups that fit in half of a 2 MiB L2 cache: a group of B
+  // stays there while every row block of A passes once, and each row block stays in L1
+  // while it meets every panel of the group.
+  int64_t k = *asConstInt(workload.inputs[0].shape()[1]);
+  int64_t panelBytes = k * bn * C.dtype().bytes();
+  int64_t panels = (n + bn - 1) / bn;
+  int64_t group = std::clamp<int64_t>((1 << 20) / std::max<int64_t>(panelBytes, 1), 1, panels);
   Schedule s({C});
   auto steps = {
       // The accumulator tile lives in registers; C receives each finished tile.
       s.cacheWrite("C", "local", "C.local"),
       s.tile("C", "i", "j", rows, bn, "io", "jo", "ii", "ji"),
-      // Column panels outermost: one B panel stays in cache while all row blocks use it.
-      s.reorder("C", {"jo", "io"}),
-      s.parallel("C", "jo"),
+      s.split("C", "jo", group, "jg", "jj"),
+      s.reorder("C", {"jg", "io", "jj"}),
+      s.fuse("C", {"jg", "io"}, "task"),
+      s.parallel("C", "task"),
       s.vectorize("C", "ji"),
-      s.computeAt("C.local", "C", "io"),
+      s.computeAt("C.local", "C", "jj"),
       // Inside a tile: k outermost, rows unrolled, columns as vectors.
       s.reorder("C.local", {"k", "i", "j"}),
       s.unroll("C.local", "i"),

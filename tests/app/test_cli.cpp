@@ -321,8 +321,10 @@ private slots:
     double peak = positiveNumber(values.value("peak_gflops"));
     double fraction = positiveNumber(values.value("fraction_of_peak"));
     QVERIFY2(gflops > 0 && peak > 0 && fraction > 0, qPrintable(run.out));
-    // The fraction is the ratio of the two printed numbers (up to their rounding).
-    QVERIFY2(std::abs(fraction - gflops / peak) <= 0.001 + 0.01 * fraction, qPrintable(run.out));
+    // The fraction is the median of per-block ratios (kernel block over the FMA probe block
+    // beside it), so it is close to, but not exactly, the ratio of the two medians.
+    QVERIFY2(positiveNumber(values.value("block_pairs")) >= 5, qPrintable(run.out));
+    QVERIFY2(fraction >= 0.5 * gflops / peak && fraction <= 2.0 * gflops / peak, qPrintable(run.out));
     QVERIFY2(positiveNumber(values.value("median_ms")) > 0, qPrintable(run.out));
   }
 

@@ -6,6 +6,7 @@
 
 #include "runtime/Error.h"
 #include "runtime/PeakFlops.h"
+#include "runtime/ThreadPool.h"
 #include "runtime/Timer.h"
 
 using namespace tessel::runtime;
@@ -13,6 +14,29 @@ using namespace tessel::runtime;
 class TestPeakFlops : public QObject {
   Q_OBJECT
 private slots:
+  void probeSamplesAreFiniteAndPositive() {
+    ThreadPool pool(2);
+    PeakProbe probe(pool, bestFmaKernel(), 0.002);
+    for (int i = 0; i < 5; ++i) {
+      double rate = probe.sampleGflops();
+      QVERIFY2(std::isfinite(rate) && rate > 0, qPrintable(QString::number(rate)));
+    }
+    // A sustained block runs whole launches back to back until its time is up.
+    QElapsedTimer timer;
+    timer.start();
+    double sustained = probe.sustainedGflops(0.05);
+    QVERIFY(timer.elapsed() >= 50);
+    QVERIFY(std::isfinite(sustained) && sustained > 0);
+  }
+
+  void probeRefusesKernelsTheCpuLacks() {
+    for (FmaKernel kernel : {FmaKernel::AVX2, FmaKernel::AVX512}) {
+      if (supportsFmaKernel(kernel)) continue;
+      ThreadPool pool(1);
+      QVERIFY_THROWS_EXCEPTION(Error, PeakProbe(pool, kernel));
+    }
+  }
+
   void reportsCpuFeatures() {
     QString summary = QString::fromStdString(cpuFeatureSummary());
     QVERIFY(!summary.isEmpty());

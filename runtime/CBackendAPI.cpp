@@ -1,16 +1,14 @@
 // The C entry points that generated kernels call: parallel loops and scratch memory.
 #include "runtime/c_backend_api.h"
 
-#include <cstdlib>
-
 #include "runtime/ThreadPool.h"
+#include "runtime/WorkspacePool.h"
 
 namespace {
 
 /// Status returned to a kernel when the runtime itself failed (no exception may cross
 /// into generated code).
 constexpr int32_t kRuntimeFailure = -1;
-constexpr int64_t kWorkspaceAlignment = 64;
 
 }  // namespace
 
@@ -28,13 +26,10 @@ int32_t tessel_parallel_for(int64_t extent, TesselParallelBody body, void* closu
 
 void* tessel_workspace_alloc(int64_t bytes) {
   if (bytes < 0) return nullptr;
-  // aligned_alloc wants a multiple of the alignment; a zero-byte request still gets a
-  // unique pointer so that kernels can treat null as failure.
-  int64_t rounded = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-  if (rounded == 0) rounded = kWorkspaceAlignment;
-  return std::aligned_alloc(kWorkspaceAlignment, static_cast<size_t>(rounded));
+  // A zero-byte request still gets a unique pointer so that kernels can treat null as failure.
+  return tessel::runtime::WorkspacePool::global().allocate(static_cast<size_t>(bytes));
 }
 
-void tessel_workspace_free(void* pointer) { std::free(pointer); }
+void tessel_workspace_free(void* pointer) { tessel::runtime::WorkspacePool::global().free(pointer); }
 
 }  // extern "C"

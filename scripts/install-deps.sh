@@ -8,7 +8,7 @@ packages=(
   llvm-dev zlib1g-dev libzstd-dev          # LLVM code generation (Debian default LLVM 14)
   qt6-base-dev                              # Qt Test (the test framework) and, later, the Studio
   nlohmann-json3-dev                        # JSON for schedule traces, records and project files
-  libopenblas0-pthread python3-numpy        # bench/compare_blas.sh: the peer we compare against
+  libopenblas0-pthread                      # bench/compare_blas.sh: the peer we compare against
 )
 
 missing=()

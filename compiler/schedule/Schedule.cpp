@@ -57,25 +57,6 @@ bool isValidName(const std::string& name) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
 }
 
-// Replaces reads of one buffer by reads of another at the same indices.
-class BufferReplacer : public IRMutator {
-public:
-  BufferReplacer(const Buffer& from, const Buffer& to) : from_(from), to_(to) {}
-  using IRMutator::mutate;
-
-protected:
-  using IRMutator::visit;
-  Expr visit(const BufferLoadNode* node, const Expr& self) override {
-    Expr e = IRMutator::visit(node, self);
-    auto* load = e.as<BufferLoadNode>();
-    if (!load->buffer.same(from_)) return e;
-    return BufferLoadNode::make(to_, load->indices);
-  }
-
-private:
-  Buffer from_, to_;
-};
-
 // Refuses to split or fuse `loop` of `stage` while a stage is computed at it: the loop
 // must stay a loop for the attachment to mean anything.
 Status checkNotAttachLoop(const std::vector<Stage>& stages, const Primitive& p, const Stage& stage,
@@ -517,7 +498,7 @@ Status Schedule::applyCacheRead(const Primitive& p) {
     std::vector<te::Tensor> inputs = compute->inputs;
     for (auto& input : inputs)
       if (input.buffer().same(sourceTensor.buffer())) input = copyTensor;
-    Expr body = BufferReplacer(sourceTensor.buffer(), buffer).mutate(compute->body);
+    Expr body = replaceBuffer(compute->body, sourceTensor.buffer(), buffer);
     replaceOp(*reader, te::makeComputeOp(compute->name, compute->tag, compute->buffer, compute->axes, body, inputs));
   }
   // The copy goes right after the source, so producers still precede consumers.

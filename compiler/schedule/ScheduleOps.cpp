@@ -18,29 +18,6 @@ namespace {
 constexpr int64_t kMaxVectorLanes = 64;
 constexpr int64_t kMaxUnrollExtent = 512;
 
-// Points every load and store of one buffer at another (same shape, other strides).
-class BufferSwap : public IRMutator {
-public:
-  BufferSwap(Buffer from, Buffer to) : from_(std::move(from)), to_(std::move(to)) {}
-  using IRMutator::mutate;
-
-protected:
-  using IRMutator::visit;
-  Expr visit(const BufferLoadNode* node, const Expr& self) override {
-    Expr e = IRMutator::visit(node, self);
-    auto* load = e.as<BufferLoadNode>();
-    return load->buffer.same(from_) ? BufferLoadNode::make(to_, load->indices) : e;
-  }
-  Stmt visit(const BufferStoreNode* node, const Stmt& self) override {
-    Stmt s = IRMutator::visit(node, self);
-    auto* store = s.as<BufferStoreNode>();
-    return store->buffer.same(from_) ? BufferStoreNode::make(to_, store->value, store->indices) : s;
-  }
-
-private:
-  Buffer from_, to_;
-};
-
 class NestBuilder {
 public:
   NestBuilder(const ScheduleView& view, const BoundMap& bounds, BoundMode mode)
@@ -77,7 +54,7 @@ private:
       auto strides = alignedStrides(stage, region);
       if (!strides) return strides.error();
       Buffer aligned(buffer.name(), buffer.dtype(), buffer.shape(), buffer->scope, *strides);
-      body = BufferSwap(buffer, aligned).mutate(body);
+      body = replaceBuffer(body, buffer, aligned);
       buffer = aligned;
     }
     return BufferRealizeNode::make(buffer, region, body);

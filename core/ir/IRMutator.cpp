@@ -206,6 +206,34 @@ Stmt substitute(const Stmt& s, const VarMap& map) {
 }
 
 namespace {
+class BufferReplacer : public IRMutator {
+public:
+  BufferReplacer(const Buffer& from, const Buffer& to) : from_(from), to_(to) {}
+  using IRMutator::mutate;
+
+protected:
+  using IRMutator::visit;
+  Expr visit(const BufferLoadNode* node, const Expr& self) override {
+    Expr e = IRMutator::visit(node, self);
+    auto* load = e.as<BufferLoadNode>();
+    return load->buffer.same(from_) ? BufferLoadNode::make(to_, load->indices) : e;
+  }
+  Stmt visit(const BufferStoreNode* node, const Stmt& self) override {
+    Stmt s = IRMutator::visit(node, self);
+    auto* store = s.as<BufferStoreNode>();
+    return store->buffer.same(from_) ? BufferStoreNode::make(to_, store->value, store->indices) : s;
+  }
+
+private:
+  const Buffer& from_;
+  const Buffer& to_;
+};
+}  // namespace
+
+Expr replaceBuffer(const Expr& e, const Buffer& from, const Buffer& to) { return BufferReplacer(from, to).mutate(e); }
+Stmt replaceBuffer(const Stmt& s, const Buffer& from, const Buffer& to) { return BufferReplacer(from, to).mutate(s); }
+
+namespace {
 class VarUseFinder : public IRVisitor {
 public:
   explicit VarUseFinder(const std::function<bool(const VarNode*)>& uses) : uses_(uses) {}

@@ -33,6 +33,11 @@ using VarMap = std::unordered_map<const VarNode*, Expr>;
 Expr substitute(const Expr& e, const VarMap& map);
 Stmt substitute(const Stmt& s, const VarMap& map);
 
+/// Points every load and store of buffer `from` at buffer `to`, same indices (for cache
+/// stages that take over a tensor's reads, and buffers re-made with other strides).
+Expr replaceBuffer(const Expr& e, const Buffer& from, const Buffer& to);
+Stmt replaceBuffer(const Stmt& s, const Buffer& from, const Buffer& to);
+
 /// True when `e` / `s` mentions any variable for which `uses` returns true.
 bool usesVar(const Expr& e, const std::function<bool(const VarNode*)>& uses);
 bool usesVar(const Stmt& s, const std::function<bool(const VarNode*)>& uses);

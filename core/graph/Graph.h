@@ -1,0 +1,145 @@
+// The graph IR: an immutable dataflow graph of operations over typed tensors, with ONNX provenance.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/ir/DataType.h"
+#include "core/ir/Node.h"
+#include "runtime/NDArray.h"
+
+namespace tessel::graph {
+
+/// A tensor's static type: element type, shape and memory layout ("" is the plain row-major
+/// layout of the shape; "NCHW16c" names a blocked layout that AlterLayout introduces).
+struct TensorType {
+  DataType dtype;
+  std::vector<int64_t> shape;
+  std::string layout;
+
+  int64_t elementCount() const;
+  bool operator==(const TensorType& other) const = default;
+  /// "float32[1, 3, 224, 224]" (with "@NCHW16c" for blocked layouts).
+  std::string toString() const;
+};
+
+/// An attribute value of an operation, typed as ONNX types them.
+using Attribute = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
+                               std::vector<std::string>>;
+using Attributes = std::map<std::string, Attribute>;
+std::string attributeToString(const Attribute& value);
+
+/// Where a graph node came from: the ONNX nodes it stands for. Fused nodes list all of
+/// theirs, so a viewer can say what a node absorbed.
+struct Provenance {
+  std::string nodeName;  ///< The ONNX node's name (or a generated one when it had none).
+  std::string opType;    ///< The ONNX operator ("Conv").
+  bool operator==(const Provenance& other) const = default;
+};
+
+enum class GraphNodeKind : uint8_t { Input, Constant, Operation };
+
+struct GraphNode;
+
+/// One output of a graph node: what operations consume. Identity is (node, index).
+class Value {
+public:
+  Value() = default;
+  Value(Ref<GraphNode> node, int index) : node_(std::move(node)), index_(index) {}
+  const GraphNode* node() const { return node_.get(); }
+  const Ref<GraphNode>& nodeRef() const { return node_; }
+  int index() const { return index_; }
+  bool defined() const { return node_.get() != nullptr; }
+  const TensorType& type() const;
+  /// The node's name, with ":index" for outputs after the first.
+  std::string name() const;
+  bool operator==(const Value& other) const { return node_.get() == other.node_.get() && index_ == other.index_; }
+
+private:
+  Ref<GraphNode> node_;
+  int index_ = 0;
+};
+
+/// An immutable node. Inputs are graph arguments; constants hold their data (weights);
+/// operations apply an operator to values.
+struct GraphNode : Node {
+  GraphNode(GraphNodeKind kind, std::string name, std::vector<TensorType> outputTypes)
+      : Node(NodeKind::Other), graphKind(kind), name(std::move(name)), outputTypes(std::move(outputTypes)) {}
+  const GraphNodeKind graphKind;
+  const std::string name;
+  const std::vector<TensorType> outputTypes;
+};
+
+struct InputNode : GraphNode {
+  InputNode(std::string name, TensorType type) : GraphNode(GraphNodeKind::Input, std::move(name), {std::move(type)}) {}
+};
+
+struct ConstantNode : GraphNode {
+  ConstantNode(std::string name, TensorType type, runtime::NDArray data)
+      : GraphNode(GraphNodeKind::Constant, std::move(name), {std::move(type)}), data(std::move(data)) {}
+  const runtime::NDArray data;
+};
+
+struct OperationNode : GraphNode {
+  OperationNode(std::string name, std::string op, std::vector<Value> inputs, Attributes attributes,
+                std::vector<TensorType> outputTypes, std::vector<Provenance> provenance)
+      : GraphNode(GraphNodeKind::Operation, std::move(name), std::move(outputTypes)), op(std::move(op)),
+        inputs(std::move(inputs)), attributes(std::move(attributes)), provenance(std::move(provenance)) {}
+  const std::string op;  ///< Operator name ("Conv", "Add", or a fused kernel's name).
+  const std::vector<Value> inputs;
+  const Attributes attributes;
+  const std::vector<Provenance> provenance;
+
+  /// The attribute `key` as T, or `fallback` when absent or of another type.
+  template <class T>
+  T attribute(const std::string& key, T fallback) const {
+    auto it = attributes.find(key);
+    if (it == attributes.end()) return fallback;
+    if (auto* value = std::get_if<T>(&it->second)) return *value;
+    return fallback;
+  }
+};
+
+inline const InputNode* asInput(const GraphNode* n) {
+  return n && n->graphKind == GraphNodeKind::Input ? static_cast<const InputNode*>(n) : nullptr;
+}
+inline const ConstantNode* asConstant(const GraphNode* n) {
+  return n && n->graphKind == GraphNodeKind::Constant ? static_cast<const ConstantNode*>(n) : nullptr;
+}
+inline const OperationNode* asOperation(const GraphNode* n) {
+  return n && n->graphKind == GraphNodeKind::Operation ? static_cast<const OperationNode*>(n) : nullptr;
+}
+
+/// Builders: each returns the new node's outputs.
+Value makeInput(std::string name, TensorType type);
+Value makeConstant(std::string name, runtime::NDArray data, std::string layout = "");
+std::vector<Value> makeOperation(std::string name, std::string op, std::vector<Value> inputs, Attributes attributes,
+                                 std::vector<TensorType> outputTypes, std::vector<Provenance> provenance = {});
+
+/// A whole model: its inputs (in order) and outputs (in order). A value, not a container
+/// being edited: passes build new graphs that share the unchanged nodes.
+struct Graph {
+  std::vector<Value> inputs;
+  std::vector<Value> outputs;
+  std::vector<std::string> outputNames;  ///< The model's names for its outputs.
+
+  /// Every node the outputs depend on (and every input), producers before consumers.
+  std::vector<const GraphNode*> topologicalOrder() const;
+  /// Operation nodes only, in topological order.
+  std::vector<const OperationNode*> operations() const;
+  size_t operationCount() const { return operations().size(); }
+};
+
+/// Readable text, one operation per line:
+///   %conv1 = Conv(%data, @conv1.weight) {pads=[1, 1, 1, 1]} : float32[1, 64, 56, 56]  # Conv_0
+std::string printGraph(const Graph& graph);
+
+/// A hash of the graph's structure: operators, attributes, types, constants' shapes and
+/// the wiring; independent of node names, so two imports of one model hash alike.
+uint64_t structuralHash(const Graph& graph);
+
+}  // namespace tessel::graph

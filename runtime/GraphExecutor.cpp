@@ -1,0 +1,157 @@
+// Loading, validating and running an exported model directory.
+#include "runtime/GraphExecutor.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/Error.h"
+
+namespace tessel::runtime {
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::string readWholeFile(const std::filesystem::path& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw Error(path.string() + ": cannot open: " + std::strerror(errno));
+  std::ostringstream contents;
+  contents << stream.rdbuf();
+  if (stream.bad()) throw Error(path.string() + ": read error");
+  return contents.str();
+}
+
+}  // namespace
+
+std::unique_ptr<GraphExecutor> GraphExecutor::load(const std::string& directory) {
+  namespace fs = std::filesystem;
+  std::unique_ptr<GraphExecutor> executor(new GraphExecutor());
+  executor->directory_ = directory;
+  fs::path root(directory);
+  std::error_code ignored;
+  if (!fs::is_directory(root, ignored)) throw Error(directory + ": not a directory (expected an exported module)");
+
+  fs::path graphPath = root / "graph.json";
+  executor->plan_ = parseGraphJson(readWholeFile(graphPath), graphPath.string());
+  const GraphPlan& plan = executor->plan_;
+
+  // Check every param against params.bin before allocating anything.
+  fs::path paramsPath = root / "params.bin";
+  std::string params;
+  if (!plan.params.empty()) {
+    params = readWholeFile(paramsPath);
+    for (size_t i = 0; i < plan.params.size(); ++i) {
+      const GraphParam& param = plan.params[i];
+      if (param.offset > int64_t(params.size()) || param.bytes > int64_t(params.size()) - param.offset)
+        throw Error(graphPath.string() + ": params[" + std::to_string(i) + "] for tensor '" + param.tensor +
+                    "': bytes [" + std::to_string(param.offset) + ", " + std::to_string(param.offset + param.bytes) +
+                    ") lie outside " + paramsPath.string() + " (" + std::to_string(params.size()) + " bytes)");
+    }
+  }
+
+  fs::path libraryPath = root / plan.library;
+  if (!fs::exists(libraryPath, ignored))
+    throw Error(graphPath.string() + ": library: " + libraryPath.string() + " does not exist");
+  // dlopen searches the library path for names without a slash; an absolute path avoids that.
+  executor->library_ = std::make_unique<SharedLibrary>(fs::absolute(libraryPath).string());
+
+  for (const GraphStorage& storage : plan.storages)
+    executor->storages_.push_back(NDArray::empty({std::max<int64_t>(storage.bytes, 1)}, DataType::uint8()));
+
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const GraphNode& node = plan.nodes[i];
+    BoundNode bound;
+    bound.kernel = reinterpret_cast<TesselKernel>(executor->library_->findSymbol(node.kernel));
+    if (!bound.kernel)
+      throw Error(graphPath.string() + ": nodes[" + std::to_string(i) + "] '" + node.name + "': kernel '" +
+                  node.kernel + "' is not defined in " + libraryPath.string());
+    for (const std::string& arg : node.args) bound.args.push_back(executor->tensorData(*plan.findTensor(arg)));
+    executor->nodes_.push_back(std::move(bound));
+  }
+
+  for (const GraphParam& param : plan.params)
+    std::memcpy(executor->tensorData(*plan.findTensor(param.tensor)), params.data() + param.offset,
+                static_cast<size_t>(param.bytes));
+  return executor;
+}
+
+void* GraphExecutor::tensorData(const GraphTensor& tensor) const {
+  for (size_t i = 0; i < plan_.storages.size(); ++i)
+    if (plan_.storages[i].id == tensor.storage) return static_cast<char*>(storages_[i].data()) + tensor.offset;
+  throw Error("tensor '" + tensor.name + "' has no storage");  // validateGraphPlan rules this out
+}
+
+const GraphTensor& GraphExecutor::tensorInfo(const std::string& name) const {
+  if (const GraphTensor* tensor = plan_.findTensor(name)) return *tensor;
+  throw Error(directory_ + ": the module has no tensor '" + name + "'");
+}
+
+const GraphTensor& GraphExecutor::requireInput(const std::string& name) const {
+  for (const std::string& input : plan_.inputs)
+    if (input == name) return *plan_.findTensor(name);
+  std::string available;
+  for (const std::string& input : plan_.inputs) available += (available.empty() ? "" : ", ") + input;
+  throw Error(directory_ + ": the module has no input '" + name + "' (its inputs: " +
+              (available.empty() ? "none" : available) + ")");
+}
+
+void GraphExecutor::setInput(const std::string& name, const NDArray& value) {
+  const GraphTensor& tensor = requireInput(name);
+  if (!value.defined()) throw Error("input '" + name + "': the array is undefined");
+  if (value.shape() != tensor.shape || value.dtype() != tensor.dtype)
+    throw Error("input '" + name + "' expects " + tensor.dtype.toString() + shapeText(tensor.shape) + ", got " +
+                value.dtype().toString() + shapeText(value.shape()));
+  value.copyTo(tensorData(tensor), static_cast<size_t>(tensor.byteSize()));
+}
+
+void GraphExecutor::setInput(const std::string& name, const void* data, size_t bytes) {
+  const GraphTensor& tensor = requireInput(name);
+  if (bytes != size_t(tensor.byteSize()))
+    throw Error("input '" + name + "' (" + tensor.dtype.toString() + shapeText(tensor.shape) + ") holds " +
+                std::to_string(tensor.byteSize()) + " bytes, got " + std::to_string(bytes));
+  if (data == nullptr && bytes != 0) throw Error("input '" + name + "': null data");
+  if (bytes) std::memcpy(tensorData(tensor), data, bytes);
+}
+
+void GraphExecutor::run() {
+  using Clock = std::chrono::steady_clock;
+  std::vector<NodeTiming> timings;
+  timings.reserve(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const GraphNode& node = plan_.nodes[i];
+    auto start = Clock::now();
+    int32_t status = nodes_[i].kernel(nodes_[i].args.data());
+    auto end = Clock::now();
+    if (status != 0)
+      throw Error("node '" + node.name + "': kernel '" + node.kernel + "' failed with status " + std::to_string(status));
+    timings.push_back({node.name, node.kernel, std::chrono::duration<double, std::milli>(end - start).count()});
+  }
+  timings_ = std::move(timings);
+}
+
+NDArray GraphExecutor::getOutput(const std::string& name) const {
+  const GraphTensor& tensor = tensorInfo(name);
+  NDArray result = NDArray::empty(tensor.shape, tensor.dtype);
+  result.copyFrom(tensorData(tensor), static_cast<size_t>(tensor.byteSize()));
+  return result;
+}
+
+void GraphExecutor::getOutput(const std::string& name, void* data, size_t bytes) const {
+  const GraphTensor& tensor = tensorInfo(name);
+  if (bytes != size_t(tensor.byteSize()))
+    throw Error("output '" + name + "' (" + tensor.dtype.toString() + shapeText(tensor.shape) + ") holds " +
+                std::to_string(tensor.byteSize()) + " bytes, got a buffer of " + std::to_string(bytes));
+  if (data == nullptr && bytes != 0) throw Error("output '" + name + "': null data");
+  if (bytes) std::memcpy(data, tensorData(tensor), bytes);
+}
+
+}  // namespace tessel::runtime

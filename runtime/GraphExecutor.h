@@ -1,0 +1,80 @@
+// Runs an exported model (kernels.so + graph.json + params.bin) with the runtime alone.
+//
+// The directory layout and graph.json are described in runtime/GraphFormat.md.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/GraphPlan.h"
+#include "runtime/NDArray.h"
+#include "runtime/SharedLibrary.h"
+#include "runtime/c_backend_api.h"
+
+namespace tessel::runtime {
+
+/// How long one node took in the most recent run().
+struct NodeTiming {
+  std::string node;
+  std::string kernel;
+  double milliseconds = 0;
+};
+
+/// A loaded model: its storages allocated, params copied in, every kernel resolved.
+/// setInput, run, then read outputs; repeat as often as needed. Tensors that share a
+/// storage alias each other, so outputs are copied out rather than handed out as views,
+/// and inputs must be set again before each run when the plan reuses their memory. Not
+/// safe to use from several threads at once.
+class GraphExecutor {
+public:
+  /// Loads `directory`. Every problem (a missing file, malformed or inconsistent
+  /// graph.json, params outside params.bin, a library that will not load, a kernel it does
+  /// not define) throws Error naming the file and the entry, before any kernel runs.
+  static std::unique_ptr<GraphExecutor> load(const std::string& directory);
+
+  const GraphPlan& plan() const { return plan_; }
+  const std::vector<std::string>& inputNames() const { return plan_.inputs; }
+  const std::vector<std::string>& outputNames() const { return plan_.outputs; }
+  /// The tensor description of `name` (an input, output, param or intermediate); Error when unknown.
+  const GraphTensor& tensorInfo(const std::string& name) const;
+
+  /// Copies `value` into input `name`; Error unless it is an input and shape and dtype match.
+  void setInput(const std::string& name, const NDArray& value);
+  /// Copies exactly the input's byte size from host memory; Error when `bytes` differs.
+  void setInput(const std::string& name, const void* data, size_t bytes);
+
+  /// Runs the nodes in order. A kernel that reports failure throws Error naming the node.
+  void run();
+
+  /// A new array holding a copy of output `name` (any tensor of the plan may be read).
+  NDArray getOutput(const std::string& name) const;
+  /// Copies output `name` to host memory; Error when `bytes` differs from its byte size.
+  void getOutput(const std::string& name, void* data, size_t bytes) const;
+
+  /// Per-node times of the most recent run(), in node order; empty before the first.
+  const std::vector<NodeTiming>& nodeTimings() const { return timings_; }
+
+  GraphExecutor(const GraphExecutor&) = delete;
+  GraphExecutor& operator=(const GraphExecutor&) = delete;
+
+private:
+  GraphExecutor() = default;
+  struct BoundNode {
+    TesselKernel kernel = nullptr;
+    std::vector<void*> args;
+  };
+
+  void* tensorData(const GraphTensor& tensor) const;
+  const GraphTensor& requireInput(const std::string& name) const;
+
+  std::string directory_;
+  GraphPlan plan_;
+  std::unique_ptr<SharedLibrary> library_;
+  std::vector<NDArray> storages_;  ///< Parallel to plan_.storages.
+  std::vector<BoundNode> nodes_;   ///< Parallel to plan_.nodes.
+  std::vector<NodeTiming> timings_;
+};
+
+}  // namespace tessel::runtime

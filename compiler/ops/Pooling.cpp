@@ -1,0 +1,236 @@
+// Pooling computes (ONNX MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool) and their default schedule.
+#include "compiler/ops/Pooling.h"
+
+#include "core/ir/IROperators.h"
+
+namespace tessel {
+
+namespace {
+std::string shapeName(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out;
+}
+
+std::vector<Expr> toExprs(const std::vector<int64_t>& shape) {
+  std::vector<Expr> out;
+  for (int64_t d : shape) out.push_back(Expr(d));
+  return out;
+}
+
+// Spatial axis names read like the loops people write: x, y x, z y x.
+std::vector<std::string> spatialAxisNames(size_t rank) {
+  static const char* named[] = {"z", "y", "x"};
+  std::vector<std::string> names;
+  for (size_t d = 0; d < rank; ++d)
+    names.push_back(rank <= 3 ? named[3 - rank + d] : "d" + std::to_string(d));
+  return names;
+}
+
+const char* poolName(PoolKind kind) { return kind == PoolKind::Max ? "maxpool" : "avgpool"; }
+
+Diagnostic poolError(PoolKind kind, std::string message, std::string hint = "") {
+  return Diagnostic{std::move(message), poolName(kind), 0, 0, std::move(hint)};
+}
+
+// `values` resized to `rank` entries of `fallback` when empty; an error when the count is wrong.
+std::optional<Diagnostic> perAxis(PoolKind kind, const char* attribute, std::vector<int64_t>& values, size_t rank,
+                                  int64_t fallback) {
+  if (values.empty()) values.assign(rank, fallback);
+  if (values.size() != rank)
+    return poolError(kind,
+                     std::string(attribute) + " has " + std::to_string(values.size()) + " entries, expected one per " +
+                         "spatial axis (" + std::to_string(rank) + ")");
+  return std::nullopt;
+}
+
+// Parameters with every per-axis list filled in, or why they are invalid.
+Expected<PoolParams> normalized(PoolParams p) {
+  if (p.inputShape.size() < 3)
+    return poolError(p.kind, "the input must be N x C x D1 .. Dn with at least one spatial axis, got rank " +
+                                 std::to_string(p.inputShape.size()));
+  for (int64_t d : p.inputShape)
+    if (d < 1) return poolError(p.kind, "input dimensions must be positive, got " + shapeName(p.inputShape));
+  size_t rank = p.inputShape.size() - 2;
+  if (p.kernel.size() != rank)
+    return poolError(p.kind, "kernel_shape has " + std::to_string(p.kernel.size()) + " entries for " +
+                                 std::to_string(rank) + " spatial axes");
+  if (auto e = perAxis(p.kind, "strides", p.strides, rank, 1)) return *e;
+  if (auto e = perAxis(p.kind, "pads (begin)", p.padsBegin, rank, 0)) return *e;
+  if (auto e = perAxis(p.kind, "pads (end)", p.padsEnd, rank, 0)) return *e;
+  if (auto e = perAxis(p.kind, "dilations", p.dilations, rank, 1)) return *e;
+  for (size_t d = 0; d < rank; ++d) {
+    std::string axis = " (spatial axis " + std::to_string(d) + ")";
+    if (p.kernel[d] < 1) return poolError(p.kind, "kernel_shape must be positive" + axis);
+    if (p.strides[d] < 1) return poolError(p.kind, "strides must be positive" + axis);
+    if (p.dilations[d] < 1) return poolError(p.kind, "dilations must be positive" + axis);
+    if (p.padsBegin[d] < 0 || p.padsEnd[d] < 0) return poolError(p.kind, "pads must not be negative" + axis);
+    int64_t window = p.dilations[d] * (p.kernel[d] - 1) + 1;
+    // A pad as wide as the window would allow windows that see only padding.
+    if (p.padsBegin[d] >= window || p.padsEnd[d] >= window)
+      return poolError(p.kind, "pads must be smaller than the (dilated) kernel" + axis,
+                       "a window made only of padding has no value");
+    if (p.inputShape[d + 2] + p.padsBegin[d] + p.padsEnd[d] < window)
+      return poolError(p.kind, "the kernel is larger than the padded input" + axis);
+  }
+  return p;
+}
+
+int64_t outputExtent(const PoolParams& p, size_t d) {
+  int64_t window = p.dilations[d] * (p.kernel[d] - 1) + 1;
+  int64_t span = p.inputShape[d + 2] + p.padsBegin[d] + p.padsEnd[d] - window;
+  int64_t out = (p.ceilMode ? (span + p.strides[d] - 1) / p.strides[d] : span / p.strides[d]) + 1;
+  // ONNX (like PyTorch): with ceil_mode, a window that would start in the end padding is dropped.
+  if (p.ceilMode && (out - 1) * p.strides[d] >= p.inputShape[d + 2] + p.padsBegin[d]) --out;
+  return out;
+}
+
+// How many of `kernel` taps at start + t*dilation fall in [low, high): the divisor of an average.
+Expr tapsInside(Expr start, int64_t kernel, int64_t dilation, int64_t low, int64_t high) {
+  Expr first = max(floordiv(Expr(low) - start + Expr(dilation - 1), Expr(dilation)), Expr(int64_t(0)));
+  Expr last = min(floordiv(Expr(high - 1) - start, Expr(dilation)), Expr(kernel - 1));
+  return max(last - first + Expr(int64_t(1)), Expr(int64_t(0)));
+}
+}  // namespace
+
+Expected<std::vector<int64_t>> poolOutputShape(const PoolParams& params) {
+  auto p = normalized(params);
+  if (!p) return p.error();
+  std::vector<int64_t> shape = {p->inputShape[0], p->inputShape[1]};
+  for (size_t d = 0; d + 2 < p->inputShape.size(); ++d) shape.push_back(outputExtent(*p, d));
+  return shape;
+}
+
+Expected<Workload> pool(const PoolParams& params, DataType dtype) {
+  auto normalizedParams = normalized(params);
+  if (!normalizedParams) return normalizedParams.error();
+  const PoolParams& p = *normalizedParams;
+  auto outShape = poolOutputShape(p);
+  if (!outShape) return outShape.error();
+  size_t rank = p.inputShape.size() - 2;
+  std::vector<std::string> spatial = spatialAxisNames(rank);
+  std::vector<std::string> axisNames = {"n", "c"};
+  axisNames.insert(axisNames.end(), spatial.begin(), spatial.end());
+
+  Workload w;
+  w.name = std::string(poolName(p.kind)) + "_" + shapeName(p.inputShape) + "_k" + shapeName(p.kernel) + "_s" +
+           shapeName(p.strides) + "_p" + shapeName(p.padsBegin) + "_" + shapeName(p.padsEnd) + "_d" +
+           shapeName(p.dilations) + (p.ceilMode ? "_ceil" : "") + (p.countIncludePad ? "_incpad" : "");
+  te::Tensor data = te::placeholder(toExprs(p.inputShape), dtype, "data");
+  std::vector<IterVar> window;
+  for (size_t d = 0; d < rank; ++d) window.push_back(te::reduceAxis(Expr(p.kernel[d]), "r" + spatial[d]));
+
+  // The window element at output position `out`, tap `window`: the padding value outside the
+  // input. Reads are clamped so they stay in bounds where the value is discarded.
+  Expr padValue = p.kind == PoolKind::Max ? minValue(dtype) : makeZero(dtype);
+  auto tap = [&](const std::vector<Var>& out) {
+    std::vector<Expr> indices = {out[0], out[1]};
+    Expr inside;
+    for (size_t d = 0; d < rank; ++d) {
+      Expr position = out[d + 2] * p.strides[d] + window[d].var() * p.dilations[d] - p.padsBegin[d];
+      int64_t extent = p.inputShape[d + 2];
+      bool canLeave = p.padsBegin[d] > 0 || p.padsEnd[d] > 0 || p.ceilMode;
+      if (canLeave) {
+        Expr axisInside = likely(position >= Expr(int64_t(0)) && position < Expr(extent));
+        inside = inside.defined() ? (inside && axisInside) : axisInside;
+        position = min(max(position, Expr(int64_t(0))), Expr(extent - 1));
+      }
+      indices.push_back(position);
+    }
+    Expr value = data(indices);
+    return inside.defined() ? select(inside, value, padValue) : value;
+  };
+  w.inputs = {data};
+  int64_t outputs = 1, taps = 1;
+  for (int64_t d : *outShape) outputs *= d;
+  for (int64_t k : p.kernel) taps *= k;
+  w.flops = double(outputs) * double(taps);
+
+  if (p.kind == PoolKind::Max) {
+    w.outputs = {te::compute(
+        toExprs(*outShape), [&](const std::vector<Var>& out) { return te::maximum(tap(out), window); }, "pool",
+        axisNames, "pool")};
+    return w;
+  }
+  te::Tensor sum = te::compute(
+      toExprs(*outShape), [&](const std::vector<Var>& out) { return te::sum(tap(out), window); }, "pool.sum",
+      axisNames, "pool");
+  w.outputs = {te::compute(
+      toExprs(*outShape),
+      [&](const std::vector<Var>& out) {
+        // count_include_pad counts padded taps but not those past the end padding (ceil_mode).
+        Expr count;
+        for (size_t d = 0; d < rank; ++d) {
+          Expr start = out[d + 2] * p.strides[d] - p.padsBegin[d];
+          int64_t low = p.countIncludePad ? -p.padsBegin[d] : 0;
+          int64_t high = p.inputShape[d + 2] + (p.countIncludePad ? p.padsEnd[d] : 0);
+          Expr taps = tapsInside(start, p.kernel[d], p.dilations[d], low, high);
+          count = count.defined() ? count * taps : taps;
+        }
+        Expr divisor = cast(dtype, max(count, Expr(int64_t(1))));
+        std::vector<Expr> indices(out.begin(), out.end());
+        return sum(indices) / divisor;
+      },
+      "pool", axisNames, "pool")};
+  w.flops += double(outputs);
+  return w;
+}
+
+Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputShape, DataType dtype) {
+  if (inputShape.size() < 3)
+    return poolError(kind, "the input must be N x C x D1 .. Dn with at least one spatial axis, got rank " +
+                               std::to_string(inputShape.size()));
+  PoolParams p;
+  p.kind = kind;
+  p.inputShape = inputShape;
+  p.kernel.assign(inputShape.begin() + 2, inputShape.end());
+  auto w = pool(p, dtype);
+  if (w) w->name = std::string("global_") + poolName(kind) + "_" + shapeName(inputShape);
+  return w;
+}
+
+Expected<Schedule> defaultPoolSchedule(const Workload& workload, const ScheduleTarget& target) {
+  Schedule s(workload.outputs);
+  const Stage* out = s.findStage("pool");
+  if (!out) return Diagnostic{"the workload has no stage named 'pool'", workload.name, 0, 0, ""};
+  const Stage* sumStage = s.findStage("pool.sum");
+  std::string reducing = sumStage ? "pool.sum" : "pool";
+  const auto& shape = workload.outputs[0].shape();
+  size_t rank = shape.size() - 2;
+  std::vector<std::string> spatial = spatialAxisNames(rank);
+  std::vector<std::string> windowAxes;
+  for (auto& name : spatial) windowAxes.push_back("r" + name);
+  const std::string& inner = spatial.back();
+  int64_t innerExtent = *asConstInt(shape.back());
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= *asConstInt(shape[d]);
+
+  std::vector<Status> steps;
+  // Every output row (n, c and the outer spatial axes) is an independent task.
+  std::vector<std::string> rowAxes = {"n", "c"};
+  rowAxes.insert(rowAxes.end(), spatial.begin(), spatial.end() - 1);
+  steps.push_back(s.fuse("pool", rowAxes, "rows"));
+  if (target.threads > 1 && rows > 1) steps.push_back(s.parallel("pool", "rows"));
+  if (sumStage) steps.push_back(s.computeAt("pool.sum", "pool", "rows"));
+  // Vector lanes run along the output row; the window loops sit outside them so each tap
+  // updates a whole vector of accumulators.
+  bool vectorized = innerExtent >= target.vectorLanes;
+  if (vectorized) {
+    std::string outer = inner + "o", lane = inner + "i";
+    steps.push_back(s.split(reducing, inner, target.vectorLanes, outer, lane));
+    std::vector<std::string> order = {outer};
+    order.insert(order.end(), windowAxes.begin(), windowAxes.end());
+    order.push_back(lane);
+    steps.push_back(s.reorder(reducing, order));
+    steps.push_back(s.vectorize(reducing, lane));
+    if (sumStage) {
+      steps.push_back(s.split("pool", inner, target.vectorLanes, outer, lane));
+      steps.push_back(s.vectorize("pool", lane));
+    }
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+}  // namespace tessel

@@ -1,0 +1,41 @@
+// Max and average pooling over the spatial axes of an NCHW (N, C, D1..Dn) tensor, ONNX semantics.
+#pragma once
+
+#include "compiler/ops/Workload.h"
+
+namespace tessel {
+
+enum class PoolKind { Max, Average };
+
+/// ONNX MaxPool / AveragePool attributes (explicit padding; auto_pad is resolved by the importer).
+struct PoolParams {
+  PoolKind kind = PoolKind::Max;
+  std::vector<int64_t> inputShape;  ///< N, C, then one extent per spatial axis.
+  std::vector<int64_t> kernel;      ///< One per spatial axis.
+  std::vector<int64_t> strides;     ///< Empty: all 1.
+  std::vector<int64_t> padsBegin;   ///< Empty: all 0. ONNX `pads` is padsBegin followed by padsEnd.
+  std::vector<int64_t> padsEnd;     ///< Empty: all 0.
+  std::vector<int64_t> dilations;   ///< Empty: all 1.
+  bool countIncludePad = false;     ///< Average only: padded positions count in the divisor.
+  bool ceilMode = false;            ///< Output extents round up; windows starting in the end padding are dropped.
+};
+
+/// The output shape (N, C, O1..On) of valid parameters, or why they are invalid.
+Expected<std::vector<int64_t>> poolOutputShape(const PoolParams& params);
+
+/// Pooling windows over the padded input; padding never wins a max and adds zero to a sum.
+/// Max: one reduction stage "pool". Average: "pool.sum" (the window sum) and "pool" (the
+/// sum times 1/count, count per ONNX count_include_pad). Axes of "pool": n, c, then
+/// x (1-D), y x (2-D), z y x (3-D) or d0.. (more); window axes r + that name ("ry", "rx").
+Expected<Workload> pool(const PoolParams& params, DataType dtype = DataType::float32());
+
+/// GlobalMaxPool / GlobalAveragePool: one value per (n, c), output shape (N, C, 1, .., 1).
+Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputShape,
+                              DataType dtype = DataType::float32());
+
+/// The default schedule of pool() and globalPool() workloads: (n, c, outer rows) fused and
+/// parallel, the innermost output axis split into vectors with the window loops outside the
+/// vector lanes; the average's sum is computed per output row right before it is divided.
+Expected<Schedule> defaultPoolSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+
+}  // namespace tessel

@@ -1,0 +1,300 @@
+// Neural-network operators from compiler/ops (pooling, softmax, normalization, reductions)
+// under their default schedules: results match straightforward C++ written from the ONNX
+// specification, and invalid attributes are refused with a message naming them.
+#include <QtTest>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "compiler/lower/Build.h"
+#include "compiler/ops/Pooling.h"
+#include "core/ir/IRPrinter.h"
+#include "runtime/NDArray.h"
+
+using namespace tessel;
+
+Q_DECLARE_METATYPE(std::vector<int64_t>)
+
+namespace {
+using Shape = std::vector<int64_t>;
+
+Shape shapeOf(const te::Tensor& t) {
+  Shape shape;
+  for (auto& e : t.shape()) shape.push_back(*asConstInt(e));
+  return shape;
+}
+
+int64_t elementCount(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// Row-major coordinates of flat index `flat` in `shape`.
+Shape coordinates(int64_t flat, const Shape& shape) {
+  Shape index(shape.size());
+  for (int d = int(shape.size()) - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+int64_t flatIndex(const Shape& index, const Shape& shape) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
+std::vector<float> randomValues(int64_t count, float low, float high, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(low, high);
+  std::vector<float> values(static_cast<size_t>(count));
+  for (float& v : values) v = uniform(rng);
+  return values;
+}
+
+// Builds `w` under `schedule`, runs it on `inputs` (one vector per input, in order) and
+// returns the first output's elements.
+template <class OutputType = float>
+std::vector<OutputType> runWorkload(const Workload& w, const Schedule& schedule,
+                                    const std::vector<std::vector<float>>& inputs) {
+  auto built = build(schedule, w.args(), w.name);
+  if (!built) qFatal("%s", built.error().toString().c_str());
+  std::vector<runtime::Value> args;
+  for (size_t i = 0; i < w.inputs.size(); ++i) {
+    auto array = runtime::NDArray::empty(shapeOf(w.inputs[i]), runtime::DataType::float32());
+    auto values = array.values<float>();
+    if (size_t(values.size()) != inputs[i].size()) qFatal("input %zu has the wrong element count", i);
+    std::copy(inputs[i].begin(), inputs[i].end(), values.begin());
+    args.push_back(array);
+  }
+  auto output = runtime::NDArray::empty(shapeOf(w.outputs[0]), toRuntimeType(w.outputs[0].dtype()));
+  args.push_back(output);
+  built->function.callPacked(args);
+  return output.toVector<OutputType>();
+}
+
+bool closeEnough(const std::vector<float>& got, const std::vector<float>& expected, float tolerance) {
+  if (got.size() != expected.size()) {
+    qWarning("got %zu elements, expected %zu", got.size(), expected.size());
+    return false;
+  }
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - expected[i]) <= tolerance * (1 + std::fabs(expected[i])))) {
+      qWarning("element %zu: got %g, expected %g", i, double(got[i]), double(expected[i]));
+      return false;
+    }
+  return true;
+}
+
+ScheduleTarget testTarget() {
+  ScheduleTarget target = ScheduleTarget::host();
+  target.threads = std::max(target.threads, 2);  // exercise the parallel loops even on one core
+  return target;
+}
+
+// ONNX pooling written out directly: every output position, every tap of its window.
+std::vector<float> referencePool(const PoolParams& p, const Shape& outShape, const std::vector<float>& in) {
+  size_t rank = p.kernel.size();
+  auto attr = [&](const Shape& values, size_t d, int64_t fallback) { return values.empty() ? fallback : values[d]; };
+  std::vector<float> out(static_cast<size_t>(elementCount(outShape)));
+  for (int64_t o = 0; o < int64_t(out.size()); ++o) {
+    Shape at = coordinates(o, outShape);
+    float best = -INFINITY, sum = 0;
+    int64_t counted = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      // The divisor: taps inside the input, or also inside the padding with count_include_pad.
+      int64_t taps = 0;
+      for (int64_t t = 0; t < p.kernel[d]; ++t) {
+        int64_t pos = at[d + 2] * attr(p.strides, d, 1) + t * attr(p.dilations, d, 1) - attr(p.padsBegin, d, 0);
+        int64_t low = p.countIncludePad ? -attr(p.padsBegin, d, 0) : 0;
+        int64_t high = p.inputShape[d + 2] + (p.countIncludePad ? attr(p.padsEnd, d, 0) : 0);
+        if (pos >= low && pos < high) ++taps;
+      }
+      counted *= taps;
+    }
+    for (int64_t t = 0; t < elementCount(p.kernel); ++t) {
+      Shape tap = coordinates(t, p.kernel);
+      Shape source = {at[0], at[1]};
+      bool inside = true;
+      for (size_t d = 0; d < rank; ++d) {
+        int64_t pos = at[d + 2] * attr(p.strides, d, 1) + tap[d] * attr(p.dilations, d, 1) - attr(p.padsBegin, d, 0);
+        inside = inside && pos >= 0 && pos < p.inputShape[d + 2];
+        source.push_back(pos);
+      }
+      if (!inside) continue;
+      float v = in[size_t(flatIndex(source, p.inputShape))];
+      best = std::max(best, v);
+      sum += v;
+    }
+    out[size_t(o)] = p.kind == PoolKind::Max ? best : sum / float(counted);
+  }
+  return out;
+}
+}  // namespace
+
+class TestOpsNN : public QObject {
+  Q_OBJECT
+private slots:
+  void poolMatchesReference_data() {
+    QTest::addColumn<bool>("isMax");
+    QTest::addColumn<Shape>("input");
+    QTest::addColumn<Shape>("kernel");
+    QTest::addColumn<Shape>("strides");
+    QTest::addColumn<Shape>("pads");  // ONNX layout: begins, then ends
+    QTest::addColumn<Shape>("dilations");
+    QTest::addColumn<bool>("ceilMode");
+    QTest::addColumn<bool>("countIncludePad");
+    QTest::addColumn<Shape>("expectedShape");
+    QTest::newRow("max resnet stem") << true << Shape{1, 3, 20, 37} << Shape{3, 3} << Shape{2, 2} << Shape{1, 1, 1, 1}
+                                     << Shape{} << false << false << Shape{1, 3, 10, 19};
+    QTest::newRow("max 2x2 no pad") << true << Shape{2, 5, 8, 40} << Shape{2, 2} << Shape{2, 2} << Shape{} << Shape{}
+                                    << false << false << Shape{2, 5, 4, 20};
+    QTest::newRow("max ceil squeezenet") << true << Shape{1, 4, 14, 14} << Shape{3, 3} << Shape{2, 2} << Shape{}
+                                         << Shape{} << true << false << Shape{1, 4, 7, 7};
+    QTest::newRow("max ceil drops window in end pad")
+        << true << Shape{1, 2, 5, 5} << Shape{2, 2} << Shape{2, 2} << Shape{1, 1, 1, 1} << Shape{} << true << false
+        << Shape{1, 2, 3, 3};
+    QTest::newRow("max dilated asymmetric pads") << true << Shape{1, 2, 11, 23} << Shape{2, 3} << Shape{1, 2}
+                                                 << Shape{0, 2, 1, 1} << Shape{2, 2} << false << false
+                                                 << Shape{1, 2, 10, 11};
+    QTest::newRow("max 1-D") << true << Shape{2, 3, 50} << Shape{4} << Shape{3} << Shape{2, 1} << Shape{} << false
+                             << false << Shape{2, 3, 17};
+    QTest::newRow("avg exclude pad") << false << Shape{1, 3, 9, 21} << Shape{3, 3} << Shape{1, 1} << Shape{1, 1, 1, 1}
+                                     << Shape{} << false << false << Shape{1, 3, 9, 21};
+    QTest::newRow("avg include pad") << false << Shape{2, 2, 9, 21} << Shape{3, 3} << Shape{2, 2} << Shape{1, 1, 1, 1}
+                                     << Shape{} << false << true << Shape{2, 2, 5, 11};
+    QTest::newRow("avg ceil include pad") << false << Shape{1, 3, 10, 18} << Shape{3, 3} << Shape{2, 2}
+                                          << Shape{0, 1, 0, 1} << Shape{} << true << true << Shape{1, 3, 5, 10};
+    QTest::newRow("avg ceil exclude pad") << false << Shape{1, 2, 6, 7} << Shape{2, 2} << Shape{2, 2} << Shape{}
+                                          << Shape{} << true << false << Shape{1, 2, 3, 4};
+    QTest::newRow("avg 3-D") << false << Shape{1, 2, 5, 6, 7} << Shape{2, 2, 3} << Shape{1, 2, 2} << Shape{}
+                             << Shape{} << false << false << Shape{1, 2, 4, 3, 3};
+  }
+  void poolMatchesReference() {
+    QFETCH(bool, isMax);
+    QFETCH(Shape, input);
+    QFETCH(Shape, kernel);
+    QFETCH(Shape, strides);
+    QFETCH(Shape, pads);
+    QFETCH(Shape, dilations);
+    QFETCH(bool, ceilMode);
+    QFETCH(bool, countIncludePad);
+    QFETCH(Shape, expectedShape);
+    PoolParams p;
+    p.kind = isMax ? PoolKind::Max : PoolKind::Average;
+    p.inputShape = input;
+    p.kernel = kernel;
+    p.strides = strides;
+    if (!pads.empty()) {
+      p.padsBegin.assign(pads.begin(), pads.begin() + pads.size() / 2);
+      p.padsEnd.assign(pads.begin() + pads.size() / 2, pads.end());
+    }
+    p.dilations = dilations;
+    p.ceilMode = ceilMode;
+    p.countIncludePad = countIncludePad;
+    auto w = pool(p);
+    QVERIFY2(w.ok(), w.ok() ? "" : w.error().toString().c_str());
+    QCOMPARE(shapeOf(w->outputs[0]), expectedShape);
+    auto schedule = defaultPoolSchedule(*w, testTarget());
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    // Negative values only, so a padded zero winning a max would show.
+    std::vector<float> in = randomValues(elementCount(input), -3.0f, -0.5f, 11);
+    auto got = runWorkload(*w, *schedule, {in});
+    QVERIFY(closeEnough(got, referencePool(p, expectedShape, in), 1e-5f));
+  }
+
+  void globalPoolMatchesReference_data() {
+    QTest::addColumn<bool>("isMax");
+    QTest::addColumn<Shape>("input");
+    QTest::newRow("avg resnet head") << false << Shape{2, 64, 7, 7};
+    QTest::newRow("max odd") << true << Shape{1, 5, 13, 3};
+    QTest::newRow("avg 1-D") << false << Shape{3, 4, 33};
+  }
+  void globalPoolMatchesReference() {
+    QFETCH(bool, isMax);
+    QFETCH(Shape, input);
+    auto w = globalPool(isMax ? PoolKind::Max : PoolKind::Average, input);
+    QVERIFY(w.ok());
+    Shape expectedShape = {input[0], input[1]};
+    expectedShape.resize(input.size(), 1);
+    QCOMPARE(shapeOf(w->outputs[0]), expectedShape);
+    auto schedule = defaultPoolSchedule(*w, testTarget());
+    QVERIFY(schedule.ok());
+    std::vector<float> in = randomValues(elementCount(input), -2.0f, 2.0f, 5);
+    auto got = runWorkload(*w, *schedule, {in});
+    int64_t plane = elementCount(input) / (input[0] * input[1]);
+    std::vector<float> expected;
+    for (int64_t i = 0; i < input[0] * input[1]; ++i) {
+      float best = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < plane; ++j) {
+        best = std::max(best, in[size_t(i * plane + j)]);
+        sum += in[size_t(i * plane + j)];
+      }
+      expected.push_back(isMax ? best : sum / float(plane));
+    }
+    QVERIFY(closeEnough(got, expected, 1e-5f));
+  }
+
+  void poolRejectsInvalidAttributes_data() {
+    QTest::addColumn<Shape>("input");
+    QTest::addColumn<Shape>("kernel");
+    QTest::addColumn<Shape>("strides");
+    QTest::addColumn<Shape>("pads");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("rank") << Shape{4, 4} << Shape{2} << Shape{} << Shape{} << "at least one spatial axis";
+    QTest::newRow("kernel count") << Shape{1, 1, 8, 8} << Shape{2} << Shape{} << Shape{} << "kernel_shape has 1";
+    QTest::newRow("zero stride") << Shape{1, 1, 8, 8} << Shape{2, 2} << Shape{0, 1} << Shape{}
+                                 << "strides must be positive";
+    QTest::newRow("stride count") << Shape{1, 1, 8, 8} << Shape{2, 2} << Shape{1} << Shape{} << "strides has 1";
+    QTest::newRow("negative pad") << Shape{1, 1, 8, 8} << Shape{2, 2} << Shape{} << Shape{0, -1, 0, 0}
+                                  << "must not be negative";
+    QTest::newRow("pad as wide as kernel") << Shape{1, 1, 8, 8} << Shape{2, 2} << Shape{} << Shape{2, 0, 0, 0}
+                                           << "smaller than the (dilated) kernel";
+    QTest::newRow("kernel too large") << Shape{1, 1, 3, 8} << Shape{5, 2} << Shape{} << Shape{}
+                                      << "larger than the padded input";
+  }
+  void poolRejectsInvalidAttributes() {
+    QFETCH(Shape, input);
+    QFETCH(Shape, kernel);
+    QFETCH(Shape, strides);
+    QFETCH(Shape, pads);
+    QFETCH(QString, message);
+    PoolParams p;
+    p.inputShape = input;
+    p.kernel = kernel;
+    p.strides = strides;
+    if (!pads.empty()) {
+      p.padsBegin.assign(pads.begin(), pads.begin() + pads.size() / 2);
+      p.padsEnd.assign(pads.begin() + pads.size() / 2, pads.end());
+    }
+    auto w = pool(p);
+    QVERIFY(!w.ok());
+    QString text = QString::fromStdString(w.error().toString());
+    QVERIFY2(text.contains(message) && text.contains("maxpool"), qPrintable(text));
+  }
+
+  void poolScheduleVectorizesRowsInParallel() {
+    PoolParams p;
+    p.inputShape = {1, 8, 56, 56};
+    p.kernel = {3, 3};
+    p.strides = {1, 1};
+    p.padsBegin = p.padsEnd = {1, 1};
+    ScheduleTarget target;
+    target.vectorLanes = 8;
+    target.threads = 4;
+    auto w = pool(p);
+    QVERIFY(w.ok());
+    auto schedule = defaultPoolSchedule(*w, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w->args(), w->name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestOpsNN)
+#include "test_ops_nn.moc"

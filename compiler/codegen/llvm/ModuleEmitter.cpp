@@ -23,6 +23,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "compiler/codegen/llvm/FreeVariables.h"
+#include "compiler/codegen/llvm/VectorMath.h"
 #include "core/ir/IRPrinter.h"
 
 namespace tessel {
@@ -821,6 +822,9 @@ private:
     llvm::Value* x = args[0];
     llvm::Type* type = x->getType();
     auto one = [&] { return llvm::ConstantFP::get(type, 1.0); };
+    // float32 (and float16/bfloat16, computed in float32) gets inline polynomial kernels:
+    // libm would be one call per lane, and a loop of calls does not vectorize.
+    if (type->getScalarType()->isFloatTy() && hasFloat32MathKernel(op)) return emitFloat32Math(builder_, op, x);
     switch (op) {
       case Intrinsic::Exp: return unaryIntrinsic(llvm::Intrinsic::exp, x);
       case Intrinsic::Log: return unaryIntrinsic(llvm::Intrinsic::log, x);

@@ -1,0 +1,41 @@
+// Exporting compiled kernels, an execution plan and weights as a directory the runtime alone can run.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/llvm/CodeGenLLVM.h"
+#include "core/ir/Stmt.h"
+#include "core/support/Error.h"
+#include "runtime/GraphPlan.h"
+#include "runtime/NDArray.h"
+
+namespace tessel {
+
+struct ExportOptions {
+  /// The machine the kernels are compiled for (the exporting host by default).
+  TargetInfo target = TargetInfo::host();
+  /// The C compiler that links kernels.so; empty means $CC, else cc, gcc or clang on PATH.
+  std::string compiler;
+};
+
+/// Writes `directory` (created if needed) in the format of runtime/GraphFormat.md:
+/// kernels.so with every PrimFunc of `kernels` (lowered, constant shapes; each exported under
+/// its name), graph.json holding `plan`, and params.bin holding `params` (one array per
+/// param tensor name). The plan's params list is filled here, one 64-byte aligned slice of
+/// params.bin per entry of `params`; entries already in plan.params are replaced.
+///
+/// Before writing anything the plan is validated as the runtime would, and checked against
+/// the kernels: every node's kernel exists and gets as many arguments as it has buffer
+/// parameters, each of the parameter's element type and element count; every param
+/// matches its tensor's shape and type. The object file is emitted by the LLVM backend and
+/// linked by the system C compiler (`cc -shared`); the runtime's C backend API stays
+/// undefined in kernels.so and resolves from libtessel_runtime at load. graph.json and
+/// params.bin are written to a temporary file and renamed, so a reader never sees half a
+/// file. Failures (an inconsistent plan, no C compiler, a link error, an unwritable
+/// directory) are Diagnostics naming the file or entry.
+Status exportModule(const std::string& directory, const std::vector<PrimFunc>& kernels, runtime::GraphPlan plan,
+                    const std::map<std::string, runtime::NDArray>& params, const ExportOptions& options = {});
+
+}  // namespace tessel

@@ -1,0 +1,237 @@
+// Loading exported modules: every inconsistency in graph.json, params.bin or the kernel library
+// is a clear error naming the file and the entry (C++ and C API), never a crash. Modules
+// with real kernels are exercised in tests/compiler/test_export.cpp.
+#include <QtTest>
+
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "runtime/GraphExecutor.h"
+#include "runtime/Npy.h"
+#include "runtime/tessel_runtime.h"
+
+using namespace tessel::runtime;
+
+namespace {
+
+// A consistent plan with no nodes: input x and param w live in storage 0 at different
+// offsets, output y shares storage 1 with nothing. %NODES% and friends are replaced per row.
+const char* kValidGraph = R"({
+  "format": "tessel-graph", "version": 1, "library": "kernels.so",
+  "storages": [{"id": 0, "bytes": 128}, {"id": 1, "bytes": 16}],
+  "tensors": [
+    {"name": "x", "dtype": "float32", "shape": [2, 2], "storage": 0, "offset": 0},
+    {"name": "w", "dtype": "int64", "shape": [2], "storage": 0, "offset": 64},
+    {"name": "y", "dtype": "float32", "shape": [4], "storage": 1, "offset": 0}
+  ],
+  "inputs": ["x"], "outputs": ["x", "w"],
+  "params": [{"tensor": "w", "offset": 0, "bytes": 16}],
+  "nodes": []
+})";
+
+enum class Library { KernelFree, Garbage, Missing };
+
+void writeFile(const QString& path, const QByteArray& contents) {
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  QCOMPARE(file.write(contents), qint64(contents.size()));
+}
+
+/// Writes a module directory. The runtime library itself serves as a kernels.so that
+/// defines no kernel: a real shared object that loads, yet cannot satisfy any node.
+void writeModule(const QString& directory, const QByteArray& graph, const QByteArray& params, Library library) {
+  writeFile(directory + "/graph.json", graph);
+  if (!params.isNull()) writeFile(directory + "/params.bin", params);
+  QFile::remove(directory + "/kernels.so");
+  if (library == Library::KernelFree)
+    QVERIFY(QFile::copy(TESSEL_BINARY_DIR "/lib/libtessel_runtime.so", directory + "/kernels.so"));
+  else if (library == Library::Garbage)
+    writeFile(directory + "/kernels.so", "this is not an ELF file");
+}
+
+QByteArray defaultParams() {
+  std::vector<int64_t> values = {7, -3};
+  return QByteArray(reinterpret_cast<const char*>(values.data()), int(values.size() * sizeof(int64_t)));
+}
+
+QString loadError(const QString& directory) {
+  try {
+    GraphExecutor::load(directory.toStdString());
+  } catch (const Error& error) {
+    return QString::fromStdString(error.what());
+  }
+  return "(loaded without error)";
+}
+
+}  // namespace
+
+class TestGraphExecutor : public QObject {
+  Q_OBJECT
+private slots:
+  void loadsAConsistentModuleAndCopiesParamsIn() {
+    QTemporaryDir dir;
+    writeModule(dir.path(), kValidGraph, defaultParams(), Library::KernelFree);
+    auto executor = GraphExecutor::load(dir.path().toStdString());
+    QCOMPARE(executor->getOutput("w").toVector<int64_t>(), (std::vector<int64_t>{7, -3}));
+    std::vector<float> input = {1.5f, -2, 3, 4};
+    executor->setInput("x", input.data(), input.size() * sizeof(float));
+    executor->run();
+    QCOMPARE(executor->getOutput("x").toVector<float>(), input);
+    QCOMPARE(executor->getOutput("x").shape(), (std::vector<int64_t>{2, 2}));
+  }
+
+  void setInputAndGetOutputCheckNamesAndSizes() {
+    QTemporaryDir dir;
+    writeModule(dir.path(), kValidGraph, defaultParams(), Library::KernelFree);
+    auto executor = GraphExecutor::load(dir.path().toStdString());
+    std::vector<float> small(3);
+    QVERIFY_THROWS_EXCEPTION(Error, executor->setInput("x", small.data(), small.size() * sizeof(float)));
+    QVERIFY_THROWS_EXCEPTION(Error, executor->setInput("w", small.data(), 16));  // a param, not an input
+    QVERIFY_THROWS_EXCEPTION(Error, executor->setInput("y", small.data(), 16));
+    auto wrongShape = NDArray::empty({4}, DataType::float32());
+    QVERIFY_THROWS_EXCEPTION(Error, executor->setInput("x", wrongShape));
+    auto wrongType = NDArray::empty({2, 2}, DataType::int32());
+    QVERIFY_THROWS_EXCEPTION(Error, executor->setInput("x", wrongType));
+    QVERIFY_THROWS_EXCEPTION(Error, executor->getOutput("nope"));
+    QVERIFY_THROWS_EXCEPTION(Error, executor->getOutput("x", small.data(), small.size() * sizeof(float)));
+  }
+
+  void rejectsInconsistentModules_data() {
+    QTest::addColumn<QString>("from");
+    QTest::addColumn<QString>("to");
+    QTest::addColumn<int>("library");
+    QTest::addColumn<QByteArray>("params");
+    QTest::addColumn<QStringList>("expected");
+    const int ok = int(Library::KernelFree);
+    QByteArray params = defaultParams();
+    auto row = [&](const char* name, QString from, QString to, QStringList expected, int library = int(Library::KernelFree),
+                   QByteArray paramBytes = defaultParams()) {
+      QTest::newRow(name) << from << to << library << paramBytes << expected;
+    };
+    row("malformed JSON", "\"nodes\": []", "\"nodes\": [", {"graph.json", "malformed JSON"});
+    row("wrong format", "tessel-graph", "onnx", {"graph.json", "format", "onnx"});
+    row("unsupported version", "\"version\": 1", "\"version\": 2", {"graph.json", "unsupported version 2"});
+    row("missing field", "\"outputs\": [\"x\", \"w\"],", "", {"graph.json", "missing field \"outputs\""});
+    row("mistyped field", "\"shape\": [2, 2]", "\"shape\": \"2x2\"", {"tensors[0].shape", "expected an array"});
+    row("non-integer extent", "\"shape\": [2, 2]", "\"shape\": [2, 2.5]", {"tensors[0].shape[1]", "expected an integer"});
+    row("unknown dtype", "\"dtype\": \"int64\"", "\"dtype\": \"int65\"", {"tensors[1].dtype", "int65"});
+    row("negative extent", "\"shape\": [4]", "\"shape\": [-4]", {"tensors[2] 'y'", "negative extent"});
+    row("unknown storage", "\"storage\": 1", "\"storage\": 7", {"tensors[2] 'y'", "unknown storage 7"});
+    row("tensor exceeds storage", "\"bytes\": 16}]", "\"bytes\": 12}]", {"tensors[2] 'y'", "exceed storage 1"});
+    row("misaligned offset", "\"offset\": 64}", "\"offset\": 60}", {"tensors[1] 'w'", "multiple of 64"});
+    row("duplicate tensor", "\"name\": \"y\"", "\"name\": \"x\"", {"tensors[2] 'x'", "appears twice"});
+    row("duplicate storage", "{\"id\": 1,", "{\"id\": 0,", {"storages[1]", "appears twice"});
+    row("unknown input", "\"inputs\": [\"x\"]", "\"inputs\": [\"z\"]", {"inputs[0]", "unknown tensor 'z'"});
+    row("unknown output", "\"outputs\": [\"x\", \"w\"]", "\"outputs\": [\"x\", \"q\"]", {"outputs[1]", "unknown tensor 'q'"});
+    row("param of unknown tensor", "{\"tensor\": \"w\"", "{\"tensor\": \"v\"", {"params[0]", "unknown tensor 'v'"});
+    row("param size differs from tensor", "\"bytes\": 16}],\n  \"nodes\"", "\"bytes\": 8}],\n  \"nodes\"",
+        {"params[0]", "8 bytes for tensor 'w' which holds 16"});
+    row("param is an input", "\"inputs\": [\"x\"]", "\"inputs\": [\"w\"]", {"params[0]", "both an input and a param"});
+    row("param outside params.bin", "", "", {"params[0]", "params.bin", "outside"}, ok, params.left(12));
+    row("params.bin missing", "", "", {"params.bin", "cannot open"}, ok, QByteArray());
+    row("unknown node argument", "\"nodes\": []", "\"nodes\": [{\"name\": \"n0\", \"kernel\": \"k\", \"args\": [\"x\", \"t\"]}]",
+        {"nodes[0] 'n0' args[1]", "unknown tensor 't'"});
+    row("library outside the directory", "\"library\": \"kernels.so\"", "\"library\": \"../kernels.so\"",
+        {"library", "plain file name"});
+    row("library missing", "", "", {"kernels.so", "does not exist"}, int(Library::Missing));
+    row("library not loadable", "", "", {"kernels.so", "cannot load the kernel library"}, int(Library::Garbage));
+    row("kernel missing", "\"nodes\": []",
+        "\"nodes\": [{\"name\": \"conv_0\", \"kernel\": \"fused_conv_relu_0\", \"args\": [\"x\"]}]",
+        {"graph.json", "nodes[0] 'conv_0'", "fused_conv_relu_0", "not defined"});
+  }
+  void rejectsInconsistentModules() {
+    QFETCH(QString, from);
+    QFETCH(QString, to);
+    QFETCH(int, library);
+    QFETCH(QByteArray, params);
+    QFETCH(QStringList, expected);
+    QString graph = kValidGraph;
+    if (!from.isEmpty()) {
+      QVERIFY2(graph.contains(from), qPrintable("test row edits text that is not there: " + from));
+      graph.replace(graph.indexOf(from), from.size(), to);
+    }
+    QTemporaryDir dir;
+    writeModule(dir.path(), graph.toUtf8(), params, Library(library));
+    QString message = loadError(dir.path());
+    for (const QString& part : expected)
+      QVERIFY2(message.contains(part), qPrintable("'" + part + "' missing from: " + message));
+  }
+
+  void missingGraphOrDirectoryIsAnError() {
+    QTemporaryDir dir;
+    QVERIFY(loadError(dir.path()).contains("graph.json"));
+    QVERIFY(loadError(dir.path() + "/absent").contains("not a directory"));
+  }
+
+  void cApiReportsErrorsThroughStatusAndMessage() {
+    TesselModule* module = reinterpret_cast<TesselModule*>(0x1);
+    QTemporaryDir dir;
+    QCOMPARE(tessel_module_load(dir.path().toUtf8().constData(), &module), TESSEL_ERROR);
+    QVERIFY(module == nullptr);
+    QVERIFY(QString(tessel_last_error()).contains("graph.json"));
+    QCOMPARE(tessel_module_load(nullptr, &module), TESSEL_ERROR);
+    QCOMPARE(tessel_module_load(dir.path().toUtf8().constData(), nullptr), TESSEL_ERROR);
+    QCOMPARE(tessel_module_run(nullptr), TESSEL_ERROR);
+    QVERIFY(QString(tessel_last_error()).contains("NULL"));
+    float value = 0;
+    QCOMPARE(tessel_module_set_input(nullptr, "x", &value, sizeof value), TESSEL_ERROR);
+    QCOMPARE(tessel_module_get_output(nullptr, "x", &value, sizeof value), TESSEL_ERROR);
+    tessel_module_free(nullptr);
+
+    writeModule(dir.path(), kValidGraph, defaultParams(), Library::KernelFree);
+    QCOMPARE(tessel_module_load(dir.path().toUtf8().constData(), &module), TESSEL_OK);
+    QVERIFY(module != nullptr);
+    QCOMPARE(tessel_module_set_input(module, "x", &value, sizeof value), TESSEL_ERROR);
+    QVERIFY2(QString(tessel_last_error()).contains("16 bytes"), tessel_last_error());
+    QCOMPARE(tessel_module_set_input(module, nullptr, &value, sizeof value), TESSEL_ERROR);
+    QCOMPARE(tessel_module_get_output(module, "nope", &value, sizeof value), TESSEL_ERROR);
+    QVERIFY(QString(tessel_last_error()).contains("nope"));
+    size_t bytes = 0;
+    QCOMPARE(tessel_module_tensor_bytes(module, "w", &bytes), TESSEL_OK);
+    QCOMPARE(bytes, size_t(16));
+    float input[4] = {1, 2, 3, 4};
+    float output[4] = {};
+    QCOMPARE(tessel_module_set_input(module, "x", input, sizeof input), TESSEL_OK);
+    QCOMPARE(tessel_module_run(module), TESSEL_OK);
+    QCOMPARE(tessel_module_get_output(module, "x", output, sizeof output), TESSEL_OK);
+    QVERIFY(std::memcmp(input, output, sizeof input) == 0);
+    tessel_module_free(module);
+  }
+
+  void npyRoundTripsAndRejectsWhatItCannotRead() {
+    QTemporaryDir dir;
+    std::string path = (dir.path() + "/a.npy").toStdString();
+    auto array = NDArray::empty({2, 3}, DataType::int64());
+    array.copyFrom(std::vector<int64_t>{1, -2, 3, -4, 5, 1LL << 40});
+    writeNpy(path, array);
+    NDArray back = readNpy(path);
+    QCOMPARE(back.shape(), array.shape());
+    QCOMPARE(back.toVector<int64_t>(), array.toVector<int64_t>());
+
+    auto header = [](const QByteArray& dict) {
+      QByteArray h = dict;
+      while ((10 + h.size() + 1) % 64) h += ' ';
+      h += '\n';
+      QByteArray file("\x93NUMPY\x01\x00", 8);
+      file += char(h.size() & 0xff);
+      file += char(h.size() >> 8);
+      return file + h;
+    };
+    QString fortran = dir.path() + "/f.npy";
+    writeFile(fortran, header("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }") + QByteArray(4, 0));
+    QVERIFY_THROWS_EXCEPTION(Error, readNpy(fortran.toStdString()));
+    QString bigEndian = dir.path() + "/b.npy";
+    writeFile(bigEndian, header("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }") + QByteArray(4, 0));
+    QVERIFY_THROWS_EXCEPTION(Error, readNpy(bigEndian.toStdString()));
+    QString truncated = dir.path() + "/t.npy";
+    writeFile(truncated, header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }") + QByteArray(12, 0));
+    QVERIFY_THROWS_EXCEPTION(Error, readNpy(truncated.toStdString()));
+    QString good = dir.path() + "/g.npy";
+    writeFile(good, header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }") + QByteArray(8, 0));
+    QCOMPARE(readNpy(good.toStdString()).shape(), (std::vector<int64_t>{2}));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGraphExecutor)
+#include "test_graph_executor.moc"

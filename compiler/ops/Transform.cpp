@@ -1,0 +1,513 @@
+// Data-movement computes with ONNX semantics and their default schedule.
+#include "compiler/ops/Transform.h"
+
+#include <numeric>
+
+#include "core/ir/IRMutator.h"
+#include "core/ir/IROperators.h"
+#include "core/ir/IRVisitor.h"
+
+namespace tessel {
+
+namespace {
+using Shape = std::vector<int64_t>;
+
+std::vector<Expr> toExprs(const Shape& shape) {
+  std::vector<Expr> out;
+  for (int64_t d : shape) out.push_back(Expr(d));
+  return out;
+}
+std::string shapeName(const Shape& shape) {
+  std::string out;
+  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out.empty() ? "scalar" : out;
+}
+std::vector<std::string> axisNames(size_t rank) {
+  std::vector<std::string> names;
+  for (size_t d = 0; d < rank; ++d) names.push_back("ax" + std::to_string(d));
+  return names;
+}
+int64_t elementCount(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  return count;
+}
+Diagnostic opError(const std::string& op, std::string message, std::string hint = "") {
+  return Diagnostic{std::move(message), op, 0, 0, std::move(hint)};
+}
+// An axis in [-rank, rank) made non-negative, or nullopt.
+std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank) {
+  int64_t r = int64_t(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return axis < 0 ? axis + r : axis;
+}
+std::optional<Diagnostic> checkShape(const std::string& op, const Shape& shape, const char* what) {
+  for (int64_t d : shape)
+    if (d < 1)
+      return opError(op, std::string(what) + " shape " + shapeName(shape) + " has a dimension below 1",
+                     "static shapes with positive dimensions only");
+  return std::nullopt;
+}
+Expected<Shape> broadcastShapes(const std::string& op, const std::vector<Shape>& shapes) {
+  size_t rank = 0;
+  for (auto& s : shapes) rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (auto& s : shapes)
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t& o = out[d + rank - s.size()];
+      if (s[d] != 1 && o != 1 && s[d] != o)
+        return opError(op, "shapes do not broadcast: dimension " + std::to_string(d + rank - s.size()) + " is " +
+                               std::to_string(o) + " in one and " + std::to_string(s[d]) + " in another",
+                       "each dimension must match or be 1");
+      if (s[d] != 1) o = s[d];
+    }
+  return out;
+}
+// Reads `t` of `shape` at the broadcast output position `i` (stretched dimensions read 0).
+Expr broadcastRead(const te::Tensor& t, const Shape& shape, const std::vector<Var>& i) {
+  std::vector<Expr> indices;
+  size_t rank = i.size();
+  for (size_t d = 0; d < shape.size(); ++d) indices.push_back(shape[d] == 1 ? Expr(0) : Expr(i[d + rank - shape.size()]));
+  return t(indices);
+}
+std::vector<Expr> asExprs(const std::vector<Var>& vars) { return std::vector<Expr>(vars.begin(), vars.end()); }
+Expr clampIndex(Expr index, int64_t extent) { return min(max(index, Expr(0)), Expr(extent - 1)); }
+
+Workload single(std::string name, std::vector<te::Tensor> inputs, te::Tensor out) {
+  Workload w;
+  w.name = std::move(name);
+  w.inputs = std::move(inputs);
+  w.outputs = {out};
+  return w;
+}
+
+// True when every buffer read in `body` is contiguous along `inner`: the variable appears
+// only in the last index, alone or plus a term that does not use it.
+bool readsContiguously(const Expr& body, const Var& inner) {
+  bool contiguous = true;
+  postOrderVisit(body, [&](const Expr& e) {
+    const auto* load = e.as<BufferLoadNode>();
+    if (!load || load->indices.empty()) return;
+    for (size_t d = 0; d + 1 < load->indices.size(); ++d)
+      if (usesVar(load->indices[d], inner)) contiguous = false;
+    const Expr& last = load->indices.back();
+    if (!usesVar(last, inner)) return;
+    if (last.same(inner)) return;
+    if (const auto* add = last.as<AddNode>()) {
+      if ((add->a.same(inner) && !usesVar(add->b, inner)) || (add->b.same(inner) && !usesVar(add->a, inner))) return;
+    }
+    if (const auto* sub = last.as<SubNode>()) {
+      if (sub->a.same(inner) && !usesVar(sub->b, inner)) return;
+    }
+    contiguous = false;
+  });
+  return contiguous;
+}
+}  // namespace
+
+Expected<Workload> transpose(const Shape& shape, const Shape& permIn, DataType dtype) {
+  const std::string op = "Transpose";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  Shape perm = permIn;
+  if (perm.empty())
+    for (size_t d = shape.size(); d-- > 0;) perm.push_back(int64_t(d));
+  if (perm.size() != shape.size())
+    return opError(op, "perm has " + std::to_string(perm.size()) + " entries for a rank-" +
+                           std::to_string(shape.size()) + " input");
+  std::vector<bool> seen(shape.size(), false);
+  for (int64_t& p : perm) {
+    auto axis = normalizeAxis(p, shape.size());
+    if (!axis || seen[size_t(*axis)])
+      return opError(op, "perm is not a permutation of the input axes", "list each axis exactly once");
+    seen[size_t(*axis)] = true;
+    p = *axis;
+  }
+  Shape outShape;
+  for (int64_t p : perm) outShape.push_back(shape[size_t(p)]);
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> indices(shape.size());
+        for (size_t d = 0; d < perm.size(); ++d) indices[size_t(perm[d])] = i[d];
+        return in(indices);
+      },
+      "out", axisNames(outShape.size()), "injective");
+  std::string permName;
+  for (int64_t p : perm) permName += std::to_string(p);
+  return single("transpose_" + shapeName(shape) + "_p" + permName, {in}, out);
+}
+
+Expected<Workload> reshape(const Shape& shape, const Shape& target, DataType dtype, bool allowZero) {
+  const std::string op = "Reshape";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  Shape outShape = target;
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t d = 0; d < target.size(); ++d) {
+    if (target[d] == -1) {
+      if (inferred >= 0) return opError(op, "the target shape has more than one -1", "at most one -1");
+      inferred = int(d);
+      continue;
+    }
+    if (target[d] == 0 && !allowZero) {
+      if (d >= shape.size())
+        return opError(op, "target dimension " + std::to_string(d) + " is 0 but the input has no such dimension");
+      outShape[d] = shape[d];
+    }
+    if (outShape[d] < 1)
+      return opError(op, "target dimension " + std::to_string(d) + " is " + std::to_string(target[d]),
+                     "dimensions are positive, 0 (copy) or -1 (infer)");
+    known *= outShape[d];
+  }
+  int64_t elements = elementCount(shape);
+  if (inferred >= 0) {
+    if (elements % known != 0)
+      return opError(op, "cannot infer the -1 dimension: " + std::to_string(elements) +
+                             " elements do not divide by " + std::to_string(known));
+    outShape[size_t(inferred)] = elements / known;
+  }
+  if (elementCount(outShape) != elements)
+    return opError(op, "target shape " + shapeName(outShape) + " holds " + std::to_string(elementCount(outShape)) +
+                           " elements, the input " + std::to_string(elements));
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  // Both shapes share their trailing dimensions up to the first mismatch; those index
+  // directly (so the innermost axis stays a contiguous copy), the rest go through the
+  // row-major offset of the leading part.
+  size_t common = 0;
+  while (common < shape.size() && common < outShape.size() &&
+         shape[shape.size() - 1 - common] == outShape[outShape.size() - 1 - common])
+    ++common;
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        size_t outLead = outShape.size() - common, inLead = shape.size() - common;
+        Expr offset = Expr(int64_t(0));
+        for (size_t d = 0; d < outLead; ++d) offset = offset * Expr(outShape[d]) + i[d];
+        std::vector<Expr> indices(shape.size());
+        for (size_t d = inLead; d-- > 0;) {
+          indices[d] = d == 0 ? offset : floormod(offset, Expr(shape[d]));
+          if (d > 0) offset = floordiv(offset, Expr(shape[d]));
+        }
+        for (size_t d = 0; d < common; ++d) indices[inLead + d] = i[outLead + d];
+        return in(indices);
+      },
+      "out", axisNames(outShape.size()), "injective");
+  return single("reshape_" + shapeName(shape) + "_to_" + shapeName(outShape), {in}, out);
+}
+
+Expected<Workload> concat(const std::vector<Shape>& shapes, int64_t axisIn, DataType dtype) {
+  const std::string op = "Concat";
+  if (shapes.empty()) return opError(op, "no inputs", "give at least one input");
+  for (auto& s : shapes)
+    if (auto e = checkShape(op, s, "input")) return *e;
+  auto axis = normalizeAxis(axisIn, shapes[0].size());
+  if (!axis) return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " +
+                                     std::to_string(shapes[0].size()));
+  size_t a = size_t(*axis);
+  Shape outShape = shapes[0];
+  outShape[a] = 0;
+  std::string name = "concat_a" + std::to_string(a);
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const Shape& s = shapes[k];
+    bool matches = s.size() == shapes[0].size();
+    for (size_t d = 0; matches && d < s.size(); ++d) matches = d == a || s[d] == shapes[0][d];
+    if (!matches)
+      return opError(op, "input " + std::to_string(k) + " has shape " + shapeName(s) + ", input 0 " +
+                             shapeName(shapes[0]),
+                     "all dimensions but the concatenation axis must match");
+    outShape[a] += s[a];
+    name += "_" + shapeName(s);
+  }
+  std::vector<te::Tensor> inputs;
+  for (size_t k = 0; k < shapes.size(); ++k)
+    inputs.push_back(te::placeholder(toExprs(shapes[k]), dtype, "in" + std::to_string(k)));
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        // Last input first, so the select chain reads from the first input whose range holds i.
+        std::vector<int64_t> offsets(shapes.size(), 0);
+        for (size_t k = 1; k < shapes.size(); ++k) offsets[k] = offsets[k - 1] + shapes[k - 1][a];
+        Expr value;
+        for (size_t k = shapes.size(); k-- > 0;) {
+          std::vector<Expr> indices = asExprs(i);
+          // Clamped so the discarded side of the select still reads inside its input.
+          indices[a] = shapes.size() == 1 ? Expr(i[a]) : clampIndex(i[a] - Expr(offsets[k]), shapes[k][a]);
+          Expr read = inputs[k](indices);
+          value = value.defined() ? select(i[a] < Expr(offsets[k] + shapes[k][a]), read, value) : read;
+        }
+        return value;
+      },
+      "out", axisNames(outShape.size()), "injective");
+  return single(name, inputs, out);
+}
+
+Expected<Workload> slice(const Shape& shape, const Shape& starts, const Shape& ends, const Shape& axesIn,
+                         const Shape& stepsIn, DataType dtype) {
+  const std::string op = "Slice";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (starts.size() != ends.size())
+    return opError(op, "starts has " + std::to_string(starts.size()) + " entries, ends " + std::to_string(ends.size()));
+  Shape axes = axesIn;
+  if (axes.empty())
+    for (size_t d = 0; d < starts.size(); ++d) axes.push_back(int64_t(d));
+  Shape steps = stepsIn.empty() ? Shape(starts.size(), 1) : stepsIn;
+  if (axes.size() != starts.size() || steps.size() != starts.size())
+    return opError(op, "starts, ends, axes and steps must have the same length");
+  Shape begin(shape.size(), 0), step(shape.size(), 1), outShape = shape;
+  std::vector<bool> seen(shape.size(), false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    auto axis = normalizeAxis(axes[k], shape.size());
+    if (!axis) return opError(op, "axis " + std::to_string(axes[k]) + " is outside the rank " + std::to_string(shape.size()));
+    if (seen[size_t(*axis)]) return opError(op, "axis " + std::to_string(*axis) + " is listed twice");
+    seen[size_t(*axis)] = true;
+    if (steps[k] == 0) return opError(op, "step 0 on axis " + std::to_string(*axis), "steps must not be 0");
+    int64_t dim = shape[size_t(*axis)];
+    int64_t s = starts[k], e = ends[k];
+    // ONNX uses INT64_MAX/INT64_MIN as "to the end"; adding dim to them must not overflow.
+    if (s < 0) s = s < -dim ? -dim - 1 : s + dim;
+    if (e < 0) e = e < -dim ? -dim - 1 : e + dim;
+    if (steps[k] > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+    }
+    int64_t span = steps[k] > 0 ? e - s : s - e;
+    int64_t magnitude = steps[k] > 0 ? steps[k] : -steps[k];
+    int64_t length = span <= 0 ? 0 : (span + magnitude - 1) / magnitude;
+    if (length == 0)
+      return opError(op, "the slice of axis " + std::to_string(*axis) + " is empty",
+                     "empty results are not supported: drop the node");
+    begin[size_t(*axis)] = s;
+    step[size_t(*axis)] = steps[k];
+    outShape[size_t(*axis)] = length;
+  }
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> indices;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          Expr index = i[d];
+          if (step[d] != 1) index = index * Expr(step[d]);
+          if (begin[d] != 0) index = index + Expr(begin[d]);
+          indices.push_back(index);
+        }
+        return in(indices);
+      },
+      "out", axisNames(outShape.size()), "injective");
+  std::string name = "slice_" + shapeName(shape) + "_to_" + shapeName(outShape);
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (begin[d] != 0 || step[d] != 1) name += "_" + std::to_string(d) + "b" + std::to_string(begin[d]) + "s" + std::to_string(step[d]);
+  for (char& c : name)
+    if (c == '-') c = 'm';
+  return single(name, {in}, out);
+}
+
+Expected<Workload> gather(const Shape& dataShape, const Shape& indicesShape, int64_t axisIn, DataType dtype,
+                          DataType indexType) {
+  const std::string op = "Gather";
+  if (auto e = checkShape(op, dataShape, "data")) return *e;
+  if (auto e = checkShape(op, indicesShape, "indices")) return *e;
+  if (dataShape.empty()) return opError(op, "data is a scalar", "gather needs data of rank 1 or more");
+  if (indexType != DataType::int32() && indexType != DataType::int64())
+    return opError(op, "indices of type " + indexType.toString(), "indices are int32 or int64");
+  auto axis = normalizeAxis(axisIn, dataShape.size());
+  if (!axis) return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(dataShape.size()));
+  size_t a = size_t(*axis);
+  int64_t dim = dataShape[a];
+  Shape outShape(dataShape.begin(), dataShape.begin() + long(a));
+  outShape.insert(outShape.end(), indicesShape.begin(), indicesShape.end());
+  outShape.insert(outShape.end(), dataShape.begin() + long(a) + 1, dataShape.end());
+  te::Tensor data = te::placeholder(toExprs(dataShape), dtype, "data");
+  te::Tensor indices = te::placeholder(toExprs(indicesShape), indexType, "indices");
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> at(i.begin() + long(a), i.begin() + long(a + indicesShape.size()));
+        Expr index = cast(DataType::index(), indices(at));
+        index = clampIndex(select(index < Expr(int64_t(0)), index + Expr(dim), index), dim);
+        std::vector<Expr> read(i.begin(), i.begin() + long(a));
+        read.push_back(index);
+        read.insert(read.end(), i.begin() + long(a + indicesShape.size()), i.end());
+        return data(read);
+      },
+      "out", axisNames(outShape.size()), "injective");
+  return single("gather_" + shapeName(dataShape) + "_" + shapeName(indicesShape) + "_a" + std::to_string(a) + "_" +
+                    indexType.toString(),
+                {data, indices}, out);
+}
+
+Expected<Workload> split(const Shape& shape, int64_t axisIn, const Shape& sizesIn, DataType dtype, int64_t parts) {
+  const std::string op = "Split";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  auto axis = normalizeAxis(axisIn, shape.size());
+  if (!axis) return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(shape.size()));
+  size_t a = size_t(*axis);
+  Shape sizes = sizesIn;
+  if (sizes.empty()) {
+    if (parts < 1 || parts > shape[a])
+      return opError(op, "cannot split a dimension of " + std::to_string(shape[a]) + " into " + std::to_string(parts) +
+                             " non-empty parts");
+    int64_t piece = (shape[a] + parts - 1) / parts;
+    for (int64_t taken = 0; taken < shape[a]; taken += piece) sizes.push_back(std::min(piece, shape[a] - taken));
+    if (int64_t(sizes.size()) != parts)
+      return opError(op, "a dimension of " + std::to_string(shape[a]) + " does not split into " +
+                             std::to_string(parts) + " parts", "give the sizes explicitly");
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 1) return opError(op, "split size " + std::to_string(s), "sizes must be positive");
+    total += s;
+  }
+  if (total != shape[a])
+    return opError(op, "split sizes add up to " + std::to_string(total) + ", the dimension is " + std::to_string(shape[a]));
+  Workload w;
+  w.name = "split_" + shapeName(shape) + "_a" + std::to_string(a);
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  w.inputs = {in};
+  int64_t offset = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    Shape outShape = shape;
+    outShape[a] = sizes[k];
+    w.name += "_" + std::to_string(sizes[k]);
+    w.outputs.push_back(te::compute(
+        toExprs(outShape),
+        [&](const std::vector<Var>& i) {
+          std::vector<Expr> indices = asExprs(i);
+          if (offset != 0) indices[a] = i[a] + Expr(offset);
+          return in(indices);
+        },
+        "out" + std::to_string(k), axisNames(outShape.size()), "injective"));
+    offset += sizes[k];
+  }
+  return w;
+}
+
+Expected<Workload> where(const Shape& conditionShape, const Shape& xShape, const Shape& yShape, DataType dtype) {
+  const std::string op = "Where";
+  for (auto* s : {&conditionShape, &xShape, &yShape})
+    if (auto e = checkShape(op, *s, "operand")) return *e;
+  auto outShape = broadcastShapes(op, {conditionShape, xShape, yShape});
+  if (!outShape) return outShape.error();
+  te::Tensor condition = te::placeholder(toExprs(conditionShape), DataType::boolean(), "condition");
+  te::Tensor x = te::placeholder(toExprs(xShape), dtype, "x");
+  te::Tensor y = te::placeholder(toExprs(yShape), dtype, "y");
+  te::Tensor out = te::compute(
+      toExprs(*outShape),
+      [&](const std::vector<Var>& i) {
+        return select(broadcastRead(condition, conditionShape, i), broadcastRead(x, xShape, i),
+                      broadcastRead(y, yShape, i));
+      },
+      "out", axisNames(outShape->size()), "broadcast");
+  return single("where_" + shapeName(conditionShape) + "_" + shapeName(xShape) + "_" + shapeName(yShape),
+                {condition, x, y}, out);
+}
+
+Expected<Workload> expand(const Shape& shape, const Shape& target, DataType dtype) {
+  const std::string op = "Expand";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (auto e = checkShape(op, target, "target")) return *e;
+  auto outShape = broadcastShapes(op, {shape, target});
+  if (!outShape) return outShape.error();
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  te::Tensor out = te::compute(
+      toExprs(*outShape), [&](const std::vector<Var>& i) { return broadcastRead(in, shape, i); }, "out",
+      axisNames(outShape->size()), "broadcast");
+  return single("expand_" + shapeName(shape) + "_to_" + shapeName(*outShape), {in}, out);
+}
+
+Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, DataType dtype) {
+  const std::string op = "Pad";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  size_t rank = shape.size();
+  if (pads.size() != 2 * rank)
+    return opError(op, "pads has " + std::to_string(pads.size()) + " entries for a rank-" + std::to_string(rank) +
+                           " input", "give a begin and an end per axis: [begins..., ends...]");
+  Shape outShape(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    outShape[d] = shape[d] + pads[d] + pads[d + rank];
+    if (outShape[d] < 1)
+      return opError(op, "padding leaves axis " + std::to_string(d) + " with " + std::to_string(outShape[d]) +
+                             " elements", "negative pads may remove at most all but one element");
+  }
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> indices;
+        Expr inside;
+        for (size_t d = 0; d < rank; ++d) {
+          Expr index = pads[d] == 0 ? Expr(i[d]) : i[d] - Expr(pads[d]);
+          bool mayLeave = pads[d] > 0 || pads[d + rank] > 0;
+          if (mayLeave) {
+            // likely() lets loop partitioning give the interior its own select-free loop.
+            Expr here = likely(index >= Expr(int64_t(0)) && index < Expr(shape[d]));
+            inside = inside.defined() ? inside && here : here;
+            index = clampIndex(index, shape[d]);  // the discarded read stays in bounds
+          }
+          indices.push_back(index);
+        }
+        Expr read = in(indices);
+        return inside.defined() ? select(inside, read, makeConst(dtype, value)) : read;
+      },
+      "out", axisNames(rank), "injective");
+  std::string name = "pad_" + shapeName(shape) + "_to_" + shapeName(outShape);
+  return single(name, {in}, out);
+}
+
+Expected<Workload> castTensor(const Shape& shape, DataType from, DataType to) {
+  const std::string op = "Cast";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (!from.isScalar() || !to.isScalar() || from.isHandle() || to.isHandle())
+    return opError(op, "cannot cast " + from.toString() + " to " + to.toString(), "scalar element types only");
+  te::Tensor in = te::placeholder(toExprs(shape), from, "in");
+  te::Tensor out = te::compute(
+      toExprs(shape), [&](const std::vector<Var>& i) { return cast(to, in(asExprs(i))); }, "out",
+      axisNames(shape.size()), "elemwise");
+  return single("cast_" + shapeName(shape) + "_" + from.toString() + "_to_" + to.toString(), {in}, out);
+}
+
+Expected<Schedule> defaultTransformSchedule(const Workload& workload, const ScheduleTarget& target) {
+  Schedule s(workload.outputs);
+  for (const te::Tensor& output : workload.outputs) {
+    const std::string stage = output.name();
+    const auto* compute = te::asCompute(output.op());
+    if (!compute || compute->axes.empty()) continue;
+    Shape extents;
+    for (auto& e : output.shape()) extents.push_back(*asConstInt(e));
+    int64_t elements = elementCount(extents);
+    size_t rank = extents.size();
+    const IterVar& inner = compute->axes.back();
+    std::string innerName = inner.name();
+    // Vector lanes for this element type: the target's width in bytes over the element size.
+    int64_t lanes = std::max<int64_t>(1, int64_t(target.vectorLanes) * 4 / std::max(1, output.dtype().bytes()));
+    bool vectorize = extents.back() >= lanes && lanes > 1 && readsContiguously(compute->body, inner.var());
+    if (vectorize) {
+      if (Status st = s.split(stage, innerName, lanes, "vo", "vi"); !st) return st.error();
+      if (Status st = s.vectorize(stage, "vi"); !st) return st.error();
+    }
+    // Parallel tasks of at least ~16K elements each so a launch stays small against the work.
+    if (target.threads < 2 || elements < 32768) continue;
+    std::vector<std::string> outer;
+    for (size_t d = 0; d + 1 < rank; ++d) outer.push_back(compute->axes[d].name());
+    if (outer.empty()) {
+      std::string loop = vectorize ? "vo" : innerName;
+      int64_t perTask = std::max<int64_t>(1, 16384 / (vectorize ? lanes : 1));
+      if (Status st = s.split(stage, loop, perTask, "task", "chunk"); !st) return st.error();
+      if (Status st = s.parallel(stage, "task"); !st) return st.error();
+      continue;
+    }
+    std::string rows = outer[0];
+    if (outer.size() > 1) {
+      rows = "rows";
+      if (Status st = s.fuse(stage, outer, rows); !st) return st.error();
+    }
+    if (Status st = s.parallel(stage, rows); !st) return st.error();
+  }
+  return s;
+}
+
+}  // namespace tessel

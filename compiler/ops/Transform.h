@@ -1,0 +1,73 @@
+// Data-movement operators with ONNX semantics (Transpose, Reshape, Concat, Slice, Gather,
+// Split, Where, Expand, Pad, Cast) on static shapes, and their default schedule.
+#pragma once
+
+#include "compiler/ops/Workload.h"
+
+namespace tessel {
+
+// Every builder returns a Workload whose outputs are stages named "out" (Split: "out0",
+// "out1", ...) with axes ax0, ax1, ...; invalid attributes or shapes become a Diagnostic
+// naming the operator. Axes may be negative (counted from the end) wherever ONNX allows it.
+// Results with a zero-sized dimension are refused: static graphs drop such nodes earlier.
+
+/// out = transpose(in): output axis d is input axis perm[d]. An empty perm reverses the axes.
+Expected<Workload> transpose(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm,
+                             DataType dtype = DataType::float32());
+
+/// The same elements in row-major order under `target`: 0 copies the input dimension at the
+/// same position (unless allowZero, where 0 is a literal zero and is refused here), and one
+/// -1 is inferred from the element count.
+Expected<Workload> reshape(const std::vector<int64_t>& shape, const std::vector<int64_t>& target,
+                           DataType dtype = DataType::float32(), bool allowZero = false);
+
+/// The inputs joined along `axis`; all other dimensions must match. Inputs in0, in1, ...
+Expected<Workload> concat(const std::vector<std::vector<int64_t>>& shapes, int64_t axis,
+                          DataType dtype = DataType::float32());
+
+/// ONNX Slice: for each listed axis (empty axes: 0, 1, ...), elements start, start + step, ...
+/// before end. Negative starts/ends count from the end; they are clamped to [0, dim] for a
+/// positive step and to [-1, dim - 1] for a negative one. Steps default to 1; 0 is refused.
+Expected<Workload> slice(const std::vector<int64_t>& shape, const std::vector<int64_t>& starts,
+                         const std::vector<int64_t>& ends, const std::vector<int64_t>& axes = {},
+                         const std::vector<int64_t>& steps = {}, DataType dtype = DataType::float32());
+
+/// ONNX Gather: out[a..., j..., b...] = data[a..., indices[j...], b...] along `axis`.
+/// Inputs "data" and "indices" (int32 or int64). A negative index counts from the end. An
+/// index still outside [0, dim) after that is clamped to the nearest end (ONNX leaves it
+/// undefined; clamping keeps the kernel from reading outside `data`).
+Expected<Workload> gather(const std::vector<int64_t>& dataShape, const std::vector<int64_t>& indicesShape,
+                          int64_t axis, DataType dtype = DataType::float32(),
+                          DataType indexType = DataType::int64());
+
+/// ONNX Split: consecutive pieces along `axis` of the given sizes (which must add up to the
+/// dimension); empty sizes split into `parts` equal pieces (the last smaller when the
+/// dimension does not divide, as ONNX opset 18 does). Outputs out0, out1, ...
+Expected<Workload> split(const std::vector<int64_t>& shape, int64_t axis, const std::vector<int64_t>& sizes,
+                         DataType dtype = DataType::float32(), int64_t parts = 2);
+
+/// out = condition ? x : y with NumPy broadcasting of the three shapes. The condition is bool.
+Expected<Workload> where(const std::vector<int64_t>& conditionShape, const std::vector<int64_t>& xShape,
+                         const std::vector<int64_t>& yShape, DataType dtype = DataType::float32());
+
+/// ONNX Expand: `in` broadcast against `target` (both ways: a 1 in `target` keeps the input's
+/// dimension), as NumPy broadcasting of the two shapes.
+Expected<Workload> expand(const std::vector<int64_t>& shape, const std::vector<int64_t>& target,
+                          DataType dtype = DataType::float32());
+
+/// ONNX Pad, constant mode: `pads` = [begin_0, ..., begin_{r-1}, end_0, ..., end_{r-1}];
+/// new elements are `value`; negative pads remove elements.
+Expected<Workload> pad(const std::vector<int64_t>& shape, const std::vector<int64_t>& pads, double value = 0.0,
+                       DataType dtype = DataType::float32());
+
+/// ONNX Cast: each element converted to `to` (floats to integers truncate toward zero,
+/// anything to bool is value != 0).
+Expected<Workload> castTensor(const std::vector<int64_t>& shape, DataType from, DataType to);
+
+/// The default schedule of every output stage of a transform workload: the leading axes
+/// fused and run in parallel when there is enough work, and the innermost axis split into
+/// vectors when every input is read contiguously along it (a plain copy).
+Expected<Schedule> defaultTransformSchedule(const Workload& workload,
+                                            const ScheduleTarget& target = ScheduleTarget::host());
+
+}  // namespace tessel

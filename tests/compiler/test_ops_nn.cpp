@@ -9,6 +9,7 @@
 
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Pooling.h"
+#include "compiler/ops/Softmax.h"
 #include "core/ir/IRPrinter.h"
 #include "runtime/NDArray.h"
 
@@ -274,6 +275,75 @@ private slots:
     QVERIFY(!w.ok());
     QString text = QString::fromStdString(w.error().toString());
     QVERIFY2(text.contains(message) && text.contains("maxpool"), qPrintable(text));
+  }
+
+  void softmaxMatchesReference_data() {
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<bool>("logSoftmax");
+    QTest::newRow("last axis") << Shape{2, 3, 37} << -1 << false;
+    QTest::newRow("attention scores") << Shape{1, 4, 16, 16} << 3 << false;
+    QTest::newRow("first axis") << Shape{5, 33} << 0 << false;
+    QTest::newRow("middle axis") << Shape{2, 5, 7, 19} << 1 << false;
+    QTest::newRow("negative middle axis") << Shape{3, 6, 20} << -2 << false;
+    QTest::newRow("rank 1") << Shape{41} << 0 << false;
+    QTest::newRow("log last axis") << Shape{3, 4, 40} << -1 << true;
+    QTest::newRow("log middle axis") << Shape{2, 6, 21} << 1 << true;
+    QTest::newRow("log first axis of 1-D") << Shape{9} << -1 << true;
+  }
+  void softmaxMatchesReference() {
+    QFETCH(Shape, shape);
+    QFETCH(int, axis);
+    QFETCH(bool, logSoftmax);
+    SoftmaxParams p{shape, axis, logSoftmax};
+    auto w = softmax(p);
+    QVERIFY2(w.ok(), w.ok() ? "" : w.error().toString().c_str());
+    auto schedule = defaultSoftmaxSchedule(*w, p, testTarget());
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    // Values up to 100: exp overflows float unless the row maximum is subtracted first.
+    std::vector<float> in = randomValues(elementCount(shape), -100.0f, 100.0f, 3);
+    auto got = runWorkload(*w, *schedule, {in});
+    int64_t a = axis < 0 ? axis + int64_t(shape.size()) : axis;
+    int64_t extent = shape[size_t(a)], stride = 1;
+    for (size_t d = size_t(a) + 1; d < shape.size(); ++d) stride *= shape[d];
+    std::vector<float> expected(in.size());
+    for (int64_t i = 0; i < int64_t(in.size()); ++i) {
+      int64_t first = i - (i / stride % extent) * stride;  // the same row, position 0 along the axis
+      double best = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < extent; ++j) best = std::max(best, double(in[size_t(first + j * stride)]));
+      for (int64_t j = 0; j < extent; ++j) sum += std::exp(double(in[size_t(first + j * stride)]) - best);
+      double shifted = double(in[size_t(i)]) - best;
+      expected[size_t(i)] = float(logSoftmax ? shifted - std::log(sum) : std::exp(shifted) / sum);
+    }
+    QVERIFY(closeEnough(got, expected, 1e-5f));
+  }
+
+  void softmaxRejectsAxisOutOfRange() {
+    SoftmaxParams p{{2, 3}, 2, false};
+    auto w = softmax(p);
+    QVERIFY(!w.ok());
+    QString text = QString::fromStdString(w.error().toString());
+    QVERIFY2(text.contains("axis 2 is out of range for rank 2") && text.contains("[-2, 1]"), qPrintable(text));
+    p.axis = -3;
+    p.logSoftmax = true;
+    QVERIFY(!softmax(p).ok());
+    QVERIFY(QString::fromStdString(softmax(p).error().toString()).contains("logsoftmax"));
+  }
+
+  void softmaxScheduleComputesRowsInParallel() {
+    SoftmaxParams p{{8, 128, 128}, -1, false};
+    ScheduleTarget target;
+    target.vectorLanes = 8;
+    target.threads = 4;
+    auto w = softmax(p);
+    QVERIFY(w.ok());
+    auto schedule = defaultSoftmaxSchedule(*w, p, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w->args(), w->name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    // Rows in parallel in all four stages.
+    QVERIFY2(text.count("parallel for") == 4 && text.contains("ramp("), qPrintable(text));
   }
 
   void poolScheduleVectorizesRowsInParallel() {

@@ -9,6 +9,7 @@
 
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Pooling.h"
+#include "compiler/ops/Reduction.h"
 #include "compiler/ops/Softmax.h"
 #include "core/ir/IRPrinter.h"
 #include "runtime/NDArray.h"
@@ -344,6 +345,163 @@ private slots:
     QString text = QString::fromStdString(toString(lowered->func));
     // Rows in parallel in all four stages.
     QVERIFY2(text.count("parallel for") == 4 && text.contains("ramp("), qPrintable(text));
+  }
+
+  void reduceMatchesReference_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<Shape>("axes");
+    QTest::addColumn<bool>("keepDims");
+    QTest::addColumn<bool>("noop");
+    QTest::addColumn<Shape>("expectedShape");
+    QTest::newRow("sum middle") << int(ReduceKind::Sum) << Shape{3, 5, 7} << Shape{1} << true << false
+                                << Shape{3, 1, 7};
+    QTest::newRow("mean spatial") << int(ReduceKind::Mean) << Shape{2, 3, 17, 19} << Shape{2, 3} << true << false
+                                  << Shape{2, 3, 1, 1};
+    QTest::newRow("max last negative") << int(ReduceKind::Max) << Shape{4, 33} << Shape{-1} << false << false
+                                       << Shape{4};
+    QTest::newRow("min outer and inner") << int(ReduceKind::Min) << Shape{5, 6, 40} << Shape{2, 0} << false << false
+                                         << Shape{6};
+    QTest::newRow("prod") << int(ReduceKind::Prod) << Shape{3, 4, 5} << Shape{-2} << true << false << Shape{3, 1, 5};
+    QTest::newRow("max vector lanes kept") << int(ReduceKind::Max) << Shape{2, 64, 50} << Shape{1} << false << false
+                                           << Shape{2, 50};
+    QTest::newRow("sum all keep") << int(ReduceKind::Sum) << Shape{7, 9} << Shape{} << true << false << Shape{1, 1};
+    QTest::newRow("mean all to scalar") << int(ReduceKind::Mean) << Shape{6, 35} << Shape{} << false << false
+                                        << Shape{};
+    QTest::newRow("noop with empty axes") << int(ReduceKind::Sum) << Shape{4, 5} << Shape{} << false << true
+                                          << Shape{4, 5};
+  }
+  void reduceMatchesReference() {
+    QFETCH(int, kind);
+    QFETCH(Shape, shape);
+    QFETCH(Shape, axes);
+    QFETCH(bool, keepDims);
+    QFETCH(bool, noop);
+    QFETCH(Shape, expectedShape);
+    ReduceParams p{ReduceKind(kind), shape, axes, keepDims, noop};
+    auto w = reduce(p);
+    QVERIFY2(w.ok(), w.ok() ? "" : w.error().toString().c_str());
+    QCOMPARE(shapeOf(w->outputs[0]), expectedShape);
+    auto schedule = defaultReduceSchedule(*w, p, testTarget());
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    bool product = ReduceKind(kind) == ReduceKind::Prod;
+    std::vector<float> in = randomValues(elementCount(shape), product ? 0.5f : -2.0f, product ? 1.5f : 2.0f, 9);
+    auto got = runWorkload(*w, *schedule, {in});
+    // Reference: every input element folded into the output element it maps to.
+    std::vector<bool> reduced(shape.size(), !noop && axes.empty());
+    for (int64_t a : axes) reduced[size_t(a < 0 ? a + int64_t(shape.size()) : a)] = true;
+    Shape kept;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (!reduced[d]) kept.push_back(shape[d]);
+    std::vector<double> acc(size_t(elementCount(kept)), product ? 1.0 : 0.0);
+    std::vector<bool> seen(acc.size(), false);
+    for (int64_t i = 0; i < int64_t(in.size()); ++i) {
+      Shape at = coordinates(i, shape), keptAt;
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (!reduced[d]) keptAt.push_back(at[d]);
+      size_t o = size_t(flatIndex(keptAt, kept));
+      double v = in[size_t(i)];
+      switch (ReduceKind(kind)) {
+        case ReduceKind::Sum:
+        case ReduceKind::Mean: acc[o] += v; break;
+        case ReduceKind::Max: acc[o] = seen[o] ? std::max(acc[o], v) : v; break;
+        case ReduceKind::Min: acc[o] = seen[o] ? std::min(acc[o], v) : v; break;
+        case ReduceKind::Prod: acc[o] *= v; break;
+      }
+      seen[o] = true;
+    }
+    double count = double(in.size()) / double(acc.size());
+    std::vector<float> expected;
+    for (double v : acc) expected.push_back(float(ReduceKind(kind) == ReduceKind::Mean ? v / count : v));
+    QVERIFY(closeEnough(got, expected, 1e-5f));
+  }
+
+  void reduceRejectsInvalidAxes_data() {
+    QTest::addColumn<Shape>("axes");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("too large") << Shape{3} << "axis 3 is out of range for rank 3";
+    QTest::newRow("too negative") << Shape{0, -4} << "axis -4 is out of range for rank 3";
+    QTest::newRow("repeated") << Shape{1, -2} << "axis -2 is listed twice";
+  }
+  void reduceRejectsInvalidAxes() {
+    QFETCH(Shape, axes);
+    QFETCH(QString, message);
+    ReduceParams p{ReduceKind::Mean, {2, 3, 4}, axes, true, false};
+    auto w = reduce(p);
+    QVERIFY(!w.ok());
+    QString text = QString::fromStdString(w.error().toString());
+    QVERIFY2(text.contains(message) && text.contains("reduce_mean"), qPrintable(text));
+  }
+
+  void argReduceMatchesReference_data() {
+    QTest::addColumn<bool>("isMax");
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<bool>("keepDims");
+    QTest::addColumn<bool>("lastIndex");
+    QTest::addColumn<Shape>("expectedShape");
+    QTest::newRow("argmax last") << true << Shape{4, 37} << 1 << true << false << Shape{4, 1};
+    QTest::newRow("argmax first negative") << true << Shape{5, 6, 7} << -3 << false << false << Shape{6, 7};
+    QTest::newRow("argmin middle last index") << false << Shape{3, 20, 18} << 1 << true << true << Shape{3, 1, 18};
+    QTest::newRow("argmin 1-D") << false << Shape{30} << 0 << false << false << Shape{};
+    QTest::newRow("argmax last index") << true << Shape{6, 25} << -1 << false << true << Shape{6};
+  }
+  void argReduceMatchesReference() {
+    QFETCH(bool, isMax);
+    QFETCH(Shape, shape);
+    QFETCH(int, axis);
+    QFETCH(bool, keepDims);
+    QFETCH(bool, lastIndex);
+    QFETCH(Shape, expectedShape);
+    ArgReduceParams p{isMax, shape, axis, keepDims, lastIndex};
+    auto w = argReduce(p);
+    QVERIFY2(w.ok(), w.ok() ? "" : w.error().toString().c_str());
+    QCOMPARE(shapeOf(w->outputs[0]), expectedShape);
+    auto schedule = defaultArgReduceSchedule(*w, testTarget());
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    // Small integers, so ties are common and the tie rule matters.
+    std::vector<float> in = randomValues(elementCount(shape), 0.0f, 5.0f, 13);
+    for (float& v : in) v = std::floor(v);
+    auto got = runWorkload<int64_t>(*w, *schedule, {in});
+    int64_t a = axis < 0 ? axis + int64_t(shape.size()) : axis;
+    int64_t extent = shape[size_t(a)], stride = 1;
+    for (size_t d = size_t(a) + 1; d < shape.size(); ++d) stride *= shape[d];
+    std::vector<int64_t> expected;
+    for (int64_t outer = 0; outer < elementCount(shape) / (extent * stride); ++outer)
+      for (int64_t inner = 0; inner < stride; ++inner) {
+        int64_t best = 0;
+        for (int64_t j = 1; j < extent; ++j) {
+          float v = in[size_t((outer * extent + j) * stride + inner)];
+          float b = in[size_t((outer * extent + best) * stride + inner)];
+          bool better = isMax ? v > b : v < b;
+          if (better || (lastIndex && v == b)) best = j;
+        }
+        expected.push_back(best);
+      }
+    QCOMPARE(got, expected);
+  }
+
+  void argReduceRejectsAxisOutOfRange() {
+    ArgReduceParams p{false, {4, 5}, -3, true, false};
+    auto w = argReduce(p);
+    QVERIFY(!w.ok());
+    QString text = QString::fromStdString(w.error().toString());
+    QVERIFY2(text.contains("axis -3 is out of range for rank 2") && text.contains("argmin"), qPrintable(text));
+  }
+
+  void reduceScheduleVectorizesKeptInnerAxis() {
+    ReduceParams p{ReduceKind::Sum, {16, 64, 256}, {1}, false, false};
+    ScheduleTarget target;
+    target.vectorLanes = 8;
+    target.threads = 4;
+    auto w = reduce(p);
+    QVERIFY(w.ok());
+    auto schedule = defaultReduceSchedule(*w, p, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w->args(), w->name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
   }
 
   void poolScheduleVectorizesRowsInParallel() {

@@ -1,0 +1,238 @@
+// Reduction computes and their default schedules.
+#include "compiler/ops/Reduction.h"
+
+#include <algorithm>
+
+#include "core/ir/IROperators.h"
+
+namespace tessel {
+
+namespace {
+std::string shapeName(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out.empty() ? "scalar" : out;
+}
+
+std::string axisName(int64_t d) { return "ax" + std::to_string(d); }
+
+Expected<int64_t> resolveAxis(int64_t axis, int64_t rank, const std::string& op) {
+  if (axis < -rank || axis >= rank)
+    return Diagnostic{"axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank), op, 0, 0,
+                      "use axes in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]"};
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::optional<Diagnostic> checkShape(const std::vector<int64_t>& shape, const std::string& op) {
+  for (int64_t d : shape)
+    if (d < 1) return Diagnostic{"input dimensions must be positive, got " + shapeName(shape), op, 0, 0, ""};
+  return std::nullopt;
+}
+
+// The output of reducing `reduced` (sorted) dimensions: its shape and axis names.
+struct ReducedShape {
+  std::vector<Expr> shape;
+  std::vector<std::string> names;
+  std::vector<int64_t> inputDim;  ///< Input dimension of each output axis.
+};
+ReducedShape reducedShape(const std::vector<int64_t>& shape, const std::vector<int64_t>& reduced, bool keepDims) {
+  ReducedShape out;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
+    bool isReduced = std::find(reduced.begin(), reduced.end(), d) != reduced.end();
+    if (isReduced && !keepDims) continue;
+    out.shape.push_back(Expr(isReduced ? int64_t(1) : shape[d]));
+    out.names.push_back(axisName(d));
+    out.inputDim.push_back(d);
+  }
+  return out;
+}
+
+// Fuses the leading output axes `axes` into one parallel loop when there is work to share.
+void parallelRows(Schedule& s, const std::string& stage, const std::vector<std::string>& axes, int64_t rows,
+                  const ScheduleTarget& target, std::vector<Status>& steps) {
+  if (axes.empty() || rows < 2 || target.threads < 2) return;
+  std::string loop = axes.front();
+  if (axes.size() > 1) {
+    loop = "rows";
+    steps.push_back(s.fuse(stage, axes, loop));
+  }
+  steps.push_back(s.parallel(stage, loop));
+}
+}  // namespace
+
+const char* reduceKindName(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum: return "reduce_sum";
+    case ReduceKind::Mean: return "reduce_mean";
+    case ReduceKind::Max: return "reduce_max";
+    case ReduceKind::Min: return "reduce_min";
+    case ReduceKind::Prod: return "reduce_prod";
+  }
+  return "?";
+}
+
+Expected<std::vector<int64_t>> ReduceParams::resolvedAxes() const {
+  std::string op = reduceKindName(kind);
+  if (auto e = checkShape(shape, op)) return *e;
+  int64_t rank = int64_t(shape.size());
+  std::vector<int64_t> resolved;
+  if (axes.empty()) {
+    if (!noopWithEmptyAxes)
+      for (int64_t d = 0; d < rank; ++d) resolved.push_back(d);
+    return resolved;
+  }
+  for (int64_t axis : axes) {
+    auto d = resolveAxis(axis, rank, op);
+    if (!d) return d.error();
+    if (std::find(resolved.begin(), resolved.end(), *d) != resolved.end())
+      return Diagnostic{"axis " + std::to_string(axis) + " is listed twice (as dimension " + std::to_string(*d) + ")",
+                        op, 0, 0, "list each axis once"};
+    resolved.push_back(*d);
+  }
+  std::sort(resolved.begin(), resolved.end());
+  return resolved;
+}
+
+Expected<Workload> reduce(const ReduceParams& p, DataType dtype) {
+  auto reduced = p.resolvedAxes();
+  if (!reduced) return reduced.error();
+  ReducedShape out = reducedShape(p.shape, *reduced, p.keepDims);
+  std::vector<Expr> inputShape;
+  for (int64_t d : p.shape) inputShape.push_back(Expr(d));
+  Workload w;
+  w.name = std::string(reduceKindName(p.kind)) + "_" + shapeName(p.shape) + "_axes" + shapeName(*reduced) +
+           (p.keepDims ? "_keep" : "");
+  te::Tensor x = te::placeholder(inputShape, dtype, "x");
+  std::vector<IterVar> window;
+  int64_t count = 1;
+  for (int64_t d : *reduced) {
+    window.push_back(te::reduceAxis(Expr(p.shape[d]), "r" + std::to_string(d)));
+    count *= p.shape[d];
+  }
+  te::Tensor result = te::compute(
+      out.shape,
+      [&](const std::vector<Var>& at) {
+        std::vector<Expr> indices(p.shape.size());
+        for (size_t a = 0; a < at.size(); ++a) indices[size_t(out.inputDim[a])] = at[a];
+        for (size_t r = 0; r < reduced->size(); ++r) indices[size_t((*reduced)[r])] = window[r].var();
+        Expr value = x(indices);
+        if (window.empty()) return value;  // noop_with_empty_axes: a copy
+        switch (p.kind) {
+          case ReduceKind::Sum: return te::sum(value, window);
+          case ReduceKind::Mean: return te::sum(value * makeConst(dtype, 1.0 / double(count)), window);
+          case ReduceKind::Max: return te::maximum(value, window);
+          case ReduceKind::Min: return te::minimum(value, window);
+          case ReduceKind::Prod: return ReduceNode::make(Reducer::Product, value, window);
+        }
+        return value;
+      },
+      "reduce", out.names, "reduce");
+  w.inputs = {x};
+  w.outputs = {result};
+  int64_t elements = 1;
+  for (int64_t d : p.shape) elements *= d;
+  w.flops = double(elements);
+  return w;
+}
+
+Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceParams& p,
+                                         const ScheduleTarget& target) {
+  auto reduced = p.resolvedAxes();
+  if (!reduced) return reduced.error();
+  Schedule s(workload.outputs);
+  if (!s.findStage("reduce")) return Diagnostic{"the workload has no stage named 'reduce'", workload.name, 0, 0, ""};
+  ReducedShape out = reducedShape(p.shape, *reduced, p.keepDims);
+  int64_t last = int64_t(p.shape.size()) - 1;
+  bool innerKept = last >= 0 && std::find(reduced->begin(), reduced->end(), last) == reduced->end();
+  bool vectorize = innerKept && p.shape[size_t(last)] >= target.vectorLanes;
+  std::vector<std::string> rowAxes = out.names;
+  int64_t rows = 1;
+  for (auto& extent : out.shape) rows *= *asConstInt(extent);
+  std::vector<Status> steps;
+  if (vectorize) {
+    rowAxes.pop_back();
+    rows /= p.shape[size_t(last)];
+  }
+  parallelRows(s, "reduce", rowAxes, rows, target, steps);
+  if (vectorize) {
+    std::string inner = axisName(last);
+    steps.push_back(s.split("reduce", inner, target.vectorLanes, inner + "o", inner + "i"));
+    std::vector<std::string> order = {inner + "o"};
+    for (int64_t d : *reduced) order.push_back("r" + std::to_string(d));
+    order.push_back(inner + "i");
+    steps.push_back(s.reorder("reduce", order));
+    steps.push_back(s.vectorize("reduce", inner + "i"));
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+Expected<Workload> argReduce(const ArgReduceParams& p, DataType dtype) {
+  std::string op = p.isMax ? "argmax" : "argmin";
+  if (p.shape.empty()) return Diagnostic{"the input must have at least one dimension", op, 0, 0, ""};
+  if (auto e = checkShape(p.shape, op)) return *e;
+  auto axis = resolveAxis(p.axis, int64_t(p.shape.size()), op);
+  if (!axis) return axis.error();
+  ReducedShape out = reducedShape(p.shape, {*axis}, p.keepDims);
+  std::vector<Expr> inputShape;
+  for (int64_t d : p.shape) inputShape.push_back(Expr(d));
+  Workload w;
+  w.name = op + "_" + shapeName(p.shape) + "_axis" + std::to_string(*axis) + (p.keepDims ? "_keep" : "") +
+           (p.selectLastIndex ? "_last" : "");
+  te::Tensor x = te::placeholder(inputShape, dtype, "x");
+  auto inputAt = [&](const std::vector<Var>& at, Expr k) {
+    std::vector<Expr> indices(p.shape.size());
+    for (size_t a = 0; a < at.size(); ++a) indices[size_t(out.inputDim[a])] = at[a];
+    indices[size_t(*axis)] = k;
+    return indices;
+  };
+  int64_t extent = p.shape[size_t(*axis)];
+  IterVar k = te::reduceAxis(Expr(extent), "k");
+  te::Tensor value = te::compute(
+      out.shape,
+      [&](const std::vector<Var>& at) {
+        return p.isMax ? te::maximum(x(inputAt(at, k)), {k}) : te::minimum(x(inputAt(at, k)), {k});
+      },
+      "arg.value", out.names, "reduce");
+  IterVar k2 = te::reduceAxis(Expr(extent), "k");
+  // The index: the smallest (or largest) k where the input equals the extreme value.
+  te::Tensor index = te::compute(
+      out.shape,
+      [&](const std::vector<Var>& at) {
+        Expr hit = eq(x(inputAt(at, k2)), value(std::vector<Expr>(at.begin(), at.end())));
+        Expr k64 = cast(DataType::int64(), k2.var());
+        if (p.selectLastIndex) return te::maximum(select(hit, k64, makeConst(DataType::int64(), -1)), {k2});
+        return te::minimum(select(hit, k64, makeConst(DataType::int64(), double(extent))), {k2});
+      },
+      "arg", out.names, "reduce");
+  w.inputs = {x};
+  w.outputs = {index};
+  int64_t elements = 1;
+  for (int64_t d : p.shape) elements *= d;
+  w.flops = 2.0 * double(elements);
+  return w;
+}
+
+Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const ScheduleTarget& target) {
+  Schedule s(workload.outputs);
+  const Stage* arg = s.findStage("arg");
+  if (!arg || !s.findStage("arg.value"))
+    return Diagnostic{"the workload has no stages named 'arg' and 'arg.value'", workload.name, 0, 0, ""};
+  std::vector<std::string> axes;
+  for (auto& iv : te::asCompute(arg->op)->axes) axes.push_back(iv.name());
+  if (axes.empty()) return s;  // one value: nothing to schedule
+  int64_t rows = 1;
+  for (auto& extent : workload.outputs[0].shape()) rows *= *asConstInt(extent);
+  std::vector<Status> steps;
+  parallelRows(s, "arg", axes, rows, target, steps);
+  // Each extreme value is found right before the search for its index, while the input
+  // line is still in cache.
+  std::string innermost = rows >= 2 && target.threads >= 2 && axes.size() > 1 ? "rows" : axes.back();
+  steps.push_back(s.computeAt("arg.value", "arg", innermost));
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+}  // namespace tessel

@@ -1,0 +1,50 @@
+// ONNX reductions (ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd) over a set of axes,
+// ArgMax/ArgMin along one axis, and their default schedules.
+#pragma once
+
+#include "compiler/ops/Workload.h"
+
+namespace tessel {
+
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+const char* reduceKindName(ReduceKind kind);
+
+struct ReduceParams {
+  ReduceKind kind = ReduceKind::Sum;
+  std::vector<int64_t> shape;       ///< Input shape.
+  std::vector<int64_t> axes;        ///< Reduced axes, negative counting from the end; empty: see below.
+  bool keepDims = true;             ///< Reduced axes stay as extent 1.
+  bool noopWithEmptyAxes = false;   ///< Empty `axes`: reduce nothing (a copy) instead of everything.
+  /// The reduced axes in [0, rank), sorted, or why `axes` is invalid (out of range, repeated).
+  Expected<std::vector<int64_t>> resolvedAxes() const;
+};
+
+/// One stage "reduce" whose axes are named ax<d> after the input dimension they keep
+/// (extent 1 for reduced dimensions under keepDims) and whose reduction axes are r<d>.
+/// Mean sums x / count. A rank-0 result when every axis is reduced without keepDims.
+Expected<Workload> reduce(const ReduceParams& params, DataType dtype = DataType::float32());
+
+/// The default schedule: when the input's innermost dimension is kept it becomes vector
+/// lanes with the reduction loops outside them (contiguous loads); the kept axes before it
+/// are fused into parallel rows.
+Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceParams& params,
+                                         const ScheduleTarget& target = ScheduleTarget::host());
+
+struct ArgReduceParams {
+  bool isMax = true;              ///< ArgMax, or ArgMin when false.
+  std::vector<int64_t> shape;     ///< Input shape.
+  int64_t axis = 0;               ///< Negative counts from the end.
+  bool keepDims = true;
+  bool selectLastIndex = false;   ///< Ties resolve to the last index instead of the first.
+};
+
+/// ArgMax/ArgMin: int64 indices along `axis`. Stages "arg.value" (the extreme value per
+/// position; reduction axis "k") and "arg" (the first, or last, index holding it; reduction
+/// axis "k"). Axes named as in reduce().
+Expected<Workload> argReduce(const ArgReduceParams& params, DataType dtype = DataType::float32());
+
+/// The default schedule: the extreme value computed right before its index, the outer
+/// output axes in parallel.
+Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+
+}  // namespace tessel

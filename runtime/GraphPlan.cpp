@@ -244,28 +244,38 @@ void validateGraphPlan(const GraphPlan& plan, const std::string& sourceName) {
 }
 
 std::string writeGraphJson(const GraphPlan& plan) {
-  Json root;
-  root["format"] = GraphPlan::kFormatName;
-  root["version"] = GraphPlan::kVersion;
-  root["library"] = plan.library;
-  root["storages"] = Json::array();
-  for (const GraphStorage& storage : plan.storages) root["storages"].push_back({{"id", storage.id}, {"bytes", storage.bytes}});
-  root["tensors"] = Json::array();
+  // Names are meant to be UTF-8; a stray byte becomes U+FFFD rather than an exception.
+  auto compact = [](const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); };
+  // One line per entry: a diff of two exported plans then shows which tensor or node changed.
+  auto list = [&](const std::vector<Json>& entries) {
+    if (entries.empty()) return std::string("[]");
+    std::string text = "[\n";
+    for (size_t i = 0; i < entries.size(); ++i) text += "    " + compact(entries[i]) + (i + 1 < entries.size() ? ",\n" : "\n");
+    return text + "  ]";
+  };
+  std::vector<Json> storages, tensors, params, nodes;
+  for (const GraphStorage& storage : plan.storages) storages.push_back({{"id", storage.id}, {"bytes", storage.bytes}});
   for (const GraphTensor& tensor : plan.tensors)
-    root["tensors"].push_back({{"name", tensor.name},
-                               {"dtype", tensor.dtype.toString()},
-                               {"shape", tensor.shape},
-                               {"storage", tensor.storage},
-                               {"offset", tensor.offset}});
-  root["inputs"] = plan.inputs;
-  root["outputs"] = plan.outputs;
-  root["params"] = Json::array();
+    tensors.push_back({{"name", tensor.name},
+                       {"dtype", tensor.dtype.toString()},
+                       {"shape", tensor.shape},
+                       {"storage", tensor.storage},
+                       {"offset", tensor.offset}});
   for (const GraphParam& param : plan.params)
-    root["params"].push_back({{"tensor", param.tensor}, {"offset", param.offset}, {"bytes", param.bytes}});
-  root["nodes"] = Json::array();
+    params.push_back({{"tensor", param.tensor}, {"offset", param.offset}, {"bytes", param.bytes}});
   for (const GraphNode& node : plan.nodes)
-    root["nodes"].push_back({{"name", node.name}, {"kernel", node.kernel}, {"args", node.args}});
-  return root.dump(2) + "\n";
+    nodes.push_back({{"name", node.name}, {"kernel", node.kernel}, {"args", node.args}});
+  std::string text = "{\n";
+  text += "  \"format\": " + compact(Json(GraphPlan::kFormatName)) + ",\n";
+  text += "  \"version\": " + std::to_string(GraphPlan::kVersion) + ",\n";
+  text += "  \"library\": " + compact(Json(plan.library)) + ",\n";
+  text += "  \"storages\": " + list(storages) + ",\n";
+  text += "  \"tensors\": " + list(tensors) + ",\n";
+  text += "  \"inputs\": " + compact(Json(plan.inputs)) + ",\n";
+  text += "  \"outputs\": " + compact(Json(plan.outputs)) + ",\n";
+  text += "  \"params\": " + list(params) + ",\n";
+  text += "  \"nodes\": " + list(nodes) + "\n";
+  return text + "}\n";
 }
 
 }  // namespace tessel::runtime

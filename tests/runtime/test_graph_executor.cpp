@@ -81,6 +81,21 @@ private slots:
     QCOMPARE(executor->getOutput("x").shape(), (std::vector<int64_t>{2, 2}));
   }
 
+  void writtenPlanReadsBackUnchanged() {
+    GraphPlan plan = parseGraphJson(kValidGraph, "graph.json");
+    plan.nodes.push_back({"conv_0", "fused_conv_relu_0", {"x", "w", "y"}});
+    std::string text = writeGraphJson(plan);
+    GraphPlan back = parseGraphJson(text, "written.json");
+    QCOMPARE(writeGraphJson(back), text);
+    QCOMPARE(back.tensors.size(), size_t(3));
+    QCOMPARE(back.tensors[1].dtype, DataType::int64());
+    QCOMPARE(back.tensors[1].offset, int64_t(64));
+    QCOMPARE(back.params[0].bytes, int64_t(16));
+    QCOMPARE(back.nodes[0].args, (std::vector<std::string>{"x", "w", "y"}));
+    // One line per tensor, so plans diff readably.
+    QVERIFY(QString::fromStdString(text).contains(R"({"name":"w","dtype":"int64","shape":[2],"storage":0,"offset":64})"));
+  }
+
   void setInputAndGetOutputCheckNamesAndSizes() {
     QTemporaryDir dir;
     writeModule(dir.path(), kValidGraph, defaultParams(), Library::KernelFree);

@@ -64,8 +64,14 @@ std::unique_ptr<GraphExecutor> GraphExecutor::load(const std::string& directory)
   // dlopen searches the library path for names without a slash; an absolute path avoids that.
   executor->library_ = std::make_unique<SharedLibrary>(fs::absolute(libraryPath).string());
 
-  for (const GraphStorage& storage : plan.storages)
-    executor->storages_.push_back(NDArray::empty({std::max<int64_t>(storage.bytes, 1)}, DataType::uint8()));
+  for (size_t i = 0; i < plan.storages.size(); ++i) {
+    try {
+      executor->storages_.push_back(NDArray::empty({std::max<int64_t>(plan.storages[i].bytes, 1)}, DataType::uint8()));
+    } catch (const std::exception& error) {
+      throw Error(graphPath.string() + ": storages[" + std::to_string(i) + "]: cannot allocate " +
+                  std::to_string(plan.storages[i].bytes) + " bytes: " + error.what());
+    }
+  }
 
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     const GraphNode& node = plan.nodes[i];

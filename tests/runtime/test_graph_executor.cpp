@@ -147,6 +147,8 @@ private slots:
     row("params.bin missing", "", "", {"params.bin", "cannot open"}, ok, QByteArray());
     row("unknown node argument", "\"nodes\": []", "\"nodes\": [{\"name\": \"n0\", \"kernel\": \"k\", \"args\": [\"x\", \"t\"]}]",
         {"nodes[0] 'n0' args[1]", "unknown tensor 't'"});
+    row("storage too large to allocate", "{\"id\": 1, \"bytes\": 16}", "{\"id\": 1, \"bytes\": 4611686018427387904}",
+        {"storages[1]", "cannot allocate"});
     row("library outside the directory", "\"library\": \"kernels.so\"", "\"library\": \"../kernels.so\"",
         {"library", "plain file name"});
     row("library missing", "", "", {"kernels.so", "does not exist"}, int(Library::Missing));

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "compiler/lower/Build.h"
+#include "compiler/ops/Normalization.h"
 #include "compiler/ops/Pooling.h"
 #include "compiler/ops/Reduction.h"
 #include "compiler/ops/Softmax.h"
@@ -502,6 +503,104 @@ private slots:
     QVERIFY(lowered.ok());
     QString text = QString::fromStdString(toString(lowered->func));
     QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
+  }
+
+  void normalizationMatchesReference_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<bool>("hasBias");
+    QTest::newRow("layer last axis") << int(NormKind::Layer) << Shape{2, 5, 33} << -1 << true;
+    QTest::newRow("layer two axes") << int(NormKind::Layer) << Shape{3, 4, 6} << 1 << true;
+    QTest::newRow("layer no bias") << int(NormKind::Layer) << Shape{4, 64} << -1 << false;
+    QTest::newRow("layer whole tensor") << int(NormKind::Layer) << Shape{5, 7} << -2 << true;
+    QTest::newRow("batch image") << int(NormKind::Batch) << Shape{2, 3, 9, 21} << 0 << true;
+    QTest::newRow("batch 2-D") << int(NormKind::Batch) << Shape{5, 40} << 0 << true;
+    QTest::newRow("instance image") << int(NormKind::Instance) << Shape{2, 3, 7, 19} << 0 << true;
+    QTest::newRow("instance 1-D") << int(NormKind::Instance) << Shape{3, 2, 45} << 0 << true;
+  }
+  void normalizationMatchesReference() {
+    QFETCH(int, kind);
+    QFETCH(Shape, shape);
+    QFETCH(int, axis);
+    QFETCH(bool, hasBias);
+    NormParams p;
+    p.kind = NormKind(kind);
+    p.shape = shape;
+    p.axis = axis;
+    p.epsilon = 1e-3;
+    p.hasBias = hasBias;
+    auto w = normalization(p);
+    QVERIFY2(w.ok(), w.ok() ? "" : w.error().toString().c_str());
+    QCOMPARE(shapeOf(w->outputs[0]), shape);
+    auto schedule = defaultNormalizationSchedule(*w, p, testTarget());
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    // An offset against a small spread: a one-pass variance would lose most of its digits.
+    std::vector<std::vector<float>> inputs = {randomValues(elementCount(shape), 9.0f, 11.0f, 21)};
+    for (size_t i = 1; i < w->inputs.size(); ++i) {
+      bool variance = NormKind(kind) == NormKind::Batch && i == 4;
+      inputs.push_back(randomValues(elementCount(shapeOf(w->inputs[i])), variance ? 0.1f : -1.5f, 1.5f, 30 + i));
+    }
+    auto got = runWorkload(*w, *schedule, inputs);
+    const std::vector<float>& x = inputs[0];
+    std::vector<float> expected(x.size());
+    if (NormKind(kind) == NormKind::Batch) {
+      int64_t pixels = elementCount(shape) / (shape[0] * shape[1]);
+      for (size_t i = 0; i < x.size(); ++i) {
+        size_t c = size_t(int64_t(i) / pixels % shape[1]);
+        expected[i] = float((x[i] - inputs[3][c]) / std::sqrt(double(inputs[4][c]) + p.epsilon) * inputs[1][c] +
+                            inputs[2][c]);
+      }
+    } else {
+      // Rows of `count` consecutive elements share a mean and variance.
+      int64_t first = NormKind(kind) == NormKind::Instance ? 2 : (axis < 0 ? axis + int64_t(shape.size()) : axis);
+      int64_t count = 1;
+      for (size_t d = size_t(first); d < shape.size(); ++d) count *= shape[d];
+      for (int64_t row = 0; row < int64_t(x.size()) / count; ++row) {
+        double mean = 0, variance = 0;
+        for (int64_t j = 0; j < count; ++j) mean += x[size_t(row * count + j)];
+        mean /= double(count);
+        for (int64_t j = 0; j < count; ++j) variance += std::pow(x[size_t(row * count + j)] - mean, 2);
+        variance /= double(count);
+        for (int64_t j = 0; j < count; ++j) {
+          size_t affine = NormKind(kind) == NormKind::Instance ? size_t(row % shape[1]) : size_t(j);
+          double bias = inputs.size() > 2 ? inputs[2][affine] : 0.0;
+          expected[size_t(row * count + j)] =
+              float((x[size_t(row * count + j)] - mean) / std::sqrt(variance + p.epsilon) * inputs[1][affine] + bias);
+        }
+      }
+    }
+    QVERIFY(closeEnough(got, expected, 2e-4f));
+  }
+
+  void normalizationRejectsInvalidAttributes_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<double>("epsilon");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("layer axis") << int(NormKind::Layer) << Shape{2, 3} << 2 << 1e-5 << "axis 2 is out of range";
+    QTest::newRow("layer negative epsilon") << int(NormKind::Layer) << Shape{2, 3} << -1 << -1e-5
+                                            << "epsilon must be a finite number >= 0";
+    QTest::newRow("batch rank") << int(NormKind::Batch) << Shape{8} << 0 << 1e-5 << "must be N x C";
+    QTest::newRow("instance rank") << int(NormKind::Instance) << Shape{2, 8} << 0 << 1e-5 << "must be N x C x D1";
+    QTest::newRow("batch epsilon nan") << int(NormKind::Batch) << Shape{2, 8} << 0 << double(NAN) << "epsilon";
+  }
+  void normalizationRejectsInvalidAttributes() {
+    QFETCH(int, kind);
+    QFETCH(Shape, shape);
+    QFETCH(int, axis);
+    QFETCH(double, epsilon);
+    QFETCH(QString, message);
+    NormParams p;
+    p.kind = NormKind(kind);
+    p.shape = shape;
+    p.axis = axis;
+    p.epsilon = epsilon;
+    auto w = normalization(p);
+    QVERIFY(!w.ok());
+    QString text = QString::fromStdString(w.error().toString());
+    QVERIFY2(text.contains(message), qPrintable(text));
   }
 
   void poolScheduleVectorizesRowsInParallel() {

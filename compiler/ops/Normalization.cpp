@@ -1,0 +1,234 @@
+// Normalization computes and their default schedule.
+#include "compiler/ops/Normalization.h"
+
+#include <cmath>
+
+#include "core/ir/IROperators.h"
+
+namespace tessel {
+
+namespace {
+std::string shapeName(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out;
+}
+
+std::string axisName(int64_t d) { return "ax" + std::to_string(d); }
+
+std::string prefixOf(NormKind kind) {
+  switch (kind) {
+    case NormKind::Layer: return "layernorm";
+    case NormKind::Batch: return "batchnorm";
+    case NormKind::Instance: return "instancenorm";
+  }
+  return "?";
+}
+
+std::vector<Expr> toExprs(std::vector<int64_t>::const_iterator begin, std::vector<int64_t>::const_iterator end) {
+  std::vector<Expr> out;
+  for (auto it = begin; it != end; ++it) out.push_back(Expr(*it));
+  return out;
+}
+
+std::vector<Expr> asExprs(const std::vector<Var>& vars) { return std::vector<Expr>(vars.begin(), vars.end()); }
+
+// The first normalized axis (Layer, Instance) or the channel axis (Batch), or why the
+// parameters are invalid.
+Expected<int64_t> firstNormalizedAxis(const NormParams& p) {
+  std::string op = prefixOf(p.kind);
+  for (int64_t d : p.shape)
+    if (d < 1) return Diagnostic{"input dimensions must be positive, got " + shapeName(p.shape), op, 0, 0, ""};
+  if (!(p.epsilon >= 0) || !std::isfinite(p.epsilon))
+    return Diagnostic{"epsilon must be a finite number >= 0, got " + std::to_string(p.epsilon), op, 0, 0, ""};
+  int64_t rank = int64_t(p.shape.size());
+  if (p.kind == NormKind::Layer) {
+    if (rank < 1) return Diagnostic{"the input must have at least one dimension", op, 0, 0, ""};
+    if (p.axis < -rank || p.axis >= rank)
+      return Diagnostic{"axis " + std::to_string(p.axis) + " is out of range for rank " + std::to_string(rank), op, 0,
+                        0, "use an axis in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]"};
+    return p.axis < 0 ? p.axis + rank : p.axis;
+  }
+  int64_t minimum = p.kind == NormKind::Batch ? 2 : 3;
+  if (rank < minimum)
+    return Diagnostic{"the input must be N x C" + std::string(minimum == 3 ? " x D1 .. Dn" : " (x D1 .. Dn)") +
+                          ", got rank " + std::to_string(rank),
+                      op, 0, 0, ""};
+  return p.kind == NormKind::Batch ? int64_t(1) : int64_t(2);
+}
+
+// Layer and Instance: statistics over the axes from `axis` on, then an affine map whose
+// scale and bias are indexed by `affineIndex` of the output position.
+Workload normalizeTrailing(const NormParams& p, int64_t axis, DataType dtype) {
+  std::string prefix = prefixOf(p.kind);
+  int64_t rank = int64_t(p.shape.size());
+  std::vector<Expr> fullShape = toExprs(p.shape.begin(), p.shape.end());
+  std::vector<Expr> rowShape = toExprs(p.shape.begin(), p.shape.begin() + axis);
+  std::vector<std::string> fullNames, rowNames;
+  for (int64_t d = 0; d < rank; ++d) {
+    fullNames.push_back(axisName(d));
+    if (d < axis) rowNames.push_back(axisName(d));
+  }
+  bool perChannel = p.kind == NormKind::Instance;
+  std::vector<Expr> affineShape = perChannel ? std::vector<Expr>{Expr(p.shape[1])}
+                                             : toExprs(p.shape.begin() + axis, p.shape.end());
+  te::Tensor x = te::placeholder(fullShape, dtype, "x");
+  te::Tensor scale = te::placeholder(affineShape, dtype, "scale");
+  bool hasBias = perChannel || p.hasBias;
+  te::Tensor bias = hasBias ? te::placeholder(affineShape, dtype, "bias") : te::Tensor();
+  int64_t count = 1;
+  for (int64_t d = axis; d < rank; ++d) count *= p.shape[d];
+  Expr inverseCount = makeConst(dtype, 1.0 / double(count));
+  // A fresh set of reduction axes per stage, and the input position they read with the row.
+  auto window = [&]() {
+    std::vector<IterVar> axes;
+    for (int64_t d = axis; d < rank; ++d) axes.push_back(te::reduceAxis(Expr(p.shape[d]), "r" + std::to_string(d)));
+    return axes;
+  };
+  auto inputAt = [&](const std::vector<Var>& row, const std::vector<IterVar>& axes) {
+    std::vector<Expr> indices = asExprs(row);
+    for (auto& iv : axes) indices.push_back(iv.var());
+    return indices;
+  };
+  std::vector<IterVar> meanAxes = window();
+  te::Tensor mean = te::compute(
+      rowShape, [&](const std::vector<Var>& row) { return te::sum(x(inputAt(row, meanAxes)) * inverseCount, meanAxes); },
+      prefix + ".mean", rowNames, "norm");
+  // Two passes: the variance of the centered values, which does not cancel catastrophically
+  // when the mean is large against the spread.
+  std::vector<IterVar> varAxes = window();
+  te::Tensor variance = te::compute(
+      rowShape,
+      [&](const std::vector<Var>& row) {
+        Expr centered = x(inputAt(row, varAxes)) - mean(asExprs(row));
+        return te::sum(centered * centered * inverseCount, varAxes);
+      },
+      prefix + ".var", rowNames, "norm");
+  te::Tensor rstd = te::compute(
+      rowShape,
+      [&](const std::vector<Var>& row) {
+        return makeConst(dtype, 1.0) / sqrt(variance(asExprs(row)) + makeConst(dtype, p.epsilon));
+      },
+      prefix + ".rstd", rowNames, "norm");
+  te::Tensor out = te::compute(
+      fullShape,
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> all = asExprs(i);
+        std::vector<Expr> row(all.begin(), all.begin() + axis);
+        std::vector<Expr> affine = perChannel ? std::vector<Expr>{all[1]} : std::vector<Expr>(all.begin() + axis, all.end());
+        Expr value = (x(all) - mean(row)) * rstd(row) * scale(affine);
+        return hasBias ? value + bias(affine) : value;
+      },
+      prefix, fullNames, "norm");
+  Workload w;
+  w.name = prefix + "_" + shapeName(p.shape) + (p.kind == NormKind::Layer ? "_axis" + std::to_string(axis) : "");
+  w.inputs = {x, scale};
+  if (hasBias) w.inputs.push_back(bias);
+  w.outputs = {out};
+  // Per element: mean (1), centered square (3), normalize and affine map (4).
+  int64_t elements = 1;
+  for (int64_t d : p.shape) elements *= d;
+  w.flops = 8.0 * double(elements);
+  return w;
+}
+
+Workload batchNormalization(const NormParams& p, DataType dtype) {
+  std::vector<Expr> fullShape = toExprs(p.shape.begin(), p.shape.end());
+  std::vector<std::string> names;
+  for (int64_t d = 0; d < int64_t(p.shape.size()); ++d) names.push_back(axisName(d));
+  std::vector<Expr> channels = {Expr(p.shape[1])};
+  te::Tensor x = te::placeholder(fullShape, dtype, "x");
+  te::Tensor scale = te::placeholder(channels, dtype, "scale");
+  te::Tensor bias = te::placeholder(channels, dtype, "bias");
+  te::Tensor mean = te::placeholder(channels, dtype, "mean");
+  te::Tensor var = te::placeholder(channels, dtype, "var");
+  // (x - mean) * scale / sqrt(var + eps) + bias, folded per channel into x * factor + shift.
+  te::Tensor factor = te::compute(
+      channels, [&](Var c) { return scale(c) / sqrt(var(c) + makeConst(dtype, p.epsilon)); }, "batchnorm.factor",
+      {"ax1"}, "norm");
+  te::Tensor shift = te::compute(
+      channels, [&](Var c) { return bias(c) - mean(c) * factor(c); }, "batchnorm.shift", {"ax1"}, "norm");
+  te::Tensor out = te::compute(
+      fullShape, [&](const std::vector<Var>& i) { return x(asExprs(i)) * factor(i[1]) + shift(i[1]); }, "batchnorm",
+      names, "norm");
+  Workload w;
+  w.name = "batchnorm_" + shapeName(p.shape);
+  w.inputs = {x, scale, bias, mean, var};
+  w.outputs = {out};
+  int64_t elements = 1;
+  for (int64_t d : p.shape) elements *= d;
+  w.flops = 2.0 * double(elements);
+  return w;
+}
+}  // namespace
+
+Expected<Workload> normalization(const NormParams& p, DataType dtype) {
+  auto axis = firstNormalizedAxis(p);
+  if (!axis) return axis.error();
+  if (p.kind == NormKind::Batch) return batchNormalization(p, dtype);
+  return normalizeTrailing(p, *axis, dtype);
+}
+
+Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const NormParams& p,
+                                                const ScheduleTarget& target) {
+  auto axis = firstNormalizedAxis(p);
+  if (!axis) return axis.error();
+  std::string prefix = prefixOf(p.kind);
+  Schedule s(workload.outputs);
+  if (!s.findStage(prefix)) return Diagnostic{"the workload has no stage named '" + prefix + "'", workload.name, 0, 0, ""};
+  int64_t rank = int64_t(p.shape.size());
+  std::vector<Status> steps;
+  auto vectorizeInner = [&](const std::string& stage, const std::string& inner, int64_t extent) {
+    if (extent < target.vectorLanes) return;
+    steps.push_back(s.split(stage, inner, target.vectorLanes, inner + "o", inner + "i"));
+    steps.push_back(s.vectorize(stage, inner + "i"));
+  };
+  auto parallelRows = [&](const std::string& stage, const std::vector<std::string>& axes, int64_t rows) {
+    if (axes.empty() || rows < 2 || target.threads < 2) return;
+    std::string loop = axes.front();
+    if (axes.size() > 1) {
+      loop = "rows";
+      steps.push_back(s.fuse(stage, axes, loop));
+    }
+    steps.push_back(s.parallel(stage, loop));
+  };
+
+  if (p.kind == NormKind::Batch) {
+    // Rows of (n, c); each row's pixels fused into one vectorized loop.
+    int64_t pixels = 1;
+    std::vector<std::string> spatial;
+    for (int64_t d = 2; d < rank; ++d) {
+      pixels *= p.shape[d];
+      spatial.push_back(axisName(d));
+    }
+    if (rank == 2) {
+      parallelRows(prefix, {"ax0"}, p.shape[0]);
+      vectorizeInner(prefix, "ax1", p.shape[1]);
+    } else {
+      parallelRows(prefix, {"ax0", "ax1"}, p.shape[0] * p.shape[1]);
+      std::string inner = spatial.front();
+      if (spatial.size() > 1) {
+        inner = "pixels";
+        steps.push_back(s.fuse(prefix, spatial, inner));
+      }
+      vectorizeInner(prefix, inner, pixels);
+    }
+  } else {
+    // The mean is read by the variance and the output, so the statistics stay at root
+    // (compute_at needs a single reader); each stage runs its rows in parallel.
+    std::vector<std::string> rowAxes;
+    int64_t rows = 1;
+    for (int64_t d = 0; d < *axis; ++d) {
+      rowAxes.push_back(axisName(d));
+      rows *= p.shape[d];
+    }
+    // 1/sqrt per row is too little work to share out.
+    for (const std::string& stage : {prefix + ".mean", prefix + ".var", prefix}) parallelRows(stage, rowAxes, rows);
+    vectorizeInner(prefix, axisName(rank - 1), p.shape[rank - 1]);
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+}  // namespace tessel

@@ -1,0 +1,36 @@
+// ONNX LayerNormalization, BatchNormalization (inference) and InstanceNormalization with default schedules.
+#pragma once
+
+#include "compiler/ops/Workload.h"
+
+namespace tessel {
+
+enum class NormKind { Layer, Batch, Instance };
+
+struct NormParams {
+  NormKind kind = NormKind::Layer;
+  std::vector<int64_t> shape;  ///< Input shape: any rank for Layer; N, C, D1.. for Batch and Instance.
+  /// Layer only: the first normalized axis (negative counts from the end); mean and variance
+  /// are taken over shape[axis:], and scale/bias have that shape.
+  int64_t axis = -1;
+  double epsilon = 1e-5;
+  bool hasBias = true;  ///< Layer only: ONNX's bias input is optional.
+};
+
+/// The normalization as a workload. Inputs, in order:
+///   Layer:    x, scale[shape[axis:]], bias[shape[axis:]] (when hasBias)
+///   Batch:    x, scale[C], bias[C], mean[C], var[C]       (inference: running statistics)
+///   Instance: x, scale[C], bias[C]
+/// Layer and Instance compute stages "<p>.mean", "<p>.var" (two-pass, over the normalized
+/// axes; reduction axes r<d>), "<p>.rstd" (1/sqrt(var + epsilon)) and "<p>", with prefix
+/// "layernorm" or "instancenorm". Batch folds the statistics into per-channel
+/// "batchnorm.factor" and "batchnorm.shift" and computes "batchnorm" = x * factor + shift.
+/// Axes are named ax0, ax1, ... after the input's dimensions.
+Expected<Workload> normalization(const NormParams& params, DataType dtype = DataType::float32());
+
+/// The default schedule: in every stage the leading (not normalized) axes fused into
+/// parallel rows and the innermost axis in vectors where it is not reduced.
+Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const NormParams& params,
+                                                const ScheduleTarget& target = ScheduleTarget::host());
+
+}  // namespace tessel

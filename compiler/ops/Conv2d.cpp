@@ -1,4 +1,5 @@
-// Conv2d compute and default schedule.
+// Conv2d compute and default schedules (dense/grouped in a filter-blocked layout, depthwise
+// along the output width).
 #include "compiler/ops/Conv2d.h"
 
 #include "core/ir/IROperators.h"
@@ -6,12 +7,19 @@
 namespace tessel {
 
 namespace {
-// Filters per vector block: two vectors when there are enough filters.
+// Filters per vector block: two vectors when there are enough filters. A block never
+// straddles two groups, so every lane of a block reads the same input channels; with groups
+// it is a divisor of the filters per group (no zero filters padded in between groups).
 int64_t filterBlock(const Conv2dParams& p, const ScheduleTarget& target) {
   int64_t lanes = target.vectorLanes;
-  if (p.filters % (2 * lanes) == 0) return 2 * lanes;
-  if (p.filters % lanes == 0) return lanes;
-  return std::min<int64_t>(p.filters, lanes);
+  int64_t perGroup = p.filtersPerGroup();
+  if (perGroup % (2 * lanes) == 0) return 2 * lanes;
+  if (perGroup % lanes == 0) return lanes;
+  if (p.groups == 1) return std::min<int64_t>(p.filters, lanes);
+  int64_t best = 1;
+  for (int64_t b = 1; b <= std::min(perGroup, lanes); ++b)
+    if (perGroup % b == 0) best = b;
+  return best;
 }
 
 // Output pixels per register tile: a divisor of the output width with at most ~20
@@ -26,75 +34,191 @@ int64_t pixelBlock(int64_t outWidth, int64_t filterVectors, const ScheduleTarget
   if (best * 2 <= limit && outWidth > limit) best = limit;  // no good divisor: accept a tail
   return best;
 }
+
+// Depthwise output pixels per tile along the width: two vectors when the row is that wide
+// (two independent accumulator chains), else one vector, else the whole row.
+int64_t depthwiseWidthBlock(const Conv2dParams& p, const ScheduleTarget& target) {
+  int64_t lanes = target.vectorLanes;
+  if (p.outWidth() >= 2 * lanes) return 2 * lanes;
+  return std::min(p.outWidth(), lanes);
+}
+
+std::string conv2dName(const Conv2dParams& p) {
+  std::string name = "conv2d_n" + std::to_string(p.batch) + "c" + std::to_string(p.channels) + "h" +
+                     std::to_string(p.height) + "w" + std::to_string(p.width) + "k" + std::to_string(p.filters) + "r" +
+                     std::to_string(p.kernelH) + "s" + std::to_string(p.kernelW) + "st" + std::to_string(p.stride) +
+                     "p" + std::to_string(p.pad);
+  // Only what differs from the symmetric case, so existing names stay the same.
+  if (p.strideAlongHeight() != p.stride || p.strideAlongWidth() != p.stride)
+    name += "_st" + std::to_string(p.strideAlongHeight()) + "x" + std::to_string(p.strideAlongWidth());
+  if (p.paddingTop() != p.pad || p.paddingLeft() != p.pad || p.paddingBottom() != p.pad || p.paddingRight() != p.pad)
+    name += "_p" + std::to_string(p.paddingTop()) + "_" + std::to_string(p.paddingLeft()) + "_" +
+            std::to_string(p.paddingBottom()) + "_" + std::to_string(p.paddingRight());
+  if (p.dilationH != 1 || p.dilationW != 1)
+    name += "_d" + std::to_string(p.dilationH) + "x" + std::to_string(p.dilationW);
+  if (p.groups != 1) name += "_g" + std::to_string(p.groups);
+  if (p.bias) name += "_bias";
+  return name;
+}
+
+// The zero-padded input (a copy when there is no padding).
+te::Tensor padInput(const Conv2dParams& p, const te::Tensor& data, DataType dtype) {
+  int64_t top = p.paddingTop(), left = p.paddingLeft();
+  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
+  bool padsRows = top > 0 || p.paddingBottom() > 0, padsColumns = left > 0 || p.paddingRight() > 0;
+  return te::compute(
+      {Expr(p.batch), Expr(p.channels), Expr(paddedH), Expr(paddedW)},
+      [&](Var n, Var c, Var y, Var x) {
+        if (!padsRows && !padsColumns) return data(n, c, y, x);
+        // One likely() per axis: loop partitioning then gives the interior rows and columns
+        // their own loops in which the select is gone.
+        Expr inside;
+        if (padsRows) inside = likely(y >= top && y < p.height + top);
+        if (padsColumns) {
+          Expr columns = likely(x >= left && x < p.width + left);
+          inside = inside.defined() ? inside && columns : columns;
+        }
+        // Clamp the read so it stays in bounds even where the value is discarded.
+        Expr yy = padsRows ? min(max(y - top, Expr(0)), Expr(p.height - 1)) : Expr(y);
+        Expr xx = padsColumns ? min(max(x - left, Expr(0)), Expr(p.width - 1)) : Expr(x);
+        return select(inside, data(n, c, yy, xx), makeZero(dtype));
+      },
+      "data.pad", {"n", "c", "y", "x"}, "pad");
+}
+
+Workload depthwiseConv2d(const Conv2dParams& p, DataType dtype, const te::Tensor& data, const te::Tensor& weight,
+                         const te::Tensor& bias) {
+  te::Tensor padded = padInput(p, data, dtype);
+  int64_t multiplier = p.filtersPerGroup();
+  int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
+  IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
+  IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
+  te::Tensor acc = te::compute(
+      {Expr(p.batch), Expr(p.filters), Expr(p.outHeight()), Expr(p.outWidth())},
+      [&](Var n, Var k, Var y, Var x) {
+        Expr channel = multiplier == 1 ? Expr(k) : k / multiplier;
+        return te::sum(padded(n, channel, y * sh + r * p.dilationH, x * sw + s * p.dilationW) * weight(k, 0, r, s),
+                       {r, s});
+      },
+      "conv.acc", {"n", "k", "y", "x"}, "depthwise_conv2d");
+  te::Tensor out = te::compute(
+      {Expr(p.batch), Expr(p.filters), Expr(p.outHeight()), Expr(p.outWidth())},
+      [&](Var n, Var k, Var y, Var x) { return p.bias ? acc(n, k, y, x) + bias(k) : acc(n, k, y, x); }, "conv",
+      {"n", "k", "y", "x"}, "bias");
+  Workload w;
+  w.outputs = {out};
+  return w;
+}
 }  // namespace
 
 std::string Conv2dParams::validate() const {
   if (batch < 1 || channels < 1 || height < 1 || width < 1) return "input dimensions must be positive";
   if (filters < 1 || kernelH < 1 || kernelW < 1) return "filter count and kernel size must be positive";
-  if (stride < 1) return "stride must be positive";
-  if (pad < 0) return "padding must not be negative";
+  if (strideAlongHeight() < 1 || strideAlongWidth() < 1) return "stride must be positive";
+  if (paddingTop() < 0 || paddingLeft() < 0 || paddingBottom() < 0 || paddingRight() < 0)
+    return "padding must not be negative";
+  if (dilationH < 1 || dilationW < 1) return "dilation must be positive";
+  if (groups < 1) return "groups must be positive";
+  if (channels % groups != 0 || filters % groups != 0)
+    return "groups (" + std::to_string(groups) + ") must divide the channels (" + std::to_string(channels) +
+           ") and the filters (" + std::to_string(filters) + ")";
   if (outHeight() < 1 || outWidth() < 1) return "the kernel is larger than the padded input";
   return "";
 }
 
 Workload conv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& target) {
-  Workload w;
-  w.name = "conv2d_n" + std::to_string(p.batch) + "c" + std::to_string(p.channels) + "h" + std::to_string(p.height) +
-           "w" + std::to_string(p.width) + "k" + std::to_string(p.filters) + "r" + std::to_string(p.kernelH) + "s" +
-           std::to_string(p.kernelW) + "st" + std::to_string(p.stride) + "p" + std::to_string(p.pad);
+  TESSEL_ICHECK(p.validate().empty()) << "conv2d with invalid parameters: " << p.validate();
+  int64_t cpg = p.channelsPerGroup();
   te::Tensor data = te::placeholder({Expr(p.batch), Expr(p.channels), Expr(p.height), Expr(p.width)}, dtype, "data");
-  te::Tensor weight =
-      te::placeholder({Expr(p.filters), Expr(p.channels), Expr(p.kernelH), Expr(p.kernelW)}, dtype, "weight");
-  int64_t paddedH = p.height + 2 * p.pad, paddedW = p.width + 2 * p.pad;
-  te::Tensor padded = te::compute(
-      {Expr(p.batch), Expr(p.channels), Expr(paddedH), Expr(paddedW)},
-      [&](Var n, Var c, Var y, Var x) {
-        if (p.pad == 0) return data(n, c, y, x);
-        // One likely() per axis: loop partitioning then gives the interior rows and columns
-        // their own loops in which the select is gone.
-        Expr inside = likely(y >= p.pad && y < p.height + p.pad) && likely(x >= p.pad && x < p.width + p.pad);
-        // Clamp the read so it stays in bounds even where the value is discarded.
-        Expr yy = min(max(y - p.pad, Expr(0)), Expr(p.height - 1));
-        Expr xx = min(max(x - p.pad, Expr(0)), Expr(p.width - 1));
-        return select(inside, data(n, c, yy, xx), makeZero(dtype));
-      },
-      "data.pad", {"n", "c", "y", "x"}, "pad");
-  int64_t kb = filterBlock(p, target);
-  int64_t blocks = (p.filters + kb - 1) / kb;
-  te::Tensor packed = te::compute(
-      {Expr(blocks), Expr(p.channels), Expr(p.kernelH), Expr(p.kernelW), Expr(kb)},
-      [&](const std::vector<Var>& v) {
-        Expr filter = v[0] * kb + v[4];
-        if (p.filters % kb == 0) return weight(filter, v[1], v[2], v[3]);
-        return select(filter < p.filters, weight(min(filter, Expr(p.filters - 1)), v[1], v[2], v[3]),
-                      makeZero(dtype));
-      },
-      "weight.packed", {"ko", "c", "r", "s", "ki"}, "pack");
-  IterVar c = te::reduceAxis(Expr(p.channels), "c");
-  IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
-  IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
-  // The reduction runs in a blocked layout, filters innermost, so a tile of accumulators is
-  // contiguous vectors; the output copies it back to NCHW tile by tile.
-  te::Tensor blocked = te::compute(
-      {Expr(p.batch), Expr(blocks), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
-      [&](const std::vector<Var>& v) {
-        Expr n = v[0], ko = v[1], y = v[2], x = v[3], ki = v[4];
-        return te::sum(padded(n, c, y * p.stride + r, x * p.stride + s) * packed(ko, c, r, s, ki), {c, r, s});
-      },
-      "conv.blocked", {"n", "ko", "y", "x", "ki"}, "conv2d");
-  te::Tensor out = te::compute(
-      {Expr(p.batch), Expr(p.filters), Expr(p.outHeight()), Expr(p.outWidth())},
-      [&](const std::vector<Var>& v) { return blocked(v[0], v[1] / kb, v[2], v[3], v[1] % kb); }, "conv",
-      {"n", "k", "y", "x"}, "layout");
+  te::Tensor weight = te::placeholder({Expr(p.filters), Expr(cpg), Expr(p.kernelH), Expr(p.kernelW)}, dtype, "weight");
+  te::Tensor bias = p.bias ? te::placeholder({Expr(p.filters)}, dtype, "bias") : te::Tensor();
+  Workload w;
+  if (p.isDepthwise()) {
+    w = depthwiseConv2d(p, dtype, data, weight, bias);
+  } else {
+    te::Tensor padded = padInput(p, data, dtype);
+    int64_t kb = filterBlock(p, target);
+    int64_t blocks = (p.filters + kb - 1) / kb;
+    int64_t blocksPerGroup = p.filtersPerGroup() / kb;  // exact when groups > 1
+    int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
+    te::Tensor packed = te::compute(
+        {Expr(blocks), Expr(cpg), Expr(p.kernelH), Expr(p.kernelW), Expr(kb)},
+        [&](const std::vector<Var>& v) {
+          Expr filter = v[0] * kb + v[4];
+          if (p.filters % kb == 0) return weight(filter, v[1], v[2], v[3]);
+          return select(filter < p.filters, weight(min(filter, Expr(p.filters - 1)), v[1], v[2], v[3]),
+                        makeZero(dtype));
+        },
+        "weight.packed", {"ko", "c", "r", "s", "ki"}, "pack");
+    IterVar c = te::reduceAxis(Expr(cpg), "c");
+    IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
+    IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
+    // The reduction runs in a blocked layout, filters innermost, so a tile of accumulators is
+    // contiguous vectors; the output copies it back to NCHW tile by tile.
+    te::Tensor blocked = te::compute(
+        {Expr(p.batch), Expr(blocks), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
+        [&](const std::vector<Var>& v) {
+          Expr n = v[0], ko = v[1], y = v[2], x = v[3], ki = v[4];
+          Expr channel = p.groups == 1 ? Expr(c) : (ko / blocksPerGroup) * cpg + c;
+          return te::sum(padded(n, channel, y * sh + r * p.dilationH, x * sw + s * p.dilationW) *
+                             packed(ko, c, r, s, ki),
+                         {c, r, s});
+        },
+        "conv.blocked", {"n", "ko", "y", "x", "ki"}, "conv2d");
+    te::Tensor out = te::compute(
+        {Expr(p.batch), Expr(p.filters), Expr(p.outHeight()), Expr(p.outWidth())},
+        [&](const std::vector<Var>& v) {
+          Expr value = blocked(v[0], v[1] / kb, v[2], v[3], v[1] % kb);
+          return p.bias ? value + bias(v[1]) : value;
+        },
+        "conv", {"n", "k", "y", "x"}, "layout");
+    w.outputs = {out};
+  }
+  w.name = conv2dName(p);
   w.inputs = {data, weight};
-  w.outputs = {out};
-  w.flops = 2.0 * double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth()) *
-            double(p.channels) * double(p.kernelH) * double(p.kernelW);
+  if (p.bias) w.inputs.push_back(bias);
+  w.flops = 2.0 * double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth()) * double(cpg) *
+            double(p.kernelH) * double(p.kernelW);
+  if (p.bias) w.flops += double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth());
   return w;
 }
 
+Expected<Workload> checkedConv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& target) {
+  if (std::string problem = p.validate(); !problem.empty())
+    return Diagnostic{problem, "Conv", 0, 0, "check the kernel shape, strides, pads, dilations and group"};
+  return conv2d(p, dtype, target);
+}
+
+namespace {
+Expected<Schedule> depthwiseSchedule(const Workload& workload, const Conv2dParams& p, const ScheduleTarget& target) {
+  int64_t xb = depthwiseWidthBlock(p, target);
+  Schedule s(workload.outputs);
+  auto steps = {
+      // The accumulators for a segment of xb pixels live in registers (conv.acc.local); the
+      // bias is added as they are stored. One task per output row of each channel.
+      s.cacheWrite("conv.acc", "local", "conv.acc.local"),
+      s.computeInline("conv.acc"),
+      s.split("conv", "x", xb, "xo", "xi"),
+      s.fuse("conv", {"n", "k", "y"}, "rows"),
+      s.parallel("conv", "rows"),
+      s.vectorize("conv", "xi"),
+      s.computeAt("conv.acc.local", "conv", "xo"),
+      // Per segment: kernel taps outermost and unrolled, pixels as vector lanes.
+      s.reorder("conv.acc.local", {"r", "s", "x"}),
+      s.unroll("conv.acc.local", "r"),
+      s.unroll("conv.acc.local", "s"),
+      s.vectorize("conv.acc.local", "x"),
+      s.parallel("data.pad", "c"),
+  };
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+}  // namespace
+
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& p,
                                          const ScheduleTarget& target) {
+  if (p.isDepthwise()) return depthwiseSchedule(workload, p, target);
   int64_t kb = filterBlock(p, target);
   int64_t filterVectors = std::max<int64_t>(1, kb / target.vectorLanes);
   int64_t xb = pixelBlock(p.outWidth(), filterVectors, target);

@@ -1,5 +1,8 @@
-// 2-D convolution, NCHW layout, with padding, stride, and a register-blocked default schedule.
+// 2-D convolution, NCHW layout (ONNX Conv): padding per side, stride and dilation per axis,
+// groups (depthwise included), an optional bias, and register-blocked default schedules.
 #pragma once
+
+#include <optional>
 
 #include "compiler/ops/Workload.h"
 
@@ -8,22 +11,57 @@ namespace tessel {
 struct Conv2dParams {
   int64_t batch = 1, channels = 1, height = 1, width = 1;  ///< Input N, C, H, W.
   int64_t filters = 1, kernelH = 1, kernelW = 1;           ///< Output channels K and kernel R x S.
-  int64_t stride = 1, pad = 0;
-  int64_t outHeight() const { return (height + 2 * pad - kernelH) / stride + 1; }
-  int64_t outWidth() const { return (width + 2 * pad - kernelW) / stride + 1; }
+  int64_t stride = 1, pad = 0;  ///< The same stride on both axes and padding on all four sides.
+  /// ONNX strides and pads, per axis and per side; an unset one takes `stride` / `pad`.
+  std::optional<int64_t> strideH, strideW;
+  std::optional<int64_t> padTop, padLeft, padBottom, padRight;
+  int64_t dilationH = 1, dilationW = 1;  ///< Kernel taps are this far apart in the input.
+  /// Channels and filters split into independent groups: filter k sees only the channels of
+  /// its group, and the weight is [filters, channels / groups, R, S]. groups == channels is
+  /// a depthwise convolution (MobileNet).
+  int64_t groups = 1;
+  bool bias = false;  ///< A third input "bias" [filters], added to every output of its filter.
+
+  int64_t strideAlongHeight() const { return strideH.value_or(stride); }
+  int64_t strideAlongWidth() const { return strideW.value_or(stride); }
+  int64_t paddingTop() const { return padTop.value_or(pad); }
+  int64_t paddingLeft() const { return padLeft.value_or(pad); }
+  int64_t paddingBottom() const { return padBottom.value_or(pad); }
+  int64_t paddingRight() const { return padRight.value_or(pad); }
+  int64_t channelsPerGroup() const { return channels / groups; }
+  int64_t filtersPerGroup() const { return filters / groups; }
+  /// One input channel per group: each filter reads a single channel.
+  bool isDepthwise() const { return groups > 1 && groups == channels; }
+  int64_t outHeight() const {
+    return (height + paddingTop() + paddingBottom() - dilationH * (kernelH - 1) - 1) / strideAlongHeight() + 1;
+  }
+  int64_t outWidth() const {
+    return (width + paddingLeft() + paddingRight() - dilationW * (kernelW - 1) - 1) / strideAlongWidth() + 1;
+  }
   /// A message naming the first impossible parameter, or empty when valid.
   std::string validate() const;
 };
 
-/// out[n,k,y,x] = sum over c,r,s of in[n,c,y*stride+r-pad, x*stride+s-pad] * weight[k,c,r,s].
-/// Stages: "data.pad" (zero padding), "weight.packed" (filters in vector-wide blocks),
-/// "conv.blocked" (the reduction in a [n][k/kb][y][x][kb] layout; reductions c, r, s) and
-/// "conv" (the NCHW output; axes n, k, y, x).
+/// out[n,k,y,x] = bias[k] + sum over c,r,s of
+///   in[n, g*C/G + c, y*strideH + r*dilationH - padTop, x*strideW + s*dilationW - padLeft] * weight[k,c,r,s]
+/// with g = k / (K/G) the filter's group. `params` must be valid (see validate()).
+/// Inputs: data, weight, and bias when params.bias.
+/// Stages (not depthwise): "data.pad" (zero padding), "weight.packed" (filters in vector-wide
+/// blocks that never straddle a group), "conv.blocked" (the reduction in a [n][k/kb][y][x][kb]
+/// layout; reductions c, r, s) and "conv" (the NCHW output plus bias; axes n, k, y, x).
+/// Stages (depthwise): "data.pad", "conv.acc" (the reduction over r, s per output element)
+/// and "conv" (plus bias; axes n, k, y, x).
 Workload conv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
                 const ScheduleTarget& target = ScheduleTarget::host());
 
-/// The default schedule: accumulators for a row segment of output pixels times two
-/// vectors of filters kept in registers, filters as vector lanes, rows in parallel.
+/// conv2d(), or a Diagnostic naming the invalid parameter.
+Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
+                                 const ScheduleTarget& target = ScheduleTarget::host());
+
+/// The default schedule. Dense and grouped: accumulators for a row segment of output pixels
+/// times two vectors of filters kept in registers, filters as vector lanes, rows in parallel.
+/// Depthwise: accumulators for a segment of output pixels along the width as vector lanes,
+/// the kernel taps unrolled, rows of every channel in parallel.
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
                                          const ScheduleTarget& target = ScheduleTarget::host());
 

@@ -7,7 +7,9 @@
 namespace tessel {
 
 namespace {
-bool plainProduct(const GemmParams& p) { return !p.transA && !p.biasShape && p.alpha == 1.0; }
+// C only matters when it is scaled by a nonzero beta.
+bool addsBias(const GemmParams& p) { return p.biasShape && p.beta != 0.0; }
+bool plainProduct(const GemmParams& p) { return !p.transA && !addsBias(p) && p.alpha == 1.0; }
 
 std::string shapeName(const std::vector<int64_t>& shape) {
   std::string out;
@@ -56,7 +58,7 @@ Expected<Workload> gemm(const GemmParams& p, DataType dtype, const ScheduleTarge
       [&](Var i, Var j) { return te::sum((p.transA ? A(kk, i) : A(i, kk)) * packed(j / bn, kk, j % bn), {kk}); }, "C",
       {"i", "j"}, "gemm");
   te::Tensor bias;
-  if (p.biasShape) {
+  if (addsBias(p)) {
     std::vector<Expr> shape;
     for (int64_t d : *p.biasShape) shape.push_back(Expr(d));
     bias = te::placeholder(shape, dtype, "bias");
@@ -65,7 +67,7 @@ Expected<Workload> gemm(const GemmParams& p, DataType dtype, const ScheduleTarge
       {Expr(m), Expr(n)},
       [&](Var i, Var j) {
         Expr value = p.alpha == 1.0 ? Expr(C(i, j)) : makeConst(dtype, p.alpha) * C(i, j);
-        if (!p.biasShape || p.beta == 0.0) return value;
+        if (!addsBias(p)) return value;
         const auto& c = *p.biasShape;
         std::vector<Expr> at;
         for (size_t d = 0; d < c.size(); ++d) at.push_back(c[d] == 1 ? Expr(0) : (d + 2 - c.size() == 0 ? Expr(i) : Expr(j)));
@@ -75,9 +77,9 @@ Expected<Workload> gemm(const GemmParams& p, DataType dtype, const ScheduleTarge
       "out", {"i", "j"}, "gemm.epilogue");
   Workload w;
   w.name = std::string("gemm_") + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
-           (p.transA ? "_tA" : "") + (p.transB ? "_tB" : "") + (p.biasShape ? "_c" + shapeName(*p.biasShape) : "");
+           (p.transA ? "_tA" : "") + (p.transB ? "_tB" : "") + (addsBias(p) ? "_c" + shapeName(*p.biasShape) : "");
   w.inputs = {A, B};
-  if (p.biasShape) w.inputs.push_back(bias);
+  if (addsBias(p)) w.inputs.push_back(bias);
   w.outputs = {out};
   w.flops = 2.0 * double(m) * double(n) * double(k) + 2.0 * double(m) * double(n);
   return w;

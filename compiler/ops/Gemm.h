@@ -20,7 +20,8 @@ struct GemmParams {
   std::string validate() const;
 };
 
-/// Inputs A, B and (when biasShape is set) C. Without C, with alpha 1 and A not
+/// Inputs A, B and (when biasShape is set and beta is not 0) C; a C scaled by 0 is no
+/// input at all, so callers drop it. Without C, with alpha 1 and A not
 /// transposed this is exactly matmul()/dense() (stages C, B.packed). Otherwise the
 /// reduction stage "C" feeds the output stage "out" = alpha * C + beta * bias (axes i, j).
 Expected<Workload> gemm(const GemmParams& params, DataType dtype = DataType::float32(),

@@ -1,0 +1,354 @@
+// The compute-heavy ONNX operators under their default schedules: Conv (grouped, depthwise,
+// dilated, strided per axis, asymmetrically padded, with bias) against a direct C++ loop,
+// and Gemm (transposes, alpha, beta, broadcast C) against a plain triple loop.
+#include <QtTest>
+
+#include "OpsTestSupport.h"
+#include "compiler/ops/Conv2d.h"
+#include "compiler/ops/Gemm.h"
+#include "compiler/ops/Matmul.h"
+#include "core/ir/IRPrinter.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+Q_DECLARE_METATYPE(std::vector<int64_t>)
+
+namespace {
+using Shape = std::vector<int64_t>;
+
+// Values in [-1, 1) from a fixed pattern, so sums of products have no exact ties to hide.
+HostTensor smallValues(const Shape& shape, int seed) {
+  return makeTensor(shape, [seed](int64_t i) { return double(((i + seed) * 7919 + seed * 104729) % 2001) / 1000.0 - 1.0; });
+}
+
+// A sum of products matches within float32 rounding of its terms' magnitudes.
+std::string compareSums(const HostTensor& got, const HostTensor& value, const HostTensor& magnitude, int64_t terms) {
+  if (got.shape != value.shape) return "shapes differ";
+  double epsilon = 4e-7 * double(terms + 4);
+  for (size_t i = 0; i < got.values.size(); ++i)
+    if (!(std::abs(got.values[i] - value.values[i]) <= epsilon * (magnitude.values[i] + 1e-3)))
+      return "element " + std::to_string(i) + ": got " + std::to_string(got.values[i]) + ", expected " +
+             std::to_string(value.values[i]);
+  return "";
+}
+
+ScheduleTarget targetWithLanes(int lanes) {
+  ScheduleTarget target = ScheduleTarget::host();
+  if (lanes) target.vectorLanes = lanes;
+  target.threads = std::max(2, target.threads);
+  return target;
+}
+
+// The ONNX Conv definition, one output element at a time.
+void convReference(const Conv2dParams& p, const HostTensor& data, const HostTensor& weight, const HostTensor* bias,
+                   HostTensor& value, HostTensor& magnitude) {
+  int64_t oh = p.outHeight(), ow = p.outWidth(), cpg = p.channels / p.groups, fpg = p.filters / p.groups;
+  Shape outShape{p.batch, p.filters, oh, ow};
+  value = makeTensor(outShape, [](int64_t) { return 0.0; });
+  magnitude = value;
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t k = 0; k < p.filters; ++k)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x) {
+          double sum = bias ? bias->values[size_t(k)] : 0.0, size = std::abs(sum);
+          for (int64_t c = 0; c < cpg; ++c)
+            for (int64_t r = 0; r < p.kernelH; ++r)
+              for (int64_t s = 0; s < p.kernelW; ++s) {
+                int64_t iy = y * p.strideAlongHeight() + r * p.dilationH - p.paddingTop();
+                int64_t ix = x * p.strideAlongWidth() + s * p.dilationW - p.paddingLeft();
+                if (iy < 0 || iy >= p.height || ix < 0 || ix >= p.width) continue;
+                int64_t channel = (k / fpg) * cpg + c;
+                double term = data.values[size_t(offsetOf(data.shape, {n, channel, iy, ix}))] *
+                              weight.values[size_t(offsetOf(weight.shape, {k, c, r, s}))];
+                sum += term;
+                size += std::abs(term);
+              }
+          size_t at = size_t(offsetOf(outShape, {n, k, y, x}));
+          value.values[at] = sum;
+          magnitude.values[at] = size;
+        }
+}
+
+QString errorOf(const Expected<Workload>& w) { return w.ok() ? QString() : QString::fromStdString(w.error().toString()); }
+
+Conv2dParams convParams(Shape input, int64_t filters, int64_t kernelH, int64_t kernelW) {
+  Conv2dParams p;
+  p.batch = input[0];
+  p.channels = input[1];
+  p.height = input[2];
+  p.width = input[3];
+  p.filters = filters;
+  p.kernelH = kernelH;
+  p.kernelW = kernelW;
+  return p;
+}
+}  // namespace
+
+class TestOpsConv : public QObject {
+  Q_OBJECT
+private slots:
+  void convMatchesDirectLoop_data() {
+    QTest::addColumn<Shape>("input");       // N, C, H, W
+    QTest::addColumn<Shape>("kernel");      // filters, R, S
+    QTest::addColumn<Shape>("strides");     // along H, W
+    QTest::addColumn<Shape>("pads");        // top, left, bottom, right
+    QTest::addColumn<Shape>("dilations");   // along H, W
+    QTest::addColumn<int>("groups");
+    QTest::addColumn<bool>("bias");
+    QTest::addColumn<int>("lanes");  // 0: the host's
+    for (int lanes : {0, 8}) {
+      std::string on = lanes ? ", 8 lanes" : ", host";
+      auto row = [&](const std::string& name) -> QTestData& { return QTest::newRow((name + on).c_str()); };
+      row("depthwise 3x3 pad 1") << Shape{1, 32, 14, 14} << Shape{32, 3, 3} << Shape{1, 1} << Shape{1, 1, 1, 1}
+                                 << Shape{1, 1} << 32 << false << lanes;
+      row("depthwise stride 2, bias") << Shape{1, 24, 15, 15} << Shape{24, 3, 3} << Shape{2, 2} << Shape{0, 0, 1, 1}
+                                      << Shape{1, 1} << 24 << true << lanes;
+      row("depthwise narrow rows") << Shape{2, 8, 7, 7} << Shape{8, 3, 3} << Shape{1, 1} << Shape{1, 1, 1, 1}
+                                   << Shape{1, 1} << 8 << true << lanes;
+      row("depthwise multiplier 2, dilated") << Shape{1, 6, 20, 37} << Shape{12, 3, 3} << Shape{1, 1}
+                                             << Shape{2, 2, 2, 2} << Shape{2, 2} << 6 << false << lanes;
+      row("grouped, 2 groups") << Shape{1, 8, 9, 11} << Shape{32, 3, 3} << Shape{1, 1} << Shape{1, 1, 1, 1}
+                               << Shape{1, 1} << 2 << true << lanes;
+      row("grouped, 3 filters per group") << Shape{1, 12, 8, 8} << Shape{12, 1, 3} << Shape{1, 2}
+                                          << Shape{0, 1, 0, 1} << Shape{1, 1} << 4 << false << lanes;
+      row("dilated 3x3") << Shape{1, 3, 16, 13} << Shape{10, 3, 3} << Shape{1, 1} << Shape{2, 2, 2, 2} << Shape{2, 2}
+                         << 1 << false << lanes;
+      row("stride per axis, asymmetric pads") << Shape{2, 4, 11, 17} << Shape{17, 3, 5} << Shape{2, 1}
+                                              << Shape{0, 2, 1, 3} << Shape{1, 1} << 1 << true << lanes;
+      row("ResNet stem-like 7x7 stride 2, bias") << Shape{1, 3, 32, 32} << Shape{16, 7, 7} << Shape{2, 2}
+                                                 << Shape{3, 3, 3, 3} << Shape{1, 1} << 1 << true << lanes;
+    }
+  }
+  void convMatchesDirectLoop() {
+    QFETCH(Shape, input);
+    QFETCH(Shape, kernel);
+    QFETCH(Shape, strides);
+    QFETCH(Shape, pads);
+    QFETCH(Shape, dilations);
+    QFETCH(int, groups);
+    QFETCH(bool, bias);
+    QFETCH(int, lanes);
+    Conv2dParams p = convParams(input, kernel[0], kernel[1], kernel[2]);
+    p.strideH = strides[0];
+    p.strideW = strides[1];
+    p.padTop = pads[0];
+    p.padLeft = pads[1];
+    p.padBottom = pads[2];
+    p.padRight = pads[3];
+    p.dilationH = dilations[0];
+    p.dilationW = dilations[1];
+    p.groups = groups;
+    p.bias = bias;
+    ScheduleTarget target = targetWithLanes(lanes);
+    auto w = checkedConv2d(p, DataType::float32(), target);
+    QVERIFY2(w.ok(), qPrintable(errorOf(w)));
+    auto schedule = defaultConv2dSchedule(*w, p, target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    HostTensor data = smallValues(input, 1);
+    HostTensor weight = smallValues({p.filters, p.channels / p.groups, p.kernelH, p.kernelW}, 2);
+    HostTensor biasValues = smallValues({p.filters}, 3);
+    std::vector<HostTensor> inputs{data, weight};
+    if (bias) inputs.push_back(biasValues);
+    auto got = runWorkload(*w, *schedule, inputs);
+    QCOMPARE(got.size(), size_t(1));
+    HostTensor value, magnitude;
+    convReference(p, data, weight, bias ? &biasValues : nullptr, value, magnitude);
+    std::string problem = compareSums(got[0], value, magnitude, p.channels / p.groups * p.kernelH * p.kernelW);
+    QVERIFY2(problem.empty(), problem.c_str());
+  }
+
+  void depthwiseScheduleVectorizesOnlyRealChannels() {
+    // Depthwise does kernel-sized work per output (no block-diagonal zero filters): its
+    // reduction has only the kernel taps, the pixels are vector lanes and rows run in parallel.
+    Conv2dParams p = convParams({1, 32, 28, 28}, 32, 3, 3);
+    p.pad = 1;
+    p.groups = 32;
+    ScheduleTarget target = targetWithLanes(8);
+    Workload w = conv2d(p, DataType::float32(), target);
+    QCOMPARE(w.flops, 2.0 * 32 * 28 * 28 * 9);
+    auto schedule = defaultConv2dSchedule(w, p, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w.args(), w.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
+    QVERIFY2(!text.contains("weight.packed"), qPrintable(text));
+  }
+
+  void symmetricParametersKeepTheirName() {
+    // Existing callers (CLI, tuning records) identify a conv by its name.
+    Conv2dParams p = convParams({1, 8, 16, 16}, 16, 3, 3);
+    p.pad = 1;
+    QCOMPARE(QString::fromStdString(conv2d(p).name), QString("conv2d_n1c8h16w16k16r3s3st1p1"));
+    p.padTop = 1;  // equal to pad: the same convolution
+    QCOMPARE(QString::fromStdString(conv2d(p).name), QString("conv2d_n1c8h16w16k16r3s3st1p1"));
+    p.padBottom = 2;
+    QVERIFY(QString::fromStdString(conv2d(p).name) != "conv2d_n1c8h16w16k16r3s3st1p1");
+  }
+
+  void invalidConvIsDiagnosed_data() {
+    QTest::addColumn<QString>("message");
+    QTest::addColumn<QString>("expected");
+    Conv2dParams p = convParams({1, 6, 8, 8}, 8, 3, 3);
+    Conv2dParams groups = p;
+    groups.groups = 4;
+    QTest::newRow("groups do not divide") << errorOf(checkedConv2d(groups)) << "must divide";
+    Conv2dParams dilation = p;
+    dilation.dilationW = 0;
+    QTest::newRow("dilation 0") << errorOf(checkedConv2d(dilation)) << "dilation must be positive";
+    Conv2dParams padding = p;
+    padding.padLeft = -1;
+    QTest::newRow("negative pad") << errorOf(checkedConv2d(padding)) << "padding must not be negative";
+    Conv2dParams stride = p;
+    stride.strideH = 0;
+    QTest::newRow("stride 0") << errorOf(checkedConv2d(stride)) << "stride must be positive";
+    Conv2dParams large = p;
+    large.dilationH = 4;
+    QTest::newRow("dilated kernel too large") << errorOf(checkedConv2d(large)) << "larger than the padded input";
+  }
+  void invalidConvIsDiagnosed() {
+    QFETCH(QString, message);
+    QFETCH(QString, expected);
+    QVERIFY2(message.contains(expected), qPrintable(message));
+  }
+
+  void gemmMatchesReference_data() {
+    QTest::addColumn<int>("m");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<bool>("transA");
+    QTest::addColumn<bool>("transB");
+    QTest::addColumn<double>("alpha");
+    QTest::addColumn<double>("beta");
+    QTest::addColumn<Shape>("bias");  // {-1}: no C
+    QTest::newRow("Linear: transB, bias row") << 4 << 40 << 33 << false << true << 1.0 << 1.0 << Shape{40};
+    QTest::newRow("plain product") << 17 << 45 << 23 << false << false << 1.0 << 1.0 << Shape{-1};
+    QTest::newRow("plain dense") << 9 << 20 << 8 << false << true << 1.0 << 1.0 << Shape{-1};
+    QTest::newRow("transA, alpha, beta, column C") << 13 << 30 << 19 << true << false << 0.5 << -2.0 << Shape{13, 1};
+    QTest::newRow("both transposed, full C") << 8 << 11 << 64 << true << true << 1.5 << 0.25 << Shape{8, 11};
+    QTest::newRow("scalar C") << 5 << 70 << 7 << false << false << 1.0 << 3.0 << Shape{};
+    QTest::newRow("C of one element, beta 0") << 3 << 16 << 5 << false << true << 2.0 << 0.0 << Shape{1, 1};
+  }
+  void gemmMatchesReference() {
+    QFETCH(int, m);
+    QFETCH(int, n);
+    QFETCH(int, k);
+    QFETCH(bool, transA);
+    QFETCH(bool, transB);
+    QFETCH(double, alpha);
+    QFETCH(double, beta);
+    QFETCH(Shape, bias);
+    GemmParams p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.transA = transA;
+    p.transB = transB;
+    p.alpha = alpha;
+    p.beta = beta;
+    bool hasBias = bias != Shape{-1};
+    if (hasBias) p.biasShape = bias;
+    for (int lanes : {0, 8}) {
+      ScheduleTarget target = targetWithLanes(lanes);
+      auto w = gemm(p, DataType::float32(), target);
+      QVERIFY2(w.ok(), qPrintable(errorOf(w)));
+      auto schedule = defaultGemmSchedule(*w, target);
+      QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+      HostTensor a = smallValues(transA ? Shape{k, m} : Shape{m, k}, 1);
+      HostTensor b = smallValues(transB ? Shape{n, k} : Shape{k, n}, 2);
+      HostTensor c = smallValues(hasBias ? bias : Shape{1}, 3);
+      std::vector<HostTensor> inputs{a, b};
+      if (hasBias && beta != 0) inputs.push_back(c);  // C scaled by 0 is no input
+      QCOMPARE(w->inputs.size(), inputs.size());
+      auto got = runWorkload(*w, *schedule, inputs);
+      QCOMPARE(got.size(), size_t(1));
+      HostTensor value = makeTensor({m, n}, [](int64_t) { return 0.0; }), magnitude = value;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0, size = 0;
+          for (int64_t q = 0; q < k; ++q) {
+            double term = a.values[size_t(transA ? q * m + i : i * k + q)] * b.values[size_t(transB ? j * k + q : q * n + j)];
+            sum += term;
+            size += std::abs(term);
+          }
+          sum *= alpha;
+          size *= std::abs(alpha);
+          if (hasBias) {
+            Shape at;
+            for (size_t d = 0; d < bias.size(); ++d)
+              at.push_back(bias[d] == 1 ? 0 : (d + 2 - bias.size() == 0 ? i : j));
+            double term = beta * c.values[size_t(offsetOf(bias, at))];
+            sum += term;
+            size += std::abs(term);
+          }
+          value.values[size_t(i * n + j)] = sum;
+          magnitude.values[size_t(i * n + j)] = size;
+        }
+      std::string problem = compareSums(got[0], value, magnitude, k);
+      QVERIFY2(problem.empty(), (problem + (lanes ? " (8 lanes)" : " (host)")).c_str());
+    }
+  }
+
+  void plainGemmIsTheDenseKernel() {
+    // Without bias or scaling Gemm is exactly dense/matmul: same kernel, same default schedule.
+    GemmParams p;
+    p.m = 32;
+    p.n = 64;
+    p.k = 48;
+    p.transB = true;
+    auto w = gemm(p);
+    QVERIFY(w.ok());
+    QCOMPARE(QString::fromStdString(w->name), QString::fromStdString(dense(32, 64, 48).name));
+    auto gemmSchedule = defaultGemmSchedule(*w);
+    auto denseSchedule = defaultMatmulSchedule(*w);
+    QVERIFY(gemmSchedule.ok() && denseSchedule.ok());
+    QVERIFY(gemmSchedule->trace() == denseSchedule->trace());
+  }
+
+  void gemmEpilogueStaysInTheRegisterTile() {
+    // Bias and scaling are applied as each tile leaves the registers: the accumulator tile
+    // is a local buffer inside the parallel loop, and the output loop stores vectors.
+    GemmParams p;
+    p.m = 64;
+    p.n = 64;
+    p.k = 64;
+    p.alpha = 0.5;
+    p.biasShape = Shape{64};
+    ScheduleTarget target = targetWithLanes(8);
+    auto w = gemm(p, DataType::float32(), target);
+    QVERIFY(w.ok());
+    auto schedule = defaultGemmSchedule(*w, target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    auto lowered = lower(*schedule, w->args(), w->name);
+    QVERIFY2(lowered.ok(), lowered.ok() ? "" : lowered.error().toString().c_str());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for") && text.contains("ramp(") && text.contains("C.local"), qPrintable(text));
+  }
+
+  void invalidGemmIsDiagnosed_data() {
+    QTest::addColumn<QString>("message");
+    QTest::addColumn<QString>("expected");
+    GemmParams p;
+    p.m = 4;
+    p.n = 6;
+    p.k = 3;
+    GemmParams wrongBias = p;
+    wrongBias.biasShape = Shape{4};
+    QTest::newRow("C does not broadcast") << errorOf(gemm(wrongBias)) << "does not broadcast";
+    GemmParams rank3 = p;
+    rank3.biasShape = Shape{1, 4, 6};
+    QTest::newRow("C rank 3") << errorOf(gemm(rank3)) << "rank 3";
+    GemmParams empty = p;
+    empty.k = 0;
+    QTest::newRow("k 0") << errorOf(gemm(empty)) << "must be positive";
+  }
+  void invalidGemmIsDiagnosed() {
+    QFETCH(QString, message);
+    QFETCH(QString, expected);
+    QVERIFY2(message.contains(expected), qPrintable(message));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestOpsConv)
+#include "test_ops_conv.moc"

@@ -92,10 +92,15 @@ PrimFunc unaryLoop(Intrinsic op, int64_t n, int lanes, DataType element = DataTy
 }
 
 /// Runs `op` over `inputs` with the given lane count and returns the results.
-std::vector<float> applyKernel(Intrinsic op, const std::vector<float>& inputs, int lanes) {
+std::vector<float> applyKernel(Intrinsic op, const std::vector<float>& inputs, int lanes,
+                               const TargetInfo& target = TargetInfo::host()) {
   int64_t n = (int64_t(inputs.size()) + 15) / 16 * 16;
-  auto module = compile(unaryLoop(op, n, lanes));
-  if (!module) return {};
+  auto built = buildJIT({unaryLoop(op, n, lanes)}, target);
+  if (!built) {
+    qWarning("%s", built.error().toString().c_str());
+    return {};
+  }
+  std::shared_ptr<JITModule> module = *built;
   AlignedArray<float> a(n, 0.0f), c(n);
   std::copy(inputs.begin(), inputs.end(), a.data());
   if (run(*module, "vector_math", {a.data(), c.data()}) != 0) return {};
@@ -134,6 +139,38 @@ private slots:
     for (size_t k = 0; k < inputs.size(); ++k) {
       double exact = kernel.reference(double(inputs[k]));
       if (!kernel.bound.allows(results[k], exact)) QFAIL(qPrintable(describe(kernel.op, inputs[k], results[k], exact)));
+    }
+  }
+
+  void kernelsKeepTheirAccuracyOnOlderTargets_data() {
+    QTest::addColumn<int>("op");
+    QTest::addColumn<QString>("cpu");
+    for (auto& kernel : kernelCases())
+      for (const char* cpu : {"haswell", "x86-64"})
+        QTest::newRow(QString("%1 %2").arg(intrinsicName(kernel.op)).arg(cpu).toUtf8()) << int(kernel.op) << QString(cpu);
+  }
+  void kernelsKeepTheirAccuracyOnOlderTargets() {
+    // AVX2 with FMA (16 lanes split over two registers), and baseline SSE2 where no
+    // multiply-add is fused: the kernels must not rely on a single rounding.
+    QFETCH(int, op);
+    QFETCH(QString, cpu);
+    TargetInfo target = TargetInfo::host();
+    if (target.triple.rfind("x86_64", 0) != 0) QSKIP("x86-64 targets only");
+    bool avx2 = cpu == "haswell";
+    if (avx2 && target.features.find("+avx2") == std::string::npos) QSKIP("this machine has no AVX2");
+    target.cpu = cpu.toStdString();
+    target.features = avx2 ? "+avx,+avx2,+fma" : "";
+    target.vectorBits = avx2 ? 256 : 128;
+    const KernelCase& kernel = kernelCase(Intrinsic(op));
+    std::vector<float> inputs = kernel.inputs();
+    for (int lanes : {16, 1}) {
+      std::vector<float> results = applyKernel(kernel.op, inputs, lanes, target);
+      QCOMPARE(results.size(), inputs.size());
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        double exact = kernel.reference(double(inputs[k]));
+        if (!kernel.bound.allows(results[k], exact))
+          QFAIL(qPrintable(QString("x%1: ").arg(lanes) + describe(kernel.op, inputs[k], results[k], exact)));
+      }
     }
   }
 

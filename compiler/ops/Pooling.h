@@ -33,9 +33,9 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype = DataType::flo
 Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputShape,
                               DataType dtype = DataType::float32());
 
-/// The default schedule of pool() and globalPool() workloads: (n, c, outer rows) fused and
-/// parallel, the innermost output axis split into vectors with the window loops outside the
-/// vector lanes; the average's sum is computed per output row right before it is divided.
+/// The default schedule of pool() and globalPool() workloads: (n, c) planes in parallel,
+/// each output element's window reduced in a local accumulator ("pool.local" for the max,
+/// "pool.sum" for the average) right before it is stored.
 Expected<Schedule> defaultPoolSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
 
 }  // namespace tessel

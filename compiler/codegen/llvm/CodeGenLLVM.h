@@ -69,6 +69,10 @@ private:
 /// LLVM). Allocations of up to 64 KiB with a constant size live on the stack, larger or
 /// symbolic ones in runtime workspace memory. round() rounds half to even
 /// (std::nearbyint); bfloat16 is stored as 16 bits and computed in float32.
+/// exp, log, tanh, erf and sigmoid of float32 (and of float16/bfloat16, computed in
+/// float32) are inline vector polynomials, within 2e-6 of the C library (relative for exp
+/// and log, absolute for the others) and with its special values; float64 and the other
+/// math functions call the C library.
 Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs,
                                              const TargetInfo& target = TargetInfo::host());
 

@@ -35,12 +35,16 @@ int64_t pixelBlock(int64_t outWidth, int64_t filterVectors, const ScheduleTarget
   return best;
 }
 
-// Depthwise output pixels per tile along the width: two vectors when the row is that wide
-// (two independent accumulator chains), else one vector, else the whole row.
+// Depthwise output pixels per tile along the width: the largest divisor of the output width
+// up to four vectors (so no row ends in a scalar tail; LLVM splits an odd-sized vector into
+// full ones plus a short one), or two vectors with a tail when the width has no such divisor.
 int64_t depthwiseWidthBlock(const Conv2dParams& p, const ScheduleTarget& target) {
-  int64_t lanes = target.vectorLanes;
-  if (p.outWidth() >= 2 * lanes) return 2 * lanes;
-  return std::min(p.outWidth(), lanes);
+  int64_t lanes = target.vectorLanes, width = p.outWidth();
+  int64_t best = 1;
+  for (int64_t x = 1; x <= std::min(width, 4 * lanes); ++x)
+    if (width % x == 0) best = x;
+  if (best < lanes && width > 2 * lanes) return 2 * lanes;
+  return best;
 }
 
 std::string conv2dName(const Conv2dParams& p) {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "compiler/ops/Reduction.h"
 #include "core/ir/IROperators.h"
 
 namespace tessel {
@@ -79,31 +80,29 @@ Workload normalizeTrailing(const NormParams& p, int64_t axis, DataType dtype) {
   int64_t count = 1;
   for (int64_t d = axis; d < rank; ++d) count *= p.shape[d];
   Expr inverseCount = makeConst(dtype, 1.0 / double(count));
-  // A fresh set of reduction axes per stage, and the input position they read with the row.
-  auto window = [&]() {
-    std::vector<IterVar> axes;
-    for (int64_t d = axis; d < rank; ++d) axes.push_back(te::reduceAxis(Expr(p.shape[d]), "r" + std::to_string(d)));
-    return axes;
-  };
-  auto inputAt = [&](const std::vector<Var>& row, const std::vector<IterVar>& axes) {
-    std::vector<Expr> indices = asExprs(row);
-    for (auto& iv : axes) indices.push_back(iv.var());
+  // The normalized axes flattened into one reduction index k, so the statistics reduce
+  // in vector lanes (laneSplitReduce) whatever the number of normalized axes.
+  auto inputAt = [&](const std::vector<Expr>& row, Expr k) {
+    std::vector<Expr> indices = row;
+    int64_t stride = count;
+    for (int64_t d = axis; d < rank; ++d) {
+      stride /= p.shape[d];
+      indices.push_back(d == axis ? floordiv(k, Expr(stride)) : floormod(floordiv(k, Expr(stride)), Expr(p.shape[d])));
+    }
     return indices;
   };
-  std::vector<IterVar> meanAxes = window();
-  te::Tensor mean = te::compute(
-      rowShape, [&](const std::vector<Var>& row) { return te::sum(x(inputAt(row, meanAxes)) * inverseCount, meanAxes); },
-      prefix + ".mean", rowNames, "norm");
+  te::Tensor mean = laneSplitReduce(
+      Reducer::Sum, rowShape, rowNames, count, [&](const std::vector<Expr>& row, Expr k) { return x(inputAt(row, k)) * inverseCount; },
+      dtype, prefix + ".mean", "norm");
   // Two passes: the variance of the centered values, which does not cancel catastrophically
   // when the mean is large against the spread.
-  std::vector<IterVar> varAxes = window();
-  te::Tensor variance = te::compute(
-      rowShape,
-      [&](const std::vector<Var>& row) {
-        Expr centered = x(inputAt(row, varAxes)) - mean(asExprs(row));
-        return te::sum(centered * centered * inverseCount, varAxes);
+  te::Tensor variance = laneSplitReduce(
+      Reducer::Sum, rowShape, rowNames, count,
+      [&](const std::vector<Expr>& row, Expr k) {
+        Expr centered = x(inputAt(row, k)) - mean(row);
+        return centered * centered * inverseCount;
       },
-      prefix + ".var", rowNames, "norm");
+      dtype, prefix + ".var", "norm");
   te::Tensor rstd = te::compute(
       rowShape,
       [&](const std::vector<Var>& row) {
@@ -224,6 +223,8 @@ Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const 
     }
     // 1/sqrt per row is too little work to share out.
     for (const std::string& stage : {prefix + ".mean", prefix + ".var", prefix}) parallelRows(stage, rowAxes, rows);
+    scheduleLaneSplitReduce(s, prefix + ".mean", steps);
+    scheduleLaneSplitReduce(s, prefix + ".var", steps);
     vectorizeInner(prefix, axisName(rank - 1), p.shape[rank - 1]);
   }
   for (const Status& status : steps)

@@ -235,4 +235,56 @@ Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const Sche
   return s;
 }
 
+te::Tensor laneSplitReduce(Reducer reducer, const std::vector<Expr>& rowShape, const std::vector<std::string>& rowNames,
+                           int64_t extent, const std::function<Expr(const std::vector<Expr>& row, Expr k)>& source,
+                           DataType dtype, const std::string& name, const std::string& tag) {
+  auto asExprs = [](const std::vector<Var>& vars) { return std::vector<Expr>(vars.begin(), vars.end()); };
+  if (extent < 2 * kReductionLanes) {
+    IterVar k = te::reduceAxis(Expr(extent), "k");
+    return te::compute(
+        rowShape, [&](const std::vector<Var>& row) { return ReduceNode::make(reducer, source(asExprs(row), k.var()), {k}); },
+        name, rowNames, tag);
+  }
+  int64_t steps = (extent + kReductionLanes - 1) / kReductionLanes;
+  std::vector<Expr> laneShape = rowShape;
+  laneShape.push_back(Expr(kReductionLanes));
+  std::vector<std::string> laneNames = rowNames;
+  laneNames.push_back("lane");
+  IterVar j = te::reduceAxis(Expr(steps), "j");
+  te::Tensor lanes = te::compute(
+      laneShape,
+      [&](const std::vector<Var>& at) {
+        std::vector<Expr> row(at.begin(), at.end() - 1);
+        Expr k = j.var() * kReductionLanes + at.back();
+        if (extent % kReductionLanes == 0) return ReduceNode::make(reducer, source(row, k), {j});
+        // The last step runs past the row: those lanes add the identity (and read in bounds).
+        Expr value = source(row, min(k, Expr(extent - 1)));
+        return ReduceNode::make(reducer, select(k < extent, value, reducerIdentity(reducer, dtype)), {j});
+      },
+      name + ".lanes", laneNames, tag);
+  IterVar lane = te::reduceAxis(Expr(kReductionLanes), "lane");
+  return te::compute(
+      rowShape,
+      [&](const std::vector<Var>& row) {
+        std::vector<Expr> at = asExprs(row);
+        at.push_back(lane.var());
+        return ReduceNode::make(reducer, lanes(at), {lane});
+      },
+      name, rowNames, tag);
+}
+
+void scheduleLaneSplitReduce(Schedule& s, const std::string& name, std::vector<Status>& steps) {
+  const Stage* combined = s.findStage(name);
+  if (!combined || !s.findStage(name + ".lanes")) return;  // a short row: one plain reduction
+  // Per row of the combined stage (its last loop before the lane reduction), when it has rows.
+  std::string rowLoop;
+  for (const IterVar& loop : combined->leafIterVars) {
+    if (loop.type() == IterVarType::Reduce) break;
+    rowLoop = loop.name();
+  }
+  if (!rowLoop.empty()) steps.push_back(s.computeAt(name + ".lanes", name, rowLoop));
+  steps.push_back(s.reorder(name + ".lanes", {"j", "lane"}));
+  steps.push_back(s.vectorize(name + ".lanes", "lane"));
+}
+
 }  // namespace tessel

@@ -2,6 +2,8 @@
 // ArgMax/ArgMin along one axis, and their default schedules.
 #pragma once
 
+#include <functional>
+
 #include "compiler/ops/Workload.h"
 
 namespace tessel {
@@ -46,5 +48,22 @@ Expected<Workload> argReduce(const ArgReduceParams& params, DataType dtype = Dat
 /// The default schedule: the extreme value computed right before its index, the outer
 /// output axes in parallel.
 Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+
+/// Lanes of a lane-split row reduction: one AVX-512 vector or two AVX2 vectors of float32
+/// accumulators, enough independent sums to hide the latency of a vector add.
+constexpr int64_t kReductionLanes = 16;
+
+/// A reduction of source(row, k) over k in [0, extent) for every position `row` of
+/// `rowShape`, split so its inner loop runs across vector lanes instead of along one
+/// serial chain: stage "<name>.lanes"[row..., lane] reduces k = j * kReductionLanes + lane
+/// (reduction axis "j"), stage "<name>" combines the lanes (reduction axis "lane"). Rows
+/// shorter than two vectors reduce directly in one stage "<name>" (reduction axis "k").
+te::Tensor laneSplitReduce(Reducer reducer, const std::vector<Expr>& rowShape, const std::vector<std::string>& rowNames,
+                           int64_t extent, const std::function<Expr(const std::vector<Expr>& row, Expr k)>& source,
+                           DataType dtype, const std::string& name, const std::string& tag);
+
+/// Schedules a laneSplitReduce(): its lanes computed right before they are combined, one
+/// row at a time, as vectors. Appends each step's status to `steps`.
+void scheduleLaneSplitReduce(Schedule& schedule, const std::string& name, std::vector<Status>& steps);
 
 }  // namespace tessel

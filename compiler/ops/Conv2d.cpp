@@ -90,19 +90,43 @@ te::Tensor padInput(const Conv2dParams& p, const te::Tensor& data, DataType dtyp
       "data.pad", {"n", "c", "y", "x"}, "pad");
 }
 
+// The zero-padded input with its columns split by phase for a horizontal stride sw > 1:
+// element [n, c, y, phase, q] is padded column q * sw + phase. A strided convolution then
+// reads consecutive output pixels from consecutive elements (vector loads, no gathers).
+te::Tensor padInputByPhase(const Conv2dParams& p, const te::Tensor& data, DataType dtype) {
+  int64_t top = p.paddingTop(), left = p.paddingLeft(), sw = p.strideAlongWidth();
+  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
+  int64_t columns = (paddedW + sw - 1) / sw;
+  return te::compute(
+      {Expr(p.batch), Expr(p.channels), Expr(paddedH), Expr(sw), Expr(columns)},
+      [&](const std::vector<Var>& v) {
+        Expr n = v[0], c = v[1], y = v[2], x = v[4] * sw + v[3];
+        Expr inside = y >= top && y < p.height + top && x >= left && x < p.width + left;
+        Expr yy = min(max(y - top, Expr(0)), Expr(p.height - 1));
+        Expr xx = min(max(x - left, Expr(0)), Expr(p.width - 1));
+        return select(inside, data(n, c, yy, xx), makeZero(dtype));
+      },
+      "data.pad", {"n", "c", "y", "phase", "x"}, "pad");
+}
+
 Workload depthwiseConv2d(const Conv2dParams& p, DataType dtype, const te::Tensor& data, const te::Tensor& weight,
                          const te::Tensor& bias) {
-  te::Tensor padded = padInput(p, data, dtype);
   int64_t multiplier = p.filtersPerGroup();
   int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
+  te::Tensor padded = sw == 1 ? padInput(p, data, dtype) : padInputByPhase(p, data, dtype);
+  // Input column x * sw + s * dilationW, in whichever layout the padded input has.
+  auto readPadded = [&](Expr n, Expr channel, Expr row, Expr x, Expr s) {
+    if (sw == 1) return padded(n, channel, row, x + s * p.dilationW);
+    Expr tap = s * p.dilationW;
+    return padded(n, channel, row, floormod(tap, Expr(sw)), x + floordiv(tap, Expr(sw)));
+  };
   IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
   IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
   te::Tensor acc = te::compute(
       {Expr(p.batch), Expr(p.filters), Expr(p.outHeight()), Expr(p.outWidth())},
       [&](Var n, Var k, Var y, Var x) {
         Expr channel = multiplier == 1 ? Expr(k) : k / multiplier;
-        return te::sum(padded(n, channel, y * sh + r * p.dilationH, x * sw + s * p.dilationW) * weight(k, 0, r, s),
-                       {r, s});
+        return te::sum(readPadded(n, channel, y * sh + r * p.dilationH, x, s) * weight(k, 0, r, s), {r, s});
       },
       "conv.acc", {"n", "k", "y", "x"}, "depthwise_conv2d");
   te::Tensor out = te::compute(

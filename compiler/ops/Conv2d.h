@@ -49,7 +49,8 @@ struct Conv2dParams {
 /// Stages (not depthwise): "data.pad" (zero padding), "weight.packed" (filters in vector-wide
 /// blocks that never straddle a group), "conv.blocked" (the reduction in a [n][k/kb][y][x][kb]
 /// layout; reductions c, r, s) and "conv" (the NCHW output plus bias; axes n, k, y, x).
-/// Stages (depthwise): "data.pad", "conv.acc" (the reduction over r, s per output element)
+/// Stages (depthwise): "data.pad" (with a horizontal stride sw > 1: [n, c, y, phase, x],
+/// padded column x * sw + phase), "conv.acc" (the reduction over r, s per output element)
 /// and "conv" (plus bias; axes n, k, y, x).
 Workload conv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
                 const ScheduleTarget& target = ScheduleTarget::host());

@@ -104,6 +104,8 @@ private slots:
                                  << Shape{1, 1} << 32 << false << lanes;
       row("depthwise stride 2, bias") << Shape{1, 24, 15, 15} << Shape{24, 3, 3} << Shape{2, 2} << Shape{0, 0, 1, 1}
                                       << Shape{1, 1} << 24 << true << lanes;
+      row("depthwise stride 1x3, dilated, asymmetric pads") << Shape{1, 5, 13, 29} << Shape{5, 3, 3} << Shape{1, 3}
+                                                           << Shape{2, 0, 1, 3} << Shape{1, 2} << 5 << true << lanes;
       row("depthwise narrow rows") << Shape{2, 8, 7, 7} << Shape{8, 3, 3} << Shape{1, 1} << Shape{1, 1, 1, 1}
                                    << Shape{1, 1} << 8 << true << lanes;
       row("depthwise multiplier 2, dilated") << Shape{1, 6, 20, 37} << Shape{12, 3, 3} << Shape{1, 1}
@@ -186,6 +188,8 @@ private slots:
     p.padBottom = 2;
     QVERIFY(QString::fromStdString(conv2d(p).name) != "conv2d_n1c8h16w16k16r3s3st1p1");
   }
+
+
 
   void invalidConvIsDiagnosed_data() {
     QTest::addColumn<QString>("message");

@@ -1,6 +1,7 @@
 // Softmax and LogSoftmax computes and their default schedule.
 #include "compiler/ops/Softmax.h"
 
+#include "compiler/ops/Reduction.h"
 #include "core/ir/IROperators.h"
 
 namespace tessel {
@@ -48,9 +49,9 @@ Expected<Workload> softmax(const SoftmaxParams& p, DataType dtype) {
   Workload w;
   w.name = prefix + "_" + shapeName(p.shape) + "_axis" + std::to_string(axis);
   te::Tensor x = te::placeholder(fullShape, dtype, "x");
-  // Index helpers: a full-shape position with the axis replaced, and a position with it removed.
-  auto along = [&](const std::vector<Var>& row, Expr k) {
-    std::vector<Expr> indices(row.begin(), row.end());
+  // Index helpers: a full-shape position with the axis inserted, and a position with it removed.
+  auto along = [&](const std::vector<Expr>& row, Expr k) {
+    std::vector<Expr> indices = row;
     indices.insert(indices.begin() + axis, k);
     return indices;
   };
@@ -59,21 +60,29 @@ Expected<Workload> softmax(const SoftmaxParams& p, DataType dtype) {
     indices.erase(indices.begin() + axis);
     return indices;
   };
-  IterVar k = te::reduceAxis(Expr(p.shape[axis]), "k");
-  te::Tensor rowMax = te::compute(
-      rowShape, [&](const std::vector<Var>& row) { return te::maximum(x(along(row, k)), {k}); }, prefix + ".max",
-      rowNames, "softmax");
+  // A reduction along the axis. Along the contiguous last axis it runs across vector lanes
+  // (laneSplitReduce); otherwise the schedule vectorizes the contiguous axes inside it.
+  using Source = std::function<Expr(const std::vector<Expr>& row, Expr k)>;
+  auto alongAxis = [&](Reducer reducer, const std::string& name, const Source& source) {
+    if (axis == rank - 1)
+      return laneSplitReduce(reducer, rowShape, rowNames, p.shape[axis], source, dtype, name, "softmax");
+    IterVar k = te::reduceAxis(Expr(p.shape[axis]), "k");
+    return te::compute(
+        rowShape,
+        [&](const std::vector<Var>& row) { return ReduceNode::make(reducer, source(asExprs(row), k.var()), {k}); },
+        name, rowNames, "softmax");
+  };
+  te::Tensor rowMax = alongAxis(Reducer::Max, prefix + ".max",
+                                [&](const std::vector<Expr>& row, Expr k) { return x(along(row, k)); });
   w.inputs = {x};
   int64_t elements = 1;
   for (int64_t d : p.shape) elements *= d;
   // Per element: the max comparison, the subtraction, exp, the sum and the final op.
   w.flops = 5.0 * double(elements);
   if (p.logSoftmax) {
-    IterVar k2 = te::reduceAxis(Expr(p.shape[axis]), "k");
-    te::Tensor sum = te::compute(
-        rowShape,
-        [&](const std::vector<Var>& row) { return te::sum(exp(x(along(row, k2)) - rowMax(asExprs(row))), {k2}); },
-        prefix + ".sum", rowNames, "softmax");
+    te::Tensor sum = alongAxis(Reducer::Sum, prefix + ".sum", [&](const std::vector<Expr>& row, Expr k) {
+      return exp(x(along(row, k)) - rowMax(row));
+    });
     w.outputs = {te::compute(
         fullShape,
         [&](const std::vector<Var>& i) {
@@ -84,17 +93,13 @@ Expected<Workload> softmax(const SoftmaxParams& p, DataType dtype) {
     return w;
   }
   te::Tensor shifted = te::compute(
-      fullShape,
-      [&](const std::vector<Var>& i) { return exp(x(asExprs(i)) - rowMax(without(i))); },
-      prefix + ".exp", fullNames, "softmax");
-  IterVar k2 = te::reduceAxis(Expr(p.shape[axis]), "k");
-  te::Tensor sum = te::compute(
-      rowShape, [&](const std::vector<Var>& row) { return te::sum(shifted(along(row, k2)), {k2}); }, prefix + ".sum",
-      rowNames, "softmax");
+      fullShape, [&](const std::vector<Var>& i) { return exp(x(asExprs(i)) - rowMax(without(i))); }, prefix + ".exp",
+      fullNames, "softmax");
+  te::Tensor sum = alongAxis(Reducer::Sum, prefix + ".sum",
+                             [&](const std::vector<Expr>& row, Expr k) { return shifted(along(row, k)); });
   w.outputs = {te::compute(
-      fullShape,
-      [&](const std::vector<Var>& i) { return shifted(asExprs(i)) / sum(without(i)); },
-      prefix, fullNames, "softmax")};
+      fullShape, [&](const std::vector<Var>& i) { return shifted(asExprs(i)) / sum(without(i)); }, prefix, fullNames,
+      "softmax")};
   return w;
 }
 
@@ -134,6 +139,8 @@ Expected<Schedule> defaultSoftmaxSchedule(const Workload& workload, const Softma
     steps.push_back(s.split(stage, inner, target.vectorLanes, inner + "o", inner + "i"));
     steps.push_back(s.vectorize(stage, inner + "i"));
   }
+  scheduleLaneSplitReduce(s, prefix + ".max", steps);
+  scheduleLaneSplitReduce(s, prefix + ".sum", steps);
   for (const Status& status : steps)
     if (!status) return status.error();
   return s;

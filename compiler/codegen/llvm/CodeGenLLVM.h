@@ -71,8 +71,9 @@ private:
 /// (std::nearbyint); bfloat16 is stored as 16 bits and computed in float32.
 /// exp, log, tanh, erf and sigmoid of float32 (and of float16/bfloat16, computed in
 /// float32) are inline vector polynomials, within 2e-6 of the C library (relative for exp
-/// and log, absolute for the others) and with its special values; float64 and the other
-/// math functions call the C library.
+/// and log, absolute for the others) and with its special values; so are sin and cos of
+/// float32 vectors whose lanes are all within +-8192 (other vectors call the C library per
+/// lane). float64, pow, and scalar sin and cos call the C library.
 Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs,
                                              const TargetInfo& target = TargetInfo::host());
 

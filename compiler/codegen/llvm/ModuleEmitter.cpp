@@ -818,6 +818,30 @@ private:
          "cast the argument to a float type first");
   }
 
+  /// sin or cos of a float32 vector: the inline kernel, or the C library lane by lane for
+  /// the rare vector with a lane beyond the kernel's range or infinite.
+  llvm::Value* float32SinOrCos(bool cosine, llvm::Value* x) {
+    llvm::Value* magnitude = unaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value* outside = builder_.CreateOrReduce(
+        builder_.CreateFCmpOGT(magnitude, llvm::ConstantFP::get(x->getType(), kFloat32TrigonometricLimit)));
+    llvm::Function* function = state_.function;
+    llvm::BasicBlock* inline_ = llvm::BasicBlock::Create(context_, "trig.inline", function);
+    llvm::BasicBlock* library = llvm::BasicBlock::Create(context_, "trig.library", function);
+    llvm::BasicBlock* done = llvm::BasicBlock::Create(context_, "trig.done", function);
+    builder_.CreateCondBr(outside, library, inline_, llvm::MDBuilder(context_).createBranchWeights(1, 1 << 20));
+    builder_.SetInsertPoint(inline_);
+    llvm::Value* fast = emitFloat32SinOrCos(builder_, x, cosine);
+    builder_.CreateBr(done);
+    builder_.SetInsertPoint(library);
+    llvm::Value* slow = unaryIntrinsic(cosine ? llvm::Intrinsic::cos : llvm::Intrinsic::sin, x);
+    builder_.CreateBr(done);
+    builder_.SetInsertPoint(done);
+    llvm::PHINode* result = builder_.CreatePHI(x->getType(), 2);
+    result->addIncoming(fast, inline_);
+    result->addIncoming(slow, library);
+    return result;
+  }
+
   llvm::Value* emitFloatMath(Intrinsic op, const std::vector<llvm::Value*>& args) {
     llvm::Value* x = args[0];
     llvm::Type* type = x->getType();
@@ -836,8 +860,12 @@ private:
       case Intrinsic::Trunc: return unaryIntrinsic(llvm::Intrinsic::trunc, x);
       // Half to even, as ONNX Round and std::nearbyint in the default rounding mode.
       case Intrinsic::Round: return unaryIntrinsic(llvm::Intrinsic::nearbyint, x);
-      case Intrinsic::Sin: return unaryIntrinsic(llvm::Intrinsic::sin, x);
-      case Intrinsic::Cos: return unaryIntrinsic(llvm::Intrinsic::cos, x);
+      case Intrinsic::Sin:
+      case Intrinsic::Cos:
+        // Scalars keep the C library: the range check's branch would keep the loop from
+        // vectorizing anyway, and sinf/cosf are as fast as the kernel one value at a time.
+        if (type->isVectorTy() && type->getScalarType()->isFloatTy()) return float32SinOrCos(op == Intrinsic::Cos, x);
+        return unaryIntrinsic(op == Intrinsic::Cos ? llvm::Intrinsic::cos : llvm::Intrinsic::sin, x);
       case Intrinsic::Pow:
         return builder_.CreateCall(intrinsicDeclaration(&module_, llvm::Intrinsic::pow, {type}), {x, args[1]});
       case Intrinsic::Fma:

@@ -1,4 +1,4 @@
-// Branch-free float32 polynomial kernels for exp, log, tanh, erf and sigmoid, as LLVM IR.
+// Branch-free float32 polynomial kernels for exp, log, tanh, erf, sigmoid, sin and cos, as LLVM IR.
 //
 // Coefficients are weighted minimax (Remez exchange) fits computed for this file, rounded
 // to float32; the comment above each table names the function fitted, the interval and the
@@ -41,6 +41,16 @@ constexpr float kErfcLogCoefficients[] = {0.000188036458f, -1.12957835f,  -0.633
 constexpr float kErfPolynomialBound = 1.0f;
 /// erf(x) rounds to 1 in float32 from about 3.9 on; clamping keeps exp's argument finite.
 constexpr float kErfSaturation = 4.0f;
+
+// sin(r) = r + r^3 * P(r^2) on |r| <= pi/4; relative error 8.3e-9.
+constexpr float kSinCoefficients[] = {-0.166666552f, 0.0083321603f, -0.000195152825f};
+// cos(r) = 1 - r^2/2 + r^4 * P(r^2) on |r| <= pi/4; relative error 1.7e-10.
+constexpr float kCosCoefficients[] = {0.0416666456f, -0.00138873165f, 2.44331568e-05f};
+// pi/2 in three parts; the first two have at most 11 significant bits, so q times them is
+// exact for |q| < 2^13, which kFloat32TrigonometricLimit guarantees.
+constexpr float kHalfPiHigh = 1.5703125f;
+constexpr float kHalfPiMiddle = 4.837512969970703125e-4f;
+constexpr float kHalfPiLow = 7.549790126404332e-08f;
 
 /// Emits one kernel for one value type (float or a vector of floats), with constants and
 /// integer views of the same shape.
@@ -136,6 +146,31 @@ public:
     return builder_.CreateFDiv(constant(1.0f), builder_.CreateFAdd(constant(1.0f), decay));
   }
 
+  /// sin or cos by reduction to r = x - q pi/2 with |r| <= pi/4; q's low two bits pick
+  /// the polynomial and the sign. Accurate for |x| <= kFloat32TrigonometricLimit.
+  llvm::Value* sinOrCos(llvm::Value* x, bool cosine) {
+    const float shifter = 12582912.0f;  // as in exp: rounds to an integer in the low bits
+    llvm::Value* shifted = mulAdd(x, constant(0.636619772f), constant(shifter));
+    llvm::Value* q = builder_.CreateFSub(shifted, constant(shifter));
+    llvm::Value* r = mulAdd(q, constant(-kHalfPiHigh), x);
+    r = mulAdd(q, constant(-kHalfPiMiddle), r);
+    r = mulAdd(q, constant(-kHalfPiLow), r);
+    llvm::Value* quadrant = builder_.CreateSub(builder_.CreateBitCast(shifted, intType_), intConstant(floatBits(shifter)));
+    if (cosine) quadrant = builder_.CreateAdd(quadrant, intConstant(1));  // cos(x) = sin(x + pi/2)
+    llvm::Value* square = builder_.CreateFMul(r, r);
+    llvm::Value* sine = mulAdd(builder_.CreateFMul(r, square), polynomial(square, kSinCoefficients), r);
+    llvm::Value* cosineNearZero = mulAdd(builder_.CreateFMul(square, square), polynomial(square, kCosCoefficients),
+                                         mulAdd(square, constant(-0.5f), constant(1.0f)));
+    llvm::Value* odd = builder_.CreateICmpNE(builder_.CreateAnd(quadrant, intConstant(1)), intConstant(0));
+    llvm::Value* value = builder_.CreateSelect(odd, cosineNearZero, sine);
+    // Quadrants 2 and 3 negate: move bit 1 of the quadrant to the sign bit.
+    llvm::Value* signBit = builder_.CreateShl(builder_.CreateAnd(quadrant, intConstant(2)), intConstant(30));
+    value = builder_.CreateBitCast(builder_.CreateXor(builder_.CreateBitCast(value, intType_), signBit), type_);
+    if (cosine) return value;
+    // sin(-0) = -0, which r + r^3 P rounds to +0.
+    return builder_.CreateSelect(builder_.CreateFCmpOEQ(x, constant(0.0f)), x, value);
+  }
+
 private:
   static llvm::Type* withLanesOf(llvm::Type* element, llvm::Type* shape) {
     if (auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(shape))
@@ -177,6 +212,10 @@ private:
 };
 
 }  // namespace
+
+llvm::Value* emitFloat32SinOrCos(llvm::IRBuilderBase& builder, llvm::Value* x, bool cosine) {
+  return Float32MathEmitter(builder, x->getType()).sinOrCos(x, cosine);
+}
 
 bool hasFloat32MathKernel(Intrinsic op) {
   switch (op) {

@@ -1,4 +1,4 @@
-// Branch-free float32 approximations of exp, log, tanh, erf and sigmoid emitted as LLVM IR.
+// Branch-free float32 approximations of exp, log, tanh, erf, sigmoid, sin and cos emitted as LLVM IR.
 //
 // Private to the LLVM backend. The C library has no vector forms LLVM can call, so a vector
 // exp used to become one expf call per lane; these polynomial kernels work on whole vectors
@@ -25,5 +25,12 @@ bool hasFloat32MathKernel(Intrinsic op);
 /// log of a negative number is NaN, log(inf) = inf, tanh and erf of +-inf are +-1, and NaN
 /// propagates. Only ops for which hasFloat32MathKernel is true may be passed.
 llvm::Value* emitFloat32Math(llvm::IRBuilderBase& builder, Intrinsic op, llvm::Value* x);
+
+/// sin(x) or cos(x) of a float or a vector of floats, within 2e-7 absolute error of the C
+/// library for |x| <= kFloat32TrigonometricLimit, with sin(-0) = -0 and NaN propagating.
+/// Larger |x| (and infinities) need a reduction this kernel lacks: the caller must send
+/// such lanes to the C library.
+llvm::Value* emitFloat32SinOrCos(llvm::IRBuilderBase& builder, llvm::Value* x, bool cosine);
+constexpr float kFloat32TrigonometricLimit = 8192.0f;
 
 }  // namespace tessel

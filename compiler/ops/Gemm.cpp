@@ -93,10 +93,10 @@ Expected<Schedule> defaultGemmSchedule(const Workload& workload, const ScheduleT
   // is inlined into "out", which takes every loop primitive matmul applied to its C. One
   // source of truth for the tiling, so a faster matmul schedule makes Gemm faster too.
   int64_t m = *asConstInt(out.shape()[0]), n = *asConstInt(out.shape()[1]);
-  const auto* reduction = te::asCompute(workload.outputs[0].op());
-  TESSEL_ICHECK(reduction) << "gemm output is not a compute";
+  const auto* epilogue = te::asCompute(out.op());
+  TESSEL_ICHECK(epilogue) << "gemm output is not a compute";
   int64_t k = 0;
-  for (const te::Tensor& input : reduction->inputs)
+  for (const te::Tensor& input : epilogue->inputs)
     if (input.name() == "C")
       if (const auto* c = te::asCompute(input.op())) k = *asConstInt(c->reduceAxes[0]->dom.extent);
   TESSEL_ICHECK(k > 0) << "gemm workload without its reduction stage C";

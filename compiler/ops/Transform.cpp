@@ -1,8 +1,6 @@
 // Data-movement computes with ONNX semantics and their default schedule.
 #include "compiler/ops/Transform.h"
 
-#include <numeric>
-
 #include "core/ir/IRMutator.h"
 #include "core/ir/IROperators.h"
 #include "core/ir/IRVisitor.h"
@@ -73,7 +71,7 @@ Expr broadcastRead(const te::Tensor& t, const Shape& shape, const std::vector<Va
 std::vector<Expr> asExprs(const std::vector<Var>& vars) { return std::vector<Expr>(vars.begin(), vars.end()); }
 Expr clampIndex(Expr index, int64_t extent) { return min(max(index, Expr(0)), Expr(extent - 1)); }
 
-Workload single(std::string name, std::vector<te::Tensor> inputs, te::Tensor out) {
+Workload singleOutput(std::string name, std::vector<te::Tensor> inputs, te::Tensor out) {
   Workload w;
   w.name = std::move(name);
   w.inputs = std::move(inputs);
@@ -135,7 +133,7 @@ Expected<Workload> transpose(const Shape& shape, const Shape& permIn, DataType d
       "out", axisNames(outShape.size()), "injective");
   std::string permName;
   for (int64_t p : perm) permName += std::to_string(p);
-  return single("transpose_" + shapeName(shape) + "_p" + permName, {in}, out);
+  return singleOutput("transpose_" + shapeName(shape) + "_p" + permName, {in}, out);
 }
 
 Expected<Workload> reshape(const Shape& shape, const Shape& target, DataType dtype, bool allowZero) {
@@ -193,7 +191,7 @@ Expected<Workload> reshape(const Shape& shape, const Shape& target, DataType dty
         return in(indices);
       },
       "out", axisNames(outShape.size()), "injective");
-  return single("reshape_" + shapeName(shape) + "_to_" + shapeName(outShape), {in}, out);
+  return singleOutput("reshape_" + shapeName(shape) + "_to_" + shapeName(outShape), {in}, out);
 }
 
 Expected<Workload> concat(const std::vector<Shape>& shapes, int64_t axisIn, DataType dtype) {
@@ -239,7 +237,7 @@ Expected<Workload> concat(const std::vector<Shape>& shapes, int64_t axisIn, Data
         return value;
       },
       "out", axisNames(outShape.size()), "injective");
-  return single(name, inputs, out);
+  return singleOutput(name, inputs, out);
 }
 
 Expected<Workload> slice(const Shape& shape, const Shape& starts, const Shape& ends, const Shape& axesIn,
@@ -303,7 +301,7 @@ Expected<Workload> slice(const Shape& shape, const Shape& starts, const Shape& e
     if (begin[d] != 0 || step[d] != 1) name += "_" + std::to_string(d) + "b" + std::to_string(begin[d]) + "s" + std::to_string(step[d]);
   for (char& c : name)
     if (c == '-') c = 'm';
-  return single(name, {in}, out);
+  return singleOutput(name, {in}, out);
 }
 
 Expected<Workload> gather(const Shape& dataShape, const Shape& indicesShape, int64_t axisIn, DataType dtype,
@@ -335,7 +333,7 @@ Expected<Workload> gather(const Shape& dataShape, const Shape& indicesShape, int
         return data(read);
       },
       "out", axisNames(outShape.size()), "injective");
-  return single("gather_" + shapeName(dataShape) + "_" + shapeName(indicesShape) + "_a" + std::to_string(a) + "_" +
+  return singleOutput("gather_" + shapeName(dataShape) + "_" + shapeName(indicesShape) + "_a" + std::to_string(a) + "_" +
                     indexType.toString(),
                 {data, indices}, out);
 }
@@ -402,7 +400,7 @@ Expected<Workload> where(const Shape& conditionShape, const Shape& xShape, const
                       broadcastRead(y, yShape, i));
       },
       "out", axisNames(outShape->size()), "broadcast");
-  return single("where_" + shapeName(conditionShape) + "_" + shapeName(xShape) + "_" + shapeName(yShape),
+  return singleOutput("where_" + shapeName(conditionShape) + "_" + shapeName(xShape) + "_" + shapeName(yShape),
                 {condition, x, y}, out);
 }
 
@@ -416,7 +414,7 @@ Expected<Workload> expand(const Shape& shape, const Shape& target, DataType dtyp
   te::Tensor out = te::compute(
       toExprs(*outShape), [&](const std::vector<Var>& i) { return broadcastRead(in, shape, i); }, "out",
       axisNames(outShape->size()), "broadcast");
-  return single("expand_" + shapeName(shape) + "_to_" + shapeName(*outShape), {in}, out);
+  return singleOutput("expand_" + shapeName(shape) + "_to_" + shapeName(*outShape), {in}, out);
 }
 
 Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, DataType dtype) {
@@ -455,7 +453,7 @@ Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, Data
       },
       "out", axisNames(rank), "injective");
   std::string name = "pad_" + shapeName(shape) + "_to_" + shapeName(outShape);
-  return single(name, {in}, out);
+  return singleOutput(name, {in}, out);
 }
 
 Expected<Workload> castTensor(const Shape& shape, DataType from, DataType to) {
@@ -467,7 +465,7 @@ Expected<Workload> castTensor(const Shape& shape, DataType from, DataType to) {
   te::Tensor out = te::compute(
       toExprs(shape), [&](const std::vector<Var>& i) { return cast(to, in(asExprs(i))); }, "out",
       axisNames(shape.size()), "elemwise");
-  return single("cast_" + shapeName(shape) + "_" + from.toString() + "_to_" + to.toString(), {in}, out);
+  return singleOutput("cast_" + shapeName(shape) + "_" + from.toString() + "_to_" + to.toString(), {in}, out);
 }
 
 Expected<Schedule> defaultTransformSchedule(const Workload& workload, const ScheduleTarget& target) {

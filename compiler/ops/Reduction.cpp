@@ -47,6 +47,14 @@ ReducedShape reducedShape(const std::vector<int64_t>& shape, const std::vector<i
   return out;
 }
 
+// Whether `reduced` (sorted) is the block of trailing axes [d, rank), which are contiguous in memory.
+bool reducesTrailingBlock(const std::vector<int64_t>& reduced, int64_t rank) {
+  if (reduced.empty() || reduced.back() != rank - 1) return false;
+  for (size_t r = 1; r < reduced.size(); ++r)
+    if (reduced[r] != reduced[r - 1] + 1) return false;
+  return true;
+}
+
 // Fuses the leading output axes `axes` into one parallel loop when there is work to share.
 void parallelRows(Schedule& s, const std::string& stage, const std::vector<std::string>& axes, int64_t rows,
                   const ScheduleTarget& target, std::vector<Status>& steps) {
@@ -109,24 +117,42 @@ Expected<Workload> reduce(const ReduceParams& p, DataType dtype) {
     window.push_back(te::reduceAxis(Expr(p.shape[d]), "r" + std::to_string(d)));
     count *= p.shape[d];
   }
-  te::Tensor result = te::compute(
-      out.shape,
-      [&](const std::vector<Var>& at) {
-        std::vector<Expr> indices(p.shape.size());
-        for (size_t a = 0; a < at.size(); ++a) indices[size_t(out.inputDim[a])] = at[a];
-        for (size_t r = 0; r < reduced->size(); ++r) indices[size_t((*reduced)[r])] = window[r].var();
-        Expr value = x(indices);
-        if (window.empty()) return value;  // noop_with_empty_axes: a copy
-        switch (p.kind) {
-          case ReduceKind::Sum: return te::sum(value, window);
-          case ReduceKind::Mean: return te::sum(value * makeConst(dtype, 1.0 / double(count)), window);
-          case ReduceKind::Max: return te::maximum(value, window);
-          case ReduceKind::Min: return te::minimum(value, window);
-          case ReduceKind::Prod: return ReduceNode::make(Reducer::Product, value, window);
-        }
-        return value;
-      },
-      "reduce", out.names, "reduce");
+  Reducer reducer = p.kind == ReduceKind::Max   ? Reducer::Max
+                    : p.kind == ReduceKind::Min ? Reducer::Min
+                    : p.kind == ReduceKind::Prod ? Reducer::Product
+                                                 : Reducer::Sum;
+  Expr inverseCount = makeConst(dtype, 1.0 / double(count));
+  auto weighted = [&](Expr value) { return p.kind == ReduceKind::Mean ? value * inverseCount : value; };
+  te::Tensor result;
+  if (reducesTrailingBlock(*reduced, int64_t(p.shape.size()))) {
+    // Reducing the contiguous trailing axes: one flattened index k, reduced across vector lanes.
+    result = laneSplitReduce(
+        reducer, out.shape, out.names, count,
+        [&](const std::vector<Expr>& at, Expr k) {
+          std::vector<Expr> indices(p.shape.size());
+          for (size_t a = 0; a < at.size(); ++a)
+            if (size_t(out.inputDim[a]) < size_t(reduced->front())) indices[size_t(out.inputDim[a])] = at[a];
+          int64_t stride = count;
+          for (int64_t d : *reduced) {
+            stride /= p.shape[size_t(d)];
+            indices[size_t(d)] = floormod(floordiv(k, Expr(stride)), Expr(p.shape[size_t(d)]));
+          }
+          return weighted(x(indices));
+        },
+        dtype, "reduce", "reduce");
+  } else {
+    result = te::compute(
+        out.shape,
+        [&](const std::vector<Var>& at) {
+          std::vector<Expr> indices(p.shape.size());
+          for (size_t a = 0; a < at.size(); ++a) indices[size_t(out.inputDim[a])] = at[a];
+          for (size_t r = 0; r < reduced->size(); ++r) indices[size_t((*reduced)[r])] = window[r].var();
+          Expr value = x(indices);
+          if (window.empty()) return value;  // noop_with_empty_axes: a copy
+          return ReduceNode::make(reducer, weighted(value), window);
+        },
+        "reduce", out.names, "reduce");
+  }
   w.inputs = {x};
   w.outputs = {result};
   int64_t elements = 1;
@@ -154,6 +180,7 @@ Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceP
     rows /= p.shape[size_t(last)];
   }
   parallelRows(s, "reduce", rowAxes, rows, target, steps);
+  scheduleLaneSplitReduce(s, "reduce", steps);
   if (vectorize) {
     std::string inner = axisName(last);
     steps.push_back(s.split("reduce", inner, target.vectorLanes, inner + "o", inner + "i"));

@@ -24,11 +24,13 @@ struct ReduceParams {
 /// One stage "reduce" whose axes are named ax<d> after the input dimension they keep
 /// (extent 1 for reduced dimensions under keepDims) and whose reduction axes are r<d>.
 /// Mean sums x / count. A rank-0 result when every axis is reduced without keepDims.
+/// When the reduced axes are the trailing ones (contiguous in memory), "reduce" is a
+/// laneSplitReduce() over them flattened, with a "reduce.lanes" stage.
 Expected<Workload> reduce(const ReduceParams& params, DataType dtype = DataType::float32());
 
 /// The default schedule: when the input's innermost dimension is kept it becomes vector
 /// lanes with the reduction loops outside them (contiguous loads); the kept axes before it
-/// are fused into parallel rows.
+/// are fused into parallel rows. Trailing-axis reductions run across vector lanes per row.
 Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceParams& params,
                                          const ScheduleTarget& target = ScheduleTarget::host());
 

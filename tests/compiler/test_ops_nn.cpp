@@ -364,6 +364,9 @@ private slots:
     QTest::newRow("min outer and inner") << int(ReduceKind::Min) << Shape{5, 6, 40} << Shape{2, 0} << false << false
                                          << Shape{6};
     QTest::newRow("prod") << int(ReduceKind::Prod) << Shape{3, 4, 5} << Shape{-2} << true << false << Shape{3, 1, 5};
+    QTest::newRow("prod trailing") << int(ReduceKind::Prod) << Shape{2, 3, 37} << Shape{2} << false << false
+                                   << Shape{2, 3};
+    QTest::newRow("min trailing") << int(ReduceKind::Min) << Shape{3, 70} << Shape{1} << true << false << Shape{3, 1};
     QTest::newRow("max vector lanes kept") << int(ReduceKind::Max) << Shape{2, 64, 50} << Shape{1} << false << false
                                            << Shape{2, 50};
     QTest::newRow("sum all keep") << int(ReduceKind::Sum) << Shape{7, 9} << Shape{} << true << false << Shape{1, 1};

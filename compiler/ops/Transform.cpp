@@ -169,25 +169,45 @@ Expected<Workload> reshape(const Shape& shape, const Shape& target, DataType dty
     return opError(op, "target shape " + shapeName(outShape) + " holds " + std::to_string(elementCount(outShape)) +
                            " elements, the input " + std::to_string(elements));
   te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
-  // Both shapes share their trailing dimensions up to the first mismatch; those index
-  // directly (so the innermost axis stays a contiguous copy), the rest go through the
-  // row-major offset of the leading part.
-  size_t common = 0;
-  while (common < shape.size() && common < outShape.size() &&
-         shape[shape.size() - 1 - common] == outShape[outShape.size() - 1 - common])
-    ++common;
+  // Split both shapes into aligned groups of consecutive dimensions with equal element
+  // counts ([2, 8, 9] -> [2, 72]: {2}->{2}, {8, 9}->{72}). Each input index depends only on
+  // the output indices of its group, so a trailing dimension kept or merged ([768] ->
+  // [12, 64]) reads as "12 * i + j": the innermost axis stays a contiguous copy.
+  struct Group {
+    size_t inBegin, inEnd, outBegin, outEnd;
+  };
+  std::vector<Group> groups;
+  for (size_t i = 0, o = 0; i < shape.size() || o < outShape.size();) {
+    Group group{i, i, o, o};
+    int64_t inCount = i < shape.size() ? shape[i++] : 1;
+    int64_t outCount = o < outShape.size() ? outShape[o++] : 1;
+    while (inCount != outCount) {
+      TESSEL_ICHECK(i < shape.size() || o < outShape.size()) << "reshape groups of unequal element counts";
+      if (inCount < outCount) inCount *= shape[i++];
+      else outCount *= outShape[o++];
+    }
+    group.inEnd = i;
+    group.outEnd = o;
+    groups.push_back(group);
+  }
   te::Tensor out = te::compute(
       toExprs(outShape),
-      [&](const std::vector<Var>& i) {
-        size_t outLead = outShape.size() - common, inLead = shape.size() - common;
-        Expr offset = Expr(int64_t(0));
-        for (size_t d = 0; d < outLead; ++d) offset = offset * Expr(outShape[d]) + i[d];
-        std::vector<Expr> indices(shape.size());
-        for (size_t d = inLead; d-- > 0;) {
-          indices[d] = d == 0 ? offset : floormod(offset, Expr(shape[d]));
-          if (d > 0) offset = floordiv(offset, Expr(shape[d]));
+      [&](const std::vector<Var>& v) {
+        std::vector<Expr> indices(shape.size(), Expr(int64_t(0)));
+        for (const Group& g : groups) {
+          // Dimensions of extent 1 take no part: their index is always 0.
+          Expr offset;
+          for (size_t d = g.outBegin; d < g.outEnd; ++d)
+            if (outShape[d] != 1) offset = offset.defined() ? offset * Expr(outShape[d]) + v[d] : Expr(v[d]);
+          if (!offset.defined()) continue;
+          std::vector<size_t> dims;
+          for (size_t d = g.inBegin; d < g.inEnd; ++d)
+            if (shape[d] != 1) dims.push_back(d);
+          for (size_t k = dims.size(); k-- > 0;) {
+            indices[dims[k]] = k == 0 ? offset : floormod(offset, Expr(shape[dims[k]]));
+            if (k > 0) offset = floordiv(offset, Expr(shape[dims[k]]));
+          }
         }
-        for (size_t d = 0; d < common; ++d) indices[inLead + d] = i[outLead + d];
         return in(indices);
       },
       "out", axisNames(outShape.size()), "injective");

@@ -90,6 +90,8 @@ private slots:
     QTest::newRow("split heads") << Shape{5, 64} << Shape{5, 4, 16} << Shape{5, 4, 16};
     QTest::newRow("to 1-D") << Shape{3, 7, 11} << Shape{-1} << Shape{231};
     QTest::newRow("same trailing") << Shape{6, 4, 33} << Shape{2, 3, 4, 33} << Shape{2, 3, 4, 33};
+    QTest::newRow("ones in and out") << Shape{1, 3, 1, 20} << Shape{3, 1, 4, 5, 1} << Shape{3, 1, 4, 5, 1};
+    QTest::newRow("merge then split") << Shape{4, 6, 10} << Shape{8, 3, 2, 5} << Shape{8, 3, 2, 5};
   }
   void reshapeKeepsRowMajorOrder() {
     QFETCH(Shape, shape);
@@ -363,6 +365,21 @@ private slots:
     QVERIFY(lowered.ok());
     QString text = QString::fromStdString(toString(lowered->func));
     QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
+  }
+
+  void reshapeOfTrailingAxisVectorizes() {
+    // [S, 768] -> [S, 12, 64] (attention heads): the copy stays contiguous along 64.
+    ScheduleTarget target;
+    target.vectorLanes = 8;
+    target.threads = 1;
+    auto w = reshape({5, 768}, {5, 12, 64});
+    QVERIFY(w.ok());
+    auto schedule = defaultTransformSchedule(*w, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w->args(), w->name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("ramp("), qPrintable(text));
   }
 
   void stridedReadsStayScalar() {

@@ -353,6 +353,37 @@ private slots:
     checkWorkload(castTensor(shape, source, target), {in}, {want});
   }
 
+  void copiesKeepEveryElementType_data() {
+    QTest::addColumn<QString>("type");
+    for (const char* type : {"int8", "uint8", "int32", "int64", "float64", "bool"}) QTest::newRow(type) << type;
+  }
+  void copiesKeepEveryElementType() {
+    // Vector widths depend on the element size (int8: four times float32's lanes).
+    QFETCH(QString, type);
+    DataType dtype = *DataType::parse(type.toStdString());
+    auto values = [&](const Shape& shape, int seed) {
+      return makeTensor(shape, [&, seed](int64_t i) {
+        int64_t v = (i * 37 + seed) % 101;
+        return dtype.isBool() ? double(v % 2) : dtype.isUInt() ? double(v) : double(v - 50);
+      });
+    };
+    Shape shape{3, 70};
+    HostTensor a = values(shape, 1), b = values(shape, 2);
+    // Concat along the last axis, then transpose and pad of the first input.
+    HostTensor joined = makeTensor({3, 140}, [&](int64_t i) {
+      int64_t row = i / 140, column = i % 140;
+      return column < 70 ? a.values[size_t(row * 70 + column)] : b.values[size_t(row * 70 + column - 70)];
+    });
+    checkWorkload(concat({shape, shape}, 1, dtype), {a, b}, {joined});
+    HostTensor transposed = makeTensor({70, 3}, [&](int64_t i) { return a.values[size_t((i % 3) * 70 + i / 3)]; });
+    checkWorkload(transpose(shape, {1, 0}, dtype), {a}, {transposed});
+    HostTensor padded = makeTensor({3, 73}, [&](int64_t i) {
+      int64_t column = i % 73 - 1;
+      return column < 0 || column >= 70 ? 1.0 : a.values[size_t((i / 73) * 70 + column)];
+    });
+    checkWorkload(pad(shape, {0, 1, 0, 2}, 1.0, dtype), {a}, {padded});
+  }
+
   void copiesVectorizeAndParallelize() {
     ScheduleTarget target;
     target.vectorLanes = 8;

@@ -58,8 +58,8 @@ Expected<int64_t> firstNormalizedAxis(const NormParams& p) {
   return p.kind == NormKind::Batch ? int64_t(1) : int64_t(2);
 }
 
-// Layer and Instance: statistics over the axes from `axis` on, then an affine map whose
-// scale and bias are indexed by `affineIndex` of the output position.
+// Layer and Instance: statistics over the axes from `axis` on, then an affine map with
+// scale and bias over those axes (Layer) or per channel (Instance).
 Workload normalizeTrailing(const NormParams& p, int64_t axis, DataType dtype) {
   std::string prefix = prefixOf(p.kind);
   int64_t rank = int64_t(p.shape.size());
@@ -92,8 +92,9 @@ Workload normalizeTrailing(const NormParams& p, int64_t axis, DataType dtype) {
     return indices;
   };
   te::Tensor mean = laneSplitReduce(
-      Reducer::Sum, rowShape, rowNames, count, [&](const std::vector<Expr>& row, Expr k) { return x(inputAt(row, k)) * inverseCount; },
-      dtype, prefix + ".mean", "norm");
+      Reducer::Sum, rowShape, rowNames, count,
+      [&](const std::vector<Expr>& row, Expr k) { return x(inputAt(row, k)) * inverseCount; }, dtype,
+      prefix + ".mean", "norm");
   // Two passes: the variance of the centered values, which does not cancel catastrophically
   // when the mean is large against the spread.
   te::Tensor variance = laneSplitReduce(
@@ -114,7 +115,8 @@ Workload normalizeTrailing(const NormParams& p, int64_t axis, DataType dtype) {
       [&](const std::vector<Var>& i) {
         std::vector<Expr> all = asExprs(i);
         std::vector<Expr> row(all.begin(), all.begin() + axis);
-        std::vector<Expr> affine = perChannel ? std::vector<Expr>{all[1]} : std::vector<Expr>(all.begin() + axis, all.end());
+        std::vector<Expr> affine =
+            perChannel ? std::vector<Expr>{all[1]} : std::vector<Expr>(all.begin() + axis, all.end());
         Expr value = (x(all) - mean(row)) * rstd(row) * scale(affine);
         return hasBias ? value + bias(affine) : value;
       },
@@ -174,7 +176,8 @@ Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const 
   if (!axis) return axis.error();
   std::string prefix = prefixOf(p.kind);
   Schedule s(workload.outputs);
-  if (!s.findStage(prefix)) return Diagnostic{"the workload has no stage named '" + prefix + "'", workload.name, 0, 0, ""};
+  if (!s.findStage(prefix))
+    return Diagnostic{"the workload has no stage named '" + prefix + "'", workload.name, 0, 0, ""};
   int64_t rank = int64_t(p.shape.size());
   std::vector<Status> steps;
   auto vectorizeInner = [&](const std::string& stage, const std::string& inner, int64_t extent) {

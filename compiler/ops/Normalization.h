@@ -22,7 +22,8 @@ struct NormParams {
 ///   Batch:    x, scale[C], bias[C], mean[C], var[C]       (inference: running statistics)
 ///   Instance: x, scale[C], bias[C]
 /// Layer and Instance compute stages "<p>.mean", "<p>.var" (two-pass, over the normalized
-/// axes flattened, each a laneSplitReduce() with its "<p>.mean.lanes" stage), "<p>.rstd" (1/sqrt(var + epsilon)) and "<p>", with prefix
+/// axes flattened, each a laneSplitReduce() with its "<p>.mean.lanes" stage), "<p>.rstd"
+/// (1/sqrt(var + epsilon)) and "<p>", with prefix
 /// "layernorm" or "instancenorm". Batch folds the statistics into per-channel
 /// "batchnorm.factor" and "batchnorm.shift" and computes "batchnorm" = x * factor + shift.
 /// Axes are named ax0, ax1, ... after the input's dimensions.

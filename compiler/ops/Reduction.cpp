@@ -269,7 +269,8 @@ te::Tensor laneSplitReduce(Reducer reducer, const std::vector<Expr>& rowShape, c
   if (extent < 2 * kReductionLanes) {
     IterVar k = te::reduceAxis(Expr(extent), "k");
     return te::compute(
-        rowShape, [&](const std::vector<Var>& row) { return ReduceNode::make(reducer, source(asExprs(row), k.var()), {k}); },
+        rowShape,
+        [&](const std::vector<Var>& row) { return ReduceNode::make(reducer, source(asExprs(row), k.var()), {k}); },
         name, rowNames, tag);
   }
   int64_t steps = (extent + kReductionLanes - 1) / kReductionLanes;

@@ -49,7 +49,8 @@ Expected<Workload> argReduce(const ArgReduceParams& params, DataType dtype = Dat
 
 /// The default schedule: the extreme value computed right before its index, the outer
 /// output axes in parallel.
-Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+Expected<Schedule> defaultArgReduceSchedule(const Workload& workload,
+                                            const ScheduleTarget& target = ScheduleTarget::host());
 
 /// Lanes of a lane-split row reduction: one AVX-512 vector or two AVX2 vectors of float32
 /// accumulators, enough independent sums to hide the latency of a vector add.

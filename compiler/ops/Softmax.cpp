@@ -110,7 +110,8 @@ Expected<Schedule> defaultSoftmaxSchedule(const Workload& workload, const Softma
   int64_t axis = *resolved, rank = int64_t(p.shape.size());
   std::string prefix = stagePrefix(p);
   Schedule s(workload.outputs);
-  if (!s.findStage(prefix)) return Diagnostic{"the workload has no stage named '" + prefix + "'", workload.name, 0, 0, ""};
+  if (!s.findStage(prefix))
+    return Diagnostic{"the workload has no stage named '" + prefix + "'", workload.name, 0, 0, ""};
   std::vector<std::string> stages = {prefix + ".max", prefix + ".sum", prefix};
   if (s.findStage(prefix + ".exp")) stages.insert(stages.begin() + 1, prefix + ".exp");
 

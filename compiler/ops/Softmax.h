@@ -15,7 +15,8 @@ struct SoftmaxParams {
 
 /// out = exp(x - max) / sum(exp(x - max)) along the axis (or its log). Stages, with prefix
 /// "softmax" (or "logsoftmax"): "<p>.max" and "<p>.sum" (the input shape without the axis;
-/// reduction axis "k", or laneSplitReduce() stages when the axis is the last one), "softmax.exp" (the shifted exponentials, Softmax only) and "<p>"
+/// reduction axis "k", or laneSplitReduce() stages when the axis is the last one),
+/// "softmax.exp" (the shifted exponentials, Softmax only) and "<p>"
 /// (the output). Axes are named ax0, ax1, ... after the input's dimensions.
 Expected<Workload> softmax(const SoftmaxParams& params, DataType dtype = DataType::float32());
 

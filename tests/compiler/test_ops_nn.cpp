@@ -606,6 +606,25 @@ private slots:
     QVERIFY2(text.contains(message), qPrintable(text));
   }
 
+  void layerNormStatisticsReduceAcrossVectorLanes() {
+    NormParams p;
+    p.shape = {8, 768};
+    ScheduleTarget target;
+    target.vectorLanes = 16;
+    target.threads = 4;
+    auto w = normalization(p);
+    QVERIFY(w.ok());
+    auto schedule = defaultNormalizationSchedule(*w, p, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w->args(), w->name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    // The per-row sums accumulate 16 lanes at a time instead of one serial chain of 768 adds.
+    QVERIFY2(text.contains("layernorm.mean.lanes[ramp(") && text.contains("layernorm.var.lanes[ramp(") &&
+                 text.contains("parallel for"),
+             qPrintable(text));
+  }
+
   void poolScheduleAccumulatesLocallyInParallel() {
     PoolParams p;
     p.inputShape = {1, 8, 56, 56};

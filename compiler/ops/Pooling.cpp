@@ -1,6 +1,8 @@
 // Pooling computes (ONNX MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool) and their default schedule.
 #include "compiler/ops/Pooling.h"
 
+#include <optional>
+
 #include "core/ir/IROperators.h"
 
 namespace tessel {

@@ -2,6 +2,7 @@
 #include "compiler/ops/Reduction.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/ir/IROperators.h"
 

@@ -89,6 +89,7 @@ private slots:
     QTest::newRow("zero copies") << Shape{4, 6, 10} << Shape{0, 3, 20} << Shape{4, 3, 20};
     QTest::newRow("split heads") << Shape{5, 64} << Shape{5, 4, 16} << Shape{5, 4, 16};
     QTest::newRow("to 1-D") << Shape{3, 7, 11} << Shape{-1} << Shape{231};
+    QTest::newRow("to scalar") << Shape{1, 1} << Shape{} << Shape{};
     QTest::newRow("same trailing") << Shape{6, 4, 33} << Shape{2, 3, 4, 33} << Shape{2, 3, 4, 33};
     QTest::newRow("ones in and out") << Shape{1, 3, 1, 20} << Shape{3, 1, 4, 5, 1} << Shape{3, 1, 4, 5, 1};
     QTest::newRow("merge then split") << Shape{4, 6, 10} << Shape{8, 3, 2, 5} << Shape{8, 3, 2, 5};
@@ -187,6 +188,7 @@ private slots:
     QTest::newRow("middle axis") << Shape{3, 10, 5} << Shape{4} << 1 << false;
     QTest::newRow("last axis, negative") << Shape{6, 11} << Shape{3, 2} << -1 << true;
     QTest::newRow("scalar index") << Shape{8, 33} << Shape{} << 0 << false;
+    QTest::newRow("scalar result") << Shape{9} << Shape{} << 0 << true;
   }
   void gatherReadsIndexedRows() {
     QFETCH(Shape, dataShape);

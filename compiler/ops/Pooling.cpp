@@ -95,6 +95,33 @@ Expr tapsInside(Expr start, int64_t kernel, int64_t dilation, int64_t low, int64
 }
 }  // namespace
 
+Status resolveAutoPad(PoolParams& params, const std::string& autoPad) {
+  if (autoPad == "NOTSET") return Status::success();
+  if (autoPad != "VALID" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    return poolError(params.kind, "unknown auto_pad '" + autoPad + "'", "use NOTSET, VALID, SAME_UPPER or SAME_LOWER");
+  // Validate everything but the pads, which are about to be replaced.
+  PoolParams unpadded = params;
+  unpadded.padsBegin.clear();
+  unpadded.padsEnd.clear();
+  unpadded.ceilMode = false;
+  auto p = normalized(unpadded);
+  if (!p) return p.error();
+  size_t rank = p->kernel.size();
+  params.padsBegin.assign(rank, 0);
+  params.padsEnd.assign(rank, 0);
+  if (autoPad == "VALID") return Status::success();
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t extent = p->inputShape[d + 2], stride = p->strides[d];
+    int64_t window = p->dilations[d] * (p->kernel[d] - 1) + 1;
+    int64_t out = (extent + stride - 1) / stride;
+    int64_t total = std::max<int64_t>((out - 1) * stride + window - extent, 0);
+    int64_t small = total / 2, large = total - small;
+    params.padsBegin[d] = autoPad == "SAME_UPPER" ? small : large;
+    params.padsEnd[d] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  return Status::success();
+}
+
 Expected<std::vector<int64_t>> poolOutputShape(const PoolParams& params) {
   auto p = normalized(params);
   if (!p) return p.error();

@@ -20,6 +20,12 @@ struct PoolParams {
   bool ceilMode = false;            ///< Output extents round up; windows starting in the end padding are dropped.
 };
 
+/// Replaces the pads of `params` by those ONNX's auto_pad asks for: "NOTSET" (keep the
+/// explicit pads), "VALID" (none), "SAME_UPPER" / "SAME_LOWER" (output extent
+/// ceil(input / stride); an odd total pad puts the extra element at the end / the start).
+/// Kernel, strides and dilations must be set first.
+Status resolveAutoPad(PoolParams& params, const std::string& autoPad);
+
 /// The output shape (N, C, O1..On) of valid parameters, or why they are invalid.
 Expected<std::vector<int64_t>> poolOutputShape(const PoolParams& params);
 

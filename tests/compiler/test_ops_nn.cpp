@@ -241,6 +241,60 @@ private slots:
     QVERIFY(closeEnough(got, expected, 1e-5f));
   }
 
+  void poolAutoPadMatchesOnnx_data() {
+    QTest::addColumn<QString>("autoPad");
+    QTest::addColumn<Shape>("input");
+    QTest::addColumn<Shape>("kernel");
+    QTest::addColumn<Shape>("strides");
+    QTest::addColumn<Shape>("expectedPads");  // begins, then ends
+    QTest::addColumn<Shape>("expectedShape");
+    QTest::newRow("same upper odd total") << "SAME_UPPER" << Shape{1, 2, 7, 8} << Shape{2, 3} << Shape{2, 2}
+                                          << Shape{0, 0, 1, 1} << Shape{1, 2, 4, 4};
+    QTest::newRow("same lower odd total") << "SAME_LOWER" << Shape{1, 2, 7, 8} << Shape{2, 3} << Shape{2, 2}
+                                          << Shape{1, 1, 0, 0} << Shape{1, 2, 4, 4};
+    QTest::newRow("same stride 1") << "SAME_UPPER" << Shape{1, 1, 5, 5} << Shape{3, 3} << Shape{1, 1}
+                                   << Shape{1, 1, 1, 1} << Shape{1, 1, 5, 5};
+    QTest::newRow("valid") << "VALID" << Shape{1, 1, 9, 9} << Shape{3, 3} << Shape{2, 2} << Shape{0, 0, 0, 0}
+                           << Shape{1, 1, 4, 4};
+  }
+  void poolAutoPadMatchesOnnx() {
+    QFETCH(QString, autoPad);
+    QFETCH(Shape, input);
+    QFETCH(Shape, kernel);
+    QFETCH(Shape, strides);
+    QFETCH(Shape, expectedPads);
+    QFETCH(Shape, expectedShape);
+    PoolParams p;
+    p.kind = PoolKind::Average;
+    p.inputShape = input;
+    p.kernel = kernel;
+    p.strides = strides;
+    p.padsBegin = p.padsEnd = {5, 5};  // replaced
+    QVERIFY(resolveAutoPad(p, autoPad.toStdString()).ok());
+    Shape pads = p.padsBegin;
+    pads.insert(pads.end(), p.padsEnd.begin(), p.padsEnd.end());
+    QCOMPARE(pads, expectedPads);
+    auto shape = poolOutputShape(p);
+    QVERIFY(shape.ok());
+    QCOMPARE(*shape, expectedShape);
+    auto w = pool(p);
+    QVERIFY(w.ok());
+    auto schedule = defaultPoolSchedule(*w, testTarget());
+    QVERIFY(schedule.ok());
+    std::vector<float> in = randomValues(elementCount(input), -1.0f, 1.0f, 17);
+    QVERIFY(closeEnough(runWorkload(*w, *schedule, {in}), referencePool(p, expectedShape, in), 1e-5f));
+  }
+
+  void poolRejectsUnknownAutoPad() {
+    PoolParams p;
+    p.inputShape = {1, 1, 4, 4};
+    p.kernel = {2, 2};
+    Status status = resolveAutoPad(p, "SAME");
+    QVERIFY(!status.ok());
+    QVERIFY2(QString::fromStdString(status.error().toString()).contains("unknown auto_pad 'SAME'"),
+             status.error().toString().c_str());
+  }
+
   void poolRejectsInvalidAttributes_data() {
     QTest::addColumn<Shape>("input");
     QTest::addColumn<Shape>("kernel");

@@ -220,21 +220,30 @@ Expected<Workload> checkedConv2d(const Conv2dParams& p, DataType dtype, const Sc
 namespace {
 Expected<Schedule> depthwiseSchedule(const Workload& workload, const Conv2dParams& p, const ScheduleTarget& target) {
   int64_t xb = depthwiseWidthBlock(p, target);
+  // Rows per tile: narrow rows (MobileNet's 14x14 and 7x7 layers) take several per tile, so
+  // the zeroing, stores and loop overhead of a tile are shared by up to 8 accumulator vectors.
+  int64_t vectorsPerRow = (xb + target.vectorLanes - 1) / target.vectorLanes;
+  int64_t yb = 1;
+  for (int64_t y = 1; y * vectorsPerRow <= 8 && y <= p.outHeight(); ++y)
+    if (p.outHeight() % y == 0) yb = y;
   Schedule s(workload.outputs);
   auto steps = {
-      // The accumulators for a segment of xb pixels live in registers (conv.acc.local); the
-      // bias is added as they are stored. One task per output row of each channel.
+      // The accumulators for a tile of yb x xb pixels live in registers (conv.acc.local);
+      // the bias is added as they are stored. One task per row block of each channel.
       s.cacheWrite("conv.acc", "local", "conv.acc.local"),
       s.computeInline("conv.acc"),
+      s.split("conv", "y", yb, "yo", "yi"),
       s.split("conv", "x", xb, "xo", "xi"),
-      s.fuse("conv", {"n", "k", "y"}, "rows"),
+      s.reorder("conv", {"n", "k", "yo", "xo", "yi", "xi"}),
+      s.fuse("conv", {"n", "k", "yo"}, "rows"),
       s.parallel("conv", "rows"),
       s.vectorize("conv", "xi"),
       s.computeAt("conv.acc.local", "conv", "xo"),
-      // Per segment: kernel taps outermost and unrolled, pixels as vector lanes.
-      s.reorder("conv.acc.local", {"r", "s", "x"}),
+      // Per tile: kernel taps outermost and unrolled, rows unrolled, pixels as vector lanes.
+      s.reorder("conv.acc.local", {"r", "s", "y", "x"}),
       s.unroll("conv.acc.local", "r"),
       s.unroll("conv.acc.local", "s"),
+      s.unroll("conv.acc.local", "y"),
       s.vectorize("conv.acc.local", "x"),
       s.parallel("data.pad", "c"),
   };

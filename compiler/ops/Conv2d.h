@@ -61,8 +61,9 @@ Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = Da
 
 /// The default schedule. Dense and grouped: accumulators for a row segment of output pixels
 /// times two vectors of filters kept in registers, filters as vector lanes, rows in parallel.
-/// Depthwise: accumulators for a segment of output pixels along the width as vector lanes,
-/// the kernel taps unrolled, rows of every channel in parallel.
+/// Depthwise: accumulators for a tile of output pixels (a segment of the width as vector
+/// lanes, times several rows when rows are narrow), the kernel taps unrolled, row blocks of
+/// every channel in parallel; the padded input is written once at root.
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
                                          const ScheduleTarget& target = ScheduleTarget::host());
 

@@ -60,21 +60,6 @@ Expr applyBinary(BinaryOp op, Expr a, Expr b) {
 }
 
 namespace {
-std::vector<Expr> toExprs(const std::vector<int64_t>& shape) {
-  std::vector<Expr> out;
-  for (int64_t d : shape) out.push_back(Expr(d));
-  return out;
-}
-std::string shapeName(const std::vector<int64_t>& shape) {
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out.empty() ? "scalar" : out;
-}
-std::vector<std::string> axisNames(size_t rank) {
-  std::vector<std::string> names;
-  for (size_t d = 0; d < rank; ++d) names.push_back("ax" + std::to_string(d));
-  return names;
-}
 }  // namespace
 
 Workload unaryElementwise(UnaryOp op, const std::vector<int64_t>& shape, DataType dtype) {

@@ -11,11 +11,6 @@ namespace {
 bool addsBias(const GemmParams& p) { return p.biasShape && p.beta != 0.0; }
 bool plainProduct(const GemmParams& p) { return !p.transA && !addsBias(p) && p.alpha == 1.0; }
 
-std::string shapeName(const std::vector<int64_t>& shape) {
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out.empty() ? "scalar" : out;
-}
 }  // namespace
 
 std::string GemmParams::validate() const {

@@ -9,14 +9,6 @@
 namespace tessel {
 
 namespace {
-std::string shapeName(const std::vector<int64_t>& shape) {
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out;
-}
-
-std::string axisName(int64_t d) { return "ax" + std::to_string(d); }
-
 std::string prefixOf(NormKind kind) {
   switch (kind) {
     case NormKind::Layer: return "layernorm";
@@ -31,8 +23,6 @@ std::vector<Expr> toExprs(std::vector<int64_t>::const_iterator begin, std::vecto
   for (auto it = begin; it != end; ++it) out.push_back(Expr(*it));
   return out;
 }
-
-std::vector<Expr> asExprs(const std::vector<Var>& vars) { return std::vector<Expr>(vars.begin(), vars.end()); }
 
 // The first normalized axis (Layer, Instance) or the channel axis (Batch), or why the
 // parameters are invalid.
@@ -185,17 +175,7 @@ Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const 
     steps.push_back(s.split(stage, inner, target.vectorLanes, inner + "o", inner + "i"));
     steps.push_back(s.vectorize(stage, inner + "i"));
   };
-  auto parallelRows = [&](const std::string& stage, const std::vector<std::string>& axes, int64_t rows) {
-    if (axes.empty() || rows < 2 || target.threads < 2) return;
-    std::string loop = axes.front();
-    if (axes.size() > 1) {
-      loop = "rows";
-      steps.push_back(s.fuse(stage, axes, loop));
-    }
-    steps.push_back(s.parallel(stage, loop));
-  };
-
-  if (p.kind == NormKind::Batch) {
+    if (p.kind == NormKind::Batch) {
     // Rows of (n, c); each row's pixels fused into one vectorized loop.
     int64_t pixels = 1;
     std::vector<std::string> spatial;
@@ -204,10 +184,10 @@ Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const 
       spatial.push_back(axisName(d));
     }
     if (rank == 2) {
-      parallelRows(prefix, {"ax0"}, p.shape[0]);
+      parallelizeRows(s, prefix, {"ax0"}, p.shape[0], target, steps);
       vectorizeInner(prefix, "ax1", p.shape[1]);
     } else {
-      parallelRows(prefix, {"ax0", "ax1"}, p.shape[0] * p.shape[1]);
+      parallelizeRows(s, prefix, {"ax0", "ax1"}, p.shape[0] * p.shape[1], target, steps);
       std::string inner = spatial.front();
       if (spatial.size() > 1) {
         inner = "pixels";
@@ -225,7 +205,8 @@ Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const 
       rows *= p.shape[d];
     }
     // 1/sqrt per row is too little work to share out.
-    for (const std::string& stage : {prefix + ".mean", prefix + ".var", prefix}) parallelRows(stage, rowAxes, rows);
+    for (const std::string& stage : {prefix + ".mean", prefix + ".var", prefix})
+      parallelizeRows(s, stage, rowAxes, rows, target, steps);
     scheduleLaneSplitReduce(s, prefix + ".mean", steps);
     scheduleLaneSplitReduce(s, prefix + ".var", steps);
     vectorizeInner(prefix, axisName(rank - 1), p.shape[rank - 1]);

@@ -8,18 +8,6 @@
 namespace tessel {
 
 namespace {
-std::string shapeName(const std::vector<int64_t>& shape) {
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out;
-}
-
-std::vector<Expr> toExprs(const std::vector<int64_t>& shape) {
-  std::vector<Expr> out;
-  for (int64_t d : shape) out.push_back(Expr(d));
-  return out;
-}
-
 // Spatial axis names read like the loops people write: x, y x, z y x.
 std::vector<std::string> spatialAxisNames(size_t rank) {
   static const char* named[] = {"z", "y", "x"};

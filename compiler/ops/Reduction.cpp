@@ -9,14 +9,6 @@
 namespace tessel {
 
 namespace {
-std::string shapeName(const std::vector<int64_t>& shape) {
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out.empty() ? "scalar" : out;
-}
-
-std::string axisName(int64_t d) { return "ax" + std::to_string(d); }
-
 Expected<int64_t> resolveAxis(int64_t axis, int64_t rank, const std::string& op) {
   if (axis < -rank || axis >= rank)
     return Diagnostic{"axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank), op, 0, 0,
@@ -56,17 +48,6 @@ bool reducesTrailingBlock(const std::vector<int64_t>& reduced, int64_t rank) {
   return true;
 }
 
-// Fuses the leading output axes `axes` into one parallel loop when there is work to share.
-void parallelRows(Schedule& s, const std::string& stage, const std::vector<std::string>& axes, int64_t rows,
-                  const ScheduleTarget& target, std::vector<Status>& steps) {
-  if (axes.empty() || rows < 2 || target.threads < 2) return;
-  std::string loop = axes.front();
-  if (axes.size() > 1) {
-    loop = "rows";
-    steps.push_back(s.fuse(stage, axes, loop));
-  }
-  steps.push_back(s.parallel(stage, loop));
-}
 }  // namespace
 
 const char* reduceKindName(ReduceKind kind) {
@@ -180,7 +161,7 @@ Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceP
     rowAxes.pop_back();
     rows /= p.shape[size_t(last)];
   }
-  parallelRows(s, "reduce", rowAxes, rows, target, steps);
+  parallelizeRows(s, "reduce", rowAxes, rows, target, steps);
   scheduleLaneSplitReduce(s, "reduce", steps);
   if (vectorize) {
     std::string inner = axisName(last);
@@ -253,7 +234,7 @@ Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const Sche
   int64_t rows = 1;
   for (auto& extent : workload.outputs[0].shape()) rows *= *asConstInt(extent);
   std::vector<Status> steps;
-  parallelRows(s, "arg", axes, rows, target, steps);
+  parallelizeRows(s, "arg", axes, rows, target, steps);
   // Each extreme value is found right before the search for its index, while the input
   // line is still in cache.
   std::string innermost = rows >= 2 && target.threads >= 2 && axes.size() > 1 ? "rows" : axes.back();

@@ -7,16 +7,6 @@
 namespace tessel {
 
 namespace {
-std::string shapeName(const std::vector<int64_t>& shape) {
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out;
-}
-
-std::vector<Expr> asExprs(const std::vector<Var>& vars) { return std::vector<Expr>(vars.begin(), vars.end()); }
-
-std::string axisName(int64_t d) { return "ax" + std::to_string(d); }
-
 std::string stagePrefix(const SoftmaxParams& p) { return p.logSoftmax ? "logsoftmax" : "softmax"; }
 }  // namespace
 

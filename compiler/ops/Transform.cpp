@@ -10,26 +10,6 @@ namespace tessel {
 namespace {
 using Shape = std::vector<int64_t>;
 
-std::vector<Expr> toExprs(const Shape& shape) {
-  std::vector<Expr> out;
-  for (int64_t d : shape) out.push_back(Expr(d));
-  return out;
-}
-std::string shapeName(const Shape& shape) {
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out.empty() ? "scalar" : out;
-}
-std::vector<std::string> axisNames(size_t rank) {
-  std::vector<std::string> names;
-  for (size_t d = 0; d < rank; ++d) names.push_back("ax" + std::to_string(d));
-  return names;
-}
-int64_t elementCount(const Shape& shape) {
-  int64_t count = 1;
-  for (int64_t d : shape) count *= d;
-  return count;
-}
 Diagnostic opError(const std::string& op, std::string message, std::string hint = "") {
   return Diagnostic{std::move(message), op, 0, 0, std::move(hint)};
 }
@@ -68,7 +48,6 @@ Expr broadcastRead(const te::Tensor& t, const Shape& shape, const std::vector<Va
   for (size_t d = 0; d < shape.size(); ++d) indices.push_back(shape[d] == 1 ? Expr(0) : Expr(i[d + rank - shape.size()]));
   return t(indices);
 }
-std::vector<Expr> asExprs(const std::vector<Var>& vars) { return std::vector<Expr>(vars.begin(), vars.end()); }
 Expr clampIndex(Expr index, int64_t extent) { return min(max(index, Expr(0)), Expr(extent - 1)); }
 
 Workload singleOutput(std::string name, std::vector<te::Tensor> inputs, te::Tensor out) {

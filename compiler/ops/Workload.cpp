@@ -13,4 +13,43 @@ ScheduleTarget ScheduleTarget::host() {
   return target;
 }
 
+std::vector<Expr> toExprs(const std::vector<int64_t>& shape) {
+  std::vector<Expr> out;
+  for (int64_t d : shape) out.push_back(Expr(d));
+  return out;
+}
+
+std::vector<Expr> asExprs(const std::vector<Var>& vars) { return std::vector<Expr>(vars.begin(), vars.end()); }
+
+std::string shapeName(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out.empty() ? "scalar" : out;
+}
+
+std::string axisName(int64_t dimension) { return "ax" + std::to_string(dimension); }
+
+std::vector<std::string> axisNames(size_t rank) {
+  std::vector<std::string> names;
+  for (size_t d = 0; d < rank; ++d) names.push_back(axisName(int64_t(d)));
+  return names;
+}
+
+int64_t elementCount(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  return count;
+}
+
+void parallelizeRows(Schedule& schedule, const std::string& stage, const std::vector<std::string>& axes,
+                     int64_t rows, const ScheduleTarget& target, std::vector<Status>& steps) {
+  if (axes.empty() || rows < 2 || target.threads < 2) return;
+  std::string loop = axes.front();
+  if (axes.size() > 1) {
+    loop = "rows";
+    steps.push_back(schedule.fuse(stage, axes, loop));
+  }
+  steps.push_back(schedule.parallel(stage, loop));
+}
+
 }  // namespace tessel

@@ -30,4 +30,23 @@ struct ScheduleTarget {
   static ScheduleTarget host();
 };
 
+// Helpers the operators share for shapes, names and common schedule steps.
+
+/// The shape as index-typed immediates, for compute() and placeholder().
+std::vector<Expr> toExprs(const std::vector<int64_t>& shape);
+/// Variables as expressions, for indexing a tensor with a compute's axes.
+std::vector<Expr> asExprs(const std::vector<Var>& vars);
+/// "1x3x224x224" (in workload names); "scalar" for rank 0.
+std::string shapeName(const std::vector<int64_t>& shape);
+/// "ax0", "ax1", ...: the axis names of generic operators' stages.
+std::string axisName(int64_t dimension);
+std::vector<std::string> axisNames(size_t rank);
+int64_t elementCount(const std::vector<int64_t>& shape);
+
+/// Fuses `axes` (outermost loops of `stage`) into one loop named "rows" and runs it in
+/// parallel, when there are `rows` >= 2 of them and more than one thread; each step's
+/// status is appended to `steps`.
+void parallelizeRows(Schedule& schedule, const std::string& stage, const std::vector<std::string>& axes,
+                     int64_t rows, const ScheduleTarget& target, std::vector<Status>& steps);
+
 }  // namespace tessel

@@ -21,11 +21,6 @@ struct HostTensor {
   std::vector<double> values;
 };
 
-inline int64_t elementCount(const std::vector<int64_t>& shape) {
-  int64_t count = 1;
-  for (int64_t d : shape) count *= d;
-  return count;
-}
 
 /// The row-major offset of `index` in `shape`.
 inline int64_t offsetOf(const std::vector<int64_t>& shape, const std::vector<int64_t>& index) {

@@ -28,11 +28,6 @@ Shape shapeOf(const te::Tensor& t) {
   return shape;
 }
 
-int64_t elementCount(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 // Row-major coordinates of flat index `flat` in `shape`.
 Shape coordinates(int64_t flat, const Shape& shape) {

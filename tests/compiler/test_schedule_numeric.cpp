@@ -26,11 +26,6 @@ std::vector<int64_t> shapeOf(const te::Tensor& tensor) {
   return shape;
 }
 
-int64_t elementCount(const std::vector<int64_t>& shape) {
-  int64_t count = 1;
-  for (int64_t extent : shape) count *= extent;
-  return count;
-}
 
 std::vector<float> randomValues(int64_t count, std::mt19937& rng) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);

@@ -413,16 +413,30 @@ Status Schedule::applyComputeAt(const Primitive& p, Stage& stage) {
     else
       readers.push_back(consumer);
   }
-  if (std::find(readers.begin(), readers.end(), target) == readers.end())
+  // Every reader must run inside the chosen loop: the target itself, or a stage already
+  // computed (directly or through others) at that loop of the target or a loop inside it.
+  // Softmax's max and sum stages, read by stages that are themselves attached per row,
+  // are the typical case.
+  int attachPosition = target->leafPosition(*iv);
+  auto insideTargetLoop = [&](const Stage* reader) {
+    for (const Stage* walk = reader; walk && walk->attach == AttachKind::At; walk = findStage(walk->attachStage)) {
+      if (walk->attachStage == target->name) return target->leafPosition(walk->attachIterVar) >= attachPosition;
+    }
+    return false;
+  };
+  bool anyInside = false;
+  for (const Stage* reader : readers) anyInside = anyInside || reader == target || insideTargetLoop(reader);
+  if (!anyInside)
     return scheduleError(p, target->name + " does not read " + stage.name + ", so its loop " + p.axes[0] +
                                 " does not enclose the uses of " + stage.name,
                          "attach a stage to a loop of a stage that uses it");
   for (const Stage* reader : readers)
-    if (reader != target)
-      return scheduleError(p, stage.name + " is also read by " + reader->name + ", which is outside the loops of " +
-                                  target->name,
-                           "compute_at needs a loop that encloses every use; compute it at root, or inline the "
-                           "stages in between");
+    if (reader != target && !insideTargetLoop(reader))
+      return scheduleError(p, stage.name + " is also read by " + reader->name + ", which is outside loop " +
+                                  p.axes[0] + " of " + target->name,
+                           "compute_at needs a loop that encloses every use: compute " + reader->name + " at " +
+                               target->name + ", " + p.axes[0] + " (or a loop inside it) first, compute " +
+                               stage.name + " at root, or inline the stages in between");
   // No cycles: the target must not itself be computed inside this stage.
   for (const Stage* walk = target; walk && walk->attach == AttachKind::At; walk = findStage(walk->attachStage))
     if (walk->attachStage == stage.name)

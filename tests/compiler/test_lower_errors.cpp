@@ -329,8 +329,8 @@ private slots:
     QTest::newRow("compute_at an input") << "matmul" << "compute_at(A, C, i)" << 1 << 1
                                          << "compute_at: A is an input; it is not computed" << "";
     QTest::newRow("compute_at with a second reader") << "diamond" << "compute_at(B, C, i)" << 1 << 1
-                                                     << "compute_at: B is also read by D, which is outside the loops of C"
-                                                     << "compute it at root, or inline the stages in between";
+                                                     << "compute_at: B is also read by D, which is outside loop i of C"
+                                                     << "compute D at C, i (or a loop inside it) first";
     QTest::newRow("inline a stage something is computed in")
         << "deep" << "compute_at(B, C, i)\ncompute_inline(C)" << 2 << 1
         << "compute_inline: B is computed inside C, which would have no loops left" << "move B first";

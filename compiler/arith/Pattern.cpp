@@ -8,6 +8,7 @@
 #include "compiler/arith/ConstantFold.h"
 #include "compiler/arith/ExprEqual.h"
 #include "core/ir/IROperators.h"
+#include "core/ir/IRPrinter.h"
 #include "core/support/Error.h"
 
 namespace tessel::pattern {
@@ -266,36 +267,10 @@ std::optional<Wide> evaluate(const Pattern& pattern, const Match& m, Analyzer& a
 
 // --- printing ---
 
+// Operators print as the IR printer prints them (core's tables), except that patterns
+// are integer arithmetic, so Div is the truncating division and prints as truncdiv(...).
 int precedenceOf(const PatternNode& p) {
-  if (p.kind != PatternKind::Node) return 10;
-  switch (p.nodeKind) {
-    case NodeKind::Or: return 1;
-    case NodeKind::And: return 2;
-    case NodeKind::EQ: case NodeKind::NE: case NodeKind::LT: case NodeKind::LE:
-    case NodeKind::GT: case NodeKind::GE: return 3;
-    case NodeKind::Add: case NodeKind::Sub: return 4;
-    case NodeKind::Mul: case NodeKind::FloorDiv: case NodeKind::FloorMod: return 5;
-    default: return 10;
-  }
-}
-
-const char* infixSymbol(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::Add: return " + ";
-    case NodeKind::Sub: return " - ";
-    case NodeKind::Mul: return "*";
-    case NodeKind::FloorDiv: return "//";
-    case NodeKind::FloorMod: return " % ";
-    case NodeKind::EQ: return " == ";
-    case NodeKind::NE: return " != ";
-    case NodeKind::LT: return " < ";
-    case NodeKind::LE: return " <= ";
-    case NodeKind::GT: return " > ";
-    case NodeKind::GE: return " >= ";
-    case NodeKind::And: return " && ";
-    case NodeKind::Or: return " || ";
-    default: return nullptr;
-  }
+  return p.kind == PatternKind::Node && p.nodeKind != NodeKind::Div ? infixPrecedence(p.nodeKind) : 10;
 }
 
 void print(std::ostream& out, const Pattern& pattern, int parentPrecedence);
@@ -324,7 +299,8 @@ void print(std::ostream& out, const Pattern& pattern, int parentPrecedence) {
     case PatternKind::IsInteger: printCall(out, "isInteger", p.children); return;
     case PatternKind::Node: break;
   }
-  if (const char* symbol = infixSymbol(p.nodeKind)) {
+  const char* symbol = p.nodeKind == NodeKind::Div ? nullptr : infixSymbol(p.nodeKind);
+  if (symbol) {
     int precedence = precedenceOf(p);
     bool parens = precedence < parentPrecedence;
     if (parens) out << "(";

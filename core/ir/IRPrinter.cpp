@@ -12,21 +12,6 @@
 
 namespace tessel {
 
-namespace {
-
-// Binding strength of infix operators; higher binds tighter.
-int precedenceOf(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::Or: return 1;
-    case NodeKind::And: return 2;
-    case NodeKind::EQ: case NodeKind::NE: case NodeKind::LT: case NodeKind::LE:
-    case NodeKind::GT: case NodeKind::GE: return 3;
-    case NodeKind::Add: case NodeKind::Sub: return 4;
-    case NodeKind::Mul: case NodeKind::Div: case NodeKind::FloorDiv: case NodeKind::FloorMod: return 5;
-    default: return 10;  // atoms and function-call syntax
-  }
-}
-
 const char* infixSymbol(NodeKind kind) {
   switch (kind) {
     case NodeKind::Add: return " + ";
@@ -46,6 +31,20 @@ const char* infixSymbol(NodeKind kind) {
     default: return nullptr;
   }
 }
+
+int infixPrecedence(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::Or: return 1;
+    case NodeKind::And: return 2;
+    case NodeKind::EQ: case NodeKind::NE: case NodeKind::LT: case NodeKind::LE:
+    case NodeKind::GT: case NodeKind::GE: return 3;
+    case NodeKind::Add: case NodeKind::Sub: return 4;
+    case NodeKind::Mul: case NodeKind::Div: case NodeKind::FloorDiv: case NodeKind::FloorMod: return 5;
+    default: return 10;  // atoms and function-call syntax
+  }
+}
+
+namespace {
 
 std::string formatFloat(double value, DataType dtype) {
   char buffer[64];
@@ -80,7 +79,7 @@ public:
     if (!e.defined()) { out << "<undefined>"; return; }
     NodeKind kind = e->kind();
     if (const char* symbol = infixSymbol(kind)) {
-      int p = precedenceOf(kind);
+      int p = infixPrecedence(kind);
       bool parens = p < parentPrecedence;
       if (parens) out << "(";
       auto operands = binaryOperands(e);

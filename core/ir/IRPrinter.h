@@ -8,6 +8,12 @@
 
 namespace tessel {
 
+/// The infix spelling of a binary node kind (" + ", "//", ...), or null for kinds printed
+/// as calls; and its binding strength (higher binds tighter; 10 for atoms and calls).
+/// Shared by every printer of expressions, so they all read alike.
+const char* infixSymbol(NodeKind kind);
+int infixPrecedence(NodeKind kind);
+
 std::string toString(const Expr& e);
 std::string toString(const Stmt& s);
 std::string toString(const PrimFunc& f);

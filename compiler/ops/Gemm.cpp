@@ -36,17 +36,8 @@ Expected<Workload> gemm(const GemmParams& p, DataType dtype, const ScheduleTarge
   int64_t m = p.m, n = p.n, k = p.k;
   te::Tensor A = p.transA ? te::placeholder({Expr(k), Expr(m)}, dtype, "A") : te::placeholder({Expr(m), Expr(k)}, dtype, "A");
   te::Tensor B = p.transB ? te::placeholder({Expr(n), Expr(k)}, dtype, "B") : te::placeholder({Expr(k), Expr(n)}, dtype, "B");
-  int64_t bn = std::min<int64_t>(2 * int64_t(target.vectorLanes), n);
-  int64_t panels = (n + bn - 1) / bn;
-  te::Tensor packed = te::compute(
-      {Expr(panels), Expr(k), Expr(bn)},
-      [&](Var jo, Var kk, Var ji) {
-        Expr column = jo * bn + ji;
-        Expr clamped = n % bn == 0 ? column : min(column, Expr(n - 1));
-        Expr value = p.transB ? B(clamped, kk) : B(kk, clamped);
-        return n % bn == 0 ? value : select(column < n, value, makeZero(dtype));
-      },
-      "B.packed", {"jo", "k", "ji"}, "pack");
+  int64_t bn = matmulPanelWidth(n, target);
+  te::Tensor packed = packMatmulB(B, n, k, p.transB, target);
   IterVar kk = te::reduceAxis(Expr(k), "k");
   te::Tensor C = te::compute(
       {Expr(m), Expr(n)},

@@ -23,6 +23,24 @@ int64_t tileRows(int64_t m, const ScheduleTarget& target) {
 }
 }  // namespace
 
+int64_t matmulPanelWidth(int64_t n, const ScheduleTarget& target) { return std::min(panelWidth(target), n); }
+
+te::Tensor packMatmulB(const te::Tensor& B, int64_t n, int64_t k, bool bTransposed, const ScheduleTarget& target) {
+  int64_t bn = matmulPanelWidth(n, target);
+  int64_t panels = (n + bn - 1) / bn;
+  DataType dtype = B.dtype();
+  // B.packed[jo, k, ji] = B[k, jo*bn + ji] (or B[jo*bn + ji, k] when transposed), zero past N.
+  return te::compute(
+      {Expr(panels), Expr(k), Expr(bn)},
+      [&](Var jo, Var kk, Var ji) {
+        Expr column = jo * bn + ji;
+        Expr clamped = n % bn == 0 ? column : min(column, Expr(n - 1));
+        Expr value = bTransposed ? B(clamped, kk) : B(kk, clamped);
+        return n % bn == 0 ? value : select(column < n, value, makeZero(dtype));
+      },
+      "B.packed", {"jo", "k", "ji"}, "pack");
+}
+
 namespace {
 // matmul and dense differ only in how B is stored: [k, n] or [n, k] (one row per output).
 Workload matmulLike(const char* kind, int64_t m, int64_t n, int64_t k, bool bTransposed, DataType dtype,
@@ -32,18 +50,8 @@ Workload matmulLike(const char* kind, int64_t m, int64_t n, int64_t k, bool bTra
   te::Tensor A = te::placeholder({Expr(m), Expr(k)}, dtype, "A");
   te::Tensor B = bTransposed ? te::placeholder({Expr(n), Expr(k)}, dtype, "B")
                              : te::placeholder({Expr(k), Expr(n)}, dtype, "B");
-  int64_t bn = std::min(panelWidth(target), n);
-  int64_t panels = (n + bn - 1) / bn;
-  // B.packed[jo, k, ji] = B[k, jo*bn + ji] (or B[jo*bn + ji, k] for dense), zero past N.
-  te::Tensor packed = te::compute(
-      {Expr(panels), Expr(k), Expr(bn)},
-      [&](Var jo, Var kk, Var ji) {
-        Expr column = jo * bn + ji;
-        Expr clamped = n % bn == 0 ? column : min(column, Expr(n - 1));
-        Expr value = bTransposed ? B(clamped, kk) : B(kk, clamped);
-        return n % bn == 0 ? value : select(column < n, value, makeZero(dtype));
-      },
-      "B.packed", {"jo", "k", "ji"}, "pack");
+  int64_t bn = matmulPanelWidth(n, target);
+  te::Tensor packed = packMatmulB(B, n, k, bTransposed, target);
   IterVar kk = te::reduceAxis(Expr(k), "k");
   te::Tensor C = te::compute(
       {Expr(m), Expr(n)},

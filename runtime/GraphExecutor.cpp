@@ -64,29 +64,59 @@ std::unique_ptr<GraphExecutor> GraphExecutor::load(const std::string& directory)
   // dlopen searches the library path for names without a slash; an absolute path avoids that.
   executor->library_ = std::make_unique<SharedLibrary>(fs::absolute(libraryPath).string());
 
-  for (size_t i = 0; i < plan.storages.size(); ++i) {
-    try {
-      executor->storages_.push_back(NDArray::empty({std::max<int64_t>(plan.storages[i].bytes, 1)}, DataType::uint8()));
-    } catch (const std::exception& error) {
-      throw Error(graphPath.string() + ": storages[" + std::to_string(i) + "]: cannot allocate " +
-                  std::to_string(plan.storages[i].bytes) + " bytes: " + error.what());
-    }
-  }
-
-  for (size_t i = 0; i < plan.nodes.size(); ++i) {
-    const GraphNode& node = plan.nodes[i];
-    BoundNode bound;
-    bound.kernel = reinterpret_cast<TesselKernel>(executor->library_->findSymbol(node.kernel));
-    if (!bound.kernel)
-      throw Error(graphPath.string() + ": nodes[" + std::to_string(i) + "] '" + node.name + "': kernel '" +
-                  node.kernel + "' is not defined in " + libraryPath.string());
-    for (const std::string& arg : node.args) bound.args.push_back(executor->tensorData(*plan.findTensor(arg)));
-    executor->nodes_.push_back(std::move(bound));
-  }
-
+  std::string libraryName = libraryPath.string();
+  SharedLibrary* library = executor->library_.get();
+  executor->allocateAndBind(
+      [&](const std::string& symbol) { return reinterpret_cast<TesselKernel>(library->findSymbol(symbol)); },
+      graphPath.string(), " in " + libraryName);
   for (const GraphParam& param : plan.params)
     std::memcpy(executor->tensorData(*plan.findTensor(param.tensor)), params.data() + param.offset,
                 static_cast<size_t>(param.bytes));
+  return executor;
+}
+
+void GraphExecutor::allocateAndBind(const KernelResolver& resolve, const std::string& sourceName,
+                                    const std::string& kernelsWhere) {
+  const GraphPlan& plan = plan_;
+  for (size_t i = 0; i < plan.storages.size(); ++i) {
+    try {
+      storages_.push_back(NDArray::empty({std::max<int64_t>(plan.storages[i].bytes, 1)}, DataType::uint8()));
+    } catch (const std::exception& error) {
+      throw Error(sourceName + ": storages[" + std::to_string(i) + "]: cannot allocate " +
+                  std::to_string(plan.storages[i].bytes) + " bytes: " + error.what());
+    }
+  }
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const GraphNode& node = plan.nodes[i];
+    BoundNode bound;
+    bound.kernel = resolve(node.kernel);
+    if (!bound.kernel)
+      throw Error(sourceName + ": nodes[" + std::to_string(i) + "] '" + node.name + "': kernel '" + node.kernel +
+                  "' is not defined" + kernelsWhere);
+    for (const std::string& arg : node.args) bound.args.push_back(tensorData(*plan.findTensor(arg)));
+    nodes_.push_back(std::move(bound));
+  }
+}
+
+std::unique_ptr<GraphExecutor> GraphExecutor::create(GraphPlan plan, const KernelResolver& resolve,
+                                                     const std::map<std::string, NDArray>& params,
+                                                     std::shared_ptr<const void> keepAlive,
+                                                     const std::string& sourceName) {
+  validateGraphPlan(plan, sourceName);
+  std::unique_ptr<GraphExecutor> executor(new GraphExecutor());
+  executor->directory_ = sourceName;
+  executor->plan_ = std::move(plan);
+  executor->keepAlive_ = std::move(keepAlive);
+  executor->allocateAndBind(resolve, sourceName, "");
+  for (const GraphParam& param : executor->plan_.params) {
+    auto it = params.find(param.tensor);
+    if (it == params.end()) throw Error(sourceName + ": no data for param '" + param.tensor + "'");
+    const GraphTensor& tensor = *executor->plan_.findTensor(param.tensor);
+    if (it->second.byteSize() != tensor.byteSize())
+      throw Error(sourceName + ": param '" + param.tensor + "' holds " + std::to_string(it->second.byteSize()) +
+                  " bytes, its tensor " + std::to_string(tensor.byteSize()));
+    it->second.copyTo(executor->tensorData(tensor), size_t(tensor.byteSize()));
+  }
   return executor;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +35,17 @@ public:
   /// graph.json, params outside params.bin, a library that will not load, a kernel it does
   /// not define) throws Error naming the file and the entry, before any kernel runs.
   static std::unique_ptr<GraphExecutor> load(const std::string& directory);
+
+  /// Finds a kernel by symbol name; returns null when there is none.
+  using KernelResolver = std::function<TesselKernel(const std::string& symbol)>;
+  /// An executor over kernels already in this process (the compiler's JIT): `plan` is
+  /// validated as load() does, `params` (one array per param tensor, by name, shape and
+  /// type matching) are copied in, and `keepAlive` (the JIT module) is held for as long as
+  /// the executor lives. Errors name `sourceName`.
+  static std::unique_ptr<GraphExecutor> create(GraphPlan plan, const KernelResolver& resolve,
+                                               const std::map<std::string, NDArray>& params,
+                                               std::shared_ptr<const void> keepAlive,
+                                               const std::string& sourceName = "<jit>");
 
   const GraphPlan& plan() const { return plan_; }
   const std::vector<std::string>& inputNames() const { return plan_.inputs; }
@@ -66,12 +79,16 @@ private:
     std::vector<void*> args;
   };
 
+  /// Allocates the storages and resolves every node's kernel; errors name `sourceName`
+  /// and end a missing kernel's message with `kernelsWhere` (" in kernels.so").
+  void allocateAndBind(const KernelResolver& resolve, const std::string& sourceName, const std::string& kernelsWhere);
   void* tensorData(const GraphTensor& tensor) const;
   const GraphTensor& requireInput(const std::string& name) const;
 
   std::string directory_;
   GraphPlan plan_;
   std::unique_ptr<SharedLibrary> library_;
+  std::shared_ptr<const void> keepAlive_;
   std::vector<NDArray> storages_;  ///< Parallel to plan_.storages.
   std::vector<BoundNode> nodes_;   ///< Parallel to plan_.nodes.
   std::vector<NodeTiming> timings_;

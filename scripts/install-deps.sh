@@ -9,6 +9,8 @@ packages=(
   qt6-base-dev                              # Qt Test (the test framework) and, later, the Studio
   nlohmann-json3-dev                        # JSON for schedule traces, records and project files
   libopenblas0-pthread                      # bench/compare_blas.sh: the peer we compare against
+  libonnx-dev libprotobuf-dev protobuf-compiler  # the ONNX frontend (model files are protobuf)
+  libonnx-testdata                          # the ONNX backend node tests: the conformance suite
 )
 
 missing=()

@@ -17,6 +17,7 @@ int64_t TensorType::elementCount() const {
 }
 
 std::string TensorType::toString() const {
+  if (!known()) return "?";
   std::string out = dtype.toString() + "[";
   for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   out += "]";
@@ -80,11 +81,24 @@ Value makeConstant(std::string name, runtime::NDArray data, std::string layout) 
 
 std::vector<Value> makeOperation(std::string name, std::string op, std::vector<Value> inputs, Attributes attributes,
                                  std::vector<TensorType> outputTypes, std::vector<Provenance> provenance) {
-  for (auto& input : inputs) TESSEL_ICHECK(input.defined()) << "operation " << name << " with an undefined input";
   TESSEL_ICHECK(!outputTypes.empty()) << "operation " << name << " without outputs";
   size_t count = outputTypes.size();
   Ref<GraphNode> node(new OperationNode(std::move(name), std::move(op), std::move(inputs), std::move(attributes),
                                         std::move(outputTypes), std::move(provenance)));
+  std::vector<Value> outputs;
+  for (size_t i = 0; i < count; ++i) outputs.emplace_back(node, int(i));
+  return outputs;
+}
+
+std::vector<Value> makeFusedOperation(std::string name, std::string op, std::vector<Value> inputs, Graph body,
+                                      std::vector<Provenance> provenance) {
+  TESSEL_ICHECK(inputs.size() == body.inputs.size()) << "fused operation " << name << " with mismatched inputs";
+  std::vector<TensorType> outputTypes;
+  for (auto& output : body.outputs) outputTypes.push_back(output.type());
+  TESSEL_ICHECK(!outputTypes.empty()) << "fused operation " << name << " without outputs";
+  size_t count = outputTypes.size();
+  Ref<GraphNode> node(new OperationNode(std::move(name), std::move(op), std::move(inputs), {}, std::move(outputTypes),
+                                        std::move(provenance), std::make_shared<const Graph>(std::move(body))));
   std::vector<Value> outputs;
   for (size_t i = 0; i < count; ++i) outputs.emplace_back(node, int(i));
   return outputs;
@@ -106,7 +120,7 @@ std::vector<const GraphNode*> Graph::topologicalOrder() const {
       const OperationNode* op = asOperation(node);
       if (op && next < op->inputs.size()) {
         const GraphNode* input = op->inputs[next++].node();
-        if (!done.count(input) && onStack.insert(input).second) stack.push_back({input, 0});
+        if (input && !done.count(input) && onStack.insert(input).second) stack.push_back({input, 0});
         continue;
       }
       done.insert(node);
@@ -140,6 +154,7 @@ public:
     return names_[node] = chosen;
   }
   std::string value(const Value& v) {
+    if (!v.defined()) return "none";
     std::string sigil = asConstant(v.node()) ? "@" : "%";
     std::string name = sigil + of(v.node());
     return v.index() == 0 ? name : name + ":" + std::to_string(v.index());
@@ -219,7 +234,9 @@ uint64_t structuralHash(const Graph& graph) {
     for (auto& type : node->outputTypes) h = mix(h, hashType(type));
     if (auto* op = asOperation(node)) {
       h = mix(h, hashString(op->op));
-      for (auto& input : op->inputs) h = mix(mix(h, position.at(input.node())), uint64_t(input.index()));
+      for (auto& input : op->inputs)
+        h = input.defined() ? mix(mix(h, position.at(input.node())), uint64_t(input.index())) : mix(h, ~0ull);
+      if (op->body) h = mix(h, structuralHash(*op->body));
       for (auto& [key, value] : op->attributes) h = mix(mix(h, hashString(key)), hashString(attributeToString(value)));
     }
   }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -22,8 +23,11 @@ struct TensorType {
   std::string layout;
 
   int64_t elementCount() const;
+  /// False for the placeholder type an importer gives outputs before InferTypes runs
+  /// (a default-constructed type: no element type).
+  bool known() const { return dtype.bits() != 0; }
   bool operator==(const TensorType& other) const = default;
-  /// "float32[1, 3, 224, 224]" (with "@NCHW16c" for blocked layouts).
+  /// "float32[1, 3, 224, 224]" (with "@NCHW16c" for blocked layouts); "?" when unknown.
   std::string toString() const;
 };
 
@@ -44,6 +48,7 @@ struct Provenance {
 enum class GraphNodeKind : uint8_t { Input, Constant, Operation };
 
 struct GraphNode;
+struct Graph;
 
 /// One output of a graph node: what operations consume. Identity is (node, index).
 class Value {
@@ -86,13 +91,23 @@ struct ConstantNode : GraphNode {
 
 struct OperationNode : GraphNode {
   OperationNode(std::string name, std::string op, std::vector<Value> inputs, Attributes attributes,
-                std::vector<TensorType> outputTypes, std::vector<Provenance> provenance)
+                std::vector<TensorType> outputTypes, std::vector<Provenance> provenance,
+                std::shared_ptr<const Graph> body = nullptr)
       : GraphNode(GraphNodeKind::Operation, std::move(name), std::move(outputTypes)), op(std::move(op)),
-        inputs(std::move(inputs)), attributes(std::move(attributes)), provenance(std::move(provenance)) {}
+        inputs(std::move(inputs)), attributes(std::move(attributes)), provenance(std::move(provenance)),
+        body(std::move(body)) {}
   const std::string op;  ///< Operator name ("Conv", "Add", or a fused kernel's name).
+  /// An undefined Value stands for an omitted optional input (ONNX's empty input name).
   const std::vector<Value> inputs;
   const Attributes attributes;
   const std::vector<Provenance> provenance;
+  /// For a fused operation (FuseOps): the primitive operations it stands for, as a graph
+  /// whose inputs line up with `inputs` and whose outputs with the node's outputs. Null for
+  /// a primitive operation.
+  const std::shared_ptr<const Graph> body;
+
+  bool isFused() const { return body != nullptr; }
+  bool hasInput(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
 
   /// The attribute `key` as T, or `fallback` when absent or of another type.
   template <class T>
@@ -117,8 +132,12 @@ inline const OperationNode* asOperation(const GraphNode* n) {
 /// Builders: each returns the new node's outputs.
 Value makeInput(std::string name, TensorType type);
 Value makeConstant(std::string name, runtime::NDArray data, std::string layout = "");
+/// `inputs` may hold undefined Values for omitted optional inputs.
 std::vector<Value> makeOperation(std::string name, std::string op, std::vector<Value> inputs, Attributes attributes,
                                  std::vector<TensorType> outputTypes, std::vector<Provenance> provenance = {});
+/// A fused operation over `body` (see OperationNode::body); output types are the body's.
+std::vector<Value> makeFusedOperation(std::string name, std::string op, std::vector<Value> inputs, Graph body,
+                                      std::vector<Provenance> provenance);
 
 /// A whole model: its inputs (in order) and outputs (in order). A value, not a container
 /// being edited: passes build new graphs that share the unchanged nodes.

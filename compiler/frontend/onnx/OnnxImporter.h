@@ -1,0 +1,60 @@
+// The ONNX frontend: a model file (protobuf) to Tessel's graph IR, and ONNX tensor files to arrays.
+//
+// This is the only code that sees protobuf or ONNX's generated classes; everything after it
+// works on core/graph.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/graph/Graph.h"
+#include "core/support/Error.h"
+#include "runtime/NDArray.h"
+
+namespace tessel::frontend {
+
+struct OnnxImportOptions {
+  /// Shapes for graph inputs, by name (`--input-shape data:1,3,224,224`). Needed for every
+  /// input with a dynamic or missing dimension; a given shape must agree with the static
+  /// dimensions the model declares.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs to bind as constants with these values (shape-like inputs whose values
+  /// the compiler needs); they are no longer inputs of the imported graph.
+  std::map<std::string, runtime::NDArray> inputValues;
+};
+
+/// The model's graph inputs (initializers excluded) with their declared types; a dynamic
+/// dimension is -1. For messages and for choosing which inputs to bind.
+struct OnnxInputInfo {
+  std::string name;
+  DataType dtype;
+  std::vector<int64_t> shape;  ///< -1 for dynamic dimensions; empty for unknown rank.
+  bool rankKnown = true;
+};
+
+/// Imports a model file. Operations are created with the ONNX op type as op, the ONNX
+/// attributes (absent ones left absent: operators apply the spec's defaults), omitted
+/// optional inputs as undefined Values, provenance {node name, op type} (a node without a
+/// name gets "<OpType>_<index>"), and unknown output types (InferTypes fills them).
+/// Initializers and Constant nodes become ConstantNodes; external data files are read
+/// relative to the model's directory. Every problem (unreadable, truncated or non-protobuf
+/// file, unsupported IR/opset, an input without a shape, a node reading a value nothing
+/// produced earlier (this includes cycles), a bad tensor) is a Diagnostic naming the file
+/// and, where there is one, the node and its op.
+Expected<graph::Graph> importOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
+/// The same from bytes in memory; `sourceName` names them in messages and anchors external data.
+Expected<graph::Graph> importOnnxBytes(const std::string& bytes, const std::string& sourceName,
+                                       const OnnxImportOptions& options = {});
+
+/// The graph inputs a model file declares (without importing it).
+Expected<std::vector<OnnxInputInfo>> readOnnxInputs(const std::string& path);
+
+/// Reads a serialized ONNX TensorProto (the test suite's input_0.pb / output_0.pb), raw or
+/// typed-field data, any element type Tessel has. A Diagnostic names the file on failure.
+Expected<runtime::NDArray> readTensorProtoFile(const std::string& path);
+
+/// Parses "NAME:D0,D1,..." (the --input-shape syntax) into a name and dimensions.
+Expected<std::pair<std::string, std::vector<int64_t>>> parseInputShape(const std::string& text);
+
+}  // namespace tessel::frontend

@@ -116,6 +116,7 @@ const OpRegistry& OpRegistry::global() {
     registerElementwiseOps(registry);
     registerNeuralNetOps(registry);
     registerShapeOps(registry);
+    registerLayoutOps(registry);
   });
   return registry;
 }

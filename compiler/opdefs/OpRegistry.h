@@ -124,5 +124,6 @@ Expected<OpKernel> buildOpKernel(const OpCall& call);
 void registerElementwiseOps(OpRegistry& registry);
 void registerNeuralNetOps(OpRegistry& registry);
 void registerShapeOps(OpRegistry& registry);
+void registerLayoutOps(OpRegistry& registry);
 
 }  // namespace tessel::graph

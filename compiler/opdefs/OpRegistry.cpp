@@ -144,6 +144,7 @@ OpCall makeOpCall(const OperationNode& node, const ScheduleTarget& target) {
   call.attributes = node.attributes;
   call.outputCount = int(node.outputTypes.size());
   call.target = target;
+  call.opset = node.provenance.empty() ? 0 : node.provenance.front().opset;
   for (auto& input : node.inputs) {
     call.inputTypes.push_back(input.defined() ? input.type() : TensorType{});
     auto* constant = input.defined() ? asConstant(input.node()) : nullptr;

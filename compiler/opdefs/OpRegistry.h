@@ -42,6 +42,9 @@ struct OpCall {
   std::vector<runtime::NDArray> constantInputs;
   /// How many outputs the node has (ONNX lets a node omit trailing optional outputs).
   int outputCount = 1;
+  /// The ONNX opset the node was written against (0: unknown; take the newest semantics).
+  /// Operators whose meaning changed between opsets (Softmax's axis, Slice's inputs) read it.
+  int opset = 0;
   /// The target the default schedule is made for.
   ScheduleTarget target = ScheduleTarget::host();
 

@@ -42,6 +42,7 @@ std::string attributeToString(const Attribute& value);
 struct Provenance {
   std::string nodeName;  ///< The ONNX node's name (or a generated one when it had none).
   std::string opType;    ///< The ONNX operator ("Conv").
+  int opset = 0;         ///< The model's opset for the operator's domain (0: unknown, take the newest).
   bool operator==(const Provenance& other) const = default;
 };
 

@@ -1,0 +1,361 @@
+// Running a model on given inputs and comparing its outputs: shared by `tessel run` and the
+// ONNX conformance suite.
+#include "compiler/driver/RunModel.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <optional>
+
+#include "compiler/frontend/onnx/OnnxImporter.h"
+#include "runtime/Npy.h"
+
+namespace tessel::driver {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string joinNames(const std::vector<std::string>& names) {
+  std::string text;
+  for (auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text.empty() ? "none" : text;
+}
+
+// A Diagnostic at `where` (a file or directory), with what to do about it when known.
+Diagnostic failure(std::string message, std::string where, std::string hint = "") {
+  return Diagnostic{std::move(message), std::move(where), 0, 0, std::move(hint)};
+}
+
+std::string formatNumber(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.9g", value);
+  return buffer;
+}
+
+std::string formatShape(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+float halfToFloat(uint16_t half) {
+  uint32_t sign = uint32_t(half >> 15) << 31;
+  uint32_t exponent = (half >> 10) & 0x1f;
+  uint32_t mantissa = half & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);  // infinity or NaN
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else {
+    // A subnormal half is a normal float: shift the mantissa up until its leading one is implicit.
+    int shift = 0;
+    while ((mantissa & 0x400) == 0) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | (uint32_t(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+float bfloat16ToFloat(uint16_t value) {
+  uint32_t bits = uint32_t(value) << 16;
+  float result;
+  std::memcpy(&result, &bits, sizeof result);
+  return result;
+}
+
+// Element `i` of a host array as a double (for comparing floats and for printing any type).
+double elementAsDouble(const runtime::NDArray& array, int64_t i) {
+  using Code = runtime::DataType::Code;
+  const auto* base = static_cast<const unsigned char*>(array.data());
+  runtime::DataType type = array.dtype();
+  const unsigned char* element = base + i * type.bytes();
+  auto load = [&](auto zero) {
+    decltype(zero) value;
+    std::memcpy(&value, element, sizeof value);
+    return value;
+  };
+  switch (type.code) {
+    case Code::Float:
+      if (type.bits == 16) return halfToFloat(load(uint16_t{}));
+      if (type.bits == 32) return load(float{});
+      return load(double{});
+    case Code::BFloat: return bfloat16ToFloat(load(uint16_t{}));
+    case Code::Bool: return *element != 0 ? 1.0 : 0.0;
+    case Code::Int:
+      switch (type.bits) {
+        case 8: return load(int8_t{});
+        case 16: return double(load(int16_t{}));
+        case 32: return double(load(int32_t{}));
+        default: return double(load(int64_t{}));
+      }
+    case Code::UInt:
+      switch (type.bits) {
+        case 8: return load(uint8_t{});
+        case 16: return double(load(uint16_t{}));
+        case 32: return double(load(uint32_t{}));
+        default: return double(load(uint64_t{}));
+      }
+  }
+  return 0;
+}
+
+bool isFloatingPoint(runtime::DataType type) {
+  return type.code == runtime::DataType::Code::Float || type.code == runtime::DataType::Code::BFloat;
+}
+
+// Integers and booleans compare exactly, by their stored bytes (a bool is one byte, 0 or 1).
+bool exactElementEqual(const runtime::NDArray& got, const runtime::NDArray& expected, int64_t i) {
+  int64_t bytes = got.dtype().bytes();
+  const auto* a = static_cast<const unsigned char*>(got.data()) + i * bytes;
+  const auto* b = static_cast<const unsigned char*>(expected.data()) + i * bytes;
+  if (got.dtype().code == runtime::DataType::Code::Bool) return (*a != 0) == (*b != 0);
+  return std::memcmp(a, b, size_t(bytes)) == 0;
+}
+
+std::vector<int64_t> unflattenIndex(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size(), 0);
+  for (size_t axis = shape.size(); axis-- > 0;) {
+    if (shape[axis] == 0) break;
+    index[axis] = flat % shape[axis];
+    flat /= shape[axis];
+  }
+  return index;
+}
+
+// runtime::Error and a stray UserError become a Diagnostic located at `where`.
+template <class Function>
+auto catchErrors(const std::string& where, Function&& function) -> decltype(function()) {
+  try {
+    return function();
+  } catch (const runtime::Error& error) {
+    return failure(error.what(), where);
+  } catch (const UserError& error) {
+    return error.diagnostic;
+  }
+}
+
+}  // namespace
+
+bool isModuleDirectory(const std::string& path) {
+  std::error_code ignored;
+  return fs::is_directory(path, ignored);
+}
+
+Expected<PreparedModel> prepareModel(const std::string& path, const LoadOptions& load, const CompileOptions& compile) {
+  return catchErrors(path, [&]() -> Expected<PreparedModel> {
+    PreparedModel prepared;
+    auto start = Clock::now();
+    std::error_code ignored;
+    if (isModuleDirectory(path)) {
+      prepared.executor = runtime::GraphExecutor::load(path);
+      prepared.declaredInputs = prepared.executor->inputNames();
+      prepared.loadSeconds = secondsSince(start);
+      return prepared;
+    }
+    if (!fs::exists(path, ignored))
+      return failure("no such file or directory", path, "give an .onnx model file or an exported module directory");
+    auto inputs = frontend::readOnnxInputs(path);
+    if (!inputs) return inputs.error();
+    for (auto& input : *inputs) prepared.declaredInputs.push_back(input.name);
+    auto graph = loadModel(path, load);
+    if (!graph) return graph.error();
+    prepared.loadSeconds = secondsSince(start);
+    start = Clock::now();
+    auto compiled = compileGraph(*graph, compile);
+    if (!compiled) return compiled.error();
+    auto shared = std::make_shared<const CompiledModel>(std::move(*compiled));
+    auto executor = createExecutor(*shared, compile.target);
+    if (!executor) return executor.error();
+    prepared.executor = std::move(*executor);
+    prepared.compiled = std::move(shared);
+    prepared.compileSeconds = secondsSince(start);
+    return prepared;
+  });
+}
+
+std::string OutputComparison::describe() const {
+  std::string text = "output '" + name + "'";
+  if (!mismatchReason.empty()) return text + ": " + mismatchReason;
+  if (matches) return text + " matches";
+  return text + ": " + std::to_string(mismatchedElements) + " elements differ; worst at " + formatShape(worstIndex) +
+         ": got " + formatNumber(got) + ", expected " + formatNumber(expected) + " (tolerance " + formatNumber(allowed) +
+         ")";
+}
+
+OutputComparison compareOutput(const std::string& name, const runtime::NDArray& got, const runtime::NDArray& expected,
+                               const Tolerance& tolerance) {
+  OutputComparison result;
+  result.name = name;
+  if (got.dtype() != expected.dtype()) {
+    result.mismatchReason = "type " + got.dtype().toString() + ", expected " + expected.dtype().toString();
+    return result;
+  }
+  if (got.shape() != expected.shape()) {
+    result.mismatchReason = "shape " + formatShape(got.shape()) + ", expected " + formatShape(expected.shape());
+    return result;
+  }
+  bool floating = isFloatingPoint(got.dtype());
+  double worstRatio = -1;
+  int64_t worst = -1;
+  for (int64_t i = 0, count = got.numElements(); i < count; ++i) {
+    double ratio;
+    if (floating) {
+      double a = elementAsDouble(got, i), e = elementAsDouble(expected, i);
+      double allowed = tolerance.atol + tolerance.rtol * std::fabs(e);
+      if (a == e || (std::isnan(a) && std::isnan(e))) ratio = 0;
+      else if (!std::isfinite(a) || !std::isfinite(e)) ratio = std::numeric_limits<double>::infinity();
+      else ratio = allowed > 0 ? std::fabs(a - e) / allowed : std::numeric_limits<double>::infinity();
+    } else {
+      ratio = exactElementEqual(got, expected, i) ? 0 : std::numeric_limits<double>::infinity();
+    }
+    if (ratio > 1) ++result.mismatchedElements;
+    if (ratio > worstRatio) {
+      worstRatio = ratio;
+      worst = i;
+    }
+  }
+  result.matches = result.mismatchedElements == 0;
+  if (worst >= 0) {
+    result.worstIndex = unflattenIndex(worst, got.shape());
+    result.got = elementAsDouble(got, worst);
+    result.expected = elementAsDouble(expected, worst);
+    result.allowed = floating ? tolerance.atol + tolerance.rtol * std::fabs(result.expected) : 0;
+  }
+  return result;
+}
+
+bool RunResult::allMatch() const {
+  return std::all_of(comparisons.begin(), comparisons.end(), [](auto& c) { return c.matches; });
+}
+
+Expected<RunResult> runModel(const RunRequest& request) {
+  return catchErrors(request.model, [&]() -> Expected<RunResult> {
+    // The input names come first: positional values are matched to them, and an ONNX model
+    // is compiled with every value known (the compiler binds those it needs by value).
+    std::vector<std::string> inputNames;
+    std::optional<PreparedModel> prepared;
+    bool module = isModuleDirectory(request.model);
+    if (module) {
+      auto loaded = prepareModel(request.model);
+      if (!loaded) return loaded.error();
+      prepared = std::move(*loaded);
+      inputNames = prepared->declaredInputs;
+    } else {
+      std::error_code ignored;
+      if (!fs::exists(request.model, ignored))
+        return failure("no such file or directory", request.model,
+                          "give an .onnx model file or an exported module directory");
+      auto declared = frontend::readOnnxInputs(request.model);
+      if (!declared) return declared.error();
+      for (auto& input : *declared) inputNames.push_back(input.name);
+    }
+
+    std::map<std::string, runtime::NDArray> values;
+    if (request.positionalInputs.size() > inputNames.size())
+      return failure("the model has " + std::to_string(inputNames.size()) + " inputs (" + joinNames(inputNames) +
+                            ") but " + std::to_string(request.positionalInputs.size()) + " were given",
+                        request.model);
+    for (size_t i = 0; i < request.positionalInputs.size(); ++i) values[inputNames[i]] = request.positionalInputs[i];
+    for (auto& [name, value] : request.namedInputs) {
+      if (std::find(inputNames.begin(), inputNames.end(), name) == inputNames.end())
+        return failure("the model has no input named '" + name + "'", request.model,
+                          "its inputs: " + joinNames(inputNames));
+      if (values.count(name))
+        return failure("input '" + name + "' is given twice (by name and by position)", request.model);
+      values[name] = value;
+    }
+
+    RunResult result;
+    if (!module) {
+      LoadOptions load;
+      load.inputShapes = request.inputShapes;
+      load.inputValues = values;
+      for (auto& [name, value] : values) load.inputShapes.emplace(name, value.shape());
+      auto compiled = prepareModel(request.model, load, request.compile);
+      if (!compiled) return compiled.error();
+      prepared = std::move(*compiled);
+    }
+    result.loadSeconds = prepared->loadSeconds;
+    result.compileSeconds = prepared->compileSeconds;
+    runtime::GraphExecutor& executor = *prepared->executor;
+
+    for (auto& name : executor.inputNames()) {
+      auto value = values.find(name);
+      if (value == values.end())
+        return failure("input '" + name + "' has no value", request.model,
+                          "give it with --input " + name + "=FILE (.npy or .pb)");
+      try {
+        executor.setInput(name, value->second);
+      } catch (const runtime::Error& error) {
+        return failure("input '" + name + "': " + error.what(), request.model);
+      }
+    }
+    auto start = Clock::now();
+    executor.run();
+    result.runSeconds = secondsSince(start);
+    result.outputNames = executor.outputNames();
+    for (auto& name : result.outputNames) result.outputs.push_back(executor.getOutput(name));
+
+    if (!request.expectedOutputs.empty()) {
+      if (request.expectedOutputs.size() != result.outputs.size())
+        return failure("the model has " + std::to_string(result.outputs.size()) + " outputs (" +
+                              joinNames(result.outputNames) + ") but " +
+                              std::to_string(request.expectedOutputs.size()) + " expected outputs were given",
+                          request.model);
+      for (size_t i = 0; i < result.outputs.size(); ++i)
+        result.comparisons.push_back(
+            compareOutput(result.outputNames[i], result.outputs[i], request.expectedOutputs[i], request.tolerance));
+    }
+    return result;
+  });
+}
+
+Expected<runtime::NDArray> readTensorFile(const std::string& path) {
+  std::error_code ignored;
+  if (!fs::is_regular_file(path, ignored)) return failure("no such file", path);
+  std::string extension = fs::path(path).extension().string();
+  if (extension == ".pb") return frontend::readTensorProtoFile(path);
+  if (extension == ".npy")
+    return catchErrors(path, [&]() -> Expected<runtime::NDArray> { return runtime::readNpy(path); });
+  return failure("unknown tensor file type '" + extension + "'", path,
+                    "give a NumPy .npy file or an ONNX TensorProto .pb file");
+}
+
+Expected<std::vector<runtime::NDArray>> readNumberedTensors(const std::string& directory, const std::string& prefix) {
+  std::error_code ignored;
+  if (!fs::is_directory(directory, ignored)) return failure("no such directory", directory);
+  std::vector<runtime::NDArray> arrays;
+  for (int i = 0;; ++i) {
+    std::string path = (fs::path(directory) / (prefix + std::to_string(i) + ".pb")).string();
+    if (!fs::exists(path, ignored)) break;
+    auto array = readTensorFile(path);
+    if (!array) return array.error();
+    arrays.push_back(std::move(*array));
+  }
+  return arrays;
+}
+
+std::string fileNameForTensor(const std::string& name) {
+  std::string file;
+  for (char c : name) file += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  if (file.empty() || file[0] == '.') file = "_" + file;
+  return file;
+}
+
+}  // namespace tessel::driver

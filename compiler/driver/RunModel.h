@@ -1,0 +1,112 @@
+// Running a model (an ONNX file or an exported module) on given inputs and comparing its
+// outputs with expected ones: the one path `tessel run`, `tessel bench` and the ONNX
+// conformance suite share, so a test that passes in the suite passes on the command line.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/Driver.h"
+#include "core/support/Error.h"
+#include "runtime/GraphExecutor.h"
+#include "runtime/NDArray.h"
+
+namespace tessel::driver {
+
+/// How close an output must be to its expected value: |got - expected| <= atol + rtol *
+/// |expected| for floating-point elements (NaN matches NaN, an infinity only itself);
+/// integers and booleans must be equal. The defaults are the ONNX backend test runner's
+/// (onnx/backend/test/loader: rtol 1e-3, atol 1e-7).
+struct Tolerance {
+  double rtol = 1e-3;
+  double atol = 1e-7;
+};
+
+/// A model ready to run: an ONNX file imported, compiled and JIT-loaded, or an exported
+/// module directory loaded with the runtime alone.
+struct PreparedModel {
+  std::unique_ptr<runtime::GraphExecutor> executor;
+  /// The graph inputs in the model's order, including those bound as constants while
+  /// compiling (they take no value at run time). For a module: the executor's inputs.
+  std::vector<std::string> declaredInputs;
+  /// Set for an ONNX model: what the compiler made of it (kernels, memory, pass times).
+  std::shared_ptr<const CompiledModel> compiled;
+  double loadSeconds = 0;     ///< Import and type inference, or loading the module.
+  double compileSeconds = 0;  ///< Passes, lowering, JIT (0 for a module).
+};
+
+/// Whether `path` names an exported module (a directory) rather than a model file.
+bool isModuleDirectory(const std::string& path);
+
+/// Imports, compiles and loads an ONNX model, or loads a module directory. `load` carries
+/// --input-shape and the input values known before compiling (bound where the compiler
+/// needs them by value); both are ignored for a module. Diagnostics name the file.
+Expected<PreparedModel> prepareModel(const std::string& path, const LoadOptions& load = {},
+                                     const CompileOptions& compile = {});
+
+/// The comparison of one output with its expected value.
+struct OutputComparison {
+  std::string name;
+  bool matches = false;
+  /// Set when the arrays cannot be compared element by element (shape or type differs).
+  std::string mismatchReason;
+  int64_t mismatchedElements = 0;
+  /// The element furthest outside its tolerance (or, when all match, closest to its edge);
+  /// empty indices when there are no elements.
+  std::vector<int64_t> worstIndex;
+  double got = 0, expected = 0, allowed = 0;
+
+  /// "output 'y' matches" or "output 'y': 3 of 60 elements differ; worst at [0, 2, 1]: got
+  /// 0.51, expected 0.5 (tolerance 0.0005)".
+  std::string describe() const;
+};
+
+/// Compares `got` with `expected` under `tolerance`.
+OutputComparison compareOutput(const std::string& name, const runtime::NDArray& got, const runtime::NDArray& expected,
+                               const Tolerance& tolerance);
+
+/// What to run: a model, its inputs, and optionally the outputs to expect.
+struct RunRequest {
+  std::string model;  ///< An .onnx file or an exported module directory.
+  /// Inputs by position, in the model's graph-input order (the ONNX test suite's
+  /// input_0.pb, input_1.pb, ...).
+  std::vector<runtime::NDArray> positionalInputs;
+  /// Inputs by name (--input NAME=FILE); they may be combined with positional ones.
+  std::map<std::string, runtime::NDArray> namedInputs;
+  /// Expected outputs in the model's output order; empty: nothing is compared.
+  std::vector<runtime::NDArray> expectedOutputs;
+  Tolerance tolerance;
+  /// --input-shape; an input given a value and no shape takes its value's shape.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  CompileOptions compile;
+};
+
+struct RunResult {
+  std::vector<std::string> outputNames;
+  std::vector<runtime::NDArray> outputs;
+  /// One per output when expected outputs were given, else empty.
+  std::vector<OutputComparison> comparisons;
+  double loadSeconds = 0, compileSeconds = 0, runSeconds = 0;
+
+  bool allMatch() const;
+};
+
+/// Prepares the model (input values are known before compiling, so an ONNX model binds
+/// those it needs by value), sets the inputs, runs once and compares. A Diagnostic for
+/// every user-side problem: unreadable model, unsupported operator, a missing, extra or
+/// ill-shaped input, a different number of expected outputs than the model has.
+Expected<RunResult> runModel(const RunRequest& request);
+
+/// Reads an array from a .npy file or an ONNX TensorProto (.pb) file, by extension.
+Expected<runtime::NDArray> readTensorFile(const std::string& path);
+
+/// Reads PREFIX0.pb, PREFIX1.pb, ... from `directory` until one is missing (the ONNX test
+/// suite's input_N.pb and output_N.pb).
+Expected<std::vector<runtime::NDArray>> readNumberedTensors(const std::string& directory, const std::string& prefix);
+
+/// An output name made safe as a file name (path separators and the like replaced by '_').
+std::string fileNameForTensor(const std::string& name);
+
+}  // namespace tessel::driver

@@ -1,5 +1,135 @@
-// The graph compiler driver (being written).
+// The graph compiler driver: import, passes, one kernel per operation, memory plan, executor.
 #include "compiler/driver/Driver.h"
 
+#include <chrono>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/driver/FusedKernel.h"
+#include "compiler/driver/ModelPlan.h"
+#include "compiler/export/ExportModule.h"
+#include "compiler/frontend/onnx/OnnxImporter.h"
+#include "compiler/graph/EliminateCommonSubexpr.h"
+#include "compiler/graph/InferTypes.h"
+#include "compiler/graph/SimplifyInference.h"
+#include "compiler/lower/Build.h"
+#include "compiler/lower/Lower.h"
+#include "compiler/opdefs/OpRegistry.h"
+
 namespace tessel::driver {
+
+using graph::Graph;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Graph inputs that some operation reads at one of its by-value slots (Reshape's shape).
+std::set<std::string> inputsNeededByValue(const Graph& graph) {
+  std::set<std::string> names;
+  for (const graph::OperationNode* op : graph.operations()) {
+    const graph::OpDef* def = graph::OpRegistry::global().find(op->op);
+    if (!def) continue;
+    for (int slot : def->valueInputs)
+      if (op->hasInput(size_t(slot)))
+        if (auto* input = graph::asInput(op->inputs[size_t(slot)].node())) names.insert(input->name);
+  }
+  return names;
+}
+
+/// A pass from a function returning either Graph or Expected<Graph>.
+template <class F>
+graph::Pass makePass(std::string name, int minOptLevel, F function) {
+  graph::Pass pass;
+  pass.name = std::move(name);
+  pass.minOptLevel = minOptLevel;
+  pass.run = [function](const Graph& g) -> Expected<Graph> { return function(g); };
+  return pass;
+}
+
+}  // namespace
+
+Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
+  frontend::OnnxImportOptions importOptions;
+  importOptions.inputShapes = options.inputShapes;
+  for (auto& [name, value] : options.inputValues)
+    if (!importOptions.inputShapes.count(name)) importOptions.inputShapes[name] = value.shape();
+  auto imported = frontend::importOnnxFile(path, importOptions);
+  if (!imported) return imported.error();
+  if (!options.inputValues.empty()) {
+    // Bind the inputs the compiler needs by value, then import again with them as constants.
+    std::set<std::string> needed = inputsNeededByValue(*imported);
+    for (auto& [name, value] : options.inputValues)
+      if (needed.count(name)) importOptions.inputValues[name] = value;
+    if (!importOptions.inputValues.empty()) {
+      imported = frontend::importOnnxFile(path, importOptions);
+      if (!imported) return imported.error();
+    }
+  }
+  auto typed = graph::inferTypes(*imported);
+  if (!typed) {
+    Diagnostic d = typed.error();
+    if (d.location.empty()) d.location = path;
+    else d.message = path + ": " + d.message;
+    return d;
+  }
+  return typed;
+}
+
+graph::PassManager standardPasses(const ScheduleTarget& target) {
+  (void)target;
+  std::vector<graph::Pass> passes;
+  passes.push_back(makePass("InferTypes", 0, graph::inferTypes));
+  passes.push_back(makePass("SimplifyInference", 0, graph::simplifyInference));
+  passes.push_back(makePass("EliminateCommonSubexpr", 2, graph::eliminateCommonSubexpr));
+  return graph::PassManager(std::move(passes));
+}
+
+Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& options) {
+  CompiledModel model;
+  auto start = std::chrono::steady_clock::now();
+  graph::PassManager passes = standardPasses(options.schedule);
+  auto snapshots = passes.run(input, options.passes);
+  if (!snapshots) return snapshots.error();
+  model.snapshots = std::move(*snapshots);
+  model.optimized = model.snapshots.empty() ? input : model.snapshots.back().graph;
+  model.passSeconds = secondsSince(start);
+
+  start = std::chrono::steady_clock::now();
+  auto planned = planModel(model.optimized, options.schedule);
+  if (!planned) return planned.error();
+  model.kernels = std::move(planned->kernels);
+  model.plan = std::move(planned->plan);
+  model.params = std::move(planned->params);
+  model.memory = planned->memory;
+  model.lowerSeconds = secondsSince(start);
+  return model;
+}
+
+Expected<std::unique_ptr<runtime::GraphExecutor>> createExecutor(const CompiledModel& model, const TargetInfo& target) {
+  std::vector<PrimFunc> functions;
+  for (auto& kernel : model.kernels) functions.push_back(kernel.function);
+  auto jit = buildJIT(functions, target);
+  if (!jit) return jit.error();
+  std::shared_ptr<JITModule> module = *jit;
+  try {
+    return runtime::GraphExecutor::create(
+        model.plan, [module](const std::string& symbol) { return module->getKernel(symbol); }, model.params,
+        std::static_pointer_cast<const void>(module), "<compiled model>");
+  } catch (const std::exception& error) {
+    return Diagnostic{std::string("cannot load the compiled model: ") + error.what(), "", 0, 0, ""};
+  }
+}
+
+Status exportModel(const CompiledModel& model, const std::string& directory, const TargetInfo& target) {
+  std::vector<PrimFunc> functions;
+  for (auto& kernel : model.kernels) functions.push_back(kernel.function);
+  ExportOptions options;
+  options.target = target;
+  return exportModule(directory, functions, model.plan, model.params, options);
+}
+
 }  // namespace tessel::driver

@@ -29,7 +29,9 @@ Graph rewriteGraph(const Graph& graph, const RewriteRule& rule) {
           << op->outputTypes.size() << " outputs";
       replaced[node] = std::move(*replacement);
     } else if (changed) {
-      replaced[node] = makeOperation(op->name, op->op, inputs, op->attributes, op->outputTypes, op->provenance);
+      replaced[node] = op->isFused()
+                           ? makeFusedOperation(op->name, op->op, inputs, *op->body, op->provenance)
+                           : makeOperation(op->name, op->op, inputs, op->attributes, op->outputTypes, op->provenance);
     }
   }
   Graph out = graph;

@@ -138,6 +138,10 @@ void OpRegistry::add(OpDef def) {
 }
 
 OpCall makeOpCall(const OperationNode& node, const ScheduleTarget& target) {
+  return makeOpCall(node, node.inputs, target);
+}
+
+OpCall makeOpCall(const OperationNode& node, const std::vector<Value>& inputs, const ScheduleTarget& target) {
   OpCall call;
   call.op = node.op;
   call.nodeName = node.name;
@@ -145,7 +149,7 @@ OpCall makeOpCall(const OperationNode& node, const ScheduleTarget& target) {
   call.outputCount = int(node.outputTypes.size());
   call.target = target;
   call.opset = node.provenance.empty() ? 0 : node.provenance.front().opset;
-  for (auto& input : node.inputs) {
+  for (auto& input : inputs) {
     call.inputTypes.push_back(input.defined() ? input.type() : TensorType{});
     auto* constant = input.defined() ? asConstant(input.node()) : nullptr;
     call.constantInputs.push_back(constant ? constant->data : runtime::NDArray());

@@ -115,6 +115,9 @@ private:
 
 /// The OpCall for an operation node of a typed graph (every input's type known).
 OpCall makeOpCall(const OperationNode& node, const ScheduleTarget& target = ScheduleTarget::host());
+/// The same with `inputs` in place of the node's own (a pass rebuilding the node).
+OpCall makeOpCall(const OperationNode& node, const std::vector<Value>& inputs,
+                  const ScheduleTarget& target = ScheduleTarget::host());
 
 /// Checks arity against the registry and infers the output types of `call`; a Diagnostic
 /// for an unknown op (listing none, naming the op and node) or a wrong input/output count.

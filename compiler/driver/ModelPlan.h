@@ -1,0 +1,23 @@
+// From an optimized graph to kernels and an execution plan: one lowered kernel per operation,
+// tensors for every value, storages from the memory planner, params for the constants.
+#pragma once
+
+#include "compiler/driver/Driver.h"
+
+namespace tessel::driver {
+
+struct PlannedModel {
+  std::vector<CompiledKernel> kernels;
+  runtime::GraphPlan plan;
+  std::map<std::string, runtime::NDArray> params;
+  MemoryReport memory;
+};
+
+/// Builds, schedules and lowers one kernel per operation of `graph` (in topological order)
+/// and lays the tensors out: graph inputs and outputs keep the model's names, constants read
+/// by kernels become params, intermediates share storages where their lifetimes allow. A
+/// graph output that is not computed by a kernel of its own (an input, a constant, or a value
+/// returned twice) gets a copy kernel. A Diagnostic names the node and op that failed.
+Expected<PlannedModel> planModel(const graph::Graph& graph, const ScheduleTarget& target);
+
+}  // namespace tessel::driver

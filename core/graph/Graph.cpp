@@ -205,6 +205,11 @@ std::string printGraph(const Graph& graph) {
       for (size_t i = 0; i < op->provenance.size(); ++i) out << (i ? ", " : "") << op->provenance[i].nodeName;
     }
     out << "\n";
+    if (op->body) {
+      // The fused primitives, indented under the fused node.
+      std::istringstream body(printGraph(*op->body));
+      for (std::string line; std::getline(body, line);) out << "    " << line << "\n";
+    }
   }
   out << "  return ";
   for (size_t i = 0; i < graph.outputs.size(); ++i) out << (i ? ", " : "") << names.value(graph.outputs[i]);

@@ -1,8 +1,16 @@
-// Registration of the neuralnet operators (being written).
-#include "compiler/opdefs/OpRegistry.h"
+// Registration of the neural-network operators, family by family (NeuralNet<Family>.cpp).
+#include "compiler/opdefs/NeuralNetSupport.h"
 
 namespace tessel::graph {
 
-void registerNeuralNetOps(OpRegistry&) {}
+void registerNeuralNetOps(OpRegistry& registry) {
+  nn::registerConvolutionOps(registry);
+  nn::registerMatmulOps(registry);
+  nn::registerPoolingOps(registry);
+  nn::registerNormalizationOps(registry);
+  nn::registerReductionOps(registry);
+  nn::registerSoftmaxOps(registry);
+  nn::registerScanOps(registry);
+}
 
 }  // namespace tessel::graph

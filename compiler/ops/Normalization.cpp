@@ -116,6 +116,17 @@ Workload normalizeTrailing(const NormParams& p, int64_t axis, DataType dtype) {
   w.inputs = {x, scale};
   if (hasBias) w.inputs.push_back(bias);
   w.outputs = {out};
+  if (p.kind == NormKind::Layer && p.statisticsOutputs) {
+    // The statistics with the normalized axes kept as ones, as ONNX returns them.
+    std::vector<Expr> keptShape = rowShape;
+    for (int64_t d = axis; d < rank; ++d) keptShape.push_back(Expr(int64_t(1)));
+    for (const te::Tensor& statistic : {mean, rstd})
+      w.outputs.push_back(te::compute(
+          keptShape,
+          [&](const std::vector<Var>& i) { return statistic(std::vector<Expr>(i.begin(), i.begin() + axis)); },
+          statistic.name() + ".out", fullNames, "norm"));
+    w.name += "_stats";
+  }
   // Per element: mean (1), centered square (3), normalize and affine map (4).
   int64_t elements = 1;
   for (int64_t d : p.shape) elements *= d;

@@ -15,6 +15,9 @@ struct NormParams {
   int64_t axis = -1;
   double epsilon = 1e-5;
   bool hasBias = true;  ///< Layer only: ONNX's bias input is optional.
+  /// Layer only: also output the mean and the inverse standard deviation (ONNX's optional
+  /// Mean and InvStdDev), each of shape shape[:axis] followed by ones.
+  bool statisticsOutputs = false;
 };
 
 /// The normalization as a workload. Inputs, in order:
@@ -26,7 +29,8 @@ struct NormParams {
 /// (1/sqrt(var + epsilon)) and "<p>", with prefix
 /// "layernorm" or "instancenorm". Batch folds the statistics into per-channel
 /// "batchnorm.factor" and "batchnorm.shift" and computes "batchnorm" = x * factor + shift.
-/// Axes are named ax0, ax1, ... after the input's dimensions.
+/// Axes are named ax0, ax1, ... after the input's dimensions. With statisticsOutputs, the
+/// stages "layernorm.mean.out" and "layernorm.rstd.out" are the second and third outputs.
 Expected<Workload> normalization(const NormParams& params, DataType dtype = DataType::float32());
 
 /// The default schedule: in every stage the leading (not normalized) axes fused into

@@ -206,6 +206,73 @@ Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputSh
   return w;
 }
 
+Expected<Workload> maxPoolWithIndices(const PoolParams& params, bool columnMajor, DataType dtype) {
+  if (params.kind != PoolKind::Max) return poolError(params.kind, "only max pooling returns indices");
+  auto maxWorkload = pool(params, dtype);
+  if (!maxWorkload) return maxWorkload.error();
+  PoolParams p = *normalized(params);
+  size_t rank = p.inputShape.size() - 2;
+  std::vector<std::string> spatial = spatialAxisNames(rank);
+  std::vector<std::string> axisNames = {"n", "c"};
+  axisNames.insert(axisNames.end(), spatial.begin(), spatial.end());
+  te::Tensor data = maxWorkload->inputs[0];
+  te::Tensor maximum = maxWorkload->outputs[0];
+  std::vector<IterVar> window;
+  for (size_t d = 0; d < rank; ++d) window.push_back(te::reduceAxis(Expr(p.kernel[d]), "r" + spatial[d]));
+  // Flat offsets into the whole input (ONNX counts N and C too); the spatial part row-major,
+  // or column-major (the last axis varying slowest) with storage_order 1.
+  int64_t planeSize = 1;
+  for (size_t d = 0; d < rank; ++d) planeSize *= p.inputShape[d + 2];
+  DataType i64 = DataType::int64();
+  Expr none = makeConst(i64, double(elementCount(p.inputShape)));
+  te::Tensor index = te::compute(
+      maximum.shape(),
+      [&](const std::vector<Var>& out) {
+        std::vector<Expr> indices = {out[0], out[1]};
+        std::vector<Expr> positions;
+        Expr inside = makeConst(DataType::boolean(), 1.0);
+        for (size_t d = 0; d < rank; ++d) {
+          Expr position = out[d + 2] * p.strides[d] + window[d].var() * p.dilations[d] - p.padsBegin[d];
+          int64_t extent = p.inputShape[d + 2];
+          inside = inside && position >= Expr(int64_t(0)) && position < Expr(extent);
+          positions.push_back(position);
+          indices.push_back(min(max(position, Expr(int64_t(0))), Expr(extent - 1)));
+        }
+        Expr offset = (out[0] * p.inputShape[1] + out[1]) * planeSize;
+        Expr spatialOffset = Expr(int64_t(0));
+        for (size_t step = 0; step < rank; ++step) {
+          size_t d = columnMajor ? rank - 1 - step : step;
+          spatialOffset = spatialOffset * p.inputShape[d + 2] + positions[d];
+        }
+        std::vector<Expr> at(out.begin(), out.end());
+        Expr hit = inside && eq(data(indices), maximum(at));
+        return te::minimum(select(hit, cast(i64, offset + spatialOffset), none), window);
+      },
+      "pool.index", axisNames, "pool");
+  Workload w = *maxWorkload;
+  w.name += columnMajor ? "_indices_colmajor" : "_indices";
+  w.outputs.push_back(index);
+  w.flops *= 2;
+  return w;
+}
+
+Expected<Schedule> defaultMaxPoolWithIndicesSchedule(const Workload& workload, const ScheduleTarget& target) {
+  Schedule s(workload.outputs);
+  if (!s.findStage("pool") || !s.findStage("pool.index"))
+    return Diagnostic{"the workload has no stages named 'pool' and 'pool.index'", workload.name, 0, 0, ""};
+  const auto& shape = workload.outputs[0].shape();
+  int64_t planes = *asConstInt(shape[0]) * *asConstInt(shape[1]);
+  std::vector<Status> steps;
+  // Both outputs are stored, so each runs its planes in parallel at root.
+  for (const char* stage : {"pool", "pool.index"}) {
+    steps.push_back(s.fuse(stage, {"n", "c"}, "planes"));
+    if (target.threads > 1 && planes > 1) steps.push_back(s.parallel(stage, "planes"));
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
 Expected<Schedule> defaultPoolSchedule(const Workload& workload, const ScheduleTarget& target) {
   Schedule s(workload.outputs);
   const Stage* out = s.findStage("pool");

@@ -39,6 +39,15 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype = DataType::flo
 Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputShape,
                               DataType dtype = DataType::float32());
 
+/// MaxPool with its Indices output: stages "pool" (the maximum, as pool()) and "pool.index"
+/// (int64: the first flat offset into the whole input, N and C included, where the window
+/// holds the maximum; padding never counts). `columnMajor` is ONNX storage_order 1: the
+/// spatial offset counts the last axis slowest. Outputs: the maximum, then the indices.
+Expected<Workload> maxPoolWithIndices(const PoolParams& params, bool columnMajor,
+                                      DataType dtype = DataType::float32());
+Expected<Schedule> defaultMaxPoolWithIndicesSchedule(const Workload& workload,
+                                                     const ScheduleTarget& target = ScheduleTarget::host());
+
 /// The default schedule of pool() and globalPool() workloads: (n, c) planes in parallel,
 /// each output element's window reduced in a local accumulator ("pool.local" for the max,
 /// "pool.sum" for the average) right before it is stored.

@@ -57,6 +57,11 @@ const char* reduceKindName(ReduceKind kind) {
     case ReduceKind::Max: return "reduce_max";
     case ReduceKind::Min: return "reduce_min";
     case ReduceKind::Prod: return "reduce_prod";
+    case ReduceKind::SumSquare: return "reduce_sum_square";
+    case ReduceKind::L1: return "reduce_l1";
+    case ReduceKind::L2: return "reduce_l2";
+    case ReduceKind::LogSum: return "reduce_log_sum";
+    case ReduceKind::LogSumExp: return "reduce_log_sum_exp";
   }
   return "?";
 }
@@ -83,6 +88,20 @@ Expected<std::vector<int64_t>> ReduceParams::resolvedAxes() const {
   return resolved;
 }
 
+namespace {
+// Whether a kind applies a map to the accumulated value (so it needs a "reduce.acc" stage).
+bool hasFinalMap(ReduceKind kind) {
+  return kind == ReduceKind::L2 || kind == ReduceKind::LogSum || kind == ReduceKind::LogSumExp;
+}
+
+// The stages that reduce, in the order they run.
+std::vector<std::string> reducingStages(ReduceKind kind) {
+  if (kind == ReduceKind::LogSumExp) return {"reduce.max", "reduce.acc"};
+  if (hasFinalMap(kind)) return {"reduce.acc"};
+  return {"reduce"};
+}
+}  // namespace
+
 Expected<Workload> reduce(const ReduceParams& p, DataType dtype) {
   auto reduced = p.resolvedAxes();
   if (!reduced) return reduced.error();
@@ -93,53 +112,89 @@ Expected<Workload> reduce(const ReduceParams& p, DataType dtype) {
   w.name = std::string(reduceKindName(p.kind)) + "_" + shapeName(p.shape) + "_axes" + shapeName(*reduced) +
            (p.keepDims ? "_keep" : "");
   te::Tensor x = te::placeholder(inputShape, dtype, "x");
-  std::vector<IterVar> window;
   int64_t count = 1;
-  for (int64_t d : *reduced) {
-    window.push_back(te::reduceAxis(Expr(p.shape[d]), "r" + std::to_string(d)));
-    count *= p.shape[d];
-  }
-  Reducer reducer = p.kind == ReduceKind::Max   ? Reducer::Max
-                    : p.kind == ReduceKind::Min ? Reducer::Min
-                    : p.kind == ReduceKind::Prod ? Reducer::Product
-                                                 : Reducer::Sum;
-  Expr inverseCount = makeConst(dtype, 1.0 / double(count));
-  auto weighted = [&](Expr value) { return p.kind == ReduceKind::Mean ? value * inverseCount : value; };
-  te::Tensor result;
-  if (reducesTrailingBlock(*reduced, int64_t(p.shape.size()))) {
-    // Reducing the contiguous trailing axes: one flattened index k, reduced across vector lanes.
-    result = laneSplitReduce(
-        reducer, out.shape, out.names, count,
-        [&](const std::vector<Expr>& at, Expr k) {
-          std::vector<Expr> indices(p.shape.size());
-          for (size_t a = 0; a < at.size(); ++a)
-            if (size_t(out.inputDim[a]) < size_t(reduced->front())) indices[size_t(out.inputDim[a])] = at[a];
-          int64_t stride = count;
-          for (int64_t d : *reduced) {
-            stride /= p.shape[size_t(d)];
-            indices[size_t(d)] = floormod(floordiv(k, Expr(stride)), Expr(p.shape[size_t(d)]));
-          }
-          return weighted(x(indices));
-        },
-        dtype, "reduce", "reduce");
-  } else {
-    result = te::compute(
+  for (int64_t d : *reduced) count *= p.shape[d];
+  // One reduction of map(x at input position, output position) over the reduced axes, as a
+  // stage called `name`.
+  using ElementMap = std::function<Expr(Expr value, const std::vector<Expr>& at)>;
+  auto reduction = [&](Reducer reducer, const std::string& name, const ElementMap& map) {
+    if (reducesTrailingBlock(*reduced, int64_t(p.shape.size()))) {
+      // Reducing the contiguous trailing axes: one flattened index k, reduced across vector lanes.
+      return laneSplitReduce(
+          reducer, out.shape, out.names, count,
+          [&](const std::vector<Expr>& at, Expr k) {
+            std::vector<Expr> indices(p.shape.size());
+            for (size_t a = 0; a < at.size(); ++a)
+              if (size_t(out.inputDim[a]) < size_t(reduced->front())) indices[size_t(out.inputDim[a])] = at[a];
+            int64_t stride = count;
+            for (int64_t d : *reduced) {
+              stride /= p.shape[size_t(d)];
+              indices[size_t(d)] = floormod(floordiv(k, Expr(stride)), Expr(p.shape[size_t(d)]));
+            }
+            return map(x(indices), at);
+          },
+          dtype, name, "reduce");
+    }
+    std::vector<IterVar> window;
+    for (int64_t d : *reduced) window.push_back(te::reduceAxis(Expr(p.shape[d]), "r" + std::to_string(d)));
+    return te::compute(
         out.shape,
         [&](const std::vector<Var>& at) {
           std::vector<Expr> indices(p.shape.size());
           for (size_t a = 0; a < at.size(); ++a) indices[size_t(out.inputDim[a])] = at[a];
           for (size_t r = 0; r < reduced->size(); ++r) indices[size_t((*reduced)[r])] = window[r].var();
-          Expr value = x(indices);
-          if (window.empty()) return value;  // noop_with_empty_axes: a copy
-          return ReduceNode::make(reducer, weighted(value), window);
+          Expr value = map(x(indices), asExprs(at));
+          if (window.empty()) return value;  // noop_with_empty_axes: a copy (of the mapped value)
+          return ReduceNode::make(reducer, value, window);
         },
-        "reduce", out.names, "reduce");
+        name, out.names, "reduce");
+  };
+  Reducer reducer = p.kind == ReduceKind::Max   ? Reducer::Max
+                    : p.kind == ReduceKind::Min ? Reducer::Min
+                    : p.kind == ReduceKind::Prod ? Reducer::Product
+                                                 : Reducer::Sum;
+  Expr inverseCount = makeConst(dtype, 1.0 / double(count));
+  auto square = [](Expr v, const std::vector<Expr>&) { return v * v; };
+  te::Tensor result;
+  switch (p.kind) {
+    case ReduceKind::Mean:
+      result = reduction(reducer, "reduce", [&](Expr v, const std::vector<Expr>&) { return v * inverseCount; });
+      break;
+    case ReduceKind::SumSquare: result = reduction(reducer, "reduce", square); break;
+    case ReduceKind::L1:
+      result = reduction(reducer, "reduce",
+                         [&](Expr v, const std::vector<Expr>&) { return select(v < makeZero(dtype), -v, v); });
+      break;
+    case ReduceKind::L2:
+    case ReduceKind::LogSum: {
+      te::Tensor acc = reduction(reducer, "reduce.acc",
+                                 p.kind == ReduceKind::L2 ? ElementMap(square)
+                                                          : ElementMap([](Expr v, const std::vector<Expr>&) { return v; }));
+      bool root = p.kind == ReduceKind::L2;
+      result = te::compute(
+          out.shape,
+          [&](const std::vector<Var>& at) { return root ? sqrt(acc(asExprs(at))) : log(acc(asExprs(at))); },
+          "reduce", out.names, "reduce");
+      break;
+    }
+    case ReduceKind::LogSumExp: {
+      te::Tensor largest =
+          reduction(Reducer::Max, "reduce.max", [](Expr v, const std::vector<Expr>&) { return v; });
+      te::Tensor acc = reduction(Reducer::Sum, "reduce.acc",
+                                 [&](Expr v, const std::vector<Expr>& at) { return exp(v - largest(at)); });
+      result = te::compute(
+          out.shape,
+          [&](const std::vector<Var>& at) { return log(acc(asExprs(at))) + largest(asExprs(at)); }, "reduce",
+          out.names, "reduce");
+      break;
+    }
+    default: result = reduction(reducer, "reduce", [](Expr v, const std::vector<Expr>&) { return v; }); break;
   }
   w.inputs = {x};
   w.outputs = {result};
   int64_t elements = 1;
   for (int64_t d : p.shape) elements *= d;
-  w.flops = double(elements);
+  w.flops = double(elements) * double(reducingStages(p.kind).size());
   return w;
 }
 
@@ -148,7 +203,9 @@ Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceP
   auto reduced = p.resolvedAxes();
   if (!reduced) return reduced.error();
   Schedule s(workload.outputs);
-  if (!s.findStage("reduce")) return Diagnostic{"the workload has no stage named 'reduce'", workload.name, 0, 0, ""};
+  for (const std::string& stage : reducingStages(p.kind))
+    if (!s.findStage(stage))
+      return Diagnostic{"the workload has no stage named '" + stage + "'", workload.name, 0, 0, ""};
   ReducedShape out = reducedShape(p.shape, *reduced, p.keepDims);
   int64_t last = int64_t(p.shape.size()) - 1;
   bool innerKept = last >= 0 && std::find(reduced->begin(), reduced->end(), last) == reduced->end();
@@ -157,20 +214,23 @@ Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceP
   int64_t rows = 1;
   for (auto& extent : out.shape) rows *= *asConstInt(extent);
   std::vector<Status> steps;
+  if (hasFinalMap(p.kind)) parallelizeRows(s, "reduce", out.names, rows, target, steps);
   if (vectorize) {
     rowAxes.pop_back();
     rows /= p.shape[size_t(last)];
   }
-  parallelizeRows(s, "reduce", rowAxes, rows, target, steps);
-  scheduleLaneSplitReduce(s, "reduce", steps);
-  if (vectorize) {
-    std::string inner = axisName(last);
-    steps.push_back(s.split("reduce", inner, target.vectorLanes, inner + "o", inner + "i"));
-    std::vector<std::string> order = {inner + "o"};
-    for (int64_t d : *reduced) order.push_back("r" + std::to_string(d));
-    order.push_back(inner + "i");
-    steps.push_back(s.reorder("reduce", order));
-    steps.push_back(s.vectorize("reduce", inner + "i"));
+  for (const std::string& stage : reducingStages(p.kind)) {
+    parallelizeRows(s, stage, rowAxes, rows, target, steps);
+    scheduleLaneSplitReduce(s, stage, steps);
+    if (vectorize) {
+      std::string inner = axisName(last);
+      steps.push_back(s.split(stage, inner, target.vectorLanes, inner + "o", inner + "i"));
+      std::vector<std::string> order = {inner + "o"};
+      for (int64_t d : *reduced) order.push_back("r" + std::to_string(d));
+      order.push_back(inner + "i");
+      steps.push_back(s.reorder(stage, order));
+      steps.push_back(s.vectorize(stage, inner + "i"));
+    }
   }
   for (const Status& status : steps)
     if (!status) return status.error();

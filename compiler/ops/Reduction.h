@@ -8,7 +8,10 @@
 
 namespace tessel {
 
-enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+/// The ONNX reductions. SumSquare, L1 and L2 reduce x*x, |x| and x*x (L2 then takes the
+/// square root); LogSum is log(sum(x)); LogSumExp is log(sum(exp(x - max))) + max, which
+/// does not overflow where exp(x) would.
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp };
 const char* reduceKindName(ReduceKind kind);
 
 struct ReduceParams {
@@ -25,7 +28,9 @@ struct ReduceParams {
 /// (extent 1 for reduced dimensions under keepDims) and whose reduction axes are r<d>.
 /// Mean sums x / count. A rank-0 result when every axis is reduced without keepDims.
 /// When the reduced axes are the trailing ones (contiguous in memory), "reduce" is a
-/// laneSplitReduce() over them flattened, with a "reduce.lanes" stage.
+/// laneSplitReduce() over them flattened, with a "reduce.lanes" stage. Kinds with a final
+/// map (L2, LogSum, LogSumExp) accumulate in a stage "reduce.acc" of the same form and
+/// "reduce" applies the map; LogSumExp first finds the maximum in "reduce.max".
 Expected<Workload> reduce(const ReduceParams& params, DataType dtype = DataType::float32());
 
 /// The default schedule: when the input's innermost dimension is kept it becomes vector

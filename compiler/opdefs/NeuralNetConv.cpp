@@ -1,0 +1,152 @@
+// Convolution operators: ONNX Conv (2-D, on conv2d()) and ConvTranspose.
+#include "compiler/opdefs/NeuralNetSupport.h"
+#include "compiler/ops/Conv2d.h"
+
+namespace tessel::graph::nn {
+
+namespace {
+
+// Per spatial axis: (begin, end) padding that ONNX's auto_pad asks for, or the explicit pads.
+struct SpatialPadding {
+  std::vector<int64_t> begin, end;
+};
+
+// Resolves ONNX auto_pad for a forward window op: SAME_* makes the output ceil(input / stride)
+// long, with an odd total pad's extra element at the end (UPPER) or the start (LOWER).
+Expected<SpatialPadding> resolvePadding(const OpCall& call, const std::vector<int64_t>& input,
+                                        const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                                        const std::vector<int64_t>& dilations) {
+  size_t rank = kernel.size();
+  auto autoPad = call.stringAttr("auto_pad", "NOTSET");
+  if (!autoPad) return autoPad.error();
+  SpatialPadding pads{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 0)};
+  if (*autoPad == "NOTSET") {
+    auto explicitPads = call.intsAttr("pads", std::vector<int64_t>(2 * rank, 0));
+    if (!explicitPads) return explicitPads.error();
+    if (explicitPads->size() != 2 * rank)
+      return call.error("pads has " + std::to_string(explicitPads->size()) + " entries, expected " +
+                        std::to_string(2 * rank) + " (begin and end for each spatial axis)");
+    for (size_t d = 0; d < rank; ++d) {
+      pads.begin[d] = (*explicitPads)[d];
+      pads.end[d] = (*explicitPads)[d + rank];
+      if (pads.begin[d] < 0 || pads.end[d] < 0) return call.error("pads must not be negative");
+    }
+    return pads;
+  }
+  if (*autoPad == "VALID") return pads;
+  if (*autoPad != "SAME_UPPER" && *autoPad != "SAME_LOWER")
+    return call.error("unknown auto_pad '" + *autoPad + "'", "use NOTSET, VALID, SAME_UPPER or SAME_LOWER");
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t out = (input[d] + strides[d] - 1) / strides[d];
+    int64_t window = dilations[d] * (kernel[d] - 1) + 1;
+    int64_t total = std::max<int64_t>((out - 1) * strides[d] + window - input[d], 0);
+    int64_t small = total / 2, large = total - small;
+    pads.begin[d] = *autoPad == "SAME_UPPER" ? small : large;
+    pads.end[d] = *autoPad == "SAME_UPPER" ? large : small;
+  }
+  return pads;
+}
+
+// An ints attribute with one entry per spatial axis (`fallback` in each when absent).
+Expected<std::vector<int64_t>> perAxis(const OpCall& call, const char* name, size_t rank, int64_t fallback) {
+  auto values = call.intsAttr(name, std::vector<int64_t>(rank, fallback));
+  if (!values) return values.error();
+  if (values->size() != rank)
+    return call.error(std::string(name) + " has " + std::to_string(values->size()) + " entries, expected " +
+                      std::to_string(rank) + " (one per spatial axis)");
+  for (int64_t v : *values)
+    if (v < 1) return call.error(std::string(name) + " must be positive");
+  return values;
+}
+
+// Conv's attributes and input shapes as conv2d parameters (1-D and 2-D convolutions; a 1-D
+// one is a 2-D one of height 1).
+Expected<Conv2dParams> convParams(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "X")) return *e;
+  const auto& x = call.inputTypes[0].shape;
+  const auto& w = call.inputTypes[1].shape;
+  if (x.size() != 4)
+    return call.error("X has rank " + std::to_string(x.size()) + "; Tessel compiles 2-D convolutions (N x C x H x W)",
+                      "1-D and 3-D convolutions are not supported yet");
+  if (w.size() != x.size()) return call.error("W has rank " + std::to_string(w.size()) + ", expected " +
+                                              std::to_string(x.size()) + " like X");
+  size_t rank = x.size() - 2;
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (call.hasAttr("kernel_shape")) {
+    auto given = call.intsAttr("kernel_shape", {});
+    if (!given) return given.error();
+    if (*given != kernel)
+      return call.error("kernel_shape " + shapeName(*given) + " differs from the weight's " + shapeName(kernel));
+  }
+  auto strides = perAxis(call, "strides", rank, 1);
+  if (!strides) return strides.error();
+  auto dilations = perAxis(call, "dilations", rank, 1);
+  if (!dilations) return dilations.error();
+  auto group = call.intAttr("group", 1);
+  if (!group) return group.error();
+  std::vector<int64_t> spatial(x.begin() + 2, x.end());
+  auto pads = resolvePadding(call, spatial, kernel, *strides, *dilations);
+  if (!pads) return pads.error();
+  Conv2dParams p;
+  p.batch = x[0];
+  p.channels = x[1];
+  p.height = x[2];
+  p.width = x[3];
+  p.filters = w[0];
+  p.kernelH = kernel[0];
+  p.kernelW = kernel[1];
+  p.strideH = (*strides)[0];
+  p.strideW = (*strides)[1];
+  p.stride = (*strides)[0];
+  p.padTop = pads->begin[0];
+  p.padLeft = pads->begin[1];
+  p.padBottom = pads->end[0];
+  p.padRight = pads->end[1];
+  p.dilationH = (*dilations)[0];
+  p.dilationW = (*dilations)[1];
+  p.groups = *group;
+  p.bias = call.hasInput(2);
+  if (*group >= 1 && x[1] % *group == 0 && w[1] != x[1] / *group)
+    return call.error("W has " + std::to_string(w[1]) + " input channels per filter, expected C / group = " +
+                      std::to_string(x[1] / *group));
+  if (p.bias && call.inputTypes[2].shape != std::vector<int64_t>{w[0]})
+    return call.error("B has shape " + shapeName(call.inputTypes[2].shape) + ", expected [" + std::to_string(w[0]) +
+                      "] (one per filter)");
+  if (std::string problem = p.validate(); !problem.empty()) return call.error(problem);
+  return p;
+}
+
+OpDef convDef() {
+  OpDef def;
+  def.name = "Conv";
+  def.pattern = OpPattern::OutElemwiseFusable;
+  def.minInputs = 2;
+  def.maxInputs = 3;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = convParams(call);
+    if (!p) return p.error();
+    return std::vector<TensorType>{typeLike(call, 0, {p->batch, p->filters, p->outHeight(), p->outWidth()})};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = convParams(call);
+    if (!p) return p.error();
+    DataType dtype = call.inputTypes[0].dtype;
+    auto w = checkedConv2d(*p, dtype, call.target);
+    if (!w) return atNode(call, w.error());
+    std::vector<int> inputs = {0, 1};
+    if (p->bias) inputs.push_back(2);
+    Conv2dParams params = *p;
+    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+      return defaultConv2dSchedule(workload, params, target);
+    });
+  };
+  return def;
+}
+
+}  // namespace
+
+void registerConvolutionOps(OpRegistry& registry) {
+  registry.add(convDef());
+}
+
+}  // namespace tessel::graph::nn

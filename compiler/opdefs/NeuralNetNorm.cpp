@@ -1,0 +1,130 @@
+// Normalization operators: BatchNormalization (inference), InstanceNormalization,
+// LayerNormalization, LpNormalization, MeanVarianceNormalization and LRN.
+#include "compiler/opdefs/NeuralNetSupport.h"
+#include "compiler/ops/Normalization.h"
+
+namespace tessel::graph::nn {
+
+namespace {
+
+// An error unless input `i` is a vector of `extent` elements (per-channel parameters).
+std::optional<Diagnostic> requireVector(const OpCall& call, size_t i, int64_t extent, const char* role) {
+  if (call.inputTypes[i].shape == std::vector<int64_t>{extent}) return std::nullopt;
+  return call.error(std::string(role) + " has shape " + shapeName(call.inputTypes[i].shape) + ", expected [" +
+                    std::to_string(extent) + "] (one per channel)");
+}
+
+Expected<NormParams> batchNormParams(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "X")) return *e;
+  if (auto e = requireRank(call, 0, 2, "X", true)) return *e;
+  auto training = call.intAttr("training_mode", 0);
+  if (!training) return training.error();
+  if (*training != 0 || call.outputCount > 1)
+    return call.error("training mode (batch statistics and running-statistic outputs) is not supported",
+                      "export the model for inference (training_mode=0, one output)");
+  auto spatial = call.intAttr("spatial", 1);
+  if (!spatial) return spatial.error();
+  if (*spatial == 0)
+    return call.error("spatial=0 (statistics per activation, opset 7-8) is not supported");
+  auto epsilon = call.floatAttr("epsilon", 1e-5);
+  if (!epsilon) return epsilon.error();
+  int64_t channels = call.inputTypes[0].shape[1];
+  const char* roles[] = {"X", "scale", "B", "input_mean", "input_var"};
+  for (size_t i = 1; i < 5; ++i)
+    if (auto e = requireVector(call, i, channels, roles[i])) return *e;
+  NormParams p;
+  p.kind = NormKind::Batch;
+  p.shape = call.inputTypes[0].shape;
+  p.epsilon = *epsilon;
+  return p;
+}
+
+Expected<NormParams> instanceNormParams(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "input")) return *e;
+  if (auto e = requireRank(call, 0, 3, "input", true)) return *e;
+  auto epsilon = call.floatAttr("epsilon", 1e-5);
+  if (!epsilon) return epsilon.error();
+  int64_t channels = call.inputTypes[0].shape[1];
+  if (auto e = requireVector(call, 1, channels, "scale")) return *e;
+  if (auto e = requireVector(call, 2, channels, "B")) return *e;
+  NormParams p;
+  p.kind = NormKind::Instance;
+  p.shape = call.inputTypes[0].shape;
+  p.epsilon = *epsilon;
+  return p;
+}
+
+Expected<NormParams> layerNormParams(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "X")) return *e;
+  if (auto e = requireRank(call, 0, 1, "X", true)) return *e;
+  auto axisAttr = call.intAttr("axis", -1);
+  if (!axisAttr) return axisAttr.error();
+  const auto& shape = call.inputTypes[0].shape;
+  auto axis = resolveAxis(call, *axisAttr, int64_t(shape.size()));
+  if (!axis) return axis.error();
+  auto epsilon = call.floatAttr("epsilon", 1e-5);
+  if (!epsilon) return epsilon.error();
+  std::vector<int64_t> normalized(shape.begin() + *axis, shape.end());
+  // Scale and B broadcast to the normalized shape in ONNX; Tessel takes them at that shape.
+  for (size_t i = 1; i < 3; ++i) {
+    if (!call.hasInput(i)) continue;
+    if (call.inputTypes[i].shape != normalized)
+      return call.error(std::string(i == 1 ? "Scale" : "B") + " has shape " + shapeName(call.inputTypes[i].shape) +
+                            ", expected " + shapeName(normalized) + " (the normalized axes)",
+                        "broadcast scale and bias to the normalized shape before exporting");
+  }
+  NormParams p;
+  p.kind = NormKind::Layer;
+  p.shape = shape;
+  p.axis = *axis;
+  p.epsilon = *epsilon;
+  p.hasBias = call.hasInput(2);
+  p.statisticsOutputs = call.outputCount > 1;
+  return p;
+}
+
+using ParamsOf = Expected<NormParams> (*)(const OpCall&);
+
+OpDef normDef(const char* name, int minInputs, int maxInputs, int maxOutputs, ParamsOf paramsOf) {
+  OpDef def;
+  def.name = name;
+  def.pattern = OpPattern::CommReduce;
+  def.minInputs = minInputs;
+  def.maxInputs = maxInputs;
+  def.maxOutputs = maxOutputs;
+  def.inferTypes = [paramsOf](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = paramsOf(call);
+    if (!p) return p.error();
+    std::vector<TensorType> types = {typeLike(call, 0, p->shape)};
+    if (p->statisticsOutputs) {
+      std::vector<int64_t> kept = p->shape;
+      std::fill(kept.begin() + p->axis, kept.end(), 1);
+      types.push_back(typeLike(call, 0, kept));
+      types.push_back(typeLike(call, 0, kept));
+    }
+    return types;
+  };
+  def.build = [paramsOf](const OpCall& call) -> Expected<OpKernel> {
+    auto p = paramsOf(call);
+    if (!p) return p.error();
+    auto w = normalization(*p, call.inputTypes[0].dtype);
+    if (!w) return atNode(call, w.error());
+    std::vector<int> inputs;
+    for (int i = 0; i < int(w->inputs.size()); ++i) inputs.push_back(i);
+    NormParams params = *p;
+    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+      return defaultNormalizationSchedule(workload, params, target);
+    });
+  };
+  return def;
+}
+
+}  // namespace
+
+void registerNormalizationOps(OpRegistry& registry) {
+  registry.add(normDef("BatchNormalization", 5, 5, 5, batchNormParams));
+  registry.add(normDef("InstanceNormalization", 3, 3, 1, instanceNormParams));
+  registry.add(normDef("LayerNormalization", 2, 3, 3, layerNormParams));
+}
+
+}  // namespace tessel::graph::nn

@@ -1,0 +1,44 @@
+// Helpers the neural-network operator definitions share, and the registration functions of
+// their families (convolution, matmul, pooling, normalization, reduction, softmax, scan).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/opdefs/OpRegistry.h"
+
+namespace tessel::graph::nn {
+
+/// A Diagnostic from the operator library (located at an op kind such as "maxpool")
+/// re-located at the node, so the user sees which node of their model is wrong.
+Diagnostic atNode(const OpCall& call, const Diagnostic& fromLibrary);
+
+/// An error unless input `i` has a floating-point element type (the kernels compute in it).
+std::optional<Diagnostic> requireFloat(const OpCall& call, size_t i, const char* role);
+/// An error unless input `i` has a numeric element type (integer or float, not bool).
+std::optional<Diagnostic> requireNumeric(const OpCall& call, size_t i, const char* role);
+/// An error unless input `i` has exactly `rank` dimensions (or at least, when `atLeast`).
+std::optional<Diagnostic> requireRank(const OpCall& call, size_t i, size_t rank, const char* role,
+                                      bool atLeast = false);
+
+/// `axis` in [0, rank), negative counting from the end; a Diagnostic naming `attribute`.
+Expected<int64_t> resolveAxis(const OpCall& call, int64_t axis, int64_t rank, const char* attribute = "axis");
+
+/// A type with the element type of input `i` and the given shape.
+TensorType typeLike(const OpCall& call, size_t i, std::vector<int64_t> shape);
+
+using KernelSchedule = std::function<Expected<Schedule>(const Workload&, const ScheduleTarget&)>;
+/// An OpKernel from a built workload, the node inputs its placeholders read and its schedule.
+OpKernel makeKernel(Workload workload, std::vector<int> inputIndices, KernelSchedule schedule);
+
+// The families registerNeuralNetOps is made of, one file each (NeuralNet<Family>.cpp).
+void registerConvolutionOps(OpRegistry& registry);
+void registerMatmulOps(OpRegistry& registry);
+void registerPoolingOps(OpRegistry& registry);
+void registerNormalizationOps(OpRegistry& registry);
+void registerReductionOps(OpRegistry& registry);
+void registerSoftmaxOps(OpRegistry& registry);
+void registerScanOps(OpRegistry& registry);
+
+}  // namespace tessel::graph::nn

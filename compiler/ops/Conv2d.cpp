@@ -155,10 +155,17 @@ std::string Conv2dParams::validate() const {
 }
 
 Workload conv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& target) {
+  return conv2d(p, Conv2dWeightLayout::Plain, dtype, target);
+}
+
+Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, DataType dtype, const ScheduleTarget& target) {
   TESSEL_ICHECK(p.validate().empty()) << "conv2d with invalid parameters: " << p.validate();
   int64_t cpg = p.channelsPerGroup();
+  bool prepacked = layout == Conv2dWeightLayout::Packed && !p.isDepthwise();
   te::Tensor data = te::placeholder({Expr(p.batch), Expr(p.channels), Expr(p.height), Expr(p.width)}, dtype, "data");
-  te::Tensor weight = te::placeholder({Expr(p.filters), Expr(cpg), Expr(p.kernelH), Expr(p.kernelW)}, dtype, "weight");
+  te::Tensor weight = prepacked ? te::placeholder(toExprs(conv2dPackedWeightShape(p, target)), dtype, "weight")
+                                : te::placeholder({Expr(p.filters), Expr(cpg), Expr(p.kernelH), Expr(p.kernelW)},
+                                                  dtype, "weight");
   te::Tensor bias = p.bias ? te::placeholder({Expr(p.filters)}, dtype, "bias") : te::Tensor();
   Workload w;
   if (p.isDepthwise()) {
@@ -169,7 +176,7 @@ Workload conv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& tar
     int64_t blocks = (p.filters + kb - 1) / kb;
     int64_t blocksPerGroup = p.filtersPerGroup() / kb;  // exact when groups > 1
     int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
-    te::Tensor packed = te::compute(
+    te::Tensor packed = prepacked ? weight : te::compute(
         {Expr(blocks), Expr(cpg), Expr(p.kernelH), Expr(p.kernelW), Expr(kb)},
         [&](const std::vector<Var>& v) {
           Expr filter = v[0] * kb + v[4];
@@ -202,13 +209,54 @@ Workload conv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& tar
         "conv", {"n", "k", "y", "x"}, "layout");
     w.outputs = {out};
   }
-  w.name = conv2dName(p);
+  w.name = conv2dName(p) + (prepacked ? "_packed" : "");
   w.inputs = {data, weight};
   if (p.bias) w.inputs.push_back(bias);
   w.flops = 2.0 * double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth()) * double(cpg) *
             double(p.kernelH) * double(p.kernelW);
   if (p.bias) w.flops += double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth());
   return w;
+}
+
+int64_t conv2dFilterBlock(const Conv2dParams& p, const ScheduleTarget& target) { return filterBlock(p, target); }
+
+std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& p, const ScheduleTarget& target) {
+  int64_t kb = filterBlock(p, target);
+  return {(p.filters + kb - 1) / kb, p.channelsPerGroup(), p.kernelH, p.kernelW, kb};
+}
+
+std::string conv2dPackedWeightLayout(const Conv2dParams& p, const ScheduleTarget& target) {
+  return "OIHW" + std::to_string(filterBlock(p, target)) + "o";
+}
+
+namespace {
+template <class T>
+void packWeightBlocks(const Conv2dParams& p, int64_t kb, const T* source, T* packed) {
+  int64_t taps = p.channelsPerGroup() * p.kernelH * p.kernelW;  // one filter's weights, in (c, r, s) order
+  int64_t blocks = (p.filters + kb - 1) / kb;
+  for (int64_t block = 0; block < blocks; ++block)
+    for (int64_t tap = 0; tap < taps; ++tap)
+      for (int64_t lane = 0; lane < kb; ++lane) {
+        int64_t filter = block * kb + lane;
+        packed[(block * taps + tap) * kb + lane] = filter < p.filters ? source[filter * taps + tap] : T(0);
+      }
+}
+}  // namespace
+
+runtime::NDArray packConv2dWeight(const Conv2dParams& p, const runtime::NDArray& weight, const ScheduleTarget& target) {
+  TESSEL_ICHECK(weight.defined() && weight.shape() == std::vector<int64_t>({p.filters, p.channelsPerGroup(),
+                                                                              p.kernelH, p.kernelW}))
+      << "packConv2dWeight: the weight is not [K, C/G, R, S] of the convolution";
+  if (p.isDepthwise()) return weight;
+  runtime::NDArray packed = runtime::NDArray::empty(conv2dPackedWeightShape(p, target), weight.dtype());
+  int64_t kb = filterBlock(p, target);
+  if (weight.dtype() == runtime::DataType::float32())
+    packWeightBlocks(p, kb, weight.dataAs<float>(), packed.dataAs<float>());
+  else if (weight.dtype() == runtime::DataType::float64())
+    packWeightBlocks(p, kb, weight.dataAs<double>(), packed.dataAs<double>());
+  else
+    TESSEL_ICHECK(false) << "packConv2dWeight: unsupported element type " << weight.dtype().toString();
+  return packed;
 }
 
 Expected<Workload> checkedConv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& target) {
@@ -274,11 +322,13 @@ Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dP
       s.unroll("conv.blocked", "x"),
       s.vectorize("conv.blocked", "ki"),
       s.parallel("data.pad", "c"),
-      s.parallel("weight.packed", "ko"),
-      s.vectorize("weight.packed", "ki"),
   };
   for (const Status& status : steps)
     if (!status) return status.error();
+  if (s.findStage("weight.packed")) {  // packed per call (a prepacked weight has no such stage)
+    for (const Status& status : {s.parallel("weight.packed", "ko"), s.vectorize("weight.packed", "ki")})
+      if (!status) return status.error();
+  }
   return s;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "compiler/ops/Workload.h"
+#include "runtime/NDArray.h"
 
 namespace tessel {
 
@@ -55,6 +56,34 @@ struct Conv2dParams {
 Workload conv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
                 const ScheduleTarget& target = ScheduleTarget::host());
 
+/// How conv2d() receives its weight.
+enum class Conv2dWeightLayout : uint8_t {
+  /// OIHW as ONNX stores it; the kernel repacks it on every call (stage "weight.packed").
+  Plain,
+  /// Already in the kernel's blocked layout (see conv2dPackedWeightShape), packed once at
+  /// compile time by packConv2dWeight: a constant weight then costs nothing per call. The
+  /// workload has no "weight.packed" stage. Depthwise convolutions read OIHW directly, so for
+  /// them this is the same as Plain.
+  Packed,
+};
+
+/// conv2d with its weight in `layout`: conv2d() itself for Plain.
+Workload conv2d(const Conv2dParams& params, Conv2dWeightLayout layout, DataType dtype = DataType::float32(),
+                const ScheduleTarget& target = ScheduleTarget::host());
+
+/// Filters per block of the packed weight (the vector lanes the kernel computes at once).
+int64_t conv2dFilterBlock(const Conv2dParams& params, const ScheduleTarget& target = ScheduleTarget::host());
+/// The packed weight's shape: [ceil(K / kb), C / G, R, S, kb] with kb = conv2dFilterBlock;
+/// filters past K are zero.
+std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& params,
+                                             const ScheduleTarget& target = ScheduleTarget::host());
+/// The packed weight's layout name for the graph IR: "OIHW<kb>o" ("OIHW32o").
+std::string conv2dPackedWeightLayout(const Conv2dParams& params, const ScheduleTarget& target = ScheduleTarget::host());
+/// Packs an OIHW weight (float32 or float64, shape [K, C / G, R, S]) into the layout conv2d
+/// reads with Conv2dWeightLayout::Packed. Depthwise weights come back unchanged.
+runtime::NDArray packConv2dWeight(const Conv2dParams& params, const runtime::NDArray& weight,
+                                  const ScheduleTarget& target = ScheduleTarget::host());
+
 /// conv2d(), or a Diagnostic naming the invalid parameter.
 Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
                                  const ScheduleTarget& target = ScheduleTarget::host());
@@ -64,6 +93,7 @@ Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = Da
 /// Depthwise: accumulators for a tile of output pixels (a segment of the width as vector
 /// lanes, times several rows when rows are narrow), the kernel taps unrolled, row blocks of
 /// every channel in parallel; the padded input is written once at root.
+/// Works for either weight layout (it schedules "weight.packed" only when there is one).
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
                                          const ScheduleTarget& target = ScheduleTarget::host());
 

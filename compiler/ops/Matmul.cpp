@@ -42,6 +42,70 @@ te::Tensor packMatmulB(const te::Tensor& B, int64_t n, int64_t k, bool bTranspos
 }
 
 namespace {
+template <class T>
+void packPanels(const T* b, int64_t n, int64_t k, int64_t width, bool bTransposed, T* packed) {
+  int64_t panels = (n + width - 1) / width;
+  for (int64_t panel = 0; panel < panels; ++panel)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t lane = 0; lane < width; ++lane) {
+        int64_t column = panel * width + lane;
+        T value = T(0);
+        if (column < n) value = bTransposed ? b[column * k + kk] : b[kk * n + column];
+        packed[(panel * k + kk) * width + lane] = value;
+      }
+}
+}  // namespace
+
+runtime::NDArray packMatmulBConstant(const runtime::NDArray& B, bool bTransposed, const ScheduleTarget& target) {
+  TESSEL_ICHECK(B.defined() && B.ndim() == 2) << "packMatmulBConstant: B must be a matrix";
+  int64_t n = bTransposed ? B.shape()[0] : B.shape()[1];
+  int64_t k = bTransposed ? B.shape()[1] : B.shape()[0];
+  int64_t width = matmulPanelWidth(n, target);
+  runtime::NDArray packed = runtime::NDArray::empty({(n + width - 1) / width, k, width}, B.dtype());
+  if (B.dtype() == runtime::DataType::float32())
+    packPanels(B.dataAs<float>(), n, k, width, bTransposed, packed.dataAs<float>());
+  else if (B.dtype() == runtime::DataType::float64())
+    packPanels(B.dataAs<double>(), n, k, width, bTransposed, packed.dataAs<double>());
+  else
+    TESSEL_ICHECK(false) << "packMatmulBConstant: unsupported element type " << B.dtype().toString();
+  return packed;
+}
+
+std::string matmulPackedBLayout(int64_t n, const ScheduleTarget& target) {
+  return "KN" + std::to_string(matmulPanelWidth(n, target)) + "n";
+}
+
+Workload matmulPrepacked(const std::vector<int64_t>& aShape, int64_t n, DataType dtype, const ScheduleTarget& target) {
+  TESSEL_ICHECK(!aShape.empty()) << "matmulPrepacked: A needs at least one axis";
+  int64_t k = aShape.back();
+  int64_t bn = matmulPanelWidth(n, target);
+  Workload w;
+  w.name = "matmul_packed_" + shapeName(aShape) + "_n" + std::to_string(n);
+  te::Tensor A = te::placeholder(toExprs(aShape), dtype, "A");
+  te::Tensor B = te::placeholder({Expr((n + bn - 1) / bn), Expr(k), Expr(bn)}, dtype, "B");
+  std::vector<int64_t> outShape(aShape.begin(), aShape.end() - 1);
+  outShape.push_back(n);
+  std::vector<std::string> axes;
+  for (size_t d = 0; d + 2 < outShape.size(); ++d) axes.push_back("b" + std::to_string(d));
+  if (outShape.size() >= 2) axes.push_back("i");
+  axes.push_back("j");
+  IterVar kk = te::reduceAxis(Expr(k), "k");
+  te::Tensor C = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& v) {
+        std::vector<Expr> row(v.begin(), v.end() - 1);
+        row.push_back(kk);
+        Var j = v.back();
+        return te::sum(A(row) * B(j / bn, kk, j % bn), {kk});
+      },
+      "C", axes, "matmul");
+  w.inputs = {A, B};
+  w.outputs = {C};
+  w.flops = 2.0 * double(elementCount(outShape)) * double(k);
+  return w;
+}
+
+namespace {
 // matmul and dense differ only in how B is stored: [k, n] or [n, k] (one row per output).
 Workload matmulLike(const char* kind, int64_t m, int64_t n, int64_t k, bool bTransposed, DataType dtype,
                     const ScheduleTarget& target) {
@@ -74,40 +138,63 @@ Workload dense(int64_t m, int64_t n, int64_t k, DataType dtype, const ScheduleTa
 
 Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const ScheduleTarget& target) {
   const te::Tensor& C = workload.outputs[0];
-  int64_t m = *asConstInt(C.shape()[0]);
-  int64_t n = *asConstInt(C.shape()[1]);
+  size_t rank = C.shape().size();
+  int64_t m = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) m *= *asConstInt(C.shape()[d]);
+  int64_t n = *asConstInt(C.shape()[rank - 1]);
   int64_t bn = std::min(panelWidth(target), n);
   int64_t rows = tileRows(m, target);
   // Column panels are taken in groups that fit in half of a 2 MiB L2 cache: a group of B
   // stays there while every row block of A passes once, and each row block stays in L1
   // while it meets every panel of the group.
-  int64_t k = *asConstInt(workload.inputs[0].shape()[1]);
+  int64_t k = *asConstInt(workload.inputs[0].shape().back());
   int64_t panelBytes = k * bn * C.dtype().bytes();
   int64_t panels = (n + bn - 1) / bn;
   int64_t group = std::clamp<int64_t>((1 << 20) / std::max<int64_t>(panelBytes, 1), 1, panels);
   Schedule s({C});
-  auto steps = {
-      // The accumulator tile lives in registers; C receives each finished tile.
-      s.cacheWrite("C", "local", "C.local"),
-      s.tile("C", "i", "j", rows, bn, "io", "jo", "ii", "ji"),
-      s.split("C", "jo", group, "jg", "jj"),
-      s.reorder("C", {"jg", "io", "jj"}),
-      s.fuse("C", {"jg", "io"}, "task"),
-      s.parallel("C", "task"),
-      s.vectorize("C", "ji"),
-      s.computeAt("C.local", "C", "jj"),
-      // Inside a tile: k outermost and unrolled by 4 (measured ~10% faster than rolled, as
-      // the loads of one step overlap the FMAs of the previous), rows unrolled, columns
-      // as vectors.
-      s.split("C.local", "k", 4, "ko", "ki"),
-      s.reorder("C.local", {"ko", "ki", "i", "j"}),
-      s.unroll("C.local", "ki"),
-      s.unroll("C.local", "i"),
-      s.vectorize("C.local", "j"),
-      // Packing: panels in parallel, contiguous vector copies.
-      s.parallel("B.packed", "jo"),
-      s.vectorize("B.packed", "ji"),
-  };
+  std::vector<Status> steps;
+  // The accumulator tile lives in registers; C receives each finished tile.
+  steps.push_back(s.cacheWrite("C", "local", "C.local"));
+  // Rows of a prepacked matmul over a batched A: every leading axis is a row.
+  std::string rowAxis = rank == 1 ? "" : "i";
+  if (rank > 2) {
+    std::vector<std::string> leading;
+    for (size_t d = 0; d + 2 < rank; ++d) leading.push_back("b" + std::to_string(d));
+    leading.push_back("i");
+    steps.push_back(s.fuse("C", leading, "rows"));
+    rowAxis = "rows";
+  }
+  if (rowAxis.empty()) {  // a vector times a matrix: only columns to split
+    steps.push_back(s.split("C", "j", bn, "jo", "ji"));
+    steps.push_back(s.split("C", "jo", group, "jg", "jj"));
+    steps.push_back(s.parallel("C", "jg"));
+  } else {
+    steps.push_back(s.tile("C", rowAxis, "j", rows, bn, "io", "jo", "ii", "ji"));
+    steps.push_back(s.split("C", "jo", group, "jg", "jj"));
+    steps.push_back(s.reorder("C", {"jg", "io", "jj"}));
+    steps.push_back(s.fuse("C", {"jg", "io"}, "task"));
+    steps.push_back(s.parallel("C", "task"));
+  }
+  steps.push_back(s.vectorize("C", "ji"));
+  steps.push_back(s.computeAt("C.local", "C", "jj"));
+  // Inside a tile: k outermost and unrolled by 4 (measured ~10% faster than rolled, as
+  // the loads of one step overlap the FMAs of the previous), rows unrolled, columns
+  // as vectors.
+  std::vector<std::string> localOrder = {"ko", "ki"};
+  for (size_t d = 0; d + 2 < rank; ++d) localOrder.push_back("b" + std::to_string(d));
+  if (rank >= 2) localOrder.push_back("i");
+  localOrder.push_back("j");
+  steps.push_back(s.split("C.local", "k", 4, "ko", "ki"));
+  steps.push_back(s.reorder("C.local", localOrder));
+  steps.push_back(s.unroll("C.local", "ki"));
+  if (rank >= 2) steps.push_back(s.unroll("C.local", "i"));
+  steps.push_back(s.vectorize("C.local", "j"));
+  // Packing per call (absent when B was packed at compile time): panels in parallel,
+  // contiguous vector copies.
+  if (s.findStage("B.packed")) {
+    steps.push_back(s.parallel("B.packed", "jo"));
+    steps.push_back(s.vectorize("B.packed", "ji"));
+  }
   for (const Status& status : steps)
     if (!status) return status.error();
   return s;

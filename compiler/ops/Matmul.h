@@ -3,6 +3,7 @@
 #pragma once
 
 #include "compiler/ops/Workload.h"
+#include "runtime/NDArray.h"
 
 namespace tessel {
 
@@ -24,9 +25,25 @@ int64_t matmulPanelWidth(int64_t n, const ScheduleTarget& target);
 /// kernel reads it contiguously. Compute C with packed(j / width, k, j % width).
 te::Tensor packMatmulB(const te::Tensor& B, int64_t n, int64_t k, bool bTransposed, const ScheduleTarget& target);
 
+/// B's packed panels computed at compile time, exactly what "B.packed" holds: shape
+/// [ceil(N / width)][K][width] with width = matmulPanelWidth(N), zero past N. `B` is [K, N]
+/// (or [N, K] when `bTransposed`), float32 or float64.
+runtime::NDArray packMatmulBConstant(const runtime::NDArray& B, bool bTransposed,
+                                     const ScheduleTarget& target = ScheduleTarget::host());
+/// The packed layout's name for the graph IR: "KN<width>n" ("KN32n").
+std::string matmulPackedBLayout(int64_t n, const ScheduleTarget& target = ScheduleTarget::host());
+
+/// Matmul against B already packed by packMatmulBConstant: inputs "A" of shape
+/// `aShape` (any rank >= 1; every axis but the last is a row of the product) and "B" packed;
+/// output "C" of shape aShape[:-1] + [n] (axes b0.. for the leading axes, then i, j;
+/// reduction k). With rank-2 A it is matmul() without the "B.packed" stage.
+Workload matmulPrepacked(const std::vector<int64_t>& aShape, int64_t n, DataType dtype = DataType::float32(),
+                         const ScheduleTarget& target = ScheduleTarget::host());
+
 /// The default schedule for matmul and dense (TVM's "How to optimize GEMM on CPU" recipe): an accumulator
 /// tile kept in registers (cache_write to local, unrolled rows, vectorized columns),
-/// computed per output block, blocks parallel over column panels.
+/// computed per output block, blocks parallel over column panels. Also schedules
+/// matmulPrepacked (leading axes fused into the rows).
 Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
 
 /// Names of the stages and axes that a hand-written matmul schedule can refer to.

@@ -1,6 +1,7 @@
 // The compute-heavy ONNX operators under their default schedules: Conv (grouped, depthwise,
 // dilated, strided per axis, asymmetrically padded, with bias) against a direct C++ loop,
-// and Gemm (transposes, alpha, beta, broadcast C) against a plain triple loop.
+// and Gemm (transposes, alpha, beta, broadcast C) against a plain triple loop; the same
+// convolutions and matrix products with weights packed at compile time (what AlterLayout does).
 #include <QtTest>
 
 #include "OpsTestSupport.h"
@@ -71,6 +72,18 @@ void convReference(const Conv2dParams& p, const HostTensor& data, const HostTens
 }
 
 QString errorOf(const Expected<Workload>& w) { return w.ok() ? QString() : QString::fromStdString(w.error().toString()); }
+
+// A host tensor as a float32 NDArray and back (the compile-time packing works on NDArrays).
+runtime::NDArray toArray(const HostTensor& t) {
+  auto array = runtime::NDArray::empty(t.shape, runtime::DataType::float32());
+  for (size_t i = 0; i < t.values.size(); ++i) array.dataAs<float>()[i] = float(t.values[i]);
+  return array;
+}
+HostTensor fromArray(const runtime::NDArray& array) {
+  HostTensor t{array.shape(), {}};
+  for (float v : array.values<float>()) t.values.push_back(v);
+  return t;
+}
 
 Conv2dParams convParams(Shape input, int64_t filters, int64_t kernelH, int64_t kernelW) {
   Conv2dParams p;
@@ -157,6 +170,122 @@ private slots:
     HostTensor value, magnitude;
     convReference(p, data, weight, bias ? &biasValues : nullptr, value, magnitude);
     std::string problem = compareSums(got[0], value, magnitude, p.channels / p.groups * p.kernelH * p.kernelW);
+    QVERIFY2(problem.empty(), problem.c_str());
+  }
+
+  void prepackedConvMatchesDirectLoop_data() {
+    QTest::addColumn<Shape>("input");
+    QTest::addColumn<Shape>("kernel");  // filters, R, S
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<int>("pad");
+    QTest::addColumn<int>("groups");
+    QTest::addColumn<bool>("bias");
+    QTest::addColumn<int>("lanes");
+    for (int lanes : {8, 16}) {
+      auto row = [&](const char* name) -> QTestData& {
+        return QTest::newRow((std::string(name) + " x" + std::to_string(lanes)).c_str());
+      };
+      row("3x3 pad 1") << Shape{1, 8, 10, 10} << Shape{32, 3, 3} << 1 << 1 << 1 << false << lanes;
+      row("filters not a block multiple, bias") << Shape{1, 5, 9, 7} << Shape{20, 3, 3} << 1 << 1 << 1 << true << lanes;
+      row("1x1 stride 2") << Shape{2, 16, 8, 8} << Shape{24, 1, 1} << 2 << 0 << 1 << false << lanes;
+      row("stem 7x7 stride 2, bias") << Shape{1, 3, 23, 23} << Shape{16, 7, 7} << 2 << 3 << 1 << true << lanes;
+      row("grouped") << Shape{1, 8, 6, 6} << Shape{16, 3, 3} << 1 << 1 << 2 << true << lanes;
+      row("depthwise keeps OIHW") << Shape{1, 8, 6, 6} << Shape{8, 3, 3} << 1 << 1 << 8 << false << lanes;
+    }
+  }
+  void prepackedConvMatchesDirectLoop() {
+    QFETCH(Shape, input);
+    QFETCH(Shape, kernel);
+    QFETCH(int, stride);
+    QFETCH(int, pad);
+    QFETCH(int, groups);
+    QFETCH(bool, bias);
+    QFETCH(int, lanes);
+    Conv2dParams p = convParams(input, kernel[0], kernel[1], kernel[2]);
+    p.stride = stride;
+    p.pad = pad;
+    p.groups = groups;
+    p.bias = bias;
+    ScheduleTarget target = targetWithLanes(lanes);
+    HostTensor data = smallValues(input, 1);
+    HostTensor weight = smallValues({p.filters, p.channels / p.groups, p.kernelH, p.kernelW}, 2);
+    HostTensor biasValues = smallValues({p.filters}, 3);
+    runtime::NDArray packed = packConv2dWeight(p, toArray(weight), target);
+    if (!p.isDepthwise()) QCOMPARE(packed.shape(), conv2dPackedWeightShape(p, target));
+
+    Workload w = conv2d(p, Conv2dWeightLayout::Packed, DataType::float32(), target);
+    QCOMPARE(constShape(w.inputs[1]), packed.shape());
+    auto schedule = defaultConv2dSchedule(w, p, target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    std::vector<HostTensor> inputs{data, fromArray(packed)};
+    if (bias) inputs.push_back(biasValues);
+    auto got = runWorkload(w, *schedule, inputs);
+    QCOMPARE(got.size(), size_t(1));
+    HostTensor value, magnitude;
+    convReference(p, data, weight, bias ? &biasValues : nullptr, value, magnitude);
+    std::string problem = compareSums(got[0], value, magnitude, p.channels / p.groups * p.kernelH * p.kernelW);
+    QVERIFY2(problem.empty(), problem.c_str());
+  }
+
+  void prepackedConvDoesNotRepackPerCall() {
+    // The point of packing at compile time: the kernel has no packing loop left.
+    Conv2dParams p = convParams({1, 16, 14, 14}, 32, 3, 3);
+    p.pad = 1;
+    Workload plain = conv2d(p), packed = conv2d(p, Conv2dWeightLayout::Packed);
+    auto loweredText = [&](const Workload& w) {
+      auto schedule = defaultConv2dSchedule(w, p);
+      if (!schedule) return QString("schedule failed: ") + QString::fromStdString(schedule.error().toString());
+      auto lowered = lower(*schedule, w.args(), w.name);
+      return lowered ? QString::fromStdString(toString(lowered->func)) : QString("lowering failed");
+    };
+    QVERIFY(loweredText(plain).contains("weight.packed"));
+    QString text = loweredText(packed);
+    QVERIFY2(!text.contains("weight.packed") && text.contains("parallel for"), qPrintable(text));
+    QCOMPARE(packed.flops, plain.flops);
+  }
+
+  void prepackedMatmulMatchesReference_data() {
+    QTest::addColumn<Shape>("aShape");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<bool>("bTransposed");
+    QTest::addColumn<int>("lanes");
+    for (int lanes : {8, 16}) {
+      auto row = [&](const char* name) -> QTestData& {
+        return QTest::newRow((std::string(name) + " x" + std::to_string(lanes)).c_str());
+      };
+      row("matrix, n a panel multiple") << Shape{9, 12} << 32 << false << lanes;
+      row("matrix, ragged last panel") << Shape{7, 5} << 20 << false << lanes;
+      row("transposed B (Linear, Gemm transB)") << Shape{4, 24} << 40 << true << lanes;
+      row("batched A (a sequence)") << Shape{2, 3, 8} << 40 << true << lanes;
+      row("single row") << Shape{1, 64} << 10 << false << lanes;
+    }
+  }
+  void prepackedMatmulMatchesReference() {
+    QFETCH(Shape, aShape);
+    QFETCH(int, n);
+    QFETCH(bool, bTransposed);
+    QFETCH(int, lanes);
+    ScheduleTarget target = targetWithLanes(lanes);
+    int64_t k = aShape.back(), m = elementCount(aShape) / k;
+    HostTensor a = smallValues(aShape, 1);
+    HostTensor b = smallValues(bTransposed ? Shape{n, k} : Shape{k, n}, 2);
+    runtime::NDArray packed = packMatmulBConstant(toArray(b), bTransposed, target);
+    Workload w = matmulPrepacked(aShape, n, DataType::float32(), target);
+    auto schedule = defaultMatmulSchedule(w, target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    auto got = runWorkload(w, *schedule, {a, fromArray(packed)});
+    QCOMPARE(got.size(), size_t(1));
+    Shape outShape(aShape.begin(), aShape.end() - 1);
+    outShape.push_back(n);
+    HostTensor value = makeTensor(outShape, [](int64_t) { return 0.0; }), magnitude = value;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t kk = 0; kk < k; ++kk) {
+          double term = a.values[size_t(i * k + kk)] * b.values[size_t(bTransposed ? j * k + kk : kk * n + j)];
+          value.values[size_t(i * n + j)] += term;
+          magnitude.values[size_t(i * n + j)] += std::abs(term);
+        }
+    std::string problem = compareSums(got[0], value, magnitude, k);
     QVERIFY2(problem.empty(), problem.c_str());
   }
 

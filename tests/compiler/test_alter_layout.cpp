@@ -1,0 +1,241 @@
+// AlterLayout: which operations get weights packed at compile time, the graph it prints, and
+// that the rewritten operators compute what the originals did.
+#include <QtTest>
+
+#include "OpsTestSupport.h"
+#include "compiler/graph/AlterLayout.h"
+#include "compiler/opdefs/OpRegistry.h"
+#include "compiler/ops/Conv2d.h"
+#include "compiler/ops/Matmul.h"
+
+using namespace tessel;
+using namespace tessel::graph;
+using namespace tessel::testing;
+
+namespace {
+TensorType f32(std::vector<int64_t> shape) { return TensorType{DataType::float32(), std::move(shape), ""}; }
+
+// Values in [-1, 1) from a fixed pattern.
+runtime::NDArray patterned(const std::vector<int64_t>& shape, int seed) {
+  auto array = runtime::NDArray::empty(shape, runtime::DataType::float32());
+  int64_t i = 0;
+  for (float& v : array.values<float>()) {
+    v = float(((i + seed) * 7919 + seed * 104729) % 2001) / 1000.0f - 1.0f;
+    ++i;
+  }
+  return array;
+}
+
+HostTensor hostOf(const runtime::NDArray& array) {
+  HostTensor t{array.shape(), {}};
+  for (float v : array.values<float>()) t.values.push_back(v);
+  return t;
+}
+
+Value conv(const std::string& name, Value data, Value weight, std::vector<int64_t> outShape, Attributes attributes,
+           Value bias = Value()) {
+  std::vector<Value> inputs = {std::move(data), std::move(weight)};
+  if (bias.defined()) inputs.push_back(std::move(bias));
+  return makeOperation(name, "Conv", inputs, std::move(attributes), {f32(std::move(outShape))},
+                       {{name + "_onnx", "Conv", 13}})[0];
+}
+
+const OperationNode* producer(const Value& v) { return asOperation(v.node()); }
+
+int constantCount(const Graph& g) {
+  int count = 0;
+  for (const GraphNode* node : g.topologicalOrder()) count += asConstant(node) ? 1 : 0;
+  return count;
+}
+
+// Runs the registry's kernel for `node` on its inputs' data (`values` for the non-constant ones).
+std::vector<HostTensor> runNode(const OperationNode& node, const std::vector<HostTensor>& values,
+                                const ScheduleTarget& target) {
+  OpCall call = makeOpCall(node, target);
+  auto kernel = buildOpKernel(call);
+  if (!kernel) {
+    qWarning("%s", kernel.error().toString().c_str());
+    return {};
+  }
+  auto schedule = kernel->schedule(kernel->workload, target);
+  if (!schedule) {
+    qWarning("%s", schedule.error().toString().c_str());
+    return {};
+  }
+  std::vector<HostTensor> inputs;
+  size_t next = 0;
+  for (int index : kernel->inputIndices)
+    inputs.push_back(call.isConstant(size_t(index)) ? hostOf(call.constantInputs[size_t(index)]) : values[next++]);
+  return runWorkload(kernel->workload, *schedule, inputs);
+}
+
+double largestDifference(const HostTensor& a, const HostTensor& b) {
+  if (a.shape != b.shape) return 1e30;
+  double worst = 0;
+  for (size_t i = 0; i < a.values.size(); ++i) worst = std::max(worst, std::abs(a.values[i] - b.values[i]));
+  return worst;
+}
+
+ScheduleTarget targetWithLanes(int lanes) {
+  ScheduleTarget target = ScheduleTarget::host();
+  target.vectorLanes = lanes;
+  return target;
+}
+}  // namespace
+
+class TestAlterLayout : public QObject {
+  Q_OBJECT
+private slots:
+  void convWeightIsPackedAtCompileTime() {
+    ScheduleTarget target = targetWithLanes(8);
+    Value x = makeInput("x", f32({1, 4, 6, 6}));
+    Value w = makeConstant("w", patterned({16, 4, 3, 3}, 1));
+    Value b = makeConstant("b", patterned({16}, 2));
+    Value y = conv("conv1", x, w, {1, 16, 6, 6}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, b);
+    Graph g{{x}, {y}, {"y"}};
+    auto altered = alterLayout(g, target);
+    QVERIFY2(altered.ok(), altered.ok() ? "" : altered.error().toString().c_str());
+    // 16 filters in blocks of 16 (two 8-lane vectors): weight [1, 4, 3, 3, 16].
+    QCOMPARE(QString::fromStdString(printGraph(*altered)),
+             QString("graph(%x: float32[1, 4, 6, 6]) {\n"
+                     "  const @w.OIHW16o: float32[1, 4, 3, 3, 16]@OIHW16o\n"
+                     "  const @b: float32[16]\n"
+                     "  %conv1 = ConvPrepacked(%x, @w.OIHW16o, @b) {pads=[1, 1, 1, 1], weight_shape=[16, 4, 3, 3]}"
+                     " : float32[1, 16, 6, 6]  # conv1_onnx\n"
+                     "  return %conv1\n"
+                     "}\n"));
+    QVERIFY(producer(altered->outputs[0])->provenance == producer(y)->provenance);
+  }
+
+  void packedConvComputesTheOriginalConv_data() {
+    QTest::addColumn<int>("lanes");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<int>("group");
+    QTest::newRow("3x3, AVX2 blocks") << 8 << 1 << 1;
+    QTest::newRow("3x3 stride 2, AVX-512 blocks") << 16 << 2 << 1;
+    QTest::newRow("grouped") << 8 << 1 << 2;
+  }
+  void packedConvComputesTheOriginalConv() {
+    QFETCH(int, lanes);
+    QFETCH(int, stride);
+    QFETCH(int, group);
+    ScheduleTarget target = targetWithLanes(lanes);
+    Conv2dParams p;
+    p.channels = 6;
+    p.height = p.width = 9;
+    p.filters = 20;  // not a multiple of the filter block: the packed weight ends in zeros
+    p.kernelH = p.kernelW = 3;
+    p.stride = stride;
+    p.pad = 1;
+    p.groups = group;
+    p.bias = true;
+    runtime::NDArray weight = patterned({p.filters, p.channels / group, 3, 3}, 3);
+    runtime::NDArray bias = patterned({p.filters}, 4);
+    Value x = makeInput("x", f32({1, p.channels, p.height, p.width}));
+    Attributes attributes{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                          {"strides", std::vector<int64_t>{stride, stride}},
+                          {"group", int64_t(group)}};
+    Value y = conv("conv", x, makeConstant("w", weight), {1, p.filters, p.outHeight(), p.outWidth()}, attributes,
+                   makeConstant("b", bias));
+    auto altered = alterLayout(Graph{{x}, {y}, {"y"}}, target);
+    QVERIFY(altered.ok());
+    const OperationNode* packedConv = producer(altered->outputs[0]);
+    QCOMPARE(QString::fromStdString(packedConv->op), QString("ConvPrepacked"));
+
+    HostTensor data = hostOf(patterned({1, p.channels, p.height, p.width}, 5));
+    auto got = runNode(*packedConv, {data}, target);
+    QCOMPARE(got.size(), size_t(1));
+    Workload original = conv2d(p, DataType::float32(), target);
+    auto schedule = defaultConv2dSchedule(original, p, target);
+    QVERIFY(schedule.ok());
+    auto expected = runWorkload(original, *schedule, {data, hostOf(weight), hostOf(bias)});
+    QCOMPARE(expected.size(), size_t(1));
+    QVERIFY2(largestDifference(got[0], expected[0]) < 1e-4,
+             qPrintable(QString::number(largestDifference(got[0], expected[0]))));
+  }
+
+  void convsAlterLayoutLeavesAlone() {
+    Value x = makeInput("x", f32({1, 8, 6, 6}));
+    Value runtimeWeight = makeInput("w", f32({8, 8, 3, 3}));
+    Attributes pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    Value a = conv("weight_is_an_input", x, runtimeWeight, {1, 8, 6, 6}, pad1);
+    Attributes depthwise = pad1;
+    depthwise["group"] = int64_t(8);
+    Value b = conv("depthwise", a, makeConstant("dw", patterned({8, 1, 3, 3}, 1)), {1, 8, 6, 6}, depthwise);
+    Graph g{{x, runtimeWeight}, {b}, {"y"}};
+    auto altered = alterLayout(g);
+    QVERIFY(altered.ok());
+    QVERIFY(altered->outputs[0] == g.outputs[0]);  // nothing rebuilt
+  }
+
+  void sharedWeightIsPackedOnce() {
+    Value x = makeInput("x", f32({1, 8, 6, 6}));
+    Value w = makeConstant("w", patterned({8, 8, 1, 1}, 1));
+    Value a = conv("a", x, w, {1, 8, 6, 6}, {});
+    Value b = conv("b", a, w, {1, 8, 6, 6}, {});
+    auto altered = alterLayout(Graph{{x}, {b}, {"y"}});
+    QVERIFY(altered.ok());
+    QCOMPARE(constantCount(*altered), 1);
+    QCOMPARE(QString::fromStdString(producer(altered->outputs[0])->op), QString("ConvPrepacked"));
+    QCOMPARE(QString::fromStdString(producer(producer(altered->outputs[0])->inputs[0])->op),
+             QString("ConvPrepacked"));
+  }
+
+  void malformedConvIsDiagnosed() {
+    Value x = makeInput("x", f32({1, 6, 6, 6}));
+    Value y = conv("bad_conv", x, makeConstant("w", patterned({8, 4, 3, 3}, 1)), {1, 8, 4, 4}, {});
+    auto altered = alterLayout(Graph{{x}, {y}, {"y"}});
+    QVERIFY(!altered.ok());
+    QString message = QString::fromStdString(altered.error().toString());
+    QVERIFY2(message.contains("bad_conv") && message.contains("channels"), qPrintable(message));
+  }
+
+  void matmulWithConstantMatrixUsesPackedPanels() {
+    ScheduleTarget target = targetWithLanes(8);
+    Value x = makeInput("x", f32({1, 5, 12}));
+    runtime::NDArray b = patterned({12, 20}, 2);
+    Value y = makeOperation("mm", "MatMul", {x, makeConstant("B", b)}, {}, {f32({1, 5, 20})})[0];
+    auto altered = alterLayout(Graph{{x}, {y}, {"y"}}, target);
+    QVERIFY(altered.ok());
+    QString text = QString::fromStdString(printGraph(*altered));
+    QVERIFY2(text.contains("const @B.KN16n: float32[2, 12, 16]@KN16n") &&
+                 text.contains("%mm = DensePrepacked(%x, @B.KN16n) {n=20} : float32[1, 5, 20]"),
+             qPrintable(text));
+
+    HostTensor data = hostOf(patterned({1, 5, 12}, 3));
+    auto got = runNode(*producer(altered->outputs[0]), {data}, target);
+    QCOMPARE(got.size(), size_t(1));
+    HostTensor weights = hostOf(b);
+    double worst = 0;
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 20; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < 12; ++k) sum += data.values[size_t(i * 12 + k)] * weights.values[size_t(k * 20 + j)];
+        worst = std::max(worst, std::abs(got[0].values[size_t(i * 20 + j)] - sum));
+      }
+    QVERIFY2(worst < 1e-4, qPrintable(QString::number(worst)));
+  }
+
+  void gemmBecomesPackedProductPlusBias() {
+    Value x = makeInput("x", f32({2, 16}));
+    Value b = makeConstant("fc.weight", patterned({10, 16}, 1));  // Linear: [out, in], transB
+    Value c = makeConstant("fc.bias", patterned({10}, 2));
+    Value y = makeOperation("fc", "Gemm", {x, b, c}, {{"transB", int64_t(1)}}, {f32({2, 10})})[0];
+    auto altered = alterLayout(Graph{{x}, {y}, {"y"}});
+    QVERIFY(altered.ok());
+    QString text = QString::fromStdString(printGraph(*altered));
+    QVERIFY2(text.contains("%fc.product = DensePrepacked(%x, @fc.weight.KN10n) {n=10} : float32[2, 10]") &&
+                 text.contains("%fc = Add(%fc.product, @fc.bias) : float32[2, 10]"),
+             qPrintable(text));
+
+    // Scaled products stay Gemm (the packed kernel has no alpha).
+    Value scaled =
+        makeOperation("scaled", "Gemm", {x, b, c}, {{"transB", int64_t(1)}, {"alpha", 2.0}}, {f32({2, 10})})[0];
+    auto kept = alterLayout(Graph{{x}, {scaled}, {"y"}});
+    QVERIFY(kept.ok());
+    QVERIFY(kept->outputs[0] == scaled);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestAlterLayout)
+#include "test_alter_layout.moc"

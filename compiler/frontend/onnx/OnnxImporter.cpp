@@ -1,15 +1,488 @@
-// The ONNX importer (being written).
+// The ONNX frontend: a model file (protobuf) to Tessel's graph IR.
 #include "compiler/frontend/onnx/OnnxImporter.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <queue>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/frontend/onnx/OnnxAttributes.h"
+#include "compiler/frontend/onnx/OnnxDiagnostic.h"
+#include "compiler/frontend/onnx/OnnxOpsets.h"
+#include "compiler/frontend/onnx/OnnxTensor.h"
 
 namespace tessel::frontend {
 namespace {
-Diagnostic notYet(const std::string& where) { return Diagnostic{"the ONNX importer is not written yet", where}; }
-}  // namespace
-Expected<graph::Graph> importOnnxFile(const std::string& path, const OnnxImportOptions&) { return notYet(path); }
-Expected<graph::Graph> importOnnxBytes(const std::string&, const std::string& sourceName, const OnnxImportOptions&) {
-  return notYet(sourceName);
+
+using onnx::GraphProto;
+using onnx::ModelProto;
+using onnx::NodeProto;
+using onnx::ValueInfoProto;
+
+// IR version 3 introduced opset_import; older files cannot say which operators they mean.
+constexpr int64_t kOldestIrVersion = 3;
+
+std::string directoryOf(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
+
+bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+Expected<std::string> readFileBytes(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) return importError("is a directory, not a file", path);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return importError("cannot be opened (missing or unreadable)", path);
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  if (file.bad()) return importError("cannot be read", path);
+  return bytes.str();
 }
-Expected<std::vector<OnnxInputInfo>> readOnnxInputs(const std::string& path) { return notYet(path); }
-Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) { return notYet(path); }
-Expected<std::pair<std::string, std::vector<int64_t>>> parseInputShape(const std::string& text) { return notYet(text); }
+
+// Parses a ModelProto, rejecting what is not one. An empty buffer and many non-ONNX files
+// parse as protobuf without error, so a model must also carry an IR version and a graph.
+Expected<ModelProto> parseModel(const std::string& bytes, const std::string& sourceName) {
+  const std::string notAModel = "is not an ONNX model";
+  if (bytes.empty()) return importError("is empty; " + notAModel, sourceName);
+  ModelProto model;
+  if (!model.ParseFromString(bytes))
+    return importError(notAModel + ": it does not parse as an ONNX protobuf (truncated or another format)", sourceName);
+  if (model.ir_version() <= 0 || !model.has_graph())
+    return importError(notAModel + ": it has no " + std::string(model.ir_version() <= 0 ? "IR version" : "graph") +
+                          " (truncated or another format)",
+                      sourceName);
+  return model;
+}
+
+Expected<ModelProto> readModel(const std::string& path) {
+  auto bytes = readFileBytes(path);
+  if (!bytes) return bytes.error();
+  return parseModel(*bytes, path);
+}
+
+// A graph input's declared element type and dimensions (-1 for dynamic ones).
+struct DeclaredType {
+  DataType dtype;
+  std::vector<int64_t> shape;
+  std::vector<std::string> dimNames;  ///< dim_param per dimension ("" when static or unnamed).
+  bool rankKnown = false;
+};
+
+Expected<DeclaredType> declaredTypeOf(const ValueInfoProto& info) {
+  if (!info.has_type()) return importError("input '" + info.name() + "' declares no type");
+  if (!info.type().has_tensor_type())
+    return importError("input '" + info.name() + "' is not a tensor (sequences, maps and optionals are not supported)",
+                      "");
+  const auto& tensorType = info.type().tensor_type();
+  auto dtype = elementTypeFromOnnx(tensorType.elem_type());
+  if (!dtype) return importError("input '" + info.name() + "' has an unsupported element type: " + dtype.error().message);
+  DeclaredType declared{*dtype, {}, {}, tensorType.has_shape()};
+  for (const auto& dim : tensorType.shape().dim()) {
+    if (dim.has_dim_value() && dim.dim_value() < 0)
+      return importError("input '" + info.name() + "' declares a negative dimension (" + std::to_string(dim.dim_value()) +
+                            ")",
+                        "");
+    declared.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    declared.dimNames.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+  }
+  return declared;
+}
+
+std::string shapeText(const std::vector<int64_t>& shape, const std::vector<std::string>& names = {}) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    std::string dim = shape[i] >= 0 ? std::to_string(shape[i]) : (i < names.size() && !names[i].empty() ? names[i] : "?");
+    out += (i ? ", " : "") + dim;
+  }
+  return out + "]";
+}
+
+std::set<std::string> initializerNames(const GraphProto& graph) {
+  std::set<std::string> names;
+  for (const auto& tensor : graph.initializer()) names.insert(tensor.name());
+  return names;
+}
+
+// Builds the graph IR from one parsed model. Each step returns a Diagnostic located at the
+// model file on the first problem; nothing is partially returned.
+class GraphImporter {
+public:
+  GraphImporter(const ModelProto& model, std::string sourceName, const OnnxImportOptions& options)
+      : model_(model), graph_(model.graph()), sourceName_(std::move(sourceName)),
+        modelDirectory_(directoryOf(sourceName_)), options_(options) {}
+
+  Expected<graph::Graph> run() {
+    for (auto step : {&GraphImporter::checkVersions, &GraphImporter::importInitializers, &GraphImporter::importInputs,
+                      &GraphImporter::nameNodes})
+      if (Status status = (this->*step)(); !status.ok()) return status.error();
+    auto order = orderNodes();
+    if (!order) return order.error();
+    for (int index : *order)
+      if (Status status = importNode(index); !status.ok()) return status.error();
+    if (Status status = importOutputs(); !status.ok()) return status.error();
+    return std::move(result_);
+  }
+
+private:
+  Diagnostic error(const std::string& message, const std::string& hint = "") const {
+    return importError(message, sourceName_, hint);
+  }
+  std::string describeNode(int index) const {
+    return "node '" + nodeNames_[size_t(index)] + "' (" + graph_.node(index).op_type() + ")";
+  }
+  Diagnostic nodeError(int index, const std::string& problem, const std::string& hint = "") const {
+    return error(describeNode(index) + " " + problem, hint);
+  }
+
+  Status checkVersions() {
+    if (model_.ir_version() < kOldestIrVersion)
+      return error("has IR version " + std::to_string(model_.ir_version()) + "; Tessel reads IR version " +
+                       std::to_string(kOldestIrVersion) + " and newer",
+                   "re-export the model with a newer ONNX exporter");
+    bool found = false;
+    for (const auto& opset : model_.opset_import()) {
+      if (!isDefaultDomain(opset.domain())) continue;
+      found = true;
+      opset_ = int(std::clamp<int64_t>(opset.version(), -1, 1 << 20));
+    }
+    const std::string supported = "Tessel supports opsets " + std::to_string(kOldestSupportedOpset) + " to " +
+                                  std::to_string(kNewestSupportedOpset);
+    if (!found) return error("declares no opset for the default ONNX domain; " + supported);
+    if (opset_ < 1 || opset_ > kNewestSupportedOpset)
+      return error("uses opset " + std::to_string(opset_) + " of the default ONNX domain; " + supported,
+                   "convert the model with onnx.version_converter to opset " + std::to_string(kNewestSupportedOpset));
+    return Status::success();
+  }
+
+  Status importInitializers() {
+    if (graph_.sparse_initializer_size() > 0)
+      return error("has sparse initializer '" + graph_.sparse_initializer(0).values().name() +
+                   "'; sparse tensors are not supported");
+    for (const auto& tensor : graph_.initializer()) {
+      if (tensor.name().empty()) return error("has an initializer without a name");
+      if (values_.count(tensor.name())) return error("has two initializers named '" + tensor.name() + "'");
+      auto data = tensorToArray(tensor, modelDirectory_);
+      if (!data) return error("initializer " + data.error().message);
+      values_[tensor.name()] = graph::makeConstant(tensor.name(), *data);
+    }
+    return Status::success();
+  }
+
+  Status importInputs() {
+    std::set<std::string> initializers = initializerNames(graph_);
+    // Exporters for opset < 9 list every initializer as a graph input too; the
+    // initializer's data wins and the name is no input of the graph.
+    std::vector<const ValueInfoProto*> inputs;
+    for (const auto& info : graph_.input())
+      if (!initializers.count(info.name())) inputs.push_back(&info);
+    auto isInput = [&](const std::string& name) {
+      return std::any_of(inputs.begin(), inputs.end(), [&](auto* info) { return info->name() == name; });
+    };
+    for (const auto& [name, shape] : options_.inputShapes)
+      if (!isInput(name)) return unknownInputError(name, "--input-shape", inputs);
+    for (const auto& [name, value] : options_.inputValues)
+      if (!isInput(name)) return unknownInputError(name, "an input value", inputs);
+    for (const ValueInfoProto* info : inputs) {
+      if (info->name().empty()) return error("has a graph input without a name");
+      if (values_.count(info->name())) return error("has two graph inputs named '" + info->name() + "'");
+      auto declared = declaredTypeOf(*info);
+      if (!declared) return error(declared.error().message);
+      auto bound = options_.inputValues.find(info->name());
+      Expected<graph::Value> value = bound != options_.inputValues.end()
+                                         ? bindInputValue(info->name(), *declared, bound->second)
+                                         : makeInputValue(info->name(), *declared);
+      if (!value) return value.error();
+      values_[info->name()] = *value;
+      if (bound == options_.inputValues.end()) result_.inputs.push_back(*value);
+    }
+    return Status::success();
+  }
+
+  Diagnostic unknownInputError(const std::string& name, const std::string& what,
+                               const std::vector<const ValueInfoProto*>& inputs) const {
+    std::string names;
+    for (auto* input : inputs) names += (names.empty() ? "" : ", ") + input->name();
+    return error(what + " names '" + name + "', which is not an input of the model",
+                 names.empty() ? "the model has no inputs" : "its inputs are " + names);
+  }
+
+  // A graph input with its shape from the model, completed or checked by --input-shape.
+  Expected<graph::Value> makeInputValue(const std::string& name, const DeclaredType& declared) {
+    std::vector<int64_t> shape = declared.shape;
+    auto given = options_.inputShapes.find(name);
+    if (given != options_.inputShapes.end()) {
+      if (auto mismatch = checkAgainstDeclared(name, declared, given->second, "--input-shape")) return *mismatch;
+      shape = given->second;
+    } else {
+      bool dynamic = !declared.rankKnown;
+      for (int64_t dim : shape) dynamic = dynamic || dim < 0;
+      if (dynamic) {
+        std::string dims;
+        for (size_t i = 0; i < (declared.rankKnown ? shape.size() : 2); ++i)
+          dims += (i ? "," : "") + std::string("D") + std::to_string(i);
+        if (!declared.rankKnown) dims += ",...";
+        std::string what = declared.rankKnown ? "has dynamic dimensions (declared " +
+                                                    shapeText(declared.shape, declared.dimNames) + ")"
+                                              : "declares no shape";
+        return error("input '" + name + "' " + what + " and no shape was given for it",
+                     "pass --input-shape " + name + ":" + dims);
+      }
+    }
+    return graph::makeInput(name, graph::TensorType{declared.dtype, shape, ""});
+  }
+
+  // A graph input the caller gave a value for: a constant with that data.
+  Expected<graph::Value> bindInputValue(const std::string& name, const DeclaredType& declared,
+                                        const runtime::NDArray& data) {
+    if (!data.defined()) return error("the value given for input '" + name + "' is empty (undefined array)");
+    if (data.dtype() != toRuntimeType(declared.dtype))
+      return error("the value given for input '" + name + "' is " + data.dtype().toString() + " but the model declares " +
+                   declared.dtype.toString());
+    if (auto mismatch = checkAgainstDeclared(name, declared, data.shape(), "the value given")) return *mismatch;
+    return graph::makeConstant(name, data);
+  }
+
+  std::optional<Diagnostic> checkAgainstDeclared(const std::string& name, const DeclaredType& declared,
+                                                 const std::vector<int64_t>& shape, const std::string& what) const {
+    bool agrees = !declared.rankKnown || declared.shape.size() == shape.size();
+    for (size_t i = 0; agrees && declared.rankKnown && i < shape.size(); ++i)
+      agrees = declared.shape[i] < 0 || declared.shape[i] == shape[i];
+    for (int64_t dim : shape) agrees = agrees && dim >= 0;
+    if (agrees) return std::nullopt;
+    return error(what + " for input '" + name + "' has shape " + shapeText(shape) + " but the model declares " +
+                 shapeText(declared.shape, declared.dimNames));
+  }
+
+  // Node names: the ONNX name when it has one and it is still free, else "<OpType>_<index>"
+  // (with a suffix if that is taken); every operation node gets its own.
+  Status nameNodes() {
+    std::unordered_set<std::string> explicitNames, taken;
+    for (const auto& node : graph_.node()) explicitNames.insert(node.name());
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const NodeProto& node = graph_.node(i);
+      if (node.op_type().empty()) return error("node " + std::to_string(i) + " ('" + node.name() + "') has no op type");
+      std::string name = node.name();
+      if (name.empty() || taken.count(name)) {
+        std::string base = name.empty() ? node.op_type() + "_" + std::to_string(i) : name;
+        name = base;
+        for (int suffix = 1; taken.count(name) || (name != node.name() && explicitNames.count(name)); ++suffix)
+          name = base + "_" + std::to_string(suffix);
+      }
+      taken.insert(name);
+      nodeNames_.push_back(name);
+    }
+    return Status::success();
+  }
+
+  // The order to import nodes in. ONNX requires producers before consumers; files that
+  // break only that (but are acyclic) are sorted, keeping the file's order where it is free.
+  Expected<std::vector<int>> orderNodes() {
+    std::unordered_map<std::string, int> producer;
+    int count = graph_.node_size();
+    for (int i = 0; i < count; ++i)
+      for (const auto& output : graph_.node(i).output()) {
+        if (output.empty()) continue;
+        if (values_.count(output))
+          return nodeError(i, "writes '" + output + "', which is already a graph input or initializer");
+        auto [it, inserted] = producer.emplace(output, i);
+        if (!inserted) return nodeError(i, "writes '" + output + "', which " + describeNode(it->second) + " writes too");
+      }
+    std::vector<std::vector<int>> consumers(static_cast<size_t>(count));
+    std::vector<int> waitingFor(static_cast<size_t>(count), 0);
+    for (int i = 0; i < count; ++i) {
+      std::set<int> producers;
+      for (const auto& input : graph_.node(i).input()) {
+        if (input.empty() || values_.count(input)) continue;
+        auto it = producer.find(input);
+        if (it == producer.end())
+          return nodeError(i, "reads '" + input + "', which no node, graph input or initializer produces");
+        producers.insert(it->second);
+      }
+      waitingFor[size_t(i)] = int(producers.size());
+      for (int p : producers) consumers[size_t(p)].push_back(i);
+    }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (int i = 0; i < count; ++i)
+      if (waitingFor[size_t(i)] == 0) ready.push(i);
+    std::vector<int> order;
+    while (!ready.empty()) {
+      int next = ready.top();
+      ready.pop();
+      order.push_back(next);
+      for (int consumer : consumers[size_t(next)])
+        if (--waitingFor[size_t(consumer)] == 0) ready.push(consumer);
+    }
+    if (int(order.size()) < count) return cycleError(producer, waitingFor);
+    return order;
+  }
+
+  // Names one cycle among the nodes that could not be ordered: from any of them, follow
+  // inputs whose producers are also stuck until a node repeats.
+  Diagnostic cycleError(const std::unordered_map<std::string, int>& producer, const std::vector<int>& waitingFor) const {
+    int start = 0;
+    while (waitingFor[size_t(start)] == 0) ++start;
+    std::vector<int> path;
+    std::unordered_map<int, size_t> positionInPath;
+    std::vector<std::string> readValues;
+    int current = start;
+    while (!positionInPath.count(current)) {
+      positionInPath[current] = path.size();
+      path.push_back(current);
+      for (const auto& input : graph_.node(current).input()) {
+        auto it = producer.find(input);
+        if (it != producer.end() && waitingFor[size_t(it->second)] > 0) {
+          readValues.push_back(input);
+          current = it->second;
+          break;
+        }
+      }
+    }
+    std::string cycle;
+    for (size_t i = positionInPath[current]; i < path.size(); ++i)
+      cycle += describeNode(path[i]) + " reads '" + readValues[i] + "'" + (i + 1 < path.size() ? ", " : "");
+    return nodeError(current, "reads a value before anything produces it: the nodes form a cycle (" + cycle + ")",
+                     "ONNX requires every value to be produced before it is used");
+  }
+
+  Status importNode(int index) {
+    const NodeProto& node = graph_.node(index);
+    if (!isDefaultDomain(node.domain()))
+      return nodeError(index, "is from operator domain '" + node.domain() +
+                                  "'; Tessel supports only the default ONNX domain (\"\" or \"ai.onnx\")");
+    if (!definitionUnchangedSinceOpset(node.op_type(), opset_))
+      return nodeError(index,
+                       "is defined differently at the model's opset " + std::to_string(opset_) +
+                           " than at opset " + std::to_string(kOldestSupportedOpset) + ", the oldest Tessel supports",
+                       "convert the model with onnx.version_converter to opset " +
+                           std::to_string(kOldestSupportedOpset) + " or newer");
+    if (node.output_size() == 0) return nodeError(index, "has no outputs");
+    if (node.op_type() == "Constant") return importConstant(index);
+    auto attributes = convertAttributes(node, modelDirectory_);
+    if (!attributes) return nodeError(index, attributes.error().message);
+    std::vector<graph::Value> inputs;
+    for (const auto& input : node.input()) inputs.push_back(input.empty() ? graph::Value() : values_.at(input));
+    std::vector<graph::Value> outputs =
+        graph::makeOperation(nodeNames_[size_t(index)], node.op_type(), std::move(inputs), std::move(*attributes),
+                             std::vector<graph::TensorType>(size_t(node.output_size())),
+                             {graph::Provenance{nodeNames_[size_t(index)], node.op_type(), opset_}});
+    for (int i = 0; i < node.output_size(); ++i)
+      if (!node.output(i).empty()) values_[node.output(i)] = outputs[size_t(i)];
+    return Status::success();
+  }
+
+  // A Constant node becomes a ConstantNode named after its output, like an initializer.
+  Status importConstant(int index) {
+    const NodeProto& node = graph_.node(index);
+    if (node.output_size() != 1 || node.output(0).empty()) return nodeError(index, "must have exactly one output");
+    for (const auto& attribute : node.attribute()) {
+      const std::string& key = attribute.name();
+      if (key == "sparse_value") return nodeError(index, "holds a sparse tensor, which Tessel does not support");
+      if (key == "value_string" || key == "value_strings")
+        return nodeError(index, "holds strings; string tensors are not supported");
+    }
+    runtime::NDArray data;
+    auto makeArray = [&](std::vector<int64_t> shape, runtime::DataType dtype, const void* source) {
+      data = runtime::NDArray::empty(std::move(shape), dtype);
+      data.copyFrom(source, size_t(data.byteSize()));
+    };
+    for (const auto& attribute : node.attribute()) {
+      const std::string& key = attribute.name();
+      if (key == "value") {
+        auto array = tensorToArray(attribute.t(), modelDirectory_);
+        if (!array) return nodeError(index, "holds a bad tensor: " + array.error().message);
+        data = *array;
+      } else if (key == "value_float") {
+        float value = attribute.f();
+        makeArray({}, runtime::DataType::float32(), &value);
+      } else if (key == "value_int") {
+        int64_t value = attribute.i();
+        makeArray({}, runtime::DataType::int64(), &value);
+      } else if (key == "value_floats") {
+        std::vector<float> values(attribute.floats().begin(), attribute.floats().end());
+        makeArray({int64_t(values.size())}, runtime::DataType::float32(), values.data());
+      } else if (key == "value_ints") {
+        std::vector<int64_t> values(attribute.ints().begin(), attribute.ints().end());
+        makeArray({int64_t(values.size())}, runtime::DataType::int64(), values.data());
+      }
+    }
+    if (!data.defined())
+      return nodeError(index, "has none of the attributes value, value_float(s) or value_int(s)");
+    values_[node.output(0)] = graph::makeConstant(node.output(0), data);
+    return Status::success();
+  }
+
+  Status importOutputs() {
+    if (graph_.output_size() == 0) return error("declares no graph outputs");
+    for (const auto& output : graph_.output()) {
+      auto it = values_.find(output.name());
+      if (output.name().empty() || it == values_.end())
+        return error("graph output '" + output.name() + "' is produced by no node, graph input or initializer");
+      result_.outputs.push_back(it->second);
+      result_.outputNames.push_back(output.name());
+    }
+    return Status::success();
+  }
+
+  const ModelProto& model_;
+  const GraphProto& graph_;
+  std::string sourceName_;
+  std::string modelDirectory_;
+  const OnnxImportOptions& options_;
+  int opset_ = 0;
+  std::vector<std::string> nodeNames_;
+  std::unordered_map<std::string, graph::Value> values_;
+  graph::Graph result_;
+};
+
+}  // namespace
+
+Expected<graph::Graph> importOnnxBytes(const std::string& bytes, const std::string& sourceName,
+                                       const OnnxImportOptions& options) {
+  auto model = parseModel(bytes, sourceName);
+  if (!model) return model.error();
+  return GraphImporter(*model, sourceName, options).run();
+}
+
+Expected<graph::Graph> importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
+  auto bytes = readFileBytes(path);
+  if (!bytes) return bytes.error();
+  return importOnnxBytes(*bytes, path, options);
+}
+
+Expected<std::vector<OnnxInputInfo>> readOnnxInputs(const std::string& path) {
+  auto model = readModel(path);
+  if (!model) return model.error();
+  std::set<std::string> initializers = initializerNames(model->graph());
+  std::vector<OnnxInputInfo> inputs;
+  for (const auto& info : model->graph().input()) {
+    if (initializers.count(info.name())) continue;
+    auto declared = declaredTypeOf(info);
+    if (!declared) return importError(declared.error().message, path);
+    inputs.push_back(OnnxInputInfo{info.name(), declared->dtype, declared->shape, declared->rankKnown});
+  }
+  return inputs;
+}
+
+Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
+  auto bytes = readFileBytes(path);
+  if (!bytes) return bytes.error();
+  if (bytes->empty()) return importError("is empty; expected a serialized ONNX TensorProto", path);
+  onnx::TensorProto tensor;
+  if (!tensor.ParseFromString(*bytes))
+    return importError("is not an ONNX tensor: it does not parse as a TensorProto (truncated or another format)", path);
+  // Sequences and optionals (other files of the test suite) parse as a TensorProto too,
+  // with no element type; say what they probably are instead of "type 0".
+  if (tensor.data_type() == onnx::TensorProto::UNDEFINED)
+    return importError("holds no tensor element type; it may be a sequence, map or optional value, which Tessel "
+                      "does not support",
+                      path);
+  auto array = tensorToArray(tensor, directoryOf(path));
+  if (!array) return importError(array.error().message, path);
+  return array;
+}
+
 }  // namespace tessel::frontend

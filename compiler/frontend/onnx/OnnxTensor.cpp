@@ -1,0 +1,206 @@
+// ONNX tensors (TensorProto) to runtime arrays: element types, raw and typed data, external files.
+#include "compiler/frontend/onnx/OnnxTensor.h"
+
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "compiler/frontend/onnx/OnnxDiagnostic.h"
+
+namespace tessel::frontend {
+namespace {
+
+using onnx::TensorProto;
+
+// No model has tensors this large; the cap keeps a corrupted dimension from turning into a
+// giant allocation before the data size check can reject it.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+
+std::string describeTensor(const TensorProto& tensor) {
+  return tensor.name().empty() ? std::string("a tensor") : "tensor '" + tensor.name() + "'";
+}
+
+Diagnostic tensorError(const TensorProto& tensor, const std::string& problem) {
+  return importError(describeTensor(tensor) + " " + problem);
+}
+
+// Copies a typed repeated field into the array, converting each element to T.
+template <class T, class Field>
+void copyTypedField(const Field& field, const runtime::NDArray& array) {
+  T* out = static_cast<T*>(array.data());
+  for (int i = 0; i < field.size(); ++i) out[i] = static_cast<T>(field.Get(i));
+}
+
+// How many values a typed field must hold for the tensor and copies them; the field ONNX
+// uses depends on the element type (16-bit floats travel as their bit patterns in int32_data).
+std::optional<Diagnostic> copyTypedData(const TensorProto& tensor, const runtime::NDArray& array) {
+  int64_t expected = array.numElements();
+  auto checkCount = [&](int64_t count, const char* field) -> std::optional<Diagnostic> {
+    if (count == expected) return std::nullopt;
+    return tensorError(tensor, "has " + std::to_string(count) + " values in " + field + " but its dims " +
+                                   "need " + std::to_string(expected));
+  };
+  switch (tensor.data_type()) {
+    case TensorProto::FLOAT:
+      if (auto e = checkCount(tensor.float_data_size(), "float_data")) return e;
+      copyTypedField<float>(tensor.float_data(), array);
+      return std::nullopt;
+    case TensorProto::DOUBLE:
+      if (auto e = checkCount(tensor.double_data_size(), "double_data")) return e;
+      copyTypedField<double>(tensor.double_data(), array);
+      return std::nullopt;
+    case TensorProto::INT64:
+      if (auto e = checkCount(tensor.int64_data_size(), "int64_data")) return e;
+      copyTypedField<int64_t>(tensor.int64_data(), array);
+      return std::nullopt;
+    case TensorProto::UINT32:
+      if (auto e = checkCount(tensor.uint64_data_size(), "uint64_data")) return e;
+      copyTypedField<uint32_t>(tensor.uint64_data(), array);
+      return std::nullopt;
+    case TensorProto::UINT64:
+      if (auto e = checkCount(tensor.uint64_data_size(), "uint64_data")) return e;
+      copyTypedField<uint64_t>(tensor.uint64_data(), array);
+      return std::nullopt;
+    default:
+      break;
+  }
+  // Every remaining type travels in int32_data, narrowed to its width.
+  if (auto e = checkCount(tensor.int32_data_size(), "int32_data")) return e;
+  const auto& values = tensor.int32_data();
+  switch (tensor.data_type()) {
+    case TensorProto::INT32: copyTypedField<int32_t>(values, array); break;
+    case TensorProto::INT16: copyTypedField<int16_t>(values, array); break;
+    case TensorProto::INT8: copyTypedField<int8_t>(values, array); break;
+    case TensorProto::UINT16:
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16: copyTypedField<uint16_t>(values, array); break;
+    case TensorProto::UINT8: copyTypedField<uint8_t>(values, array); break;
+    case TensorProto::BOOL: {
+      auto* out = static_cast<uint8_t*>(array.data());
+      for (int i = 0; i < values.size(); ++i) out[i] = values.Get(i) != 0;
+      break;
+    }
+    default: TESSEL_ICHECK(false) << "element type " << tensor.data_type() << " passed the type check";
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> parseByteCount(const std::string& text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+// Reads the tensor's bytes from the file its external_data names. ONNX requires the path to
+// be relative and inside the model's directory; anything else is refused rather than read.
+std::optional<Diagnostic> readExternalData(const TensorProto& tensor, const std::string& modelDirectory,
+                                           const runtime::NDArray& array) {
+  std::string location;
+  int64_t offset = 0;
+  std::optional<int64_t> length;
+  for (const auto& entry : tensor.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      auto number = parseByteCount(entry.value());
+      if (!number) return tensorError(tensor, "has external data " + entry.key() + " '" + entry.value() +
+                                                   "', which is not a byte count");
+      if (entry.key() == "offset") offset = *number;
+      else length = *number;
+    }
+  }
+  if (location.empty()) return tensorError(tensor, "stores its data externally but names no location");
+  std::filesystem::path relative(location);
+  bool escapes = relative.is_absolute();
+  for (const auto& part : relative) escapes = escapes || part == "..";
+  if (escapes)
+    return tensorError(tensor, "stores its data in '" + location +
+                                   "', outside the model's directory (ONNX requires a relative path below it)");
+  std::filesystem::path path = modelDirectory.empty() ? relative : std::filesystem::path(modelDirectory) / relative;
+  std::error_code sizeError;
+  auto fileSize = std::filesystem::file_size(path, sizeError);
+  if (sizeError) return tensorError(tensor, "stores its data in '" + path.string() + "', which cannot be read");
+  int64_t bytes = array.byteSize();
+  if (length && *length != bytes)
+    return tensorError(tensor, "has external data of " + std::to_string(*length) + " bytes but its dims and type need " +
+                                   std::to_string(bytes));
+  if (offset > int64_t(fileSize) || int64_t(fileSize) - offset < bytes)
+    return tensorError(tensor, "needs bytes " + std::to_string(offset) + ".." + std::to_string(offset + bytes) +
+                                   " of '" + path.string() + "', which has " + std::to_string(fileSize));
+  std::ifstream file(path, std::ios::binary);
+  file.seekg(offset);
+  file.read(static_cast<char*>(array.data()), bytes);
+  if (!file) return tensorError(tensor, "stores its data in '" + path.string() + "', which cannot be read");
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<DataType> elementTypeFromOnnx(int onnxType) {
+  switch (onnxType) {
+    case TensorProto::FLOAT: return DataType::float32();
+    case TensorProto::DOUBLE: return DataType::float64();
+    case TensorProto::FLOAT16: return DataType::float16();
+    case TensorProto::BFLOAT16: return DataType::bfloat16();
+    case TensorProto::INT8: return DataType::int8();
+    case TensorProto::INT16: return DataType::int16();
+    case TensorProto::INT32: return DataType::int32();
+    case TensorProto::INT64: return DataType::int64();
+    case TensorProto::UINT8: return DataType::uint8();
+    case TensorProto::UINT16: return DataType::uint16();
+    case TensorProto::UINT32: return DataType::uint32();
+    case TensorProto::UINT64: return DataType::uint64();
+    case TensorProto::BOOL: return DataType::boolean();
+    case TensorProto::STRING: return importError("string tensors are not supported");
+    case TensorProto::COMPLEX64:
+    case TensorProto::COMPLEX128: return importError("complex tensors are not supported");
+    default: return importError("element type code " + std::to_string(onnxType) + " is not one Tessel knows");
+  }
+}
+
+runtime::DataType toRuntimeType(DataType type) {
+  auto code = type.isBool()    ? runtime::DataType::Code::Bool
+              : type.isInt()   ? runtime::DataType::Code::Int
+              : type.isUInt()  ? runtime::DataType::Code::UInt
+              : type.code() == DataType::Code::BFloat ? runtime::DataType::Code::BFloat
+                                                       : runtime::DataType::Code::Float;
+  TESSEL_ICHECK(type.isBool() || type.isIntegral() || type.isFloat()) << "no array type for " << type.toString();
+  return runtime::DataType{code, static_cast<uint8_t>(type.bits()), static_cast<uint16_t>(type.lanes())};
+}
+
+Expected<runtime::NDArray> tensorToArray(const TensorProto& tensor, const std::string& modelDirectory) {
+  auto elementType = elementTypeFromOnnx(tensor.data_type());
+  if (!elementType) return tensorError(tensor, "has an unsupported element type: " + elementType.error().message);
+  if (tensor.has_segment()) return tensorError(tensor, "is segmented, which Tessel does not support");
+  std::vector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  int64_t elementBytes = toRuntimeType(*elementType).bytes();
+  int64_t bytes = elementBytes;
+  for (int64_t dim : shape) {
+    if (dim < 0) return tensorError(tensor, "has a negative dimension (" + std::to_string(dim) + ")");
+    if (dim != 0 && bytes > kMaxTensorBytes / dim)
+      return tensorError(tensor, "is too large (over 2^40 bytes); its dims are probably corrupted");
+    bytes *= dim;
+  }
+  runtime::NDArray array;
+  try {
+    array = runtime::NDArray::empty(shape, toRuntimeType(*elementType));
+  } catch (const std::exception& failure) {
+    return tensorError(tensor, std::string("cannot be allocated: ") + failure.what());
+  }
+  if (tensor.data_location() == TensorProto::EXTERNAL) {
+    if (auto e = readExternalData(tensor, modelDirectory, array)) return *e;
+  } else if (tensor.has_raw_data()) {
+    if (int64_t(tensor.raw_data().size()) != bytes)
+      return tensorError(tensor, "has " + std::to_string(tensor.raw_data().size()) + " bytes of raw_data but its dims " +
+                                     "and type need " + std::to_string(bytes));
+    if (bytes > 0) std::memcpy(array.data(), tensor.raw_data().data(), size_t(bytes));
+  } else if (auto e = copyTypedData(tensor, array)) {
+    return *e;
+  }
+  return array;
+}
+
+}  // namespace tessel::frontend

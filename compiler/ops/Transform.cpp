@@ -1,6 +1,7 @@
 // Data-movement computes with ONNX semantics and their default schedule.
 #include "compiler/ops/Transform.h"
 
+#include "compiler/ops/TransformSupport.h"
 #include "core/ir/IRMutator.h"
 #include "core/ir/IROperators.h"
 #include "core/ir/IRVisitor.h"
@@ -8,24 +9,8 @@
 namespace tessel {
 
 namespace {
-using Shape = std::vector<int64_t>;
+using namespace transform_support;
 
-Diagnostic opError(const std::string& op, std::string message, std::string hint = "") {
-  return Diagnostic{std::move(message), op, 0, 0, std::move(hint)};
-}
-// An axis in [-rank, rank) made non-negative, or nullopt.
-std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank) {
-  int64_t r = int64_t(rank);
-  if (axis < -r || axis >= r) return std::nullopt;
-  return axis < 0 ? axis + r : axis;
-}
-std::optional<Diagnostic> checkShape(const std::string& op, const Shape& shape, const char* what) {
-  for (int64_t d : shape)
-    if (d < 1)
-      return opError(op, std::string(what) + " shape " + shapeName(shape) + " has a dimension below 1",
-                     "static shapes with positive dimensions only");
-  return std::nullopt;
-}
 Expected<Shape> broadcastShapes(const std::string& op, const std::vector<Shape>& shapes) {
   size_t rank = 0;
   for (auto& s : shapes) rank = std::max(rank, s.size());
@@ -47,15 +32,6 @@ Expr broadcastRead(const te::Tensor& t, const Shape& shape, const std::vector<Va
   size_t rank = i.size();
   for (size_t d = 0; d < shape.size(); ++d) indices.push_back(shape[d] == 1 ? Expr(0) : Expr(i[d + rank - shape.size()]));
   return t(indices);
-}
-Expr clampIndex(Expr index, int64_t extent) { return min(max(index, Expr(0)), Expr(extent - 1)); }
-
-Workload singleOutput(std::string name, std::vector<te::Tensor> inputs, te::Tensor out) {
-  Workload w;
-  w.name = std::move(name);
-  w.inputs = std::move(inputs);
-  w.outputs = {out};
-  return w;
 }
 
 // True when every buffer read in `body` is contiguous along `inner`: the variable appears
@@ -416,7 +392,7 @@ Expected<Workload> expand(const Shape& shape, const Shape& target, DataType dtyp
   return singleOutput("expand_" + shapeName(shape) + "_to_" + shapeName(*outShape), {in}, out);
 }
 
-Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, DataType dtype) {
+Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, DataType dtype, PadMode mode) {
   const std::string op = "Pad";
   if (auto e = checkShape(op, shape, "input")) return *e;
   size_t rank = shape.size();
@@ -439,11 +415,23 @@ Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, Data
         for (size_t d = 0; d < rank; ++d) {
           Expr index = pads[d] == 0 ? Expr(i[d]) : i[d] - Expr(pads[d]);
           bool mayLeave = pads[d] > 0 || pads[d + rank] > 0;
-          if (mayLeave) {
+          if (mayLeave && mode == PadMode::Constant) {
             // likely() lets loop partitioning give the interior its own select-free loop.
             Expr here = likely(index >= Expr(int64_t(0)) && index < Expr(shape[d]));
             inside = inside.defined() ? inside && here : here;
             index = clampIndex(index, shape[d]);  // the discarded read stays in bounds
+          } else if (mayLeave && mode == PadMode::Edge) {
+            index = clampIndex(index, shape[d]);
+          } else if (mayLeave && mode == PadMode::Reflect) {
+            // Mirrored without repeating the edge element; the pattern repeats with period
+            // 2 * (dim - 1), so pads wider than the axis keep reflecting as NumPy does.
+            int64_t period = 2 * (shape[d] - 1);
+            if (period == 0) {
+              index = Expr(int64_t(0));
+            } else {
+              Expr folded = floormod(index, Expr(period));
+              index = select(folded < Expr(shape[d]), folded, Expr(period) - folded);
+            }
           }
           indices.push_back(index);
         }
@@ -451,8 +439,104 @@ Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, Data
         return inside.defined() ? select(inside, read, makeConst(dtype, value)) : read;
       },
       "out", axisNames(rank), "injective");
-  std::string name = "pad_" + shapeName(shape) + "_to_" + shapeName(outShape);
-  return singleOutput(name, {in}, out);
+  static const char* modeNames[] = {"constant", "reflect", "edge"};
+  std::string name = "pad_" + std::string(modeNames[int(mode)]) + "_" + shapeName(shape) + "_to_" + shapeName(outShape);
+  for (int64_t p : pads) name += "_" + std::to_string(p);
+  return singleOutput(symbolSafe(name), {in}, out);
+}
+
+Expected<Workload> tile(const Shape& shape, const Shape& repeats, DataType dtype) {
+  const std::string op = "Tile";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (repeats.size() != shape.size())
+    return opError(op, "repeats has " + std::to_string(repeats.size()) + " entries for a rank-" +
+                           std::to_string(shape.size()) + " input", "give one repeat count per axis");
+  Shape outShape;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (repeats[d] < 1)
+      return opError(op, "repeat count " + std::to_string(repeats[d]) + " on axis " + std::to_string(d),
+                     "repeat counts are positive (empty results are not supported)");
+    outShape.push_back(shape[d] * repeats[d]);
+  }
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        std::vector<Expr> indices;
+        for (size_t d = 0; d < shape.size(); ++d)
+          indices.push_back(repeats[d] == 1 ? Expr(i[d]) : floormod(Expr(i[d]), Expr(shape[d])));
+        return in(indices);
+      },
+      "out", axisNames(outShape.size()), "injective");
+  return singleOutput("tile_" + shapeName(shape) + "_to_" + shapeName(outShape), {in}, out);
+}
+
+Expected<Workload> trilu(const Shape& shape, int64_t k, bool upper, DataType dtype) {
+  const std::string op = "Trilu";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (shape.size() < 2) return opError(op, "input has rank " + std::to_string(shape.size()), "Trilu needs rank 2 or more");
+  size_t rank = shape.size();
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  te::Tensor out = te::compute(
+      toExprs(shape),
+      [&](const std::vector<Var>& i) {
+        Expr diagonal = Expr(i[rank - 1]) - Expr(i[rank - 2]);
+        Expr keep = upper ? diagonal >= Expr(k) : diagonal <= Expr(k);
+        return select(keep, in(asExprs(i)), makeZero(dtype));
+      },
+      "out", axisNames(rank), "injective");
+  return singleOutput(symbolSafe(std::string(upper ? "triu_" : "tril_") + shapeName(shape) + "_k" + std::to_string(k)),
+                      {in}, out);
+}
+
+Expected<Workload> depthToSpace(const Shape& shape, int64_t blockSize, bool columnRowDepth, DataType dtype) {
+  const std::string op = "DepthToSpace";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (shape.size() != 4) return opError(op, "input has rank " + std::to_string(shape.size()), "the input is NCHW");
+  if (blockSize < 1 || shape[1] % (blockSize * blockSize) != 0)
+    return opError(op, "blocksize " + std::to_string(blockSize) + " does not divide the " + std::to_string(shape[1]) +
+                           " channels into blocksize^2 groups");
+  int64_t channels = shape[1] / (blockSize * blockSize);
+  Shape outShape{shape[0], channels, shape[2] * blockSize, shape[3] * blockSize};
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        Expr b = Expr(blockSize);
+        Expr rowInBlock = floormod(Expr(i[2]), b), columnInBlock = floormod(Expr(i[3]), b);
+        // DCR: depth is (blockRow, blockColumn, channel); CRD: (channel, blockRow, blockColumn).
+        Expr depth = columnRowDepth ? (Expr(i[1]) * b + rowInBlock) * b + columnInBlock
+                                    : (rowInBlock * b + columnInBlock) * Expr(channels) + i[1];
+        return in({Expr(i[0]), depth, floordiv(Expr(i[2]), b), floordiv(Expr(i[3]), b)});
+      },
+      "out", axisNames(4), "injective");
+  return singleOutput("depth_to_space_" + std::string(columnRowDepth ? "crd_" : "dcr_") + shapeName(shape) + "_b" +
+                          std::to_string(blockSize),
+                      {in}, out);
+}
+
+Expected<Workload> spaceToDepth(const Shape& shape, int64_t blockSize, DataType dtype) {
+  const std::string op = "SpaceToDepth";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (shape.size() != 4) return opError(op, "input has rank " + std::to_string(shape.size()), "the input is NCHW");
+  if (blockSize < 1 || shape[2] % blockSize != 0 || shape[3] % blockSize != 0)
+    return opError(op, "blocksize " + std::to_string(blockSize) + " does not divide the spatial shape " +
+                           shapeName({shape[2], shape[3]}));
+  int64_t channels = shape[1];
+  Shape outShape{shape[0], channels * blockSize * blockSize, shape[2] / blockSize, shape[3] / blockSize};
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        Expr b = Expr(blockSize);
+        // Output depth is (blockRow, blockColumn, channel), the inverse of DepthToSpace's DCR.
+        Expr channel = floormod(Expr(i[1]), Expr(channels));
+        Expr block = floordiv(Expr(i[1]), Expr(channels));
+        Expr rowInBlock = floordiv(block, b), columnInBlock = floormod(block, b);
+        return in({Expr(i[0]), channel, Expr(i[2]) * b + rowInBlock, Expr(i[3]) * b + columnInBlock});
+      },
+      "out", axisNames(4), "injective");
+  return singleOutput("space_to_depth_" + shapeName(shape) + "_b" + std::to_string(blockSize), {in}, out);
 }
 
 Expected<Workload> castTensor(const Shape& shape, DataType from, DataType to) {

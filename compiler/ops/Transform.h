@@ -1,5 +1,6 @@
 // Data-movement operators with ONNX semantics (Transpose, Reshape, Concat, Slice, Gather,
-// Split, Where, Expand, Pad, Cast) on static shapes, and their default schedule.
+// Split, Where, Expand, Pad, Tile, Trilu, DepthToSpace, SpaceToDepth, Cast) on static shapes,
+// and their default schedule.
 #pragma once
 
 #include "compiler/ops/Workload.h"
@@ -55,10 +56,31 @@ Expected<Workload> where(const std::vector<int64_t>& conditionShape, const std::
 Expected<Workload> expand(const std::vector<int64_t>& shape, const std::vector<int64_t>& target,
                           DataType dtype = DataType::float32());
 
-/// ONNX Pad, constant mode: `pads` = [begin_0, ..., begin_{r-1}, end_0, ..., end_{r-1}];
-/// new elements are `value`; negative pads remove elements.
+/// How Pad fills the new elements: a constant, the input mirrored at its edge (without
+/// repeating the edge element), or the edge element repeated.
+enum class PadMode { Constant, Reflect, Edge };
+
+/// ONNX Pad: `pads` = [begin_0, ..., begin_{r-1}, end_0, ..., end_{r-1}]; new elements are
+/// `value` (constant mode) or read from the input as `mode` says; negative pads remove elements.
 Expected<Workload> pad(const std::vector<int64_t>& shape, const std::vector<int64_t>& pads, double value = 0.0,
-                       DataType dtype = DataType::float32());
+                       DataType dtype = DataType::float32(), PadMode mode = PadMode::Constant);
+
+/// ONNX Tile: the input repeated repeats[d] times along each axis d.
+Expected<Workload> tile(const std::vector<int64_t>& shape, const std::vector<int64_t>& repeats,
+                        DataType dtype = DataType::float32());
+
+/// ONNX Trilu over the last two axes: keeps elements with column - row >= k (upper) or
+/// <= k (lower), zero elsewhere.
+Expected<Workload> trilu(const std::vector<int64_t>& shape, int64_t k, bool upper, DataType dtype = DataType::float32());
+
+/// ONNX DepthToSpace on NCHW: channel blocks of blockSize^2 become blockSize x blockSize
+/// pixels; the depth is read as (row, column, channel) (DCR) or (channel, row, column) (CRD).
+Expected<Workload> depthToSpace(const std::vector<int64_t>& shape, int64_t blockSize, bool columnRowDepth,
+                                DataType dtype = DataType::float32());
+
+/// ONNX SpaceToDepth on NCHW: the inverse of DepthToSpace in DCR order.
+Expected<Workload> spaceToDepth(const std::vector<int64_t>& shape, int64_t blockSize,
+                                DataType dtype = DataType::float32());
 
 /// ONNX Cast: each element converted to `to` (floats to integers truncate toward zero,
 /// anything to bool is value != 0).

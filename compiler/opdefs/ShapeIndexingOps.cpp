@@ -1,0 +1,170 @@
+// Operator definitions that read or write at positions held in tensors: Gather,
+// GatherElements, GatherND, ScatterElements (and the older Scatter), ScatterND, OneHot,
+// ReverseSequence, and Compress / NonZero when the positions are known at compile time.
+#include "compiler/opdefs/ShapeOpSupport.h"
+#include "compiler/ops/Generate.h"
+#include "compiler/ops/Indexing.h"
+#include "compiler/ops/Transform.h"
+
+namespace tessel::graph::shape_ops {
+
+namespace {
+using Shape = std::vector<int64_t>;
+
+Expected<OpKernel> buildGather(const OpCall& call) {
+  auto axis = call.intAttr("axis", 0);
+  if (!axis) return axis.error();
+  const TensorType& data = inputType(call, 0);
+  return transformKernel(call, gather(data.shape, inputType(call, 1).shape, *axis, data.dtype, inputType(call, 1).dtype),
+                         {0, 1});
+}
+
+Expected<OpKernel> buildGatherElements(const OpCall& call) {
+  auto axis = call.intAttr("axis", 0);
+  if (!axis) return axis.error();
+  const TensorType& data = inputType(call, 0);
+  return transformKernel(
+      call, gatherElements(data.shape, inputType(call, 1).shape, *axis, data.dtype, inputType(call, 1).dtype), {0, 1});
+}
+
+Expected<OpKernel> buildGatherND(const OpCall& call) {
+  auto batchDims = call.intAttr("batch_dims", 0);
+  if (!batchDims) return batchDims.error();
+  const TensorType& data = inputType(call, 0);
+  return transformKernel(call, gatherND(data.shape, inputType(call, 1).shape, *batchDims, data.dtype,
+                                       inputType(call, 1).dtype),
+                         {0, 1});
+}
+
+Expected<ScatterReduction> scatterReduction(const OpCall& call) {
+  auto name = call.stringAttr("reduction", "none");
+  if (!name) return name.error();
+  if (*name == "none") return ScatterReduction::None;
+  if (*name == "add") return ScatterReduction::Add;
+  if (*name == "mul") return ScatterReduction::Mul;
+  if (*name == "max") return ScatterReduction::Max;
+  if (*name == "min") return ScatterReduction::Min;
+  return call.error("reduction '" + *name + "' is not supported", "use none, add, mul, max or min");
+}
+
+Expected<OpKernel> checkUpdates(const OpCall& call, const Shape& expected) {
+  if (inputType(call, 2).shape != expected)
+    return call.error("updates have shape " + shapeName(inputType(call, 2).shape) + ", expected " + shapeName(expected));
+  if (inputType(call, 2).dtype != inputType(call, 0).dtype)
+    return call.error("updates are " + inputType(call, 2).dtype.toString() + ", data " +
+                      inputType(call, 0).dtype.toString());
+  return OpKernel{};
+}
+
+Expected<OpKernel> buildScatterElements(const OpCall& call) {
+  auto axis = call.intAttr("axis", 0);
+  if (!axis) return axis.error();
+  auto reduction = scatterReduction(call);
+  if (!reduction) return reduction.error();
+  const TensorType& data = inputType(call, 0);
+  const TensorType& indices = inputType(call, 1);
+  if (auto ok = checkUpdates(call, indices.shape); !ok) return ok.error();
+  return transformKernel(call, scatterElements(data.shape, indices.shape, *axis, *reduction, data.dtype, indices.dtype),
+                         {0, 1, 2});
+}
+
+Expected<OpKernel> buildScatterND(const OpCall& call) {
+  auto reduction = scatterReduction(call);
+  if (!reduction) return reduction.error();
+  const TensorType& data = inputType(call, 0);
+  const TensorType& indices = inputType(call, 1);
+  if (!indices.shape.empty() && indices.shape.back() >= 1 && size_t(indices.shape.back()) <= data.shape.size()) {
+    Shape updates(indices.shape.begin(), indices.shape.end() - 1);
+    updates.insert(updates.end(), data.shape.begin() + indices.shape.back(), data.shape.end());
+    if (auto ok = checkUpdates(call, updates); !ok) return ok.error();
+  }
+  return transformKernel(call, scatterND(data.shape, indices.shape, *reduction, data.dtype, indices.dtype), {0, 1, 2});
+}
+
+Expected<OpKernel> buildOneHot(const OpCall& call) {
+  auto axis = call.intAttr("axis", -1);
+  if (!axis) return axis.error();
+  auto depth = call.constantDoubles(1, "depth");
+  if (!depth) return depth.error();
+  if (depth->size() != 1) return call.error("depth must hold one value");
+  if (elementCount(inputType(call, 2).shape) != 2 || inputType(call, 2).shape.size() != 1)
+    return call.error("values have shape " + shapeName(inputType(call, 2).shape), "values are [off_value, on_value]");
+  const TensorType& indices = inputType(call, 0);
+  return transformKernel(call, oneHot(indices.shape, int64_t(depth->front()), *axis, indices.dtype, inputType(call, 2).dtype),
+                         {0, 2});
+}
+
+Expected<OpKernel> buildReverseSequence(const OpCall& call) {
+  auto batchAxis = call.intAttr("batch_axis", 1);
+  if (!batchAxis) return batchAxis.error();
+  auto timeAxis = call.intAttr("time_axis", 0);
+  if (!timeAxis) return timeAxis.error();
+  const TensorType& in = inputType(call, 0);
+  const TensorType& lengths = inputType(call, 1);
+  if (lengths.dtype != DataType::int64()) return call.error("sequence_lens is " + lengths.dtype.toString(), "use int64");
+  auto batch = normalizedAxis(call, *batchAxis, in.shape.size(), "batch_axis");
+  if (!batch) return batch.error();
+  if (lengths.shape != Shape{in.shape[size_t(*batch)]})
+    return call.error("sequence_lens has shape " + shapeName(lengths.shape) + ", expected one length per batch entry");
+  return transformKernel(call, reverseSequence(in.shape, *batchAxis, *timeAxis, in.dtype), {0, 1});
+}
+
+Expected<OpKernel> buildCompress(const OpCall& call) {
+  auto condition = constantElements(call, 1, "condition");
+  if (!condition)
+    return call.error(condition.error().message, "Compress has a data-dependent shape: Tessel needs a constant condition");
+  std::optional<int64_t> axis;
+  if (call.hasAttr("axis")) {
+    auto a = call.intAttr("axis", 0);
+    if (!a) return a.error();
+    axis = *a;
+  }
+  std::vector<bool> keep;
+  for (double c : *condition) keep.push_back(c != 0);
+  const TensorType& in = inputType(call, 0);
+  return transformKernel(call, compress(in.shape, axis, keep, in.dtype), {0});
+}
+
+Expected<OpKernel> buildNonZero(const OpCall& call) {
+  if (!call.isConstant(0))
+    return call.error("the input is not a constant",
+                      "NonZero has a data-dependent shape: Tessel compiles it only when its input is known");
+  auto values = constantElements(call, 0, "input");
+  if (!values) return values.error();
+  const Shape& shape = inputType(call, 0).shape;
+  std::vector<std::vector<int64_t>> hits;
+  for (int64_t i = 0; i < int64_t(values->size()); ++i)
+    if ((*values)[size_t(i)] != 0) {
+      std::vector<int64_t> index(shape.size());
+      int64_t rest = i;
+      for (size_t d = shape.size(); d-- > 0;) {
+        index[d] = rest % shape[d];
+        rest /= shape[d];
+      }
+      hits.push_back(index);
+    }
+  // Output [rank, count]: row d lists the d-th coordinate of every non-zero element.
+  std::vector<double> table;
+  for (size_t d = 0; d < shape.size(); ++d)
+    for (auto& hit : hits) table.push_back(double(hit[d]));
+  return transformKernel(call, constantTensor({int64_t(shape.size()), int64_t(hits.size())}, table, DataType::int64()),
+                         {});
+}
+}  // namespace
+
+void registerIndexingOps(OpRegistry& registry) {
+  const OpPattern injective = OpPattern::Injective;
+  registry.add(kernelTypedOp("Gather", injective, 2, 2, {}, buildGather));
+  registry.add(kernelTypedOp("GatherElements", injective, 2, 2, {}, buildGatherElements));
+  registry.add(kernelTypedOp("GatherND", injective, 2, 2, {}, buildGatherND));
+  // Scatters search the updates for each output element: their own kernels.
+  registry.add(kernelTypedOp("ScatterElements", OpPattern::Opaque, 3, 3, {}, buildScatterElements));
+  registry.add(kernelTypedOp("Scatter", OpPattern::Opaque, 3, 3, {}, buildScatterElements));
+  registry.add(kernelTypedOp("ScatterND", OpPattern::Opaque, 3, 3, {}, buildScatterND));
+  registry.add(kernelTypedOp("OneHot", injective, 3, 3, {1}, buildOneHot));
+  registry.add(kernelTypedOp("ReverseSequence", injective, 2, 2, {}, buildReverseSequence));
+  registry.add(kernelTypedOp("Compress", injective, 2, 2, {1}, buildCompress));
+  registry.add(kernelTypedOp("NonZero", OpPattern::Opaque, 1, 1, {0}, buildNonZero));
+}
+
+}  // namespace tessel::graph::shape_ops

@@ -1,0 +1,20 @@
+// FoldConstant: operations on known values are computed once, by the compiler, at compile time.
+#pragma once
+
+#include "core/graph/Graph.h"
+#include "core/support/Error.h"
+
+namespace tessel::graph {
+
+/// Replaces every operation whose result does not depend on a graph input by constants
+/// holding that result. An operation folds when all its inputs are constants (or it has none),
+/// or when its kernel reads no non-constant input (Shape reads only its input's type). The
+/// compiler evaluates it with the operator's own kernel: built through the registry with its
+/// default schedule, JIT-compiled and run on the constants. Producers are visited first, so
+/// whole constant subgraphs fold in one call. Each new constant is named after the operation
+/// ("<node>.folded", "<node>.<i>.folded" for outputs after the first) and keeps its output's
+/// type. Random operators never fold. An operation that should fold but cannot be built or
+/// run is a Diagnostic naming it.
+Expected<Graph> foldConstant(const Graph& graph);
+
+}  // namespace tessel::graph

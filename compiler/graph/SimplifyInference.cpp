@@ -1,19 +1,330 @@
-// Removal of inference no-ops from the graph IR.
+// Inference-time simplification: no-op removal and batch normalization folding.
 #include "compiler/graph/SimplifyInference.h"
 
+#include <cmath>
+#include <cstring>
+#include <map>
+
 #include "compiler/graph/GraphRewriter.h"
+#include "compiler/lower/Build.h"
+#include "compiler/opdefs/OpRegistry.h"
 
 namespace tessel::graph {
 
-Graph simplifyInference(const Graph& graph) {
-  return rewriteGraph(graph, [](const OperationNode& op, const std::vector<Value>& inputs)
-                                 -> std::optional<std::vector<Value>> {
-    if (op.op == "Identity" && inputs.size() == 1) return std::vector<Value>{inputs[0]};
-    // Dropout at inference passes its input through; its optional mask output would need
-    // a tensor of ones, so a Dropout whose mask is declared stays (ONNX models rarely do).
-    if (op.op == "Dropout" && !inputs.empty() && op.outputTypes.size() == 1) return std::vector<Value>{inputs[0]};
-    return std::nullopt;
-  });
+namespace {
+
+using ValueKey = std::pair<const GraphNode*, int>;
+
+bool isFloat(const TensorType& type) { return type.dtype == DataType::float32() || type.dtype == DataType::float64(); }
+
+// The elements of a float32 or float64 array as doubles.
+std::vector<double> readDoubles(const runtime::NDArray& data) {
+  std::vector<double> values;
+  if (data.dtype() == runtime::DataType::float32())
+    for (float v : data.values<float>()) values.push_back(v);
+  else
+    for (double v : data.values<double>()) values.push_back(v);
+  return values;
 }
+
+runtime::NDArray makeArray(const std::vector<int64_t>& shape, DataType dtype, const std::vector<double>& values) {
+  auto array = runtime::NDArray::empty(shape, toRuntimeType(dtype));
+  TESSEL_ICHECK(array.numElements() == int64_t(values.size())) << "array of " << values.size() << " values";
+  if (dtype == DataType::float32()) {
+    auto out = array.values<float>();
+    for (size_t i = 0; i < values.size(); ++i) out[i] = float(values[i]);
+  } else {
+    auto out = array.values<double>();
+    for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  }
+  return array;
+}
+
+// A constant's data when `v` is a float constant of `dtype`, else null.
+const ConstantNode* floatConstant(const Value& v, DataType dtype) {
+  if (!v.defined()) return nullptr;
+  auto* constant = asConstant(v.node());
+  return constant && constant->outputTypes[0].dtype == dtype ? constant : nullptr;
+}
+
+std::vector<Provenance> joined(std::vector<Provenance> a, const std::vector<Provenance>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Batch normalization as y = scale[c] * x + shift[c].
+struct ChannelAffine {
+  std::vector<double> scale, shift;
+};
+
+class InferenceSimplifier {
+public:
+  // Runs sweeps until no batch normalization waits on a producer rewritten in the same sweep.
+  Expected<Graph> run(const Graph& input) {
+    Graph graph = input;
+    for (;;) {
+      countUses(graph);
+      deferred_ = false;
+      Graph next = rewriteGraph(graph, [&](const OperationNode& op, const std::vector<Value>& inputs) {
+        return error_ ? std::nullopt : rewrite(op, inputs);
+      });
+      if (error_) return *error_;
+      graph = std::move(next);
+      if (!deferred_) return graph;
+    }
+  }
+
+private:
+  void countUses(const Graph& graph) {
+    uses_.clear();
+    for (const OperationNode* op : graph.operations()) {
+      std::map<ValueKey, bool> seen;
+      for (auto& input : op->inputs)
+        if (input.defined() && !seen[{input.node(), input.index()}]) ++uses_[{input.node(), input.index()}];
+    }
+    for (auto& output : graph.outputs) ++uses_[{output.node(), output.index()}];
+  }
+  int usesOf(const GraphNode* node, int index = 0) const {
+    auto it = uses_.find({node, index});
+    return it == uses_.end() ? 0 : it->second;
+  }
+
+  std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
+    if (op.op == "Identity" && inputs.size() == 1) return std::vector<Value>{inputs[0]};
+    if (op.op == "Dropout") return removeDropout(op, inputs);
+    if (op.op == "BatchNormalization") return rewriteBatchNorm(op, inputs);
+    return std::nullopt;
+  }
+
+  std::optional<std::vector<Value>> removeDropout(const OperationNode& op, const std::vector<Value>& inputs) {
+    if (inputs.empty() || !inputs[0].defined()) return std::nullopt;
+    // Opset 12+ may ask for training behaviour through a third input.
+    if (inputs.size() > 2 && inputs[2].defined()) {
+      auto* training = asConstant(inputs[2].node());
+      if (!training || training->data.numElements() != 1 || static_cast<const uint8_t*>(training->data.data())[0])
+        return std::nullopt;
+    }
+    std::vector<Value> outputs{inputs[0]};
+    if (op.outputTypes.size() > 1) {
+      // At inference nothing is dropped: the mask is all ones (true).
+      const TensorType& maskType = op.outputTypes[1];
+      if (!maskType.known()) return std::nullopt;
+      auto mask = runtime::NDArray::empty(maskType.shape, toRuntimeType(maskType.dtype));
+      if (maskType.dtype == DataType::float32()) {
+        for (float& v : mask.values<float>()) v = 1.0f;
+      } else if (maskType.dtype == DataType::boolean() || maskType.dtype == DataType::uint8()) {
+        std::memset(mask.data(), 1, size_t(mask.byteSize()));
+      } else {
+        return std::nullopt;
+      }
+      outputs.push_back(makeConstant(op.name + ".mask", mask, maskType.layout));
+    }
+    return outputs;
+  }
+
+  // The folded affine form of an inference batch normalization with constant parameters.
+  std::optional<ChannelAffine> affineOf(const OperationNode& bn, const std::vector<Value>& inputs) const {
+    if (inputs.size() < 5 || !inputs[0].defined() || bn.attribute<int64_t>("training_mode", 0) != 0)
+      return std::nullopt;
+    const TensorType& x = inputs[0].type();
+    if (!isFloat(x) || x.shape.size() < 2 || bn.attribute<int64_t>("spatial", 1) != 1) return std::nullopt;
+    // The running statistics of training mode are other outputs; they must be unread.
+    for (size_t i = 1; i < bn.outputTypes.size(); ++i)
+      if (usesOf(&bn, int(i))) return std::nullopt;
+    int64_t channels = x.shape[1];
+    std::vector<std::vector<double>> params;
+    for (size_t i = 1; i < 5; ++i) {
+      auto* constant = floatConstant(inputs[i], x.dtype);
+      if (!constant || constant->data.numElements() != channels) return std::nullopt;
+      params.push_back(readDoubles(constant->data));
+    }
+    double epsilon = 1e-5;
+    auto it = bn.attributes.find("epsilon");
+    if (it != bn.attributes.end()) {
+      if (auto* d = std::get_if<double>(&it->second)) epsilon = *d;
+      else if (auto* i = std::get_if<int64_t>(&it->second)) epsilon = double(*i);
+    }
+    ChannelAffine affine;
+    for (int64_t c = 0; c < channels; ++c) {
+      double gamma = params[0][size_t(c)], beta = params[1][size_t(c)];
+      double mean = params[2][size_t(c)], variance = params[3][size_t(c)];
+      double scale = gamma / std::sqrt(variance + epsilon);
+      affine.scale.push_back(scale);
+      affine.shift.push_back(beta - mean * scale);
+    }
+    return affine;
+  }
+
+  std::optional<std::vector<Value>> rewriteBatchNorm(const OperationNode& bn, const std::vector<Value>& inputs) {
+    auto affine = affineOf(bn, inputs);
+    if (!affine) return std::nullopt;
+    // Patterns look at the producer as the use counts saw it; a producer rewritten in this
+    // sweep is looked at again in the next one.
+    if (!(inputs[0] == bn.inputs[0])) {
+      deferred_ = true;
+      return std::nullopt;
+    }
+    std::optional<Value> folded;
+    auto* producer = asOperation(inputs[0].node());
+    if (producer && producer->outputTypes.size() == 1 && usesOf(producer) == 1) {
+      if (producer->op == "Conv") folded = foldIntoConv(*producer, bn, *affine);
+      else if (producer->op == "Gemm") folded = foldIntoGemm(*producer, bn, *affine);
+      else if (producer->op == "MatMul") folded = foldIntoMatMul(*producer, nullptr, bn, *affine);
+      else if (producer->op == "Add") folded = foldIntoMatMulAdd(*producer, bn, *affine);
+    }
+    if (error_) return std::nullopt;
+    if (!folded) folded = asMulAdd(bn, inputs[0], *affine);
+    if (!folded) return std::nullopt;
+    std::vector<Value> outputs(bn.outputTypes.size());
+    outputs[0] = *folded;
+    return outputs;
+  }
+
+  // An operation typed through the registry; a Diagnostic (kept in error_) when it cannot be.
+  std::optional<Value> typed(const std::string& name, const std::string& op, std::vector<Value> inputs,
+                             Attributes attributes, std::vector<Provenance> provenance, const TensorType& expected) {
+    Value untyped = makeOperation(name, op, inputs, attributes, {TensorType{}}, provenance)[0];
+    auto types = inferOpTypes(makeOpCall(*asOperation(untyped.node())));
+    if (!types) {
+      error_ = types.error();
+      return std::nullopt;
+    }
+    TESSEL_ICHECK(types->size() == 1 && (*types)[0] == expected)
+        << "folding batch normalization into " << name << " changed its type to " << (*types)[0].toString()
+        << " from " << expected.toString();
+    return makeOperation(name, op, std::move(inputs), std::move(attributes), *types, std::move(provenance))[0];
+  }
+
+  std::optional<Value> foldIntoConv(const OperationNode& conv, const OperationNode& bn, const ChannelAffine& affine) {
+    DataType dtype = conv.outputTypes[0].dtype;
+    auto* weight = conv.inputs.size() > 1 ? floatConstant(conv.inputs[1], dtype) : nullptr;
+    size_t channels = affine.scale.size();
+    if (!weight || weight->outputTypes[0].shape.empty() || weight->outputTypes[0].shape[0] != int64_t(channels))
+      return std::nullopt;
+    std::vector<double> bias(channels, 0.0);
+    if (conv.hasInput(2)) {
+      auto* given = floatConstant(conv.inputs[2], dtype);
+      if (!given || given->data.numElements() != int64_t(channels)) return std::nullopt;
+      bias = readDoubles(given->data);
+    }
+    // Every filter k is scaled by scale[k]; the bias follows the normalization.
+    std::vector<double> w = readDoubles(weight->data);
+    size_t perFilter = w.size() / channels;
+    for (size_t k = 0; k < channels; ++k) {
+      for (size_t j = 0; j < perFilter; ++j) w[k * perFilter + j] *= affine.scale[k];
+      bias[k] = bias[k] * affine.scale[k] + affine.shift[k];
+    }
+    Value newWeight = makeConstant(weight->name + ".bn_folded", makeArray(weight->outputTypes[0].shape, dtype, w));
+    Value newBias = makeConstant(conv.name + ".bias.bn_folded", makeArray({int64_t(channels)}, dtype, bias));
+    return typed(conv.name, "Conv", {conv.inputs[0], newWeight, newBias}, conv.attributes,
+                 joined(conv.provenance, bn.provenance), bn.outputTypes[0]);
+  }
+
+  std::optional<Value> foldIntoGemm(const OperationNode& gemm, const OperationNode& bn, const ChannelAffine& affine) {
+    DataType dtype = gemm.outputTypes[0].dtype;
+    const auto& out = gemm.outputTypes[0].shape;
+    auto* b = gemm.inputs.size() > 1 ? floatConstant(gemm.inputs[1], dtype) : nullptr;
+    if (!b || out.size() != 2 || b->outputTypes[0].shape.size() != 2) return std::nullopt;
+    int64_t rows = out[0], columns = out[1];
+    bool transB = gemm.attribute<int64_t>("transB", 0) != 0;
+    double beta = 1.0;
+    if (auto it = gemm.attributes.find("beta"); it != gemm.attributes.end()) {
+      if (auto* d = std::get_if<double>(&it->second)) beta = *d;
+      else if (auto* i = std::get_if<int64_t>(&it->second)) beta = double(*i);
+    }
+    // The bias after folding: beta * C * scale + shift, one row when C does not vary by row.
+    std::vector<int64_t> cShape{columns};
+    std::vector<double> c(size_t(columns), 0.0);
+    if (gemm.hasInput(2)) {
+      auto* given = floatConstant(gemm.inputs[2], dtype);
+      if (!given) return std::nullopt;
+      std::vector<int64_t> shape = given->outputTypes[0].shape;
+      while (shape.size() < 2) shape.insert(shape.begin(), 1);
+      if (shape.size() != 2 || (shape[0] != 1 && shape[0] != rows) || (shape[1] != 1 && shape[1] != columns))
+        return std::nullopt;
+      std::vector<double> values = readDoubles(given->data);
+      if (shape[0] == rows && rows != 1) cShape = {rows, columns};
+      c.assign(size_t(elementCount(cShape)), 0.0);
+      for (size_t i = 0; i < c.size(); ++i) {
+        int64_t row = int64_t(i) / columns, column = int64_t(i) % columns;
+        c[i] = beta * values[size_t((shape[0] == 1 ? 0 : row) * shape[1] + (shape[1] == 1 ? 0 : column))];
+      }
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      size_t column = i % size_t(columns);
+      c[i] = c[i] * affine.scale[column] + affine.shift[column];
+    }
+    std::vector<double> w = readDoubles(b->data);
+    const auto& bShape = b->outputTypes[0].shape;
+    for (int64_t i = 0; i < bShape[0]; ++i)
+      for (int64_t j = 0; j < bShape[1]; ++j) w[size_t(i * bShape[1] + j)] *= affine.scale[size_t(transB ? i : j)];
+    Value newB = makeConstant(b->name + ".bn_folded", makeArray(bShape, dtype, w));
+    Value newC = makeConstant(gemm.name + ".bias.bn_folded", makeArray(cShape, dtype, c));
+    Attributes attributes = gemm.attributes;
+    attributes["beta"] = 1.0;
+    return typed(gemm.name, "Gemm", {gemm.inputs[0], newB, newC}, attributes, joined(gemm.provenance, bn.provenance),
+                 bn.outputTypes[0]);
+  }
+
+  // MatMul(a, W) [+ bias] followed by the normalization of its columns.
+  std::optional<Value> foldIntoMatMul(const OperationNode& matmul, const ConstantNode* bias, const OperationNode& bn,
+                                      const ChannelAffine& affine, const std::vector<Provenance>& addProvenance = {}) {
+    DataType dtype = matmul.outputTypes[0].dtype;
+    if (matmul.outputTypes[0].shape.size() != 2 || matmul.inputs.size() != 2) return std::nullopt;
+    auto* weight = floatConstant(matmul.inputs[1], dtype);
+    size_t columns = affine.scale.size();
+    if (!weight || weight->outputTypes[0].shape.size() != 2 || weight->outputTypes[0].shape[1] != int64_t(columns))
+      return std::nullopt;
+    std::vector<double> w = readDoubles(weight->data);
+    for (size_t i = 0; i < w.size(); ++i) w[i] *= affine.scale[i % columns];
+    std::vector<double> shift(columns, 0.0);
+    std::vector<double> given = bias ? readDoubles(bias->data) : std::vector<double>(columns, 0.0);
+    for (size_t j = 0; j < columns; ++j) shift[j] = given[j] * affine.scale[j] + affine.shift[j];
+    Value newWeight = makeConstant(weight->name + ".bn_folded", makeArray(weight->outputTypes[0].shape, dtype, w));
+    Value newBias = makeConstant((bias ? bias->name : matmul.name + ".bias") + ".bn_folded",
+                                 makeArray({int64_t(columns)}, dtype, shift));
+    auto product = typed(matmul.name, "MatMul", {matmul.inputs[0], newWeight}, matmul.attributes, matmul.provenance,
+                         matmul.outputTypes[0]);
+    if (!product) return std::nullopt;
+    return typed(bn.name, "Add", {*product, newBias}, {}, joined(addProvenance, bn.provenance), bn.outputTypes[0]);
+  }
+
+  std::optional<Value> foldIntoMatMulAdd(const OperationNode& add, const OperationNode& bn,
+                                         const ChannelAffine& affine) {
+    if (add.inputs.size() != 2) return std::nullopt;
+    for (int side = 0; side < 2; ++side) {
+      auto* matmul = asOperation(add.inputs[size_t(side)].node());
+      auto* bias = floatConstant(add.inputs[size_t(1 - side)], add.outputTypes[0].dtype);
+      if (!matmul || matmul->op != "MatMul" || !bias || usesOf(matmul) != 1) continue;
+      // The bias must be a row of one value per column.
+      const auto& shape = bias->outputTypes[0].shape;
+      bool row = !shape.empty() && shape.back() == int64_t(affine.scale.size()) &&
+                 bias->data.numElements() == shape.back();
+      if (!row || shape.size() > 2 || !(matmul->outputTypes[0] == add.outputTypes[0])) continue;
+      return foldIntoMatMul(*matmul, bias, bn, affine, add.provenance);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Value> asMulAdd(const OperationNode& bn, const Value& x, const ChannelAffine& affine) {
+    const TensorType& type = x.type();
+    // [C, 1, ..., 1] lines the channels up with axis 1 of x under broadcasting.
+    std::vector<int64_t> shape{type.shape[1]};
+    shape.resize(type.shape.size() - 1, 1);
+    Value scale = makeConstant(bn.name + ".scale", makeArray(shape, type.dtype, affine.scale));
+    Value shift = makeConstant(bn.name + ".shift", makeArray(shape, type.dtype, affine.shift));
+    auto scaled = typed(bn.name + ".scaled", "Mul", {x, scale}, {}, bn.provenance, type);
+    if (!scaled) return std::nullopt;
+    return typed(bn.name, "Add", {*scaled, shift}, {}, bn.provenance, bn.outputTypes[0]);
+  }
+
+  std::map<ValueKey, int> uses_;
+  bool deferred_ = false;
+  std::optional<Diagnostic> error_;
+};
+
+}  // namespace
+
+Expected<Graph> simplifyInference(const Graph& graph) { return InferenceSimplifier().run(graph); }
 
 }  // namespace tessel::graph

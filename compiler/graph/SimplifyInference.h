@@ -1,12 +1,24 @@
-// SimplifyInference: drop what only matters for training (Identity, Dropout).
+// SimplifyInference: drop what only matters for training and fold batch normalization away.
 #pragma once
 
 #include "core/graph/Graph.h"
+#include "core/support/Error.h"
 
 namespace tessel::graph {
 
-/// Replaces Identity and inference-time Dropout (without a used mask output) by their input.
-/// Folding BatchNormalization into the preceding convolution comes with FoldConstant.
-Graph simplifyInference(const Graph& graph);
+/// Rewrites a typed graph for inference:
+///  - Identity and inference-mode Dropout become their input (a Dropout mask that is read
+///    becomes a constant of ones: nothing is dropped at inference);
+///  - BatchNormalization with constant parameters, y = scale[c] * x + shift[c] with
+///    scale = gamma / sqrt(var + epsilon) and shift = beta - mean * scale, folds into the
+///    operation before it when that is a Conv, a Gemm, a MatMul or a MatMul + Add with constant
+///    weights and bias and no other reader: the weights are scaled per output channel and the
+///    bias adjusted (a Conv or Gemm without one gets one; a MatMul gets an Add);
+///  - any other inference BatchNormalization with constant parameters becomes
+///    Mul(x, scale) + Add(shift) with per-channel constants shaped [C, 1, ...], which fuse as
+///    elementwise ops.
+/// New operations are typed through the operator registry; a Diagnostic reports an operation
+/// it cannot type.
+Expected<Graph> simplifyInference(const Graph& graph);
 
 }  // namespace tessel::graph

@@ -32,8 +32,9 @@ Expected<OpKernel> buildSize(const OpCall& call) {
                          {});
 }
 
-// ConstantOfShape's `value` is a one-element tensor attribute; the importer hands it over as
-// a number list (or a number) with its ONNX element type in `value_dtype`.
+// ConstantOfShape's `value` is a one-element tensor attribute. The ONNX importer hands a
+// tensor attribute over as its elements (doubles for floats, ints otherwise) with its element
+// type in "value.dtype" ("int32"); an ONNX element type code in "value_dtype" is accepted too.
 Expected<OpKernel> buildConstantOfShape(const OpCall& call) {
   auto shape = call.constantInts(0, "shape");
   if (!shape) return shape.error();
@@ -47,18 +48,28 @@ Expected<OpKernel> buildConstantOfShape(const OpCall& call) {
     } else if (auto* ints = std::get_if<std::vector<int64_t>>(&attribute)) {
       if (ints->size() != 1) return call.error("attribute 'value' must hold exactly one element");
       value = double(ints->front());
+      dtype = DataType::int64();
     } else if (auto* number = std::get_if<double>(&attribute)) {
       value = *number;
     } else if (auto* integer = std::get_if<int64_t>(&attribute)) {
       value = double(*integer);
+      dtype = DataType::int64();
     } else {
       return call.error("attribute 'value' is not a number", "give a one-element tensor");
     }
-    auto code = call.intAttr("value_dtype", 1);
-    if (!code) return code.error();
-    auto type = dataTypeFromOnnx(*code);
-    if (!type) return call.error("value has ONNX element type " + std::to_string(*code), "Tessel has no such type");
-    dtype = *type;
+    if (call.hasAttr("value.dtype")) {
+      auto name = call.stringAttr("value.dtype", "");
+      if (!name) return name.error();
+      auto type = DataType::parse(*name);
+      if (!type) return call.error("value has element type '" + *name + "'", "Tessel has no such type");
+      dtype = *type;
+    } else if (call.hasAttr("value_dtype")) {
+      auto code = call.intAttr("value_dtype", 1);
+      if (!code) return code.error();
+      auto type = dataTypeFromOnnx(*code);
+      if (!type) return call.error("value has ONNX element type " + std::to_string(*code), "Tessel has no such type");
+      dtype = *type;
+    }
   }
   for (int64_t d : *shape)
     if (d < 0) return call.error("shape has a negative dimension " + std::to_string(d));

@@ -418,15 +418,26 @@ private slots:
     OpCall fill = CallBuilder("ConstantOfShape").ints({2, 3}).call;
     noInputs(fill);
     checkCall(fill, {}, {makeTensor({2, 3}, [](int64_t) { return 0.0; })});
+    // The importer's form of the tensor attribute: elements plus "value.dtype".
     OpCall fillInts = CallBuilder("ConstantOfShape")
                           .ints({4})
-                          .attr("value", std::vector<double>{-3})
-                          .attr("value_dtype", int64_t(6))
+                          .attr("value", std::vector<int64_t>{-3})
+                          .attr("value.dtype", std::string("int32"))
+                          .attr("value.shape", Shape{1})
                           .call;
     auto types = graph::inferOpTypes(fillInts);
     QVERIFY(types.ok());
     QCOMPARE((*types)[0].dtype, DataType::int32());
     checkCall(fillInts, {}, {makeTensor({4}, [](int64_t) { return -3.0; })});
+    OpCall fillDoubles = CallBuilder("ConstantOfShape")
+                             .ints({2, 2})
+                             .attr("value", std::vector<double>{1.5})
+                             .attr("value_dtype", int64_t(11))
+                             .call;
+    types = graph::inferOpTypes(fillDoubles);
+    QVERIFY(types.ok());
+    QCOMPARE((*types)[0].dtype, DataType::float64());
+    checkCall(fillDoubles, {}, {makeTensor({2, 2}, [](int64_t) { return 1.5; })});
 
     auto scalar = [](double v) { return floatConstant({float(v)}, {}); };
     OpCall range = CallBuilder("Range")
@@ -662,7 +673,7 @@ private slots:
     QTest::newRow("depth to space blocks") << 8 << "DepthToSpace 'node_DepthToSpace': blocksize 3";
     QTest::newRow("split sizes") << 9 << "Split 'node_Split': split sizes add up to 5";
     QTest::newRow("attribute kind") << 10 << "Flatten 'node_Flatten': attribute 'axis' is string";
-    QTest::newRow("constant of shape type") << 11 << "ConstantOfShape 'node_ConstantOfShape': value has ONNX element type 8";
+    QTest::newRow("constant of shape type") << 11 << "ConstantOfShape 'node_ConstantOfShape': value has element type 'string'";
   }
   void badModelsGetDiagnosticsNamingNodeAndOp() {
     QFETCH(int, which);
@@ -679,7 +690,7 @@ private slots:
         CallBuilder("DepthToSpace").input({1, 8, 2, 2}).attr("blocksize", int64_t(3)).call,
         CallBuilder("Split", 13).input({6, 2}).ints({2, 3}).outputs(2).call,
         CallBuilder("Flatten").input({6, 2}).attr("axis", std::string("one")).call,
-        CallBuilder("ConstantOfShape").ints({2}).attr("value", std::vector<double>{1}).attr("value_dtype", int64_t(8)).call,
+        CallBuilder("ConstantOfShape").ints({2}).attr("value", std::vector<double>{1}).attr("value.dtype", std::string("string")).call,
     };
     QString error = diagnosticOf(calls[size_t(which)]);
     QVERIFY2(error.contains(expected), qPrintable(error));

@@ -59,59 +59,99 @@ Expr applyBinary(BinaryOp op, Expr a, Expr b) {
   return a;
 }
 
-namespace {
-}  // namespace
-
 Workload unaryElementwise(UnaryOp op, const std::vector<int64_t>& shape, DataType dtype) {
   Workload w;
   w.name = std::string(unaryOpName(op)) + "_" + shapeName(shape);
   te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
   te::Tensor out = te::compute(
-      toExprs(shape), [&](const std::vector<Var>& i) { return applyUnary(op, in(std::vector<Expr>(i.begin(), i.end()))); },
-      "out", axisNames(shape.size()), "elemwise");
+      toExprs(shape), [&](const std::vector<Var>& i) { return applyUnary(op, in(asExprs(i))); }, "out",
+      axisNames(shape.size()), "elemwise");
   w.inputs = {in};
   w.outputs = {out};
-  int64_t elements = 1;
-  for (int64_t d : shape) elements *= d;
-  w.flops = double(elements);
+  w.flops = double(elementCount(shape));
+  return w;
+}
+
+Expected<std::vector<int64_t>> broadcastShapes(const std::vector<std::vector<int64_t>>& shapes) {
+  size_t rank = 0;
+  for (auto& shape : shapes) rank = std::max(rank, shape.size());
+  std::vector<int64_t> out(rank, 1);
+  for (size_t d = 0; d < rank; ++d) {
+    for (auto& shape : shapes) {
+      if (d + shape.size() < rank) continue;
+      int64_t extent = shape[d + shape.size() - rank];
+      if (extent == out[d] || extent == 1) continue;
+      if (out[d] != 1) {
+        std::string all;
+        for (auto& s : shapes) all += (all.empty() ? "" : " and ") + shapeName(s);
+        return Diagnostic{"shapes " + all + " do not broadcast (dimension " + std::to_string(d) + ": " +
+                              std::to_string(out[d]) + " vs " + std::to_string(extent) + ")",
+                          "", 0, 0, "each dimension must match or be 1"};
+      }
+      out[d] = extent;
+    }
+  }
+  return out;
+}
+
+Expr broadcastRead(const te::Tensor& tensor, const std::vector<int64_t>& shape, const std::vector<Var>& axes) {
+  std::vector<Expr> indices;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    size_t outDim = d + axes.size() - shape.size();
+    indices.push_back(shape[d] == 1 ? Expr(0) : Expr(axes[outDim]));
+  }
+  return tensor(indices);
+}
+
+Expected<Workload> broadcastElementwise(const std::string& name, const std::vector<ElementwiseOperand>& operands,
+                                        const std::vector<ElementwiseResult>& results,
+                                        const std::optional<std::vector<int64_t>>& givenShape) {
+  std::vector<std::vector<int64_t>> shapes;
+  if (givenShape) shapes.push_back(*givenShape);
+  for (auto& operand : operands) shapes.push_back(operand.shape);
+  auto outShape = broadcastShapes(shapes);
+  if (outShape && givenShape && *outShape != *givenShape)
+    outShape = Diagnostic{"operand shapes widen the output shape " + shapeName(*givenShape), "", 0, 0, ""};
+  if (!outShape) {
+    Diagnostic d = outShape.error();
+    d.location = name;
+    return d;
+  }
+  Workload w;
+  w.name = name;
+  for (auto& operand : operands)
+    w.inputs.push_back(te::placeholder(toExprs(operand.shape), operand.dtype, operand.name));
+  for (auto& result : results) {
+    te::Tensor out = te::compute(
+        toExprs(*outShape),
+        [&](const std::vector<Var>& axes) {
+          std::vector<Expr> elements;
+          for (size_t k = 0; k < operands.size(); ++k)
+            elements.push_back(broadcastRead(w.inputs[k], operands[k].shape, axes));
+          Expr value = result.element(elements);
+          TESSEL_ICHECK(value.dtype() == result.dtype)
+              << name << ": element of " << result.name << " is " << value.dtype().toString() << ", declared "
+              << result.dtype.toString();
+          return value;
+        },
+        result.name, axisNames(outShape->size()), "elemwise");
+    w.outputs.push_back(out);
+  }
+  w.flops = double(elementCount(*outShape)) * double(results.size());
   return w;
 }
 
 Expected<Workload> binaryElementwise(BinaryOp op, const std::vector<int64_t>& aShape,
                                      const std::vector<int64_t>& bShape, DataType dtype) {
-  size_t rank = std::max(aShape.size(), bShape.size());
-  std::vector<int64_t> outShape(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t a = d + aShape.size() >= rank ? aShape[d + aShape.size() - rank] : 1;
-    int64_t b = d + bShape.size() >= rank ? bShape[d + bShape.size() - rank] : 1;
-    if (a != b && a != 1 && b != 1)
-      return Diagnostic{"shapes " + shapeName(aShape) + " and " + shapeName(bShape) + " do not broadcast (dimension " +
-                            std::to_string(d) + ": " + std::to_string(a) + " vs " + std::to_string(b) + ")",
-                        binaryOpName(op), 0, 0, "each dimension must match or be 1"};
-    outShape[d] = std::max(a, b);
+  std::string name = std::string(binaryOpName(op)) + "_" + shapeName(aShape) + "_" + shapeName(bShape);
+  auto w = broadcastElementwise(
+      name, {{aShape, dtype, "a"}, {bShape, dtype, "b"}},
+      {{"out", dtype, [op](const std::vector<Expr>& x) { return applyBinary(op, x[0], x[1]); }}});
+  if (!w) {
+    Diagnostic d = w.error();
+    d.location = binaryOpName(op);
+    return d;
   }
-  Workload w;
-  w.name = std::string(binaryOpName(op)) + "_" + shapeName(aShape) + "_" + shapeName(bShape);
-  te::Tensor a = te::placeholder(toExprs(aShape), dtype, "a");
-  te::Tensor b = te::placeholder(toExprs(bShape), dtype, "b");
-  // Index an operand at the output position: stretched dimensions read element 0.
-  auto at = [rank](const te::Tensor& t, const std::vector<int64_t>& shape, const std::vector<Var>& i) {
-    std::vector<Expr> indices;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      size_t outDim = d + rank - shape.size();
-      indices.push_back(shape[d] == 1 ? Expr(0) : Expr(i[outDim]));
-    }
-    return t(indices);
-  };
-  te::Tensor out = te::compute(
-      toExprs(outShape),
-      [&](const std::vector<Var>& i) { return applyBinary(op, at(a, aShape, i), at(b, bShape, i)); }, "out",
-      axisNames(rank), "elemwise");
-  w.inputs = {a, b};
-  w.outputs = {out};
-  int64_t elements = 1;
-  for (int64_t d : outShape) elements *= d;
-  w.flops = double(elements);
   return w;
 }
 

@@ -190,6 +190,9 @@ struct CastNode : ExprNode {
   X(Erf, "erf") X(Pow, "pow") X(Fabs, "fabs") X(Floor, "floor") X(Ceil, "ceil")           \
   X(Round, "round") X(Trunc, "trunc") X(Sin, "sin") X(Cos, "cos") X(Sigmoid, "sigmoid")    \
   X(Fma, "fma") X(IsNan, "isnan")                                                          \
+  /* Less common elementwise math (ONNX Tan, Asin, ...); backends may call the C library. */ \
+  X(Tan, "tan") X(Asin, "asin") X(Acos, "acos") X(Atan, "atan") X(Sinh, "sinh")           \
+  X(Cosh, "cosh") X(Asinh, "asinh") X(Acosh, "acosh") X(Atanh, "atanh")                   \
   /* likely(cond): a branch hint; loop partitioning splits loops where it is true. */     \
   X(Likely, "likely")
 

@@ -88,6 +88,8 @@ bool isReservedName(const std::string& name) {
       "pow",   "powf",  "sqrt",  "sqrtf", "tanh",  "tanhf", "erf",    "erff",   "sin",       "sinf",
       "cos",   "cosf",  "fabs",  "fabsf", "floor", "floorf", "ceil",  "ceilf",  "round",     "roundf",
       "trunc", "truncf", "nearbyint", "nearbyintf", "rint", "rintf", "fma", "fmaf", "fmod",  "fmodf",
+      "tan",   "tanf",  "asin",  "asinf", "acos",  "acosf", "atan",   "atanf",  "sinh",      "sinhf",
+      "cosh",  "coshf", "asinh", "asinhf", "acosh", "acoshf", "atanh", "atanhf",
       "memset", "memcpy", "memmove", "malloc", "free", "abort", "main"};
   return reserved.count(name) > 0 || name.rfind("tessel_", 0) == 0 || name.rfind("__", 0) == 0;
 }
@@ -872,6 +874,17 @@ private:
         return builder_.CreateCall(intrinsicDeclaration(&module_, llvm::Intrinsic::fma, {type}), {x, args[1], args[2]});
       case Intrinsic::Tanh: return callMathLibrary("tanhf", "tanh", x);
       case Intrinsic::Erf: return callMathLibrary("erff", "erf", x);
+      // Rare in models (ONNX's trigonometric and hyperbolic operators): exact libm values
+      // lane by lane rather than inline kernels.
+      case Intrinsic::Tan: return callMathLibrary("tanf", "tan", x);
+      case Intrinsic::Asin: return callMathLibrary("asinf", "asin", x);
+      case Intrinsic::Acos: return callMathLibrary("acosf", "acos", x);
+      case Intrinsic::Atan: return callMathLibrary("atanf", "atan", x);
+      case Intrinsic::Sinh: return callMathLibrary("sinhf", "sinh", x);
+      case Intrinsic::Cosh: return callMathLibrary("coshf", "cosh", x);
+      case Intrinsic::Asinh: return callMathLibrary("asinhf", "asinh", x);
+      case Intrinsic::Acosh: return callMathLibrary("acoshf", "acosh", x);
+      case Intrinsic::Atanh: return callMathLibrary("atanhf", "atanh", x);
       case Intrinsic::Sigmoid: {
         // 1 / (1 + exp(-x)): exp overflows to inf for very negative x, giving exactly 0.
         llvm::Value* decay = unaryIntrinsic(llvm::Intrinsic::exp, builder_.CreateFNeg(x));

@@ -1,5 +1,6 @@
 // tessel bench OP [flags]: checks the compiled operator against a plain C++ reference,
 // then reports its median throughput next to the machine's measured FMA peak.
+// (tessel bench MODEL is ModelBenchCommand.cpp.)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -48,13 +49,16 @@ Comparison compare(const float* got, const float* expected, int64_t count, doubl
 }  // namespace
 
 int runBench(const std::vector<std::string>& args) {
+  if (!args.empty() && isModelArgument(args[0])) return runModelBench(args);
   OperatorCommand command;
   std::vector<FlagSpec> flags = {{"threads", "worker threads (also TESSEL_NUM_THREADS)", true, ""},
                                  {"seconds", "minimum time spent timing", true, "1"}};
   if (auto done = parseOperatorCommand(
           "bench", args, flags,
           "Checks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
-          "machine's float32 FMA peak, measured now) and fraction_of_peak=.\n",
+          "machine's float32 FMA peak, measured now) and fraction_of_peak=.\n"
+          "`tessel bench MODEL` (an .onnx file or a module directory) times a whole model instead;\n"
+          "see `tessel bench MODEL --help`.\n",
           &command))
     return *done;
   const CommandLine& line = command.line;

@@ -15,11 +15,15 @@ std::optional<std::string> CommandLine::parse(const std::vector<std::string>& ar
       out->help_ = true;
       continue;
     }
-    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+    const FlagSpec* shortFlag = nullptr;
+    if (arg.size() == 2 && arg[0] == '-' && arg[1] != '-')
+      for (auto& s : specs)
+        if (s.shortName == arg.substr(1)) shortFlag = &s;
+    if (!shortFlag && (arg.rfind("--", 0) != 0 || arg.size() == 2)) {
       out->positional_.push_back(arg);
       continue;
     }
-    std::string name = arg.substr(2), value;
+    std::string name = shortFlag ? shortFlag->name : arg.substr(2), value;
     bool inlineValue = false;
     if (auto eq = name.find('='); eq != std::string::npos) {
       value = name.substr(eq + 1);
@@ -30,7 +34,7 @@ std::optional<std::string> CommandLine::parse(const std::vector<std::string>& ar
     for (auto& s : specs)
       if (s.name == name) spec = &s;
     if (!spec) return "unknown flag --" + name + " (see --help)";
-    if (out->values_.count(name)) return "--" + name + " is given twice";
+    if (out->values_.count(name) && !spec->repeatable) return "--" + name + " is given twice";
     if (spec->takesValue && !inlineValue) {
       if (i + 1 >= args.size()) return "--" + name + " needs a value";
       value = args[++i];
@@ -38,6 +42,7 @@ std::optional<std::string> CommandLine::parse(const std::vector<std::string>& ar
       return "--" + name + " takes no value";
     }
     out->values_[name] = spec->takesValue ? value : "1";
+    out->allValues_[name].push_back(out->values_[name]);
   }
   return std::nullopt;
 }
@@ -46,6 +51,11 @@ std::string CommandLine::get(const std::string& name) const {
   if (auto it = values_.find(name); it != values_.end()) return it->second;
   if (auto it = defaults_.find(name); it != defaults_.end()) return it->second;
   return "";
+}
+
+std::vector<std::string> CommandLine::getAll(const std::string& name) const {
+  if (auto it = allValues_.find(name); it != allValues_.end()) return it->second;
+  return {};
 }
 
 std::optional<std::string> CommandLine::getInt(const std::string& name, int64_t* out, int64_t minimum) const {
@@ -64,11 +74,13 @@ std::string usage(const std::string& synopsis, const std::vector<FlagSpec>& spec
   std::string out = "usage: " + synopsis + "\n";
   if (!specs.empty()) out += "\noptions:\n";
   for (auto& spec : specs) {
-    std::string left = "  --" + spec.name + (spec.takesValue ? " VALUE" : "");
+    std::string left = "  " + (spec.shortName.empty() ? "" : "-" + spec.shortName + ", ") + "--" + spec.name +
+                       (spec.takesValue ? " VALUE" : "");
     if (left.size() < 24) left.resize(24, ' ');
     else left += "  ";
     out += left + spec.help;
     if (!spec.defaultValue.empty()) out += " (default " + spec.defaultValue + ")";
+    if (spec.repeatable) out += " (repeatable)";
     out += "\n";
   }
   out += "  --help                show this help\n";

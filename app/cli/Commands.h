@@ -14,5 +14,15 @@ constexpr int kExitMismatch = 3;
 int runLower(const std::vector<std::string>& args);
 int runBench(const std::vector<std::string>& args);
 int runDemo(const std::vector<std::string>& args);
+int runCompile(const std::vector<std::string>& args);
+int runRun(const std::vector<std::string>& args);
+int runInspect(const std::vector<std::string>& args);
+int runOps(const std::vector<std::string>& args);
+
+/// `tessel bench MODEL`: runBench hands a model argument (see isModelArgument) to it.
+int runModelBench(const std::vector<std::string>& args);
+/// Whether a bench argument names a model rather than an operator: an existing file or
+/// directory, or a name ending in .onnx (so a mistyped path says "no such file").
+bool isModelArgument(const std::string& argument);
 
 }  // namespace tessel::cli

@@ -9,9 +9,14 @@ const char* kUsage =
     "usage: tessel COMMAND [options]\n"
     "\n"
     "commands:\n"
-    "  lower OP    print the loop IR of an operator (matmul, dense, conv2d) after lowering\n"
-    "  bench OP    check an operator against a reference and measure its GFLOP/s\n"
-    "  demo        lower, check and benchmark a matmul and a conv2d\n"
+    "  compile MODEL -o DIR  compile an ONNX model into a deployable module directory\n"
+    "  run MODEL_OR_DIR      run a model or module on input files; compare with expected outputs\n"
+    "  bench MODEL           measure a model's latency (--profile: per operator)\n"
+    "  inspect MODEL         show the graph after each optimization pass, with timings\n"
+    "  ops                   list the supported operators and their fusion patterns\n"
+    "  lower OP              print the loop IR of an operator (matmul, dense, conv2d) after lowering\n"
+    "  bench OP              check an operator against a reference and measure its GFLOP/s\n"
+    "  demo                  lower, check and benchmark a matmul and a conv2d\n"
     "\n"
     "Run `tessel COMMAND --help` for a command's options.\n";
 }  // namespace
@@ -29,6 +34,10 @@ int main(int argc, char** argv) {
     if (command == "lower") return runLower(args);
     if (command == "bench") return runBench(args);
     if (command == "demo") return runDemo(args);
+    if (command == "compile") return runCompile(args);
+    if (command == "run") return runRun(args);
+    if (command == "inspect") return runInspect(args);
+    if (command == "ops") return runOps(args);
   } catch (const tessel::UserError& error) {
     std::cerr << error.diagnostic.toString() << "\n";
     return kExitError;

@@ -1,0 +1,55 @@
+// tessel compile MODEL -o DIR: compiles a model and writes a deployable module directory,
+// then summarizes what the compiler made of it.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "app/cli/Commands.h"
+#include "app/cli/ModelCommand.h"
+
+namespace tessel::cli {
+
+int runCompile(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {{"output", "directory to write the module to (kernels.so, graph.json, params.bin)", true,
+                                  "", false, "o"},
+                                 inputShapeFlag()};
+  for (auto& flag : passFlags()) flags.push_back(flag);
+  flags.push_back(threadsFlag());
+  ModelCommand command;
+  if (auto done = parseModelCommand(
+          "compile", "MODEL -o DIR [options]",
+          "Imports MODEL (ONNX), runs the graph passes, compiles one kernel per (fused) operation, plans\n"
+          "memory and writes a module that `tessel run DIR` and tessel-deploy-run load. Prints kernels=,\n"
+          "fused_ops=, planned_memory_bytes=, naive_memory_bytes= and compile_seconds=.\n",
+          args, flags, &command))
+    return *done;
+  const CommandLine& line = command.line;
+  if (!line.has("output")) return reportUsageError("compile", "-o DIR is required (where to write the module)");
+  driver::LoadOptions load;
+  driver::CompileOptions options;
+  for (auto error : {readInputShapes(line, &load), readPassOptions(line, &options), applyThreads(line)})
+    if (error) return reportUsageError("compile", *error);
+
+  auto start = std::chrono::steady_clock::now();
+  auto graph = driver::loadModel(command.model, load);
+  if (!graph) return reportDiagnostic(graph.error());
+  auto compiled = driver::compileGraph(*graph, options);
+  if (!compiled) return reportDiagnostic(compiled.error());
+  Status exported = driver::exportModel(*compiled, line.get("output"), options.target);
+  if (!exported) return reportDiagnostic(exported.error());
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  int fused = 0;
+  for (auto& kernel : compiled->kernels)
+    if (kernel.node && kernel.node->isFused()) ++fused;
+  const driver::MemoryReport& memory = compiled->memory;
+  std::printf("model=%s\noutput=%s\n", command.model.c_str(), line.get("output").c_str());
+  std::printf("operations=%zu\nkernels=%zu\nfused_ops=%d\n", graph->operationCount(), compiled->kernels.size(), fused);
+  std::printf("planned_memory_bytes=%lld\nnaive_memory_bytes=%lld\nstorages=%d\n", (long long)memory.plannedBytes,
+              (long long)memory.naiveBytes, memory.storageCount);
+  std::printf("pass_seconds=%.3f\nlower_seconds=%.3f\ncompile_seconds=%.3f\n", compiled->passSeconds,
+              compiled->lowerSeconds, seconds);
+  return kExitOk;
+}
+
+}  // namespace tessel::cli

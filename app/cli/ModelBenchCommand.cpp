@@ -1,0 +1,111 @@
+// tessel bench MODEL: the median latency of a whole model (ONNX file or exported module) on
+// random inputs, and with --profile where the time goes, operator by operator.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "app/cli/Commands.h"
+#include "app/cli/ModelCommand.h"
+#include "compiler/driver/RunModel.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/Timer.h"
+
+namespace tessel::cli {
+
+namespace {
+
+// Inputs to time with: floats uniform in [-1, 1] from a fixed seed (so runs are comparable),
+// integers and booleans zero (a random index could fall outside what a Gather reads).
+runtime::NDArray randomInput(const runtime::GraphTensor& tensor, std::mt19937& rng) {
+  auto array = runtime::NDArray::empty(tensor.shape, tensor.dtype);
+  std::vector<unsigned char> zeros(size_t(array.byteSize()), 0);
+  array.copyFrom(zeros.data(), zeros.size());
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  if (tensor.dtype == runtime::DataType::float32())
+    for (float& v : array.values<float>()) v = uniform(rng);
+  else if (tensor.dtype == runtime::DataType::float64())
+    for (double& v : array.values<double>()) v = uniform(rng);
+  return array;
+}
+
+}  // namespace
+
+bool isModelArgument(const std::string& argument) {
+  std::error_code ignored;
+  if (std::filesystem::exists(argument, ignored)) return true;
+  std::string extension = std::filesystem::path(argument).extension().string();
+  return extension == ".onnx";
+}
+
+int runModelBench(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {threadsFlag(),
+                                 {"repeat", "timed runs; the median is reported", true, "20"},
+                                 {"profile", "print per-operator times, slowest first", false, ""},
+                                 inputShapeFlag()};
+  for (auto& flag : passFlags()) flags.push_back(flag);
+  ModelCommand command;
+  if (auto done = parseModelCommand(
+          "bench", "MODEL [options]",
+          "Compiles MODEL (an ONNX file; a module directory is loaded as it is), runs it once to warm\n"
+          "up, then --repeat times on random inputs and prints latency_ms= (the median run).\n"
+          "--profile adds each operator's median time and share of the total, slowest first.\n",
+          args, flags, &command))
+    return *done;
+  const CommandLine& line = command.line;
+  driver::LoadOptions load;
+  driver::CompileOptions options;
+  int64_t repeat = 0;
+  for (auto error : {readInputShapes(line, &load), readPassOptions(line, &options), applyThreads(line),
+                     line.getInt("repeat", &repeat)})
+    if (error) return reportUsageError("bench", *error);
+
+  auto prepared = driver::prepareModel(command.model, load, options);
+  if (!prepared) return reportDiagnostic(prepared.error());
+  runtime::GraphExecutor& executor = *prepared->executor;
+  std::mt19937 rng(42);
+  for (const std::string& name : executor.inputNames())
+    executor.setInput(name, randomInput(executor.tensorInfo(name), rng));
+
+  // One untimed run: first-touch page faults, thread pool start-up, caches.
+  executor.run();
+  std::vector<double> latencies;
+  std::map<size_t, std::vector<double>> nodeMilliseconds;  // by node position
+  for (int64_t i = 0; i < repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    executor.run();
+    latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    const auto& timings = executor.nodeTimings();
+    for (size_t node = 0; node < timings.size(); ++node) nodeMilliseconds[node].push_back(timings[node].milliseconds);
+  }
+  std::printf("model=%s\nthreads=%d\n", command.model.c_str(), runtime::ThreadPool::global().numThreads());
+  std::printf("compile_seconds=%.3f\nruns=%lld\n", prepared->loadSeconds + prepared->compileSeconds,
+              (long long)repeat);
+  std::printf("latency_ms=%.4f\nmin_ms=%.4f\n", runtime::median(latencies),
+              *std::min_element(latencies.begin(), latencies.end()));
+  if (!line.has("profile")) return kExitOk;
+
+  struct Row {
+    std::string node, kernel;
+    double milliseconds;
+  };
+  std::vector<Row> rows;
+  double total = 0;
+  const auto& timings = executor.nodeTimings();
+  for (auto& [node, samples] : nodeMilliseconds) {
+    rows.push_back({timings[node].node, timings[node].kernel, runtime::median(samples)});
+    total += rows.back().milliseconds;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.milliseconds > b.milliseconds; });
+  std::printf("\nprofile (median per operator over %lld runs, slowest first; sum %.4f ms)\n", (long long)repeat, total);
+  std::printf("%10s %7s  %-32s %s\n", "ms", "share", "node", "kernel");
+  for (const Row& row : rows)
+    std::printf("%10.4f %6.1f%%  %-32s %s\n", row.milliseconds, total > 0 ? 100.0 * row.milliseconds / total : 0.0,
+                row.node.c_str(), row.kernel.c_str());
+  return kExitOk;
+}
+
+}  // namespace tessel::cli

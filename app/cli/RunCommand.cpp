@@ -1,0 +1,128 @@
+// tessel run MODEL_OR_DIR: runs a model (or an exported module) on inputs from files, writes
+// its outputs as .npy and, given expected outputs, says whether they match.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "app/cli/Commands.h"
+#include "app/cli/ModelCommand.h"
+#include "compiler/driver/RunModel.h"
+#include "runtime/Npy.h"
+
+namespace tessel::cli {
+
+namespace {
+
+// A non-negative number flag (--rtol, --atol), or an error message.
+std::optional<std::string> readTolerance(const CommandLine& line, const std::string& name, double* out) {
+  if (!line.has(name)) return std::nullopt;
+  std::string text = line.get(name);
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value >= 0))
+    return "--" + name + " must be a non-negative number, got '" + text + "'";
+  *out = value;
+  return std::nullopt;
+}
+
+// A short look at an output when it is not written anywhere: shape, type, first values.
+std::string preview(const runtime::NDArray& array) {
+  std::string text = array.dtype().toString() + "[";
+  for (int i = 0; i < array.ndim(); ++i) text += (i ? ", " : "") + std::to_string(array.shape()[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+int runRun(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {
+      {"input", "NAME=FILE: an input's value from a .npy or ONNX .pb file", true, "", true},
+      {"inputs-dir", "directory of input_0.pb, input_1.pb, ... in graph-input order (the ONNX test layout)", true, ""},
+      {"output-dir", "write every output there as NAME.npy", true, ""},
+      {"expect-dir", "directory of output_0.pb, output_1.pb, ...: compare the outputs with them", true, ""},
+      {"rtol", "relative tolerance of the comparison", true, "0.001"},
+      {"atol", "absolute tolerance of the comparison", true, "1e-07"},
+      inputShapeFlag()};
+  for (auto& flag : passFlags()) flags.push_back(flag);
+  flags.push_back(threadsFlag());
+  ModelCommand command;
+  if (auto done = parseModelCommand(
+          "run", "MODEL_OR_DIR [options]",
+          "Runs an ONNX model (compiled first) or a module directory written by `tessel compile`.\n"
+          "With --expect-dir, an output matches when |got - expected| <= atol + rtol * |expected| for\n"
+          "every element (NaN matches NaN; integers and booleans exactly; shapes and types equal).\n"
+          "Exit status: 0 success (outputs match), 3 outputs differ, 2 any error.\n",
+          args, flags, &command))
+    return *done;
+  const CommandLine& line = command.line;
+  driver::RunRequest request;
+  request.model = command.model;
+  driver::LoadOptions load;
+  for (auto error : {readTolerance(line, "rtol", &request.tolerance.rtol),
+                     readTolerance(line, "atol", &request.tolerance.atol), readInputShapes(line, &load),
+                     readPassOptions(line, &request.compile), applyThreads(line)})
+    if (error) return reportUsageError("run", *error);
+  request.inputShapes = load.inputShapes;
+
+  if (line.has("inputs-dir")) {
+    auto inputs = driver::readNumberedTensors(line.get("inputs-dir"), "input_");
+    if (!inputs) return reportDiagnostic(inputs.error());
+    if (inputs->empty())
+      return reportUsageError("run", "--inputs-dir " + line.get("inputs-dir") + " holds no input_0.pb");
+    request.positionalInputs = std::move(*inputs);
+  }
+  for (const std::string& text : line.getAll("input")) {
+    auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+      return reportUsageError("run", "--input takes NAME=FILE, got '" + text + "'");
+    std::string name = text.substr(0, eq);
+    if (request.namedInputs.count(name)) return reportUsageError("run", "--input gives '" + name + "' twice");
+    auto value = driver::readTensorFile(text.substr(eq + 1));
+    if (!value) return reportDiagnostic(value.error());
+    request.namedInputs[name] = std::move(*value);
+  }
+  if (line.has("expect-dir")) {
+    auto expected = driver::readNumberedTensors(line.get("expect-dir"), "output_");
+    if (!expected) return reportDiagnostic(expected.error());
+    if (expected->empty())
+      return reportUsageError("run", "--expect-dir " + line.get("expect-dir") + " holds no output_0.pb");
+    request.expectedOutputs = std::move(*expected);
+  }
+
+  auto result = driver::runModel(request);
+  if (!result) return reportDiagnostic(result.error());
+
+  if (line.has("output-dir")) {
+    std::filesystem::path directory = line.get("output-dir");
+    std::error_code error;
+    std::filesystem::create_directories(directory, error);
+    if (error) return reportDiagnostic({"cannot create the directory: " + error.message(), directory.string(), 0, 0, ""});
+    for (size_t i = 0; i < result->outputs.size(); ++i) {
+      std::string path = (directory / (driver::fileNameForTensor(result->outputNames[i]) + ".npy")).string();
+      try {
+        runtime::writeNpy(path, result->outputs[i]);
+      } catch (const runtime::Error& failure) {
+        return reportDiagnostic({failure.what(), path, 0, 0, ""});
+      }
+      std::cout << "output " << result->outputNames[i] << ": " << preview(result->outputs[i]) << " -> " << path << "\n";
+    }
+  } else {
+    for (size_t i = 0; i < result->outputs.size(); ++i)
+      std::cout << "output " << result->outputNames[i] << ": " << preview(result->outputs[i]) << "\n";
+  }
+  std::printf("compile_seconds=%.3f\nrun_ms=%.3f\n", result->loadSeconds + result->compileSeconds,
+              result->runSeconds * 1e3);
+  if (result->comparisons.empty()) return kExitOk;
+  for (auto& comparison : result->comparisons) std::cout << comparison.describe() << "\n";
+  if (result->allMatch()) {
+    std::cout << "result=match\n";
+    return kExitOk;
+  }
+  std::cout << "result=mismatch\n";
+  std::cerr << "tessel run: outputs differ from " << line.get("expect-dir") << " (rtol " << request.tolerance.rtol
+            << ", atol " << request.tolerance.atol << ")\n";
+  return kExitMismatch;
+}
+
+}  // namespace tessel::cli

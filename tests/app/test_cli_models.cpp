@@ -1,0 +1,327 @@
+// The model commands of the tessel tool as a user meets them (compile, run, bench MODEL,
+// inspect, ops), on small models from the ONNX backend node tests.
+#include <QtTest>
+
+#include <cmath>
+
+#include "compiler/driver/Driver.h"
+#include "compiler/opdefs/OpRegistry.h"
+#include "runtime/Npy.h"
+
+namespace {
+
+const QString kTessel = QStringLiteral(TESSEL_BINARY_DIR "/bin/tessel");
+const QString kNodeTests = QStringLiteral("/usr/share/libonnx-testdata/data/node");
+
+struct Run {
+  bool finished = false;
+  int exitCode = -1;
+  QString out;
+  QString err;
+};
+
+Run runTessel(const QStringList& arguments) {
+  QProcess process;
+  process.start(kTessel, arguments);
+  Run run;
+  // Generous: compiling on a loaded shared machine may be slow, and a hang must still end.
+  run.finished = process.waitForFinished(120000);
+  if (!run.finished) process.kill();
+  run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+  run.out = QString::fromUtf8(process.readAllStandardOutput());
+  run.err = QString::fromUtf8(process.readAllStandardError());
+  return run;
+}
+
+QString describe(const QStringList& arguments, const Run& run) {
+  return QString("tessel %1\nexit %2\nstdout:\n%3\nstderr:\n%4")
+      .arg(arguments.join(' '))
+      .arg(run.exitCode)
+      .arg(run.out.left(4000), run.err.left(4000));
+}
+
+// The key=value lines the commands print.
+QMap<QString, QString> keyValues(const QString& text) {
+  QMap<QString, QString> values;
+  for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) {
+    qsizetype eq = line.indexOf('=');
+    if (eq > 0 && !line.left(eq).contains(' ')) values[line.left(eq)] = line.mid(eq + 1);
+  }
+  return values;
+}
+
+// The last pass of the standard pipeline (the names come from the driver, not from here).
+QString lastPassName() { return QString::fromStdString(tessel::driver::standardPasses().passNames().back()); }
+
+QString model(const QString& test) { return kNodeTests + "/" + test + "/model.onnx"; }
+QString dataSet(const QString& test) { return kNodeTests + "/" + test + "/test_data_set_0"; }
+
+// A float32 array whose element i is f(i).
+template <class F>
+tessel::runtime::NDArray makeArray(std::vector<int64_t> shape, F f) {
+  auto array = tessel::runtime::NDArray::empty(std::move(shape), tessel::runtime::DataType::float32());
+  auto values = array.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = f(float(i));
+  return array;
+}
+
+}  // namespace
+
+class TestCliModels : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QVERIFY2(QFileInfo(kTessel).isExecutable(), qPrintable(kTessel + " is not built"));
+    if (!QFileInfo(model("test_add")).exists())
+      QSKIP("the ONNX node tests are not installed (Debian package libonnx-testdata)");
+  }
+
+  void helpListsEveryFlag_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("mentions");
+    QTest::newRow("tessel --help") << QStringList{"--help"} << QStringList{"compile", "run", "bench", "inspect", "ops"};
+    QTest::newRow("compile") << QStringList{"compile", "--help"}
+                             << QStringList{"-o", "--input-shape", "--opt-level", "--disable-pass", "--threads"};
+    QTest::newRow("run") << QStringList{"run", "--help"}
+                         << QStringList{"--input", "--inputs-dir", "--output-dir", "--expect-dir", "--rtol", "--atol",
+                                        "--input-shape"};
+    QTest::newRow("bench MODEL") << QStringList{"bench", model("test_add"), "--help"}
+                                 << QStringList{"--threads", "--repeat", "--profile", "latency_ms="};
+    QTest::newRow("inspect") << QStringList{"inspect", "--help"}
+                             << QStringList{"--print-after", "--disable-pass", "--input-shape"};
+    QTest::newRow("ops") << QStringList{"ops", "--help"} << QStringList{"pattern"};
+  }
+  void helpListsEveryFlag() {
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, mentions);
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    for (const QString& mention : mentions)
+      QVERIFY2(run.out.contains(mention), qPrintable(mention + " missing from\n" + describe(arguments, run)));
+  }
+
+  // The ONNX test layout: inputs and expected outputs as TensorProto files.
+  void runMatchingOutputsExitsZero() {
+    QStringList arguments{"run", model("test_add"), "--inputs-dir", dataSet("test_add"), "--expect-dir",
+                          dataSet("test_add")};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.out.contains("output 'sum' matches"), qPrintable(describe(arguments, run)));
+    QCOMPARE(keyValues(run.out).value("result"), QString("match"));
+  }
+
+  // Sub's expected output is not what Add computes: exit 3 and the worst element shown.
+  void runMismatchExitsThreeAndShowsTheWorstElement() {
+    QStringList arguments{"run", model("test_add"), "--inputs-dir", dataSet("test_add"), "--expect-dir",
+                          dataSet("test_sub")};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 3, qPrintable(describe(arguments, run)));
+    QCOMPARE(keyValues(run.out).value("result"), QString("mismatch"));
+    QRegularExpression worst(R"(output 'sum': \d+ elements differ; worst at \[\d+, \d+, \d+\]: got \S+, expected \S+ )"
+                             R"(\(tolerance \S+\))");
+    QVERIFY2(worst.match(run.out).hasMatch(), qPrintable(describe(arguments, run)));
+  }
+
+  // A tolerance wide enough for any difference turns the same mismatch into a match.
+  void runToleranceFlagsAreApplied() {
+    QStringList arguments{"run", model("test_add"), "--inputs-dir", dataSet("test_add"), "--expect-dir",
+                          dataSet("test_sub"), "--atol", "1e9"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+  }
+
+  void runReadsAndWritesNpy() {
+    QTemporaryDir directory;
+    QVERIFY(directory.isValid());
+    auto x = makeArray({3, 4, 5}, [](float i) { return i * 0.5f; });
+    auto y = makeArray({3, 4, 5}, [](float i) { return 1.0f - i; });
+    std::string xPath = directory.filePath("x.npy").toStdString(), yPath = directory.filePath("y.npy").toStdString();
+    tessel::runtime::writeNpy(xPath, x);
+    tessel::runtime::writeNpy(yPath, y);
+    QString outputs = directory.filePath("outputs");
+    QStringList arguments{"run", model("test_add"), "--input", QString::fromStdString("x=" + xPath),
+                          "--input", QString::fromStdString("y=" + yPath), "--output-dir", outputs};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    // The output is written under the model's name for it.
+    QString sumPath = outputs + "/sum.npy";
+    QVERIFY2(QFileInfo(sumPath).exists(), qPrintable(describe(arguments, run)));
+    auto sum = tessel::runtime::readNpy(sumPath.toStdString());
+    QCOMPARE(sum.shape(), x.shape());
+    auto got = sum.toVector<float>(), a = x.toVector<float>(), b = y.toVector<float>();
+    for (size_t i = 0; i < got.size(); ++i) QCOMPARE(got[i], a[i] + b[i]);
+  }
+
+  void runErrorsExitTwoWithAMessage_data() {
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("messageMentions");
+    QTest::newRow("missing model") << QStringList{"run", "no-such-model.onnx"} << QStringList{"no-such-model.onnx"};
+    QTest::newRow("input without a value")
+        << QStringList{"run", model("test_add"), "--input", dataSet("test_add") + "/input_0.pb"}
+        << QStringList{"--input", "NAME=FILE"};
+    QTest::newRow("missing input") << QStringList{"run", model("test_add"), "--input",
+                                                  "x=" + dataSet("test_add") + "/input_0.pb"}
+                                   << QStringList{"'y'", "no value"};
+    QTest::newRow("unknown input name") << QStringList{"run", model("test_add"), "--input",
+                                                       "z=" + dataSet("test_add") + "/input_0.pb"}
+                                        << QStringList{"'z'", "x", "y"};
+    QTest::newRow("wrong input shape") << QStringList{"run", model("test_add"), "--input",
+                                                      "x=" + dataSet("test_relu") + "/input_0.pb", "--input",
+                                                      "y=" + dataSet("test_conv_with_strides_padding") + "/input_0.pb"}
+                                       << QStringList{"y"};
+    QTest::newRow("unknown tensor file type") << QStringList{"run", model("test_add"), "--input",
+                                                             "x=" + model("test_add")}
+                                              << QStringList{"model.onnx", ".npy"};
+    QTest::newRow("missing expect dir") << QStringList{"run", model("test_add"), "--inputs-dir", dataSet("test_add"),
+                                                       "--expect-dir", "/no/such/directory"}
+                                        << QStringList{"/no/such/directory"};
+    QTest::newRow("bad tolerance") << QStringList{"run", model("test_add"), "--rtol", "-1"} << QStringList{"--rtol"};
+    QTest::newRow("unknown pass") << QStringList{"run", model("test_add"), "--disable-pass", "NoSuchPass"}
+                                  << QStringList{"NoSuchPass", lastPassName()};
+  }
+  void runErrorsExitTwoWithAMessage() {
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, messageMentions);
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    for (const QString& mention : messageMentions)
+      QVERIFY2(run.err.contains(mention), qPrintable(mention + " missing from the message\n" + describe(arguments, run)));
+    QVERIFY2(!run.out.contains("result="), qPrintable(describe(arguments, run)));
+  }
+
+  // Not a model at all: every command that reads a model says which file and exits 2.
+  void badModelFileIsAnError_data() {
+    QTest::addColumn<QString>("command");
+    for (const char* command : {"run", "compile", "bench", "inspect"}) QTest::newRow(command) << QString(command);
+  }
+  void badModelFileIsAnError() {
+    QFETCH(QString, command);
+    QTemporaryDir directory;
+    QString path = directory.filePath("garbage.onnx");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("this is not a protobuf model\n");
+    file.close();
+    QStringList arguments{command, path};
+    if (command == "compile") arguments << "-o" << directory.filePath("module");
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains(path), qPrintable(describe(arguments, run)));
+    QVERIFY2(!QFileInfo(directory.filePath("module")).exists(), qPrintable(describe(arguments, run)));
+  }
+
+  // A model whose operator Tessel does not compile: exit 2 and the operator named.
+  void unsupportedOperatorIsNamed() {
+    if (tessel::graph::OpRegistry::global().find("TfIdfVectorizer"))
+      QSKIP("TfIdfVectorizer is implemented now: pick a test of an operator that is not");
+    QString test = "test_tfidfvectorizer_tf_only_bigrams_skip0";
+    QStringList arguments{"run", model(test), "--inputs-dir", dataSet(test), "--expect-dir", dataSet(test)};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains("TfIdfVectorizer") && run.err.contains(model(test)), qPrintable(describe(arguments, run)));
+  }
+
+  // compile -o DIR writes a module that `run DIR` loads with the runtime alone.
+  void compiledModuleRunsFromItsDirectory() {
+    QTemporaryDir directory;
+    QString module = directory.filePath("conv");
+    QString test = "test_conv_with_strides_padding";
+    QStringList compile{"compile", model(test), "-o", module};
+    Run compiled = runTessel(compile);
+    QVERIFY2(compiled.finished && compiled.exitCode == 0, qPrintable(describe(compile, compiled)));
+    for (const char* file : {"graph.json", "params.bin"})
+      QVERIFY2(QFileInfo(module + "/" + file).exists(), qPrintable(file + describe(compile, compiled)));
+    auto summary = keyValues(compiled.out);
+    QVERIFY2(summary.value("kernels").toInt() >= 1, qPrintable(compiled.out));
+    for (const char* key : {"fused_ops", "planned_memory_bytes", "naive_memory_bytes", "compile_seconds"})
+      QVERIFY2(summary.contains(key), qPrintable(QString(key) + " missing from\n" + compiled.out));
+    QVERIFY2(summary.value("planned_memory_bytes").toLongLong() <= summary.value("naive_memory_bytes").toLongLong(),
+             qPrintable(compiled.out));
+
+    QStringList run{"run", module, "--inputs-dir", dataSet(test), "--expect-dir", dataSet(test)};
+    Run ran = runTessel(run);
+    QVERIFY2(ran.finished && ran.exitCode == 0, qPrintable(describe(run, ran)));
+    QCOMPARE(keyValues(ran.out).value("result"), QString("match"));
+  }
+
+  void compileWithoutOutputIsAnError() {
+    QStringList arguments{"compile", model("test_add")};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains("-o"), qPrintable(describe(arguments, run)));
+  }
+
+  // Every pass of the standard pipeline appears, in order, with the graph after it.
+  void inspectShowsTheGraphAfterEveryPass() {
+    QStringList arguments{"inspect", model("test_conv_with_strides_padding"), "--print-after", "all"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QStringList printed;
+    QRegularExpression header(R"(^// ---- after (\S+) \()", QRegularExpression::MultilineOption);
+    for (auto it = header.globalMatch(run.out); it.hasNext();) printed << it.next().captured(1);
+    QStringList expected;
+    for (auto& name : tessel::driver::standardPasses().passNames()) expected << QString::fromStdString(name);
+    QCOMPARE(printed, expected);
+    QVERIFY2(run.out.contains("Conv"), qPrintable(run.out));
+  }
+
+  void inspectPrintsOnePassAndHonoursDisabledPasses() {
+    QString pass = lastPassName();
+    QStringList arguments{"inspect", model("test_add"), "--print-after", pass, "--disable-pass", pass};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QCOMPARE(run.out.count("// ---- after "), 1);
+    QVERIFY2(run.out.contains("// ---- after " + pass + " (skipped)"), qPrintable(run.out));
+    QVERIFY2(QRegularExpression("^" + pass + R"(\s+skipped)", QRegularExpression::MultilineOption).match(run.out).hasMatch(),
+             qPrintable(run.out));
+  }
+
+  void inspectUnknownPassIsAnError() {
+    QStringList arguments{"inspect", model("test_add"), "--print-after", "NoSuchPass"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains("NoSuchPass") && run.err.contains(lastPassName()), qPrintable(describe(arguments, run)));
+  }
+
+  void benchModelPrintsLatency() {
+    QStringList arguments{"bench", model("test_conv_with_strides_padding"), "--repeat", "3", "--threads", "2",
+                          "--profile"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    bool ok = false;
+    double latency = keyValues(run.out).value("latency_ms").toDouble(&ok);
+    QVERIFY2(ok && latency > 0 && std::isfinite(latency), qPrintable(run.out));
+    QCOMPARE(keyValues(run.out).value("threads"), QString("2"));
+    // The profile lists operators with their share of the total, slowest first.
+    QRegularExpression row(R"(^\s*(\d+\.\d+)\s+(\d+\.\d)%)", QRegularExpression::MultilineOption);
+    QList<double> times;
+    for (auto it = row.globalMatch(run.out); it.hasNext();) times << it.next().captured(1).toDouble();
+    QVERIFY2(!times.isEmpty(), qPrintable(run.out));
+    for (qsizetype i = 1; i < times.size(); ++i) QVERIFY2(times[i - 1] >= times[i], qPrintable(run.out));
+  }
+
+  // An argument that looks like a model but is missing is reported as a file, not an operator.
+  void benchMissingModelNamesTheFile() {
+    QStringList arguments{"bench", "missing.onnx"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains("missing.onnx"), qPrintable(describe(arguments, run)));
+  }
+
+  void opsListsTheRegisteredOperators() {
+    Run run = runTessel({"ops"});
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe({"ops"}, run)));
+    const auto& registry = tessel::graph::OpRegistry::global();
+    for (auto& name : registry.names()) {
+      QString pattern = tessel::graph::opPatternName(registry.find(name)->pattern);
+      QRegularExpression line("^" + QRegularExpression::escape(QString::fromStdString(name)) + R"(\s+)" +
+                                  QRegularExpression::escape(pattern) + R"(\s)",
+                              QRegularExpression::MultilineOption);
+      QVERIFY2(line.match(run.out).hasMatch(), qPrintable(QString::fromStdString(name) + " missing from\n" + run.out));
+    }
+    QVERIFY2(run.out.contains(QString("%1 operators").arg(registry.names().size())), qPrintable(run.out));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCliModels)
+#include "test_cli_models.moc"

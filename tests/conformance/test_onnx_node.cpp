@@ -1,0 +1,332 @@
+// The ONNX backend node tests (Debian's libonnx-testdata) run through driver::runModel, the
+// path `tessel run --inputs-dir --expect-dir` takes: every test passes or is on the skip list
+// with its reason, and no listed test passes (the list stays honest).
+//
+// Each test runs in a forked child process, two at a time (both CI cores), so an operator
+// that crashes or hangs fails its own test only. Environment:
+//   TESSEL_ONNX_NODE_TESTS     the test data directory (default: Debian's)
+//   TESSEL_CONFORMANCE_SHARD   i/n: run every n-th test starting at the i-th (0-based)
+//   TESSEL_CONFORMANCE_FILTER  run only tests whose name contains this text
+//   TESSEL_CONFORMANCE_JOBS    tests run at once (default 2)
+//   TESSEL_CONFORMANCE_TIMEOUT seconds one test may take (default 120)
+#include <QtTest>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/RunModel.h"
+#include "runtime/ThreadPool.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string environment(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+fs::path dataDirectory() { return environment("TESSEL_ONNX_NODE_TESTS", "/usr/share/libonnx-testdata/data/node"); }
+const fs::path kSkipListPath = fs::path(TESSEL_SOURCE_DIR) / "tests/conformance/skip_list.txt";
+
+// One line of the skip list: `test_name  # reason`.
+struct SkipEntry {
+  std::string test;
+  std::string reason;
+  int line = 0;
+};
+
+std::string trim(const std::string& text) {
+  size_t begin = text.find_first_not_of(" \t\r");
+  if (begin == std::string::npos) return "";
+  size_t end = text.find_last_not_of(" \t\r");
+  return text.substr(begin, end - begin + 1);
+}
+
+// Blank lines and lines starting with '#' are comments.
+std::vector<SkipEntry> readSkipList(const fs::path& path) {
+  std::vector<SkipEntry> entries;
+  std::ifstream file(path);
+  std::string text;
+  for (int line = 1; std::getline(file, text); ++line) {
+    text = trim(text);
+    if (text.empty() || text[0] == '#') continue;
+    size_t hash = text.find('#');
+    SkipEntry entry;
+    entry.test = trim(text.substr(0, hash));
+    entry.reason = hash == std::string::npos ? "" : trim(text.substr(hash + 1));
+    entry.line = line;
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+std::vector<std::string> listTests(const fs::path& directory) {
+  std::vector<std::string> names;
+  for (auto& entry : fs::directory_iterator(directory))
+    if (entry.is_directory() && fs::exists(entry.path() / "model.onnx")) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// What happened to one test. Pass and Mismatch come from runModel; Error is a Diagnostic
+// (unsupported operator, bad input); Internal an internal compiler error; Crash and Timeout
+// are the child process dying or being killed.
+enum class Outcome : char { Pass = 'P', Mismatch = 'M', Error = 'E', Internal = 'I', Crash = 'C', Timeout = 'T' };
+
+struct TestResult {
+  Outcome outcome = Outcome::Crash;
+  std::string message;
+  double seconds = 0;
+};
+
+std::string oneLine(std::string text, size_t limit = 400) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return text;
+}
+
+// Runs in the child: test_data_set_0 of one test through runModel. Returns the outcome
+// letter followed by the message.
+std::string runOneTest(const fs::path& testDirectory) {
+  try {
+    fs::path dataSet = testDirectory / "test_data_set_0";
+    tessel::driver::RunRequest request;
+    request.model = (testDirectory / "model.onnx").string();
+    auto inputs = tessel::driver::readNumberedTensors(dataSet.string(), "input_");
+    if (!inputs) return "E" + inputs.error().toString();
+    auto expected = tessel::driver::readNumberedTensors(dataSet.string(), "output_");
+    if (!expected) return "E" + expected.error().toString();
+    request.positionalInputs = std::move(*inputs);
+    request.expectedOutputs = std::move(*expected);
+    auto result = tessel::driver::runModel(request);
+    if (!result) return "E" + result.error().toString();
+    if (result->allMatch()) return "P";
+    std::string message;
+    for (auto& comparison : result->comparisons)
+      if (!comparison.matches) message += (message.empty() ? "" : "; ") + comparison.describe();
+    return "M" + message;
+  } catch (const tessel::InternalError& error) {
+    return std::string("I") + "internal compiler error: " + error.what();
+  } catch (const std::exception& error) {
+    return std::string("E") + "uncaught exception: " + error.what();
+  }
+}
+
+struct RunningTest {
+  pid_t pid = -1;
+  int fd = -1;
+  size_t index = 0;
+  std::string data;
+  Clock::time_point start;
+};
+
+RunningTest startTest(const fs::path& testDirectory, size_t index) {
+  int fds[2];
+  if (pipe(fds) != 0) qFatal("pipe failed: %s", std::strerror(errno));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) qFatal("fork failed: %s", std::strerror(errno));
+  if (pid == 0) {
+    close(fds[0]);
+    // One thread per test: the tests already run two at a time on two cores.
+    tessel::runtime::ThreadPool::global().setNumThreads(1);
+    std::string result = runOneTest(testDirectory);
+    for (size_t written = 0; written < result.size();) {
+      ssize_t n = write(fds[1], result.data() + written, result.size() - written);
+      if (n <= 0) break;
+      written += size_t(n);
+    }
+    // No destructors or Qt clean-up in the child: the parent owns all of that.
+    _exit(0);
+  }
+  close(fds[1]);
+  RunningTest running;
+  running.pid = pid;
+  running.fd = fds[0];
+  running.index = index;
+  running.start = Clock::now();
+  return running;
+}
+
+TestResult finishTest(RunningTest& running, bool timedOut, double timeoutSeconds) {
+  TestResult result;
+  result.seconds = std::chrono::duration<double>(Clock::now() - running.start).count();
+  int status = 0;
+  if (timedOut) kill(running.pid, SIGKILL);
+  waitpid(running.pid, &status, 0);
+  close(running.fd);
+  if (timedOut) {
+    result.outcome = Outcome::Timeout;
+    result.message = "did not finish in " + std::to_string(int(timeoutSeconds)) + " s";
+  } else if (!running.data.empty()) {
+    result.outcome = Outcome(running.data[0]);
+    result.message = oneLine(running.data.substr(1));
+  } else if (WIFSIGNALED(status)) {
+    result.outcome = Outcome::Crash;
+    result.message = std::string("crashed: ") + strsignal(WTERMSIG(status));
+  } else {
+    result.outcome = Outcome::Crash;
+    result.message = "exited with status " + std::to_string(WEXITSTATUS(status)) + " without a result";
+  }
+  return result;
+}
+
+const char* outcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::Pass: return "pass";
+    case Outcome::Mismatch: return "wrong result";
+    case Outcome::Error: return "error";
+    case Outcome::Internal: return "internal error";
+    case Outcome::Crash: return "crash";
+    case Outcome::Timeout: return "timeout";
+  }
+  return "?";
+}
+
+// Runs `tests` (names under `directory`), `jobs` at a time; reports each as it finishes.
+std::map<std::string, TestResult> runTests(const fs::path& directory, const std::vector<std::string>& tests, int jobs,
+                                           double timeoutSeconds) {
+  std::map<std::string, TestResult> results;
+  std::vector<RunningTest> running;
+  size_t next = 0;
+  while (next < tests.size() || !running.empty()) {
+    while (int(running.size()) < jobs && next < tests.size()) {
+      running.push_back(startTest(directory / tests[next], next));
+      ++next;
+    }
+    std::vector<pollfd> fds;
+    for (auto& test : running) fds.push_back({test.fd, POLLIN, 0});
+    poll(fds.data(), fds.size(), 200);
+    for (size_t i = running.size(); i-- > 0;) {
+      RunningTest& test = running[i];
+      bool finished = false;
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buffer[4096];
+        ssize_t n = read(test.fd, buffer, sizeof buffer);
+        if (n > 0) test.data.append(buffer, size_t(n));
+        else finished = true;  // end of file: the child has exited
+      }
+      double elapsed = std::chrono::duration<double>(Clock::now() - test.start).count();
+      bool timedOut = !finished && elapsed > timeoutSeconds;
+      if (!finished && !timedOut) continue;
+      TestResult result = finishTest(test, timedOut, timeoutSeconds);
+      const std::string& name = tests[test.index];
+      std::printf("%s %s (%.2f s)%s%s\n", result.outcome == Outcome::Pass ? "PASS" : "FAIL", name.c_str(),
+                  result.seconds, result.outcome == Outcome::Pass ? "" : ": ",
+                  result.outcome == Outcome::Pass ? "" : (std::string(outcomeName(result.outcome)) + ": " +
+                                                          result.message).c_str());
+      std::fflush(stdout);
+      results[name] = result;
+      running.erase(running.begin() + long(i));
+    }
+  }
+  return results;
+}
+
+// TESSEL_CONFORMANCE_SHARD=i/n, or {0, 1}.
+std::pair<int, int> shardFromEnvironment() {
+  std::string text = environment("TESSEL_CONFORMANCE_SHARD", "0/1");
+  int index = 0, count = 1;
+  if (std::sscanf(text.c_str(), "%d/%d", &index, &count) != 2 || count < 1 || index < 0 || index >= count)
+    qFatal("TESSEL_CONFORMANCE_SHARD must be i/n with 0 <= i < n, got '%s'", text.c_str());
+  return {index, count};
+}
+
+}  // namespace
+
+class TestOnnxNode : public QObject {
+  Q_OBJECT
+private slots:
+  // Every entry names a test that exists, once, with a reason a reader can act on.
+  void skipListIsWellFormed() {
+    QVERIFY2(fs::exists(kSkipListPath), qPrintable(QString::fromStdString(kSkipListPath.string()) + " is missing"));
+    auto entries = readSkipList(kSkipListPath);
+    bool haveData = fs::is_directory(dataDirectory());
+    std::map<std::string, int> seen;
+    QStringList problems;
+    for (auto& entry : entries) {
+      QString where = QString("skip_list.txt:%1: ").arg(entry.line);
+      if (entry.reason.size() < 8) problems << where + QString::fromStdString(entry.test) + " has no reason";
+      if (seen.count(entry.test))
+        problems << where + QString::fromStdString(entry.test) + " is listed again (first at line " +
+                        QString::number(seen[entry.test]) + ")";
+      seen[entry.test] = entry.line;
+      if (haveData && !fs::exists(dataDirectory() / entry.test / "model.onnx"))
+        problems << where + QString::fromStdString(entry.test) + " is not a test in " +
+                        QString::fromStdString(dataDirectory().string());
+    }
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+  }
+
+  void nodeTestsPassOrAreSkippedWithAReason() {
+    fs::path directory = dataDirectory();
+    if (!fs::is_directory(directory))
+      QSKIP(qPrintable("the ONNX node tests are not installed (" + QString::fromStdString(directory.string()) +
+                       "; Debian package libonnx-testdata)"));
+    auto [shard, shardCount] = shardFromEnvironment();
+    std::string filter = environment("TESSEL_CONFORMANCE_FILTER", "");
+    int jobs = std::max(1, std::atoi(environment("TESSEL_CONFORMANCE_JOBS", "2").c_str()));
+    double timeout = std::max(1.0, std::atof(environment("TESSEL_CONFORMANCE_TIMEOUT", "120").c_str()));
+
+    std::vector<std::string> all = listTests(directory), tests;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (int(i % size_t(shardCount)) == shard && all[i].find(filter) != std::string::npos) tests.push_back(all[i]);
+    QVERIFY2(!tests.empty(), "no test selected (check TESSEL_CONFORMANCE_SHARD and TESSEL_CONFORMANCE_FILTER)");
+    std::map<std::string, std::string> skipped;
+    for (auto& entry : readSkipList(kSkipListPath)) skipped[entry.test] = entry.reason;
+
+    auto results = runTests(directory, tests, jobs, timeout);
+
+    int passed = 0, skippedFailing = 0;
+    QStringList failures, nowPassing;
+    std::map<std::string, int> failuresByOutcome;
+    for (auto& name : tests) {
+      const TestResult& result = results[name];
+      bool listed = skipped.count(name) != 0;
+      if (result.outcome == Outcome::Pass) {
+        ++passed;
+        if (listed) nowPassing << QString::fromStdString(name);
+      } else if (listed) {
+        ++skippedFailing;
+      } else {
+        ++failuresByOutcome[outcomeName(result.outcome)];
+        failures << QString::fromStdString(name + ": " + outcomeName(result.outcome) + ": " + result.message);
+      }
+    }
+    int total = int(tests.size());
+    std::printf("conformance%s: %d passed, %d skipped, %d failed of %d (%d/%d = %.1f%%)\n",
+                shardCount > 1 ? (" shard " + std::to_string(shard) + "/" + std::to_string(shardCount)).c_str() : "",
+                passed, skippedFailing, int(failures.size()), total, passed, total, 100.0 * passed / total);
+    for (auto& [outcome, count] : failuresByOutcome) std::printf("  failed with %s: %d\n", outcome.c_str(), count);
+    for (auto& name : nowPassing) std::printf("NOW PASSING %s: now passing, remove from skip list\n", qPrintable(name));
+    std::fflush(stdout);
+
+    QStringList problems;
+    if (!failures.isEmpty())
+      problems << QString("%1 tests fail and are not on the skip list:\n  ").arg(failures.size()) +
+                      failures.join("\n  ");
+    if (!nowPassing.isEmpty())
+      problems << QString("%1 tests on the skip list now pass, remove them from tests/conformance/skip_list.txt:\n  ")
+                          .arg(nowPassing.size()) +
+                      nowPassing.join("\n  ");
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestOnnxNode)
+#include "test_onnx_node.moc"

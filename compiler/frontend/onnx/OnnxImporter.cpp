@@ -151,7 +151,13 @@ private:
     }
     const std::string supported = "Tessel supports opsets " + std::to_string(kOldestSupportedOpset) + " to " +
                                   std::to_string(kNewestSupportedOpset);
-    if (!found) return error("declares no opset for the default ONNX domain; " + supported);
+    if (!found) {
+      std::string others;
+      for (const auto& opset : model_.opset_import()) others += (others.empty() ? "" : ", ") + opset.domain();
+      return error("declares no opset for the default ONNX domain" +
+                   (others.empty() ? std::string() : " (only for " + others + ")") + "; " + supported +
+                   " of the default domain only");
+    }
     if (opset_ < 1 || opset_ > kNewestSupportedOpset)
       return error("uses opset " + std::to_string(opset_) + " of the default ONNX domain; " + supported,
                    "convert the model with onnx.version_converter to opset " + std::to_string(kNewestSupportedOpset));
@@ -474,14 +480,17 @@ Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
   onnx::TensorProto tensor;
   if (!tensor.ParseFromString(*bytes))
     return importError("is not an ONNX tensor: it does not parse as a TensorProto (truncated or another format)", path);
-  // Sequences and optionals (other files of the test suite) parse as a TensorProto too,
-  // with no element type; say what they probably are instead of "type 0".
-  if (tensor.data_type() == onnx::TensorProto::UNDEFINED)
-    return importError("holds no tensor element type; it may be a sequence, map or optional value, which Tessel "
-                      "does not support",
-                      path);
   auto array = tensorToArray(tensor, directoryOf(path));
-  if (!array) return importError(array.error().message, path);
+  if (!array) {
+    // Sequences, maps and optionals (other files of the test suite) parse as a TensorProto
+    // too, with fields of the wrong kind or none; say what they probably are.
+    bool probablyNotATensor = tensor.data_type() == onnx::TensorProto::UNDEFINED || tensor.has_segment() ||
+                              tensor.unknown_fields().field_count() > 0;
+    return importError(array.error().message, path,
+                       probablyNotATensor ? "the file may hold a sequence, map or optional value rather than a tensor; "
+                                            "Tessel reads tensors only"
+                                          : "");
+  }
   return array;
 }
 

@@ -1,6 +1,7 @@
 // Convolution operators: ONNX Conv (2-D, on conv2d()) and ConvTranspose.
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/ops/Conv2d.h"
+#include "compiler/ops/ConvTranspose.h"
 
 namespace tessel::graph::nn {
 
@@ -143,10 +144,110 @@ OpDef convDef() {
   return def;
 }
 
+// ConvTranspose's attributes as parameters. Padding: explicit pads; or, with output_shape
+// or a SAME auto_pad, the total padding that yields the requested output split between the
+// ends (SAME_UPPER puts the smaller half first, otherwise the larger).
+Expected<ConvTransposeParams> convTransposeParams(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "X")) return *e;
+  if (auto e = requireRank(call, 0, 3, "X", true)) return *e;
+  const auto& x = call.inputTypes[0].shape;
+  const auto& w = call.inputTypes[1].shape;
+  if (w.size() != x.size())
+    return call.error("W has rank " + std::to_string(w.size()) + ", expected " + std::to_string(x.size()) + " like X");
+  size_t rank = x.size() - 2;
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (call.hasAttr("kernel_shape")) {
+    auto given = call.intsAttr("kernel_shape", {});
+    if (!given) return given.error();
+    if (*given != kernel)
+      return call.error("kernel_shape " + shapeName(*given) + " differs from the weight's " + shapeName(kernel));
+  }
+  ConvTransposeParams p;
+  p.inputShape = x;
+  p.weightShape = w;
+  auto strides = perAxis(call, "strides", rank, 1);
+  if (!strides) return strides.error();
+  auto dilations = perAxis(call, "dilations", rank, 1);
+  if (!dilations) return dilations.error();
+  auto outputPadding = call.intsAttr("output_padding", std::vector<int64_t>(rank, 0));
+  if (!outputPadding) return outputPadding.error();
+  if (outputPadding->size() != rank) return call.error("output_padding needs one entry per spatial axis");
+  auto group = call.intAttr("group", 1);
+  if (!group) return group.error();
+  auto autoPad = call.stringAttr("auto_pad", "NOTSET");
+  if (!autoPad) return autoPad.error();
+  auto outputShape = call.intsAttr("output_shape", {});
+  if (!outputShape) return outputShape.error();
+  p.strides = *strides;
+  p.dilations = *dilations;
+  p.outputPadding = *outputPadding;
+  p.groups = *group;
+  p.bias = call.hasInput(2);
+  p.padsBegin.assign(rank, 0);
+  p.padsEnd.assign(rank, 0);
+  bool same = *autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER";
+  if (*autoPad != "NOTSET" && *autoPad != "VALID" && !same)
+    return call.error("unknown auto_pad '" + *autoPad + "'", "use NOTSET, VALID, SAME_UPPER or SAME_LOWER");
+  std::vector<int64_t> wanted = *outputShape;
+  // output_shape may list N and C too; only the spatial extents matter.
+  if (wanted.size() == rank + 2) wanted.erase(wanted.begin(), wanted.begin() + 2);
+  if (wanted.empty() && same)
+    for (size_t d = 0; d < rank; ++d) wanted.push_back(x[d + 2] * p.strides[d]);
+  if (!wanted.empty()) {
+    if (wanted.size() != rank) return call.error("output_shape needs one entry per spatial axis");
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t total = p.strides[d] * (x[d + 2] - 1) + p.outputPadding[d] + (kernel[d] - 1) * p.dilations[d] + 1 -
+                      wanted[d];
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor division, as ONNX's reference
+      p.padsBegin[d] = *autoPad == "SAME_UPPER" ? half : total - half;
+      p.padsEnd[d] = *autoPad == "SAME_UPPER" ? total - half : half;
+    }
+  } else if (*autoPad == "NOTSET") {
+    auto pads = call.intsAttr("pads", std::vector<int64_t>(2 * rank, 0));
+    if (!pads) return pads.error();
+    if (pads->size() != 2 * rank)
+      return call.error("pads has " + std::to_string(pads->size()) + " entries, expected " +
+                        std::to_string(2 * rank) + " (begin and end for each spatial axis)");
+    p.padsBegin.assign(pads->begin(), pads->begin() + long(rank));
+    p.padsEnd.assign(pads->begin() + long(rank), pads->end());
+  }
+  if (p.bias && call.inputTypes[2].shape != std::vector<int64_t>{w[1] * p.groups})
+    return call.error("B has shape " + shapeName(call.inputTypes[2].shape) + ", expected [" +
+                      std::to_string(w[1] * p.groups) + "] (one per output channel)");
+  if (std::string problem = p.validate(); !problem.empty()) return call.error(problem);
+  return p;
+}
+
+OpDef convTransposeDef() {
+  OpDef def;
+  def.name = "ConvTranspose";
+  def.pattern = OpPattern::OutElemwiseFusable;
+  def.minInputs = 2;
+  def.maxInputs = 3;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = convTransposeParams(call);
+    if (!p) return p.error();
+    return std::vector<TensorType>{typeLike(call, 0, p->outputShape())};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = convTransposeParams(call);
+    if (!p) return p.error();
+    auto w = convTranspose(*p, call.inputTypes[0].dtype);
+    if (!w) return atNode(call, w.error());
+    std::vector<int> inputs = {0, 1};
+    if (p->bias) inputs.push_back(2);
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+      return defaultConvTransposeSchedule(workload, target);
+    });
+  };
+  return def;
+}
+
 }  // namespace
 
 void registerConvolutionOps(OpRegistry& registry) {
   registry.add(convDef());
+  registry.add(convTransposeDef());
 }
 
 }  // namespace tessel::graph::nn

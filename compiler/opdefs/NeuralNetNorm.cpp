@@ -119,9 +119,76 @@ OpDef normDef(const char* name, int minInputs, int maxInputs, int maxOutputs, Pa
   return def;
 }
 
+// An operator whose output has its input's type and whose kernel comes from `make`.
+using MakeWorkload = std::function<Expected<Workload>(const OpCall&)>;
+OpDef sameShapeNormDef(const char* name, MakeWorkload make) {
+  OpDef def;
+  def.name = name;
+  def.pattern = OpPattern::CommReduce;
+  def.inferTypes = [make](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    // Building the workload checks every attribute; the kernel is not compiled here.
+    auto w = make(call);
+    if (!w) return w.error();
+    return std::vector<TensorType>{typeLike(call, 0, call.inputTypes[0].shape)};
+  };
+  def.build = [make](const OpCall& call) -> Expected<OpKernel> {
+    auto w = make(call);
+    if (!w) return w.error();
+    return makeKernel(std::move(*w), {0}, [](const Workload& workload, const ScheduleTarget& target) {
+      return defaultSimpleNormalizationSchedule(workload, target);
+    });
+  };
+  return def;
+}
+
+Expected<Workload> lpNormalizationWorkload(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "input")) return *e;
+  auto axis = call.intAttr("axis", -1);
+  if (!axis) return axis.error();
+  auto p = call.intAttr("p", 2);
+  if (!p) return p.error();
+  auto w = lpNormalization(call.inputTypes[0].shape, *axis, *p, call.inputTypes[0].dtype);
+  if (!w) return atNode(call, w.error());
+  return w;
+}
+
+Expected<Workload> mvnWorkload(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "X")) return *e;
+  auto axes = call.intsAttr("axes", {0, 2, 3});
+  if (!axes) return axes.error();
+  auto w = meanVarianceNormalization(call.inputTypes[0].shape, *axes, call.inputTypes[0].dtype);
+  if (!w) return atNode(call, w.error());
+  return w;
+}
+
+Expected<Workload> lrnWorkload(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "X")) return *e;
+  LrnParams p;
+  p.shape = call.inputTypes[0].shape;
+  if (!call.hasAttr("size")) return call.error("the size attribute is required");
+  auto size = call.intAttr("size", 1);
+  if (!size) return size.error();
+  auto alpha = call.floatAttr("alpha", 1e-4);
+  if (!alpha) return alpha.error();
+  auto beta = call.floatAttr("beta", 0.75);
+  if (!beta) return beta.error();
+  auto bias = call.floatAttr("bias", 1.0);
+  if (!bias) return bias.error();
+  p.size = *size;
+  p.alpha = *alpha;
+  p.beta = *beta;
+  p.bias = *bias;
+  auto w = localResponseNormalization(p, call.inputTypes[0].dtype);
+  if (!w) return atNode(call, w.error());
+  return w;
+}
+
 }  // namespace
 
 void registerNormalizationOps(OpRegistry& registry) {
+  registry.add(sameShapeNormDef("LpNormalization", lpNormalizationWorkload));
+  registry.add(sameShapeNormDef("MeanVarianceNormalization", mvnWorkload));
+  registry.add(sameShapeNormDef("LRN", lrnWorkload));
   registry.add(normDef("BatchNormalization", 5, 5, 5, batchNormParams));
   registry.add(normDef("InstanceNormalization", 3, 3, 1, instanceNormParams));
   registry.add(normDef("LayerNormalization", 2, 3, 3, layerNormParams));

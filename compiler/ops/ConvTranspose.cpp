@@ -27,7 +27,8 @@ std::string ConvTransposeParams::validate() const {
   if (weightShape[0] != inputShape[1]) return "the weight's first axis must equal the input channels";
   for (size_t d = 0; d < rank; ++d) {
     if (strides[d] < 1 || dilations[d] < 1) return "strides and dilations must be positive";
-    if (padsBegin[d] < 0 || padsEnd[d] < 0 || outputPadding[d] < 0) return "pads and output_padding must not be negative";
+    // Negative pads are allowed: they extend the output (ONNX output_shape larger than natural).
+    if (outputPadding[d] < 0) return "output_padding must not be negative";
   }
   for (int64_t d : outputShape())
     if (d < 1) return "the padding removes the whole output";

@@ -12,8 +12,8 @@ struct ConvTransposeParams {
   std::vector<int64_t> weightShape;  ///< C, M / groups, K1..Kn.
   std::vector<int64_t> strides;      ///< One per spatial axis.
   std::vector<int64_t> dilations;    ///< One per spatial axis.
-  std::vector<int64_t> padsBegin;    ///< One per spatial axis: output cropped at the start.
-  std::vector<int64_t> padsEnd;      ///< One per spatial axis: output cropped at the end.
+  std::vector<int64_t> padsBegin;    ///< One per spatial axis: output cropped at the start (negative: extended).
+  std::vector<int64_t> padsEnd;      ///< One per spatial axis: output cropped at the end (negative: extended).
   std::vector<int64_t> outputPadding;  ///< One per spatial axis: extra output at the end.
   int64_t groups = 1;
   bool bias = false;  ///< A third input "bias" [M].

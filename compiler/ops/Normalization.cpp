@@ -2,6 +2,7 @@
 #include "compiler/ops/Normalization.h"
 
 #include <cmath>
+#include <optional>
 
 #include "compiler/ops/Reduction.h"
 #include "core/ir/IROperators.h"
@@ -221,6 +222,181 @@ Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const 
     scheduleLaneSplitReduce(s, prefix + ".mean", steps);
     scheduleLaneSplitReduce(s, prefix + ".var", steps);
     vectorizeInner(prefix, axisName(rank - 1), p.shape[rank - 1]);
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+namespace {
+Diagnostic normError(const char* op, std::string message, std::string hint = "") {
+  return Diagnostic{std::move(message), op, 0, 0, std::move(hint)};
+}
+
+std::optional<Diagnostic> checkPositive(const char* op, const std::vector<int64_t>& shape) {
+  for (int64_t d : shape)
+    if (d < 1) return normError(op, "input dimensions must be positive, got " + shapeName(shape));
+  return std::nullopt;
+}
+}  // namespace
+
+Expected<Workload> lpNormalization(const std::vector<int64_t>& shape, int64_t axis, int64_t p, DataType dtype) {
+  if (auto e = checkPositive("lpnorm", shape)) return *e;
+  int64_t rank = int64_t(shape.size());
+  if (rank < 1) return normError("lpnorm", "the input must have at least one dimension");
+  if (axis < -rank || axis >= rank)
+    return normError("lpnorm", "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  if (p != 1 && p != 2) return normError("lpnorm", "p must be 1 or 2, got " + std::to_string(p));
+  if (axis < 0) axis += rank;
+  std::vector<Expr> fullShape = toExprs(shape.begin(), shape.end()), lineShape = fullShape;
+  lineShape[size_t(axis)] = Expr(int64_t(1));
+  std::vector<std::string> names = axisNames(size_t(rank));
+  te::Tensor x = te::placeholder(fullShape, dtype, "x");
+  IterVar k = te::reduceAxis(Expr(shape[size_t(axis)]), "k");
+  te::Tensor norm = te::compute(
+      lineShape,
+      [&](const std::vector<Var>& at) {
+        std::vector<Expr> indices = asExprs(at);
+        indices[size_t(axis)] = k.var();
+        Expr v = x(indices);
+        return te::sum(p == 1 ? Expr(fabs(v)) : v * v, {k});
+      },
+      "lpnorm.norm", names, "norm");
+  te::Tensor out = te::compute(
+      fullShape,
+      [&](const std::vector<Var>& at) {
+        std::vector<Expr> line = asExprs(at);
+        line[size_t(axis)] = Expr(int64_t(0));
+        Expr n = p == 1 ? norm(line) : sqrt(norm(line));
+        return x(asExprs(at)) / n;
+      },
+      "lpnorm", names, "norm");
+  Workload w;
+  w.name = "lpnorm_" + shapeName(shape) + "_axis" + std::to_string(axis) + "_p" + std::to_string(p);
+  w.inputs = {x};
+  w.outputs = {out};
+  w.flops = 3.0 * double(elementCount(shape));
+  return w;
+}
+
+Expected<Workload> meanVarianceNormalization(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes,
+                                             DataType dtype) {
+  if (auto e = checkPositive("mvn", shape)) return *e;
+  int64_t rank = int64_t(shape.size());
+  std::vector<bool> reduced(size_t(rank), false);
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank)
+      return normError("mvn", "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+    reduced[size_t(a < 0 ? a + rank : a)] = true;
+  }
+  std::vector<Expr> fullShape = toExprs(shape.begin(), shape.end()), statShape;
+  std::vector<IterVar> meanAxes, varAxes;
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    statShape.push_back(Expr(reduced[size_t(d)] ? int64_t(1) : shape[size_t(d)]));
+    if (!reduced[size_t(d)]) continue;
+    count *= shape[size_t(d)];
+    meanAxes.push_back(te::reduceAxis(Expr(shape[size_t(d)]), "r" + std::to_string(d)));
+    varAxes.push_back(te::reduceAxis(Expr(shape[size_t(d)]), "r" + std::to_string(d)));
+  }
+  std::vector<std::string> names = axisNames(size_t(rank));
+  te::Tensor x = te::placeholder(fullShape, dtype, "x");
+  Expr inverseCount = makeConst(dtype, 1.0 / double(count));
+  // The input position of a statistics position and reduction axes.
+  auto inputAt = [&](const std::vector<Var>& at, const std::vector<IterVar>& window) {
+    std::vector<Expr> indices;
+    size_t r = 0;
+    for (int64_t d = 0; d < rank; ++d) indices.push_back(reduced[size_t(d)] ? Expr(window[r++].var()) : Expr(at[size_t(d)]));
+    return indices;
+  };
+  auto statAt = [&](const std::vector<Var>& at) {
+    std::vector<Expr> indices;
+    for (int64_t d = 0; d < rank; ++d) indices.push_back(reduced[size_t(d)] ? Expr(int64_t(0)) : Expr(at[size_t(d)]));
+    return indices;
+  };
+  auto reduceOver = [&](Expr value, const std::vector<IterVar>& window) {
+    return window.empty() ? value : te::sum(value, window);
+  };
+  te::Tensor mean = te::compute(
+      statShape, [&](const std::vector<Var>& at) { return reduceOver(x(inputAt(at, meanAxes)) * inverseCount, meanAxes); },
+      "mvn.mean", names, "norm");
+  te::Tensor variance = te::compute(
+      statShape,
+      [&](const std::vector<Var>& at) {
+        Expr centered = x(inputAt(at, varAxes)) - mean(asExprs(at));
+        return reduceOver(centered * centered * inverseCount, varAxes);
+      },
+      "mvn.var", names, "norm");
+  te::Tensor out = te::compute(
+      fullShape,
+      [&](const std::vector<Var>& at) {
+        return (x(asExprs(at)) - mean(statAt(at))) / sqrt(variance(statAt(at)) + makeConst(dtype, 1e-9));
+      },
+      "mvn", names, "norm");
+  Workload w;
+  std::vector<int64_t> sortedAxes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (reduced[size_t(d)]) sortedAxes.push_back(d);
+  w.name = "mvn_" + shapeName(shape) + "_axes" + shapeName(sortedAxes);
+  w.inputs = {x};
+  w.outputs = {out};
+  w.flops = 6.0 * double(elementCount(shape));
+  return w;
+}
+
+Expected<Workload> localResponseNormalization(const LrnParams& p, DataType dtype) {
+  if (auto e = checkPositive("lrn", p.shape)) return *e;
+  if (p.shape.size() < 3) return normError("lrn", "the input must be N x C x D1 .. Dn");
+  if (p.size < 1) return normError("lrn", "size must be positive");
+  int64_t channels = p.shape[1];
+  int64_t before = (p.size - 1) / 2;
+  std::vector<Expr> fullShape = toExprs(p.shape.begin(), p.shape.end());
+  std::vector<std::string> names = axisNames(p.shape.size());
+  te::Tensor x = te::placeholder(fullShape, dtype, "x");
+  IterVar r = te::reduceAxis(Expr(p.size), "r");
+  te::Tensor squares = te::compute(
+      fullShape,
+      [&](const std::vector<Var>& at) {
+        std::vector<Expr> indices = asExprs(at);
+        Expr channel = at[1] + r.var() - before;
+        Expr inside = channel >= Expr(int64_t(0)) && channel < Expr(channels);
+        indices[1] = min(max(channel, Expr(int64_t(0))), Expr(channels - 1));
+        Expr v = x(indices);
+        return te::sum(select(inside, v * v, makeZero(dtype)), {r});
+      },
+      "lrn.sum", names, "norm");
+  te::Tensor out = te::compute(
+      fullShape,
+      [&](const std::vector<Var>& at) {
+        Expr scaled = makeConst(dtype, p.bias) + makeConst(dtype, p.alpha / double(p.size)) * squares(asExprs(at));
+        return x(asExprs(at)) / pow(scaled, makeConst(dtype, p.beta));
+      },
+      "lrn", names, "norm");
+  Workload w;
+  w.name = "lrn_" + shapeName(p.shape) + "_size" + std::to_string(p.size);
+  w.inputs = {x};
+  w.outputs = {out};
+  w.flops = double(elementCount(p.shape)) * double(2 * p.size + 4);
+  return w;
+}
+
+Expected<Schedule> defaultSimpleNormalizationSchedule(const Workload& workload, const ScheduleTarget& target) {
+  Schedule s(workload.outputs);
+  std::vector<Status> steps;
+  // The sum of squares of LRN is needed only by its own output element.
+  if (s.findStage("lrn.sum")) {
+    const auto* out = te::asCompute(s.findStage("lrn")->op);
+    steps.push_back(s.computeAt("lrn.sum", "lrn", out->axes.back().name()));
+  }
+  for (const Stage& stage : s.stages()) {
+    const auto* compute = te::asCompute(stage.op);
+    if (!compute || stage.attach != AttachKind::Root || target.threads < 2) continue;
+    // The outermost axis with more than one iteration runs in parallel (those outside it have one).
+    for (const IterVar& axis : compute->axes)
+      if (*asConstInt(axis->dom.extent) > 1) {
+        steps.push_back(s.parallel(stage.name, axis.name()));
+        break;
+      }
   }
   for (const Status& status : steps)
     if (!status) return status.error();

@@ -38,4 +38,29 @@ Expected<Workload> normalization(const NormParams& params, DataType dtype = Data
 Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const NormParams& params,
                                                 const ScheduleTarget& target = ScheduleTarget::host());
 
+/// ONNX LpNormalization: x / ||x||_p along `axis` (negative counts from the end), p 1 or 2.
+/// Stages "lpnorm.norm" (the norm per line; reduction axis "k") and "lpnorm".
+Expected<Workload> lpNormalization(const std::vector<int64_t>& shape, int64_t axis, int64_t p,
+                                   DataType dtype = DataType::float32());
+
+/// ONNX MeanVarianceNormalization: (x - mean) / sqrt(variance + 1e-9), statistics over `axes`
+/// (the others index independent groups). Stages "mvn.mean", "mvn.var" (with reduced axes kept
+/// as extent 1; reduction axes r<d>) and "mvn".
+Expected<Workload> meanVarianceNormalization(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes,
+                                             DataType dtype = DataType::float32());
+
+/// ONNX LRN over the channels of N x C x D1..: x / (bias + alpha / size * sum of x^2 over the
+/// `size` channels around c)^beta. Stages "lrn.sum" (reduction axis "r") and "lrn".
+struct LrnParams {
+  std::vector<int64_t> shape;
+  int64_t size = 1;
+  double alpha = 1e-4, beta = 0.75, bias = 1.0;
+};
+Expected<Workload> localResponseNormalization(const LrnParams& params, DataType dtype = DataType::float32());
+
+/// The default schedule of lpNormalization, meanVarianceNormalization and
+/// localResponseNormalization workloads: every stage's outermost axis in parallel.
+Expected<Schedule> defaultSimpleNormalizationSchedule(const Workload& workload,
+                                                      const ScheduleTarget& target = ScheduleTarget::host());
+
 }  // namespace tessel

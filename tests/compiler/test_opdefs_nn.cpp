@@ -194,6 +194,79 @@ HostTensor referenceSoftmax(const HostTensor& x, int64_t first, int64_t last, co
   }
   return out;
 }
+// Every element of `shape` that `keep` says belongs to the same group as `at` (the others
+// fixed): the offsets of one reduction group.
+std::vector<size_t> groupOf(const Shape& shape, const Shape& at, const std::vector<bool>& reduced) {
+  Shape groupShape;
+  for (size_t d = 0; d < shape.size(); ++d) groupShape.push_back(reduced[d] ? shape[d] : 1);
+  std::vector<size_t> offsets;
+  for (int64_t g = 0; g < elementCount(groupShape); ++g) {
+    Shape within = indexOf(groupShape, g), index = at;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (reduced[d]) index[d] = within[d];
+    offsets.push_back(size_t(offsetOf(shape, index)));
+  }
+  return offsets;
+}
+
+// ONNX ReduceXxx over `axes` (all when empty), keepdims, by kind name.
+HostTensor referenceReduce(const HostTensor& x, const Shape& axes, bool keepDims, const std::string& op) {
+  size_t rank = x.shape.size();
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes) reduced[size_t(a < 0 ? a + int64_t(rank) : a)] = true;
+  Shape keptShape, outShape;
+  for (size_t d = 0; d < rank; ++d) {
+    keptShape.push_back(reduced[d] ? 1 : x.shape[d]);
+    if (!reduced[d] || keepDims) outShape.push_back(keptShape.back());
+  }
+  HostTensor out{outShape, {}};
+  for (int64_t o = 0; o < elementCount(keptShape); ++o) {
+    std::vector<double> v;
+    for (size_t e : groupOf(x.shape, indexOf(keptShape, o), reduced)) v.push_back(x.values[e]);
+    double sum = 0, sumAbs = 0, sumSquares = 0, product = 1, largest = -INFINITY, smallest = INFINITY;
+    for (double e : v) {
+      sum += e;
+      sumAbs += std::fabs(e);
+      sumSquares += e * e;
+      product *= e;
+      largest = std::max(largest, e);
+      smallest = std::min(smallest, e);
+    }
+    double result = 0;
+    if (op == "ReduceSum") result = sum;
+    if (op == "ReduceMean") result = sum / double(v.size());
+    if (op == "ReduceMax") result = largest;
+    if (op == "ReduceMin") result = smallest;
+    if (op == "ReduceProd") result = product;
+    if (op == "ReduceSumSquare") result = sumSquares;
+    if (op == "ReduceL1") result = sumAbs;
+    if (op == "ReduceL2") result = std::sqrt(sumSquares);
+    if (op == "ReduceLogSum") result = std::log(sum);
+    if (op == "ReduceLogSumExp") {
+      double exps = 0;
+      for (double e : v) exps += std::exp(e);
+      result = std::log(exps);
+    }
+    out.values.push_back(result);
+  }
+  return out;
+}
+
+// Normalizes every group of elements that differ only along `reduced` axes to mean 0 and
+// variance 1 (population variance), with `epsilon` under the root.
+HostTensor referenceStandardize(const HostTensor& x, const std::vector<bool>& reduced, double epsilon) {
+  HostTensor out{x.shape, std::vector<double>(x.values.size())};
+  Shape keptShape;
+  for (size_t d = 0; d < x.shape.size(); ++d) keptShape.push_back(reduced[d] ? 1 : x.shape[d]);
+  for (int64_t o = 0; o < elementCount(keptShape); ++o) {
+    auto group = groupOf(x.shape, indexOf(keptShape, o), reduced);
+    double mean = 0, variance = 0;
+    for (size_t e : group) mean += x.values[e] / double(group.size());
+    for (size_t e : group) variance += (x.values[e] - mean) * (x.values[e] - mean) / double(group.size());
+    for (size_t e : group) out.values[e] = (x.values[e] - mean) / std::sqrt(variance + epsilon);
+  }
+  return out;
+}
 }  // namespace
 
 Q_DECLARE_METATYPE(Shape)
@@ -390,6 +463,383 @@ private slots:
     auto outputs = runOp(call, {x});
     QCOMPARE(outputs.size(), size_t(1));
     EXPECT_CLOSE(outputs[0], referenceSoftmax(x, first, last, op.toStdString()), 1e-5);
+  }
+
+
+  void convTransposeMatchesScatterReference_data() {
+    QTest::addColumn<Shape>("input");
+    QTest::addColumn<Shape>("weight");
+    QTest::addColumn<Shape>("strides");
+    QTest::addColumn<Shape>("pads");
+    QTest::addColumn<Shape>("outputPadding");
+    QTest::addColumn<Shape>("dilations");
+    QTest::addColumn<int>("group");
+    QTest::newRow("2-D stride 2 with pads") << Shape{1, 3, 4, 5} << Shape{3, 2, 3, 3} << Shape{2, 2} << Shape{1, 0, 1, 1}
+                                           << Shape{1, 0} << Shape{1, 1} << 1;
+    QTest::newRow("1-D dilated") << Shape{2, 2, 6} << Shape{2, 3, 3} << Shape{1} << Shape{0, 0} << Shape{0}
+                                 << Shape{2} << 1;
+    QTest::newRow("3-D") << Shape{1, 2, 3, 3, 2} << Shape{2, 2, 2, 2, 2} << Shape{2, 1, 2} << Shape{0, 0, 0, 0, 0, 0}
+                         << Shape{0, 0, 0} << Shape{1, 1, 1} << 1;
+    QTest::newRow("grouped") << Shape{1, 4, 3, 3} << Shape{4, 3, 2, 2} << Shape{2, 2} << Shape{0, 0, 0, 0}
+                             << Shape{0, 0} << Shape{1, 1} << 2;
+  }
+  void convTransposeMatchesScatterReference() {
+    QFETCH(Shape, input);
+    QFETCH(Shape, weight);
+    QFETCH(Shape, strides);
+    QFETCH(Shape, pads);
+    QFETCH(Shape, outputPadding);
+    QFETCH(Shape, dilations);
+    QFETCH(int, group);
+    size_t rank = input.size() - 2;
+    int64_t filters = weight[1] * group;
+    OpCall call = makeCall("ConvTranspose", {typeOf(input), typeOf(weight), typeOf({filters})},
+                           {{"strides", strides}, {"pads", pads}, {"output_padding", outputPadding},
+                            {"dilations", dilations}, {"group", int64_t(group)}});
+    HostTensor x = randomTensor(input, 21), w = randomTensor(weight, 22), b = randomTensor({filters}, 23);
+    auto outputs = runOp(call, {x, w, b});
+    QCOMPARE(outputs.size(), size_t(1));
+    // Scatter: every input element adds its kernel-weighted window into the output.
+    Shape outShape = {input[0], filters};
+    for (size_t d = 0; d < rank; ++d)
+      outShape.push_back(strides[d] * (input[d + 2] - 1) + outputPadding[d] + dilations[d] * (weight[d + 2] - 1) + 1 -
+                         pads[d] - pads[d + rank]);
+    HostTensor expected{outShape, std::vector<double>(size_t(elementCount(outShape)), 0.0)};
+    for (int64_t o = 0; o < elementCount(outShape); ++o) expected.values[size_t(o)] = b.values[size_t(indexOf(outShape, o)[1])];
+    int64_t cpg = input[1] / group;
+    Shape kernel(weight.begin() + 2, weight.end());
+    for (int64_t i = 0; i < elementCount(input); ++i) {
+      Shape at = indexOf(input, i);
+      int64_t g = at[1] / cpg;
+      for (int64_t m = 0; m < weight[1]; ++m)
+        for (int64_t t = 0; t < elementCount(kernel); ++t) {
+          Shape tap = indexOf(kernel, t), target = {at[0], g * weight[1] + m};
+          bool inside = true;
+          for (size_t d = 0; d < rank; ++d) {
+            int64_t position = at[d + 2] * strides[d] + tap[d] * dilations[d] - pads[d];
+            inside = inside && position >= 0 && position < outShape[d + 2];
+            target.push_back(position);
+          }
+          if (!inside) continue;
+          Shape wi = {at[1], m};
+          wi.insert(wi.end(), tap.begin(), tap.end());
+          expected.values[size_t(offsetOf(outShape, target))] +=
+              x.values[size_t(i)] * w.values[size_t(offsetOf(weight, wi))];
+        }
+    }
+    EXPECT_CLOSE(outputs[0], expected, 1e-4);
+  }
+
+  void convTransposeOutputShapeChoosesThePadding() {
+    // ONNX's test_convtranspose_output_shape: output_shape 10x8 is one larger than natural.
+    OpCall call = makeCall("ConvTranspose", {typeOf({1, 1, 3, 3}), typeOf({1, 2, 3, 3})},
+                           {{"strides", Shape{3, 2}}, {"output_shape", Shape{10, 8}}});
+    auto types = inferOpTypes(call);
+    QVERIFY2(types.ok(), types.ok() ? "" : types.error().message.c_str());
+    QCOMPARE((*types)[0].shape, (Shape{1, 2, 10, 8}));
+  }
+
+  void maxPoolReturnsIndices_data() {
+    QTest::addColumn<int>("storageOrder");
+    QTest::newRow("row-major") << 0;
+    QTest::newRow("column-major") << 1;
+  }
+  void maxPoolReturnsIndices() {
+    QFETCH(int, storageOrder);
+    Shape shape = {2, 3, 7, 6};
+    OpCall call = makeCall("MaxPool", {typeOf(shape)},
+                           {{"kernel_shape", Shape{3, 2}}, {"strides", Shape{2, 2}}, {"pads", Shape{1, 0, 1, 1}},
+                            {"storage_order", int64_t(storageOrder)}},
+                           2);
+    HostTensor x = tiedTensor(shape, 31);
+    auto outputs = runOp(call, {x});
+    QCOMPARE(outputs.size(), size_t(2));
+    const Shape& outShape = outputs[0].shape;
+    HostTensor values{outShape, {}}, indices{outShape, {}};
+    for (int64_t o = 0; o < elementCount(outShape); ++o) {
+      Shape at = indexOf(outShape, o);
+      double best = -INFINITY;
+      int64_t where = -1;
+      for (int64_t r = 0; r < 3; ++r)
+        for (int64_t c = 0; c < 2; ++c) {
+          int64_t y = at[2] * 2 + r - 1, xx = at[3] * 2 + c - 0;
+          if (y < 0 || y >= shape[2] || xx < 0 || xx >= shape[3]) continue;
+          double v = x.values[size_t(offsetOf(shape, {at[0], at[1], y, xx}))];
+          int64_t plane = (at[0] * shape[1] + at[1]) * shape[2] * shape[3];
+          int64_t index = plane + (storageOrder ? xx * shape[2] + y : y * shape[3] + xx);
+          // The first maximum in the order the spatial offset counts.
+          if (v > best || (v == best && index < where)) best = v, where = index;
+        }
+      values.values.push_back(best);
+      indices.values.push_back(double(where));
+    }
+    EXPECT_CLOSE(outputs[0], values, 0);
+    EXPECT_CLOSE(outputs[1], indices, 0);
+  }
+
+  void averagePoolAndGlobalPoolsMatchReference() {
+    Shape shape = {1, 4, 9, 9};
+    HostTensor x = randomTensor(shape, 32);
+    auto average = runOp(makeCall("AveragePool", {typeOf(shape)},
+                                  {{"kernel_shape", Shape{3, 3}}, {"strides", Shape{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}),
+                         {x});
+    QCOMPARE(average.size(), size_t(1));
+    // SAME_UPPER: 9 -> 5 outputs, total pad 2 split 1/1; padding is not counted.
+    HostTensor expected{{1, 4, 5, 5}, {}};
+    for (int64_t o = 0; o < 100; ++o) {
+      Shape at = indexOf({1, 4, 5, 5}, o);
+      double sum = 0;
+      int count = 0;
+      for (int64_t r = 0; r < 3; ++r)
+        for (int64_t c = 0; c < 3; ++c) {
+          int64_t y = at[2] * 2 + r - 1, xx = at[3] * 2 + c - 1;
+          if (y < 0 || y >= 9 || xx < 0 || xx >= 9) continue;
+          sum += x.values[size_t(offsetOf(shape, {0, at[1], y, xx}))];
+          ++count;
+        }
+      expected.values.push_back(sum / count);
+    }
+    EXPECT_CLOSE(average[0], expected, 1e-5);
+
+    auto globalMax = runOp(makeCall("GlobalMaxPool", {typeOf(shape)}), {x});
+    auto globalAverage = runOp(makeCall("GlobalAveragePool", {typeOf(shape)}), {x});
+    QCOMPARE(globalMax.size(), size_t(1));
+    QCOMPARE(globalAverage.size(), size_t(1));
+    HostTensor maxExpected = referenceReduce(x, {2, 3}, true, "ReduceMax");
+    HostTensor meanExpected = referenceReduce(x, {2, 3}, true, "ReduceMean");
+    EXPECT_CLOSE(globalMax[0], maxExpected, 0);
+    EXPECT_CLOSE(globalAverage[0], meanExpected, 1e-5);
+  }
+
+  void poolRefusesAMissingKernelShape() {
+    auto types = inferOpTypes(makeCall("MaxPool", {typeOf({1, 1, 4, 4})}));
+    QVERIFY(!types);
+    QVERIFY2(types.error().message.find("kernel_shape") != std::string::npos, types.error().message.c_str());
+  }
+
+  void reductionsMatchReference_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<Shape>("axes");
+    QTest::addColumn<bool>("keepDims");
+    QTest::addColumn<bool>("axesAsInput");
+    for (QString op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
+                       "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}) {
+      QByteArray o = op.toUtf8();
+      QTest::newRow(o + " middle axis kept") << op << Shape{3, 4, 20} << Shape{1} << true << false;
+      QTest::newRow(o + " trailing axes dropped") << op << Shape{2, 3, 40} << Shape{-2, -1} << false << false;
+      QTest::newRow(o + " all axes") << op << Shape{3, 2, 5} << Shape{} << true << false;
+      QTest::newRow(o + " axes as input") << op << Shape{5, 3, 4} << Shape{0, 2} << false << true;
+    }
+  }
+  void reductionsMatchReference() {
+    QFETCH(QString, op);
+    QFETCH(Shape, shape);
+    QFETCH(Shape, axes);
+    QFETCH(bool, keepDims);
+    QFETCH(bool, axesAsInput);
+    Attributes attributes = {{"keepdims", int64_t(keepDims)}};
+    std::vector<TensorType> types = {typeOf(shape)};
+    if (axesAsInput) types.push_back(typeOf({int64_t(axes.size())}, DataType::int64()));
+    else if (!axes.empty()) attributes["axes"] = axes;
+    OpCall call = makeCall(op.toStdString(), types, attributes);
+    if (axesAsInput) call.constantInputs[1] = int64Constant(axes);
+    // Products and logarithms want values near 1 and positive sums.
+    bool positive = op == "ReduceProd" || op == "ReduceLogSum";
+    HostTensor x = positive ? randomTensor(shape, 41, 0.6, 1.4) : randomTensor(shape, 41);
+    auto outputs = runOp(call, {x, HostTensor{}});
+    QCOMPARE(outputs.size(), size_t(1));
+    EXPECT_CLOSE(outputs[0], referenceReduce(x, axes, keepDims, op.toStdString()), 1e-4);
+  }
+
+  void reduceSumWithEmptyAxesInput() {
+    // noop_with_empty_axes: an empty axes input copies; without it, everything is reduced.
+    Shape shape = {3, 4};
+    HostTensor x = randomTensor(shape, 42);
+    for (int noop : {0, 1}) {
+      OpCall call = makeCall("ReduceSum", {typeOf(shape), typeOf({0}, DataType::int64())},
+                             {{"noop_with_empty_axes", int64_t(noop)}}, 1, 13);
+      call.constantInputs[1] = int64Constant({});
+      auto outputs = runOp(call, {x, HostTensor{}});
+      QCOMPARE(outputs.size(), size_t(1));
+      EXPECT_CLOSE(outputs[0], noop ? x : referenceReduce(x, {}, true, "ReduceSum"), 1e-5);
+    }
+  }
+
+  void reduceSumOnIntegers() {
+    Shape shape = {4, 6};
+    HostTensor x = tiedTensor(shape, 43);
+    auto outputs = runOp(makeCall("ReduceSum", {typeOf(shape, DataType::int32())}, {{"axes", Shape{1}}}), {x});
+    QCOMPARE(outputs.size(), size_t(1));
+    EXPECT_CLOSE(outputs[0], referenceReduce(x, {1}, true, "ReduceSum"), 0);
+  }
+
+  void reduceRefusesANonConstantAxesInput() {
+    auto types = inferOpTypes(makeCall("ReduceSum", {typeOf({3, 4}), typeOf({1}, DataType::int64())}));
+    QVERIFY(!types);
+    QVERIFY2(types.error().message.find("must be a constant") != std::string::npos, types.error().message.c_str());
+  }
+
+  void argMaxAndArgMinPickTheRightTie_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<bool>("keepDims");
+    QTest::addColumn<bool>("last");
+    QTest::addColumn<bool>("integers");
+    for (QString op : {"ArgMax", "ArgMin"}) {
+      QByteArray o = op.toUtf8();
+      QTest::newRow(o + " axis 0 first") << op << 0 << true << false << false;
+      QTest::newRow(o + " axis -1 last, dropped") << op << -1 << false << true << false;
+      QTest::newRow(o + " axis 1 on int32") << op << 1 << true << false << true;
+    }
+  }
+  void argMaxAndArgMinPickTheRightTie() {
+    QFETCH(QString, op);
+    QFETCH(int, axis);
+    QFETCH(bool, keepDims);
+    QFETCH(bool, last);
+    QFETCH(bool, integers);
+    Shape shape = {4, 5, 6};
+    HostTensor x = tiedTensor(shape, 44);
+    OpCall call = makeCall(op.toStdString(), {typeOf(shape, integers ? DataType::int32() : DataType::float32())},
+                           {{"axis", int64_t(axis)}, {"keepdims", int64_t(keepDims)}, {"select_last_index", int64_t(last)}});
+    auto outputs = runOp(call, {x});
+    QCOMPARE(outputs.size(), size_t(1));
+    int64_t a = axis < 0 ? axis + 3 : axis;
+    Shape kept = shape;
+    kept[size_t(a)] = 1;
+    Shape outShape;
+    for (size_t d = 0; d < 3; ++d)
+      if (int64_t(d) != a || keepDims) outShape.push_back(kept[d]);
+    HostTensor expected{outShape, {}};
+    for (int64_t o = 0; o < elementCount(kept); ++o) {
+      Shape at = indexOf(kept, o);
+      int64_t best = 0;
+      for (int64_t k = 0; k < shape[size_t(a)]; ++k) {
+        Shape here = at, there = at;
+        here[size_t(a)] = k;
+        there[size_t(a)] = best;
+        double v = x.values[size_t(offsetOf(shape, here))], w = x.values[size_t(offsetOf(shape, there))];
+        bool better = op == "ArgMax" ? v > w : v < w;
+        if (better || (last && v == w)) best = k;
+      }
+      expected.values.push_back(double(best));
+    }
+    EXPECT_CLOSE(outputs[0], expected, 0);
+  }
+
+  void batchAndInstanceNormalizationMatchReference() {
+    Shape shape = {2, 3, 5, 6};
+    HostTensor x = randomTensor(shape, 51), scale = randomTensor({3}, 52), bias = randomTensor({3}, 53);
+    HostTensor mean = randomTensor({3}, 54), var = randomTensor({3}, 55, 0.5, 2.0);
+    auto batch = runOp(makeCall("BatchNormalization", {typeOf(shape), typeOf({3}), typeOf({3}), typeOf({3}), typeOf({3})},
+                                {{"epsilon", 1e-3}}),
+                       {x, scale, bias, mean, var});
+    QCOMPARE(batch.size(), size_t(1));
+    HostTensor expected{shape, {}};
+    for (int64_t o = 0; o < elementCount(shape); ++o) {
+      size_t c = size_t(indexOf(shape, o)[1]);
+      expected.values.push_back((x.values[size_t(o)] - mean.values[c]) / std::sqrt(var.values[c] + 1e-3) *
+                                    scale.values[c] + bias.values[c]);
+    }
+    EXPECT_CLOSE(batch[0], expected, 1e-4);
+
+    auto instance = runOp(makeCall("InstanceNormalization", {typeOf(shape), typeOf({3}), typeOf({3})}, {{"epsilon", 1e-2}}),
+                          {x, scale, bias});
+    QCOMPARE(instance.size(), size_t(1));
+    HostTensor standardized = referenceStandardize(x, {false, false, true, true}, 1e-2);
+    for (int64_t o = 0; o < elementCount(shape); ++o) {
+      size_t c = size_t(indexOf(shape, o)[1]);
+      standardized.values[size_t(o)] = standardized.values[size_t(o)] * scale.values[c] + bias.values[c];
+    }
+    EXPECT_CLOSE(instance[0], standardized, 1e-4);
+  }
+
+  void batchNormalizationRefusesTrainingMode() {
+    std::vector<TensorType> types = {typeOf({1, 2, 3}), typeOf({2}), typeOf({2}), typeOf({2}), typeOf({2})};
+    auto training = inferOpTypes(makeCall("BatchNormalization", types, {{"training_mode", int64_t(1)}}, 3));
+    QVERIFY(!training);
+    QVERIFY2(training.error().message.find("training") != std::string::npos, training.error().message.c_str());
+  }
+
+  void layerNormalizationWithStatistics_data() {
+    QTest::addColumn<Shape>("shape");
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<bool>("bias");
+    QTest::newRow("last axis, 3 outputs") << Shape{4, 48} << -1 << true;
+    QTest::newRow("axis 1 of 3-D, no bias") << Shape{2, 3, 5} << 1 << false;
+    QTest::newRow("axis 0") << Shape{3, 4} << 0 << true;
+  }
+  void layerNormalizationWithStatistics() {
+    QFETCH(Shape, shape);
+    QFETCH(int, axis);
+    QFETCH(bool, bias);
+    int64_t a = axis < 0 ? axis + int64_t(shape.size()) : axis;
+    Shape normalized(shape.begin() + a, shape.end());
+    std::vector<TensorType> types = {typeOf(shape), typeOf(normalized)};
+    if (bias) types.push_back(typeOf(normalized));
+    HostTensor x = randomTensor(shape, 61), scale = randomTensor(normalized, 62), b = randomTensor(normalized, 63);
+    auto outputs = runOp(makeCall("LayerNormalization", types, {{"axis", int64_t(axis)}, {"epsilon", 1e-4}}, 3, 17),
+                         {x, scale, b});
+    QCOMPARE(outputs.size(), size_t(3));
+    std::vector<bool> reduced(shape.size(), false);
+    for (size_t d = size_t(a); d < shape.size(); ++d) reduced[d] = true;
+    HostTensor expected = referenceStandardize(x, reduced, 1e-4);
+    int64_t inner = elementCount(normalized);
+    for (int64_t o = 0; o < elementCount(shape); ++o)
+      expected.values[size_t(o)] = expected.values[size_t(o)] * scale.values[size_t(o % inner)] +
+                                   (bias ? b.values[size_t(o % inner)] : 0.0);
+    EXPECT_CLOSE(outputs[0], expected, 1e-4);
+    // Mean and InvStdDev keep the normalized axes as ones.
+    Shape statShape = shape;
+    std::fill(statShape.begin() + a, statShape.end(), 1);
+    HostTensor expectedMean{statShape, {}}, expectedInv{statShape, {}};
+    for (int64_t row = 0; row < elementCount(statShape); ++row) {
+      double m = 0, v = 0;
+      for (int64_t k = 0; k < inner; ++k) m += x.values[size_t(row * inner + k)] / double(inner);
+      for (int64_t k = 0; k < inner; ++k) v += std::pow(x.values[size_t(row * inner + k)] - m, 2) / double(inner);
+      expectedMean.values.push_back(m);
+      expectedInv.values.push_back(1.0 / std::sqrt(v + 1e-4));
+    }
+    EXPECT_CLOSE(outputs[1], expectedMean, 1e-4);
+    EXPECT_CLOSE(outputs[2], expectedInv, 1e-4);
+  }
+
+  void lpNormalizationMvnAndLrnMatchReference() {
+    Shape shape = {2, 5, 3, 4};
+    HostTensor x = randomTensor(shape, 71);
+    for (int64_t p : {1, 2}) {
+      auto outputs = runOp(makeCall("LpNormalization", {typeOf(shape)}, {{"axis", int64_t(1)}, {"p", p}}), {x});
+      QCOMPARE(outputs.size(), size_t(1));
+      HostTensor norm = referenceReduce(x, {1}, true, p == 1 ? "ReduceL1" : "ReduceL2");
+      HostTensor expected{shape, {}};
+      for (int64_t o = 0; o < elementCount(shape); ++o) {
+        Shape at = indexOf(shape, o);
+        at[1] = 0;
+        expected.values.push_back(x.values[size_t(o)] / norm.values[size_t(offsetOf({2, 1, 3, 4}, at))]);
+      }
+      EXPECT_CLOSE(outputs[0], expected, 1e-4);
+    }
+
+    auto mvn = runOp(makeCall("MeanVarianceNormalization", {typeOf(shape)}), {x});
+    QCOMPARE(mvn.size(), size_t(1));
+    EXPECT_CLOSE(mvn[0], referenceStandardize(x, {true, false, true, true}, 1e-9), 1e-4);
+
+    auto lrn = runOp(makeCall("LRN", {typeOf(shape)}, {{"size", int64_t(3)}, {"alpha", 0.002}, {"beta", 0.5}, {"bias", 2.0}}),
+                     {x});
+    QCOMPARE(lrn.size(), size_t(1));
+    HostTensor expected{shape, {}};
+    for (int64_t o = 0; o < elementCount(shape); ++o) {
+      Shape at = indexOf(shape, o);
+      double squares = 0;
+      for (int64_t c = std::max<int64_t>(0, at[1] - 1); c <= std::min<int64_t>(4, at[1] + 1); ++c) {
+        Shape here = at;
+        here[1] = c;
+        squares += std::pow(x.values[size_t(offsetOf(shape, here))], 2);
+      }
+      expected.values.push_back(x.values[size_t(o)] / std::pow(2.0 + 0.002 / 3 * squares, 0.5));
+    }
+    EXPECT_CLOSE(lrn[0], expected, 1e-5);
   }
 
   void softmaxOfLargeNumbersStaysFinite() {

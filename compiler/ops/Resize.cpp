@@ -15,22 +15,25 @@ Expr f64(double v) { return makeConst(DataType::float64(), v); }
 Expr floorOf(Expr x) { return call(Intrinsic::Floor, {std::move(x)}); }
 Expr ceilOf(Expr x) { return call(Intrinsic::Ceil, {std::move(x)}); }
 
-// The input coordinate (float64) of output index `i` along an axis.
-Expr inputCoordinate(const ResizeOptions& options, Expr i, int64_t inExtent, int64_t outExtent, double scale,
-                     double roiStart, double roiEnd) {
+// The input coordinate (float64) of output index `i` along an axis. As in the ONNX
+// reference, the resized length is the input extent times the scale, before flooring: with
+// scales that do not divide evenly, align_corners maps onto that fractional length.
+Expr inputCoordinate(const ResizeOptions& options, Expr i, int64_t inExtent, double scale, double roiStart,
+                     double roiEnd) {
   Expr x = cast(DataType::float64(), std::move(i));
+  double resizedLength = double(inExtent) * scale;
   switch (options.coordinates) {
     case ResizeCoordinates::HalfPixel: return (x + f64(0.5)) / f64(scale) - f64(0.5);
     case ResizeCoordinates::PytorchHalfPixel:
-      return outExtent > 1 ? (x + f64(0.5)) / f64(scale) - f64(0.5) : f64(0);
+      return resizedLength > 1 ? (x + f64(0.5)) / f64(scale) - f64(0.5) : f64(0);
     case ResizeCoordinates::AlignCorners:
-      return outExtent == 1 ? f64(0) : x * f64(double(inExtent - 1)) / f64(double(outExtent - 1));
+      return resizedLength == 1 ? f64(0) : x * f64(double(inExtent - 1)) / f64(resizedLength - 1);
     case ResizeCoordinates::Asymmetric: return x / f64(scale);
     case ResizeCoordinates::TfHalfPixelForNearest: return (x + f64(0.5)) / f64(scale);
     case ResizeCoordinates::TfCropAndResize:
-      if (outExtent > 1)
+      if (resizedLength > 1)
         return f64(roiStart * double(inExtent - 1)) +
-               x * f64((roiEnd - roiStart) * double(inExtent - 1) / double(outExtent - 1));
+               x * f64((roiEnd - roiStart) * double(inExtent - 1) / (resizedLength - 1));
       return f64(0.5 * (roiStart + roiEnd) * double(inExtent - 1));
   }
   return x;
@@ -127,7 +130,7 @@ Expected<Workload> resize(const Shape& shape, const Shape& outShape, const std::
             continue;
           }
           double roiStart = crop ? options.regionOfInterest[d] : 0, roiEnd = crop ? options.regionOfInterest[d + rank] : 1;
-          Expr x = inputCoordinate(options, i[d], shape[d], outShape[d], scales[d], roiStart, roiEnd);
+          Expr x = inputCoordinate(options, i[d], shape[d], scales[d], roiStart, roiEnd);
           if (crop) {
             Expr beyond = x < f64(0) || x > f64(double(shape[d] - 1));
             outside = outside.defined() ? outside || beyond : beyond;

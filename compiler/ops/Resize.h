@@ -27,7 +27,8 @@ struct ResizeOptions {
 };
 
 /// The input of `shape` resized to `outShape`; `scales[d]` (output over input extent, as
-/// ONNX gives or derives it) is what the coordinate transformation divides by. Input "in".
+/// ONNX gives or derives it) is what the coordinate transformation divides by, and
+/// shape[d] * scales[d] the resized length it uses (not floored). Input "in".
 /// Axes whose extent and scale are unchanged are copied, unless TfCropAndResize crops them.
 Expected<Workload> resize(const std::vector<int64_t>& shape, const std::vector<int64_t>& outShape,
                           const std::vector<double>& scales, const ResizeOptions& options,

@@ -538,40 +538,49 @@ private slots:
     QTest::addColumn<QString>("coordinates");
     QTest::addColumn<QString>("nearest");
     QTest::addColumn<Shape>("sizes");
-    QTest::newRow("nearest half_pixel up") << "nearest" << "half_pixel" << "round_prefer_floor" << Shape{1, 1, 5, 7};
-    QTest::newRow("nearest asymmetric ceil") << "nearest" << "asymmetric" << "ceil" << Shape{1, 1, 6, 3};
-    QTest::newRow("nearest align_corners floor") << "nearest" << "align_corners" << "floor" << Shape{1, 1, 7, 8};
+    QTest::addColumn<double>("scale");  // of both spatial axes; 0: sizes are given instead
+    QTest::newRow("nearest half_pixel up") << "nearest" << "half_pixel" << "round_prefer_floor" << Shape{1, 1, 5, 7}
+                                           << 0.0;
+    QTest::newRow("nearest asymmetric ceil") << "nearest" << "asymmetric" << "ceil" << Shape{1, 1, 6, 3} << 0.0;
+    QTest::newRow("nearest align_corners floor") << "nearest" << "align_corners" << "floor" << Shape{1, 1, 7, 8} << 0.0;
     QTest::newRow("nearest tf_half_pixel_for_nn") << "nearest" << "tf_half_pixel_for_nn" << "round_prefer_ceil"
-                                                  << Shape{1, 1, 2, 9};
-    QTest::newRow("linear half_pixel") << "linear" << "half_pixel" << "" << Shape{1, 1, 7, 5};
-    QTest::newRow("linear align_corners down") << "linear" << "align_corners" << "" << Shape{1, 1, 3, 2};
-    QTest::newRow("linear pytorch_half_pixel") << "linear" << "pytorch_half_pixel" << "" << Shape{1, 1, 1, 8};
-    QTest::newRow("cubic half_pixel") << "cubic" << "half_pixel" << "" << Shape{1, 1, 8, 6};
-    QTest::newRow("cubic asymmetric down") << "cubic" << "asymmetric" << "" << Shape{1, 1, 2, 3};
+                                                  << Shape{1, 1, 2, 9} << 0.0;
+    QTest::newRow("linear half_pixel") << "linear" << "half_pixel" << "" << Shape{1, 1, 7, 5} << 0.0;
+    QTest::newRow("linear align_corners down") << "linear" << "align_corners" << "" << Shape{1, 1, 3, 2} << 0.0;
+    QTest::newRow("linear pytorch_half_pixel") << "linear" << "pytorch_half_pixel" << "" << Shape{1, 1, 1, 8} << 0.0;
+    QTest::newRow("cubic half_pixel") << "cubic" << "half_pixel" << "" << Shape{1, 1, 8, 6} << 0.0;
+    QTest::newRow("cubic asymmetric down") << "cubic" << "asymmetric" << "" << Shape{1, 1, 2, 3} << 0.0;
+    QTest::newRow("linear align_corners by scale") << "linear" << "align_corners" << "" << Shape{1, 1, 2, 3} << 0.6;
+    QTest::newRow("cubic align_corners by scale") << "cubic" << "align_corners" << "" << Shape{1, 1, 2, 3} << 0.6;
+    QTest::newRow("nearest pytorch_half_pixel by scale") << "nearest" << "pytorch_half_pixel" << "round_prefer_ceil"
+                                                         << Shape{1, 1, 6, 8} << 1.7;
   }
   void resizeInterpolates() {
     QFETCH(QString, mode);
     QFETCH(QString, coordinates);
     QFETCH(QString, nearest);
     QFETCH(Shape, sizes);
+    QFETCH(double, scale);
     Shape shape{1, 1, 4, 5};
     HostTensor in = distinctTensor(shape);
     const double a = -0.75;
     // Per axis: each output index's input taps and weights, straight from the spec.
+    // The resized length is input extent times scale, unfloored, as in the ONNX reference.
     auto taps = [&](int64_t inExtent, int64_t outExtent) {
       std::vector<std::vector<std::pair<int64_t, double>>> all;
-      double scale = double(outExtent) / double(inExtent);
+      double axisScale = scale > 0 ? scale : double(outExtent) / double(inExtent);
+      double length = double(inExtent) * axisScale;
       for (int64_t j = 0; j < outExtent; ++j) {
         double x;
-        if (inExtent == outExtent) {
+        if (inExtent == outExtent && axisScale == 1) {
           all.push_back({{j, 1.0}});
           continue;
         }
-        if (coordinates == "half_pixel") x = (j + 0.5) / scale - 0.5;
-        else if (coordinates == "pytorch_half_pixel") x = outExtent > 1 ? (j + 0.5) / scale - 0.5 : 0;
-        else if (coordinates == "align_corners") x = outExtent == 1 ? 0 : j * double(inExtent - 1) / double(outExtent - 1);
-        else if (coordinates == "tf_half_pixel_for_nn") x = (j + 0.5) / scale;
-        else x = j / scale;
+        if (coordinates == "half_pixel") x = (j + 0.5) / axisScale - 0.5;
+        else if (coordinates == "pytorch_half_pixel") x = length > 1 ? (j + 0.5) / axisScale - 0.5 : 0;
+        else if (coordinates == "align_corners") x = length == 1 ? 0 : j * double(inExtent - 1) / (length - 1);
+        else if (coordinates == "tf_half_pixel_for_nn") x = (j + 0.5) / axisScale;
+        else x = j / axisScale;
         auto clampIn = [&](int64_t i) { return std::clamp<int64_t>(i, 0, inExtent - 1); };
         if (mode == "nearest") {
           double r = nearest == "floor"                ? std::floor(x)
@@ -609,7 +618,14 @@ private slots:
       return sum;
     });
     CallBuilder call("Resize", 13);
-    call.input(shape).omitted().omitted().ints(sizes).attr("mode", mode.toStdString());
+    if (scale > 0) {
+      QCOMPARE(sizes[2], int64_t(std::floor(shape[2] * scale)));  // the row's sizes are what the scale gives
+      QCOMPARE(sizes[3], int64_t(std::floor(shape[3] * scale)));
+      call.input(shape).omitted().constant(floatConstant({1, 1, float(scale), float(scale)}, {4}), DataType::float32());
+    } else {
+      call.input(shape).omitted().omitted().ints(sizes);
+    }
+    call.attr("mode", mode.toStdString());
     call.attr("coordinate_transformation_mode", coordinates.toStdString());
     if (!nearest.isEmpty()) call.attr("nearest_mode", nearest.toStdString());
     checkCall(call.call, {{0, in}}, {want}, 1e-5);

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Tessel against PyTorch (oneDNN) on ResNet-18, MobileNetV2, SqueezeNet 1.1 and a transformer
+# encoder: batch 1, 2 threads each, default schedules (no tuning). One line per model:
+#   model  torch_ms  tessel_ms  ratio (torch/tessel, > 1: Tessel faster)  max_abs_error  compile_s
+# This machine's speed drifts, so Tessel and PyTorch are timed alternately for several rounds
+# and each side reports the median of its rounds (each round is itself a median of --runs).
+#
+# Usage: bench/compare_torch.sh [--build DIR] [--rounds R] [--runs N] [--models "resnet18 ..."]
+# Needs build/bin/tessel (cmake --build DIR --target tessel). Models, inputs and PyTorch's
+# outputs are written to DIR/models (not to git).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build"
+rounds=3
+runs=20
+models="resnet18 mobilenet_v2 squeezenet1_1 transformer"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build) build=$(cd "$2" && pwd); shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    --models) models="$2"; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "compare_torch.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+python=/usr/bin/python3
+tessel="$build/bin/tessel"
+helpers="$root/bench/torch_models.py"
+if [[ ! -x "$tessel" ]]; then
+  echo "compare_torch.sh: $tessel is missing: cmake --build $build --target tessel" >&2
+  exit 2
+fi
+
+# PyTorch, torchvision and onnx from Debian (as scripts/install-deps.sh installs packages).
+if ! "$python" -c 'import torch, torchvision, onnx' 2>/dev/null; then
+  packages=(python3-torch python3-torchvision python3-onnx)
+  echo "compare_torch.sh: installing ${packages[*]}" >&2
+  if [[ $(id -u) -eq 0 ]]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}"
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}"
+  else
+    echo "compare_torch.sh: not root. Run: sudo apt-get install -y ${packages[*]}" >&2
+    exit 2
+  fi
+fi
+
+# Both sides get 2 threads; BLAS stays single-threaded so it cannot add threads of its own.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 TESSEL_NUM_THREADS=2
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+field() { sed -n "s/^$1=//p" | tail -1; }
+
+printf "%-14s %10s %10s %8s %14s %10s\n" model torch_ms tessel_ms ratio max_abs_error compile_s
+for model in $models; do
+  dir="$build/models/$model"
+  if [[ ! -f "$dir/model.onnx" ]]; then
+    "$python" "$helpers" export "$model" "$dir" >&2
+  fi
+  # Correctness and compile time: Tessel's output against PyTorch's.
+  rm -rf "$dir/tessel_out"
+  if ! run_log=$("$tessel" run "$dir/model.onnx" --input "input=$dir/input.npy" --output-dir "$dir/tessel_out" 2>&1); then
+    echo "compare_torch.sh: tessel run failed on $model:" >&2
+    echo "$run_log" | tail -5 >&2
+    printf "%-14s %10s %10s %8s %14s %10s\n" "$model" - - - failed -
+    continue
+  fi
+  compile_s=$(echo "$run_log" | field compile_seconds)
+  error=$("$python" "$helpers" compare "$dir/tessel_out/output.npy" "$dir/output.npy")
+
+  torch_times=() tessel_times=()
+  for ((round = 0; round < rounds; ++round)); do
+    torch_times+=("$("$python" "$helpers" time "$model" "$dir" --threads 2 --runs "$runs")")
+    tessel_times+=("$("$tessel" bench "$dir/model.onnx" --threads 2 --repeat "$runs" | field latency_ms)")
+  done
+  torch_ms=$(printf "%s\n" "${torch_times[@]}" | median)
+  tessel_ms=$(printf "%s\n" "${tessel_times[@]}" | median)
+  ratio=$(awk -v t="$torch_ms" -v s="$tessel_ms" 'BEGIN { if (s > 0) printf "%.2f", t / s; else print "nan" }')
+  printf "%-14s %10.2f %10.2f %8s %14s %10s\n" "$model" "$torch_ms" "$tessel_ms" "$ratio" "$error" "$compile_s"
+done

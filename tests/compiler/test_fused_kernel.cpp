@@ -1,0 +1,392 @@
+// Fused operations compiled as one kernel: the same numbers as running their primitive
+// kernels one by one, and the epilogue of a convolution computed without an intermediate buffer.
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+
+#include "compiler/driver/FusedComposition.h"
+#include "compiler/driver/FusedKernel.h"
+#include "compiler/lower/Build.h"
+#include "compiler/ops/Conv2d.h"
+#include "compiler/ops/Elementwise.h"
+#include "compiler/ops/Matmul.h"
+#include "compiler/ops/Reduction.h"
+#include "compiler/ops/Softmax.h"
+#include "compiler/ops/Transform.h"
+#include "core/ir/IRPrinter.h"
+#include "core/ir/IRVisitor.h"
+
+using namespace tessel;
+using graph::OpCall;
+using graph::OpDef;
+using graph::OpKernel;
+using graph::OpPattern;
+using graph::TensorType;
+using graph::Value;
+
+namespace {
+using Shape = std::vector<int64_t>;
+
+// The operators these tests fuse, defined on the operator library the way the registry
+// defines them, so the composition is tested on its own (the global registry fills up as
+// the operator definitions land).
+OpDef makeOp(std::string name, OpPattern pattern, std::function<Expected<OpKernel>(const OpCall&)> build) {
+  OpDef def;
+  def.name = std::move(name);
+  def.pattern = pattern;
+  def.minInputs = 1;
+  def.maxInputs = -1;
+  def.build = std::move(build);
+  return def;
+}
+
+OpKernel kernelOf(Workload workload, std::vector<int> inputIndices,
+                  std::function<Expected<Schedule>(const Workload&, const ScheduleTarget&)> schedule) {
+  return OpKernel{std::move(workload), std::move(inputIndices), std::move(schedule)};
+}
+
+Expected<OpKernel> binaryKernel(const OpCall& call, BinaryOp op) {
+  auto w = binaryElementwise(op, call.inputTypes[0].shape, call.inputTypes[1].shape, call.inputTypes[0].dtype);
+  if (!w) return w.error();
+  return kernelOf(*w, {0, 1}, [](const Workload& w, const ScheduleTarget& t) { return defaultElementwiseSchedule(w, t); });
+}
+
+const graph::OpRegistry& testRegistry() {
+  static graph::OpRegistry registry = [] {
+    graph::OpRegistry r;
+    r.add(makeOp("Conv", OpPattern::OutElemwiseFusable, [](const OpCall& call) -> Expected<OpKernel> {
+      const Shape& x = call.inputTypes[0].shape;
+      const Shape& w = call.inputTypes[1].shape;
+      Conv2dParams p;
+      p.batch = x[0], p.channels = x[1], p.height = x[2], p.width = x[3];
+      p.filters = w[0], p.kernelH = w[2], p.kernelW = w[3];
+      p.pad = (*call.intsAttr("pads", {0, 0, 0, 0}))[0];
+      p.bias = call.hasInput(2);
+      auto workload = checkedConv2d(p, call.inputTypes[0].dtype, call.target);
+      if (!workload) return workload.error();
+      std::vector<int> inputs = {0, 1};
+      if (p.bias) inputs.push_back(2);
+      return kernelOf(*workload, inputs,
+                      [p](const Workload& w, const ScheduleTarget& t) { return defaultConv2dSchedule(w, p, t); });
+    }));
+    r.add(makeOp("MatMul", OpPattern::OutElemwiseFusable, [](const OpCall& call) -> Expected<OpKernel> {
+      const Shape& a = call.inputTypes[0].shape;
+      const Shape& b = call.inputTypes[1].shape;
+      return kernelOf(matmul(a[0], b[1], a[1], call.inputTypes[0].dtype, call.target), {0, 1},
+                      [](const Workload& w, const ScheduleTarget& t) { return defaultMatmulSchedule(w, t); });
+    }));
+    r.add(makeOp("Add", OpPattern::Broadcast, [](const OpCall& call) { return binaryKernel(call, BinaryOp::Add); }));
+    r.add(makeOp("Sub", OpPattern::Broadcast, [](const OpCall& call) { return binaryKernel(call, BinaryOp::Sub); }));
+    r.add(makeOp("Mul", OpPattern::Broadcast, [](const OpCall& call) { return binaryKernel(call, BinaryOp::Mul); }));
+    r.add(makeOp("Relu", OpPattern::ElementWise, [](const OpCall& call) -> Expected<OpKernel> {
+      return kernelOf(unaryElementwise(UnaryOp::Relu, call.inputTypes[0].shape, call.inputTypes[0].dtype), {0},
+                      [](const Workload& w, const ScheduleTarget& t) { return defaultElementwiseSchedule(w, t); });
+    }));
+    r.add(makeOp("Transpose", OpPattern::Injective, [](const OpCall& call) -> Expected<OpKernel> {
+      auto perm = call.intsAttr("perm", {});
+      if (!perm) return perm.error();
+      auto w = transpose(call.inputTypes[0].shape, *perm, call.inputTypes[0].dtype);
+      if (!w) return w.error();
+      return kernelOf(*w, {0}, [](const Workload& w, const ScheduleTarget& t) { return defaultTransformSchedule(w, t); });
+    }));
+    OpDef reshapeDef = makeOp("Reshape", OpPattern::Injective, [](const OpCall& call) -> Expected<OpKernel> {
+      auto target = call.constantInts(1, "shape");
+      if (!target) return target.error();
+      auto w = reshape(call.inputTypes[0].shape, *target, call.inputTypes[0].dtype);
+      if (!w) return w.error();
+      return kernelOf(*w, {0}, [](const Workload& w, const ScheduleTarget& t) { return defaultTransformSchedule(w, t); });
+    });
+    reshapeDef.valueInputs = {1};
+    r.add(reshapeDef);
+    r.add(makeOp("ReduceMean", OpPattern::CommReduce, [](const OpCall& call) -> Expected<OpKernel> {
+      ReduceParams p;
+      p.kind = ReduceKind::Mean;
+      p.shape = call.inputTypes[0].shape;
+      p.axes = *call.intsAttr("axes", {});
+      p.keepDims = *call.intAttr("keepdims", 1) != 0;
+      auto w = reduce(p, call.inputTypes[0].dtype);
+      if (!w) return w.error();
+      return kernelOf(*w, {0}, [p](const Workload& w, const ScheduleTarget& t) { return defaultReduceSchedule(w, p, t); });
+    }));
+    r.add(makeOp("Softmax", OpPattern::CommReduce, [](const OpCall& call) -> Expected<OpKernel> {
+      SoftmaxParams p;
+      p.shape = call.inputTypes[0].shape;
+      p.axis = *call.intAttr("axis", -1);
+      auto w = softmax(p, call.inputTypes[0].dtype);
+      if (!w) return w.error();
+      return kernelOf(*w, {0}, [p](const Workload& w, const ScheduleTarget& t) { return defaultSoftmaxSchedule(w, p, t); });
+    }));
+    return r;
+  }();
+  return registry;
+}
+
+TensorType f32(Shape shape) { return TensorType{DataType::float32(), std::move(shape), ""}; }
+
+// Values in [-1, 1) from a fixed pattern, different per seed.
+runtime::NDArray patternArray(const Shape& shape, int seed) {
+  auto array = runtime::NDArray::empty(shape, toRuntimeType(DataType::float32()));
+  std::vector<float> values(size_t(array.numElements()));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = float(double((int64_t(i) * 7919 + seed * 104729) % 2001) / 1000.0 - 1.0);
+  array.copyFrom(values);
+  return array;
+}
+
+runtime::NDArray int64Array(const std::vector<int64_t>& values) {
+  auto array = runtime::NDArray::empty({int64_t(values.size())}, toRuntimeType(DataType::int64()));
+  array.copyFrom(values);
+  return array;
+}
+
+// Runs `kernel` under its own schedule on the node inputs it reads; empty on failure.
+std::vector<runtime::NDArray> runKernel(const OpKernel& kernel, const std::vector<runtime::NDArray>& nodeInputs) {
+  auto schedule = kernel.schedule ? kernel.schedule(kernel.workload, ScheduleTarget::host())
+                                  : Expected<Schedule>(Schedule(kernel.workload.outputs));
+  if (!schedule) {
+    qWarning("schedule: %s", schedule.error().toString().c_str());
+    return {};
+  }
+  auto built = build(*schedule, kernel.workload.args(), kernel.workload.name);
+  if (!built) {
+    qWarning("build: %s", built.error().toString().c_str());
+    return {};
+  }
+  std::vector<runtime::Value> args;
+  for (int index : kernel.inputIndices) args.push_back(nodeInputs.at(size_t(index)));
+  std::vector<runtime::NDArray> outputs;
+  for (const te::Tensor& output : kernel.workload.outputs) {
+    Shape shape;
+    for (const Expr& extent : output.shape()) shape.push_back(*asConstInt(extent));
+    outputs.push_back(runtime::NDArray::empty(shape, toRuntimeType(output.dtype())));
+    args.push_back(outputs.back());
+  }
+  built->function.callPacked(args);
+  return outputs;
+}
+
+// The fused node's result computed the unfused way: each body operation's own kernel, one
+// after the other, with intermediates in memory.
+runtime::NDArray runPrimitivesOneByOne(const graph::OperationNode& fused, const std::vector<runtime::NDArray>& inputs) {
+  std::map<std::pair<const graph::GraphNode*, int>, runtime::NDArray> values;
+  const graph::Graph& body = *fused.body;
+  for (size_t k = 0; k < body.inputs.size(); ++k) values[{body.inputs[k].node(), 0}] = inputs[k];
+  for (const graph::OperationNode* op : body.operations()) {
+    OpCall call = graph::makeOpCall(*op);
+    // Body inputs the outer graph knows by value are constants, as they are to an unfused node.
+    for (size_t i = 0; i < op->inputs.size(); ++i)
+      for (size_t k = 0; k < body.inputs.size(); ++k)
+        if (op->inputs[i].node() == body.inputs[k].node())
+          if (auto* constant = graph::asConstant(fused.inputs[k].node())) call.constantInputs[i] = constant->data;
+    auto kernel = testRegistry().find(op->op)->build(call);
+    if (!kernel) qFatal("%s", kernel.error().toString().c_str());
+    std::vector<runtime::NDArray> opInputs;
+    for (const Value& input : op->inputs) {
+      const graph::ConstantNode* constant = graph::asConstant(input.node());
+      opInputs.push_back(constant ? constant->data : values.at({input.node(), input.index()}));
+    }
+    auto outputs = runKernel(*kernel, opInputs);
+    if (outputs.empty()) qFatal("primitive %s did not run", op->op.c_str());
+    for (size_t o = 0; o < outputs.size(); ++o) values[{op, int(o)}] = outputs[o];
+  }
+  return values.at({body.outputs[0].node(), body.outputs[0].index()});
+}
+
+// Empty when the two arrays hold the same numbers (up to float32 rounding), else the first difference.
+QString differences(const runtime::NDArray& got, const runtime::NDArray& expected) {
+  if (got.shape() != expected.shape()) return "shapes differ";
+  auto a = got.toVector<float>(), b = expected.toVector<float>();
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(std::abs(a[i] - b[i]) <= 1e-5f * (1.0f + std::abs(b[i]))))
+      return QString("element %1: fused %2, one by one %3").arg(i).arg(a[i]).arg(b[i]);
+  return "";
+}
+
+// A body under construction: its inputs, and the fused node's inputs they stand for.
+struct BodyBuilder {
+  std::vector<Value> bodyInputs, nodeInputs;
+  int next = 0;
+
+  Value input(const TensorType& type) {
+    std::string name = "x" + std::to_string(bodyInputs.size());
+    bodyInputs.push_back(graph::makeInput(name, type));
+    nodeInputs.push_back(graph::makeInput("outer." + name, type));
+    return bodyInputs.back();
+  }
+  // An input whose value the outer graph knows (a weight or a shape).
+  Value constantInput(const runtime::NDArray& data) {
+    std::string name = "x" + std::to_string(bodyInputs.size());
+    Value outer = graph::makeConstant("outer." + name, data);
+    bodyInputs.push_back(graph::makeInput(name, outer.type()));
+    nodeInputs.push_back(outer);
+    return bodyInputs.back();
+  }
+  Value op(const std::string& type, std::vector<Value> inputs, TensorType result, graph::Attributes attributes = {}) {
+    return graph::makeOperation(type + std::to_string(next++), type, std::move(inputs), std::move(attributes),
+                                {std::move(result)})[0];
+  }
+  Ref<graph::GraphNode> fuse(const std::string& name, Value output) {
+    graph::Graph body;
+    body.inputs = bodyInputs;
+    body.outputs = {output};
+    return graph::makeFusedOperation(name, name, nodeInputs, std::move(body), {})[0].nodeRef();
+  }
+};
+
+const graph::OperationNode& operation(const Ref<graph::GraphNode>& node) { return *graph::asOperation(node.get()); }
+
+// Stores per buffer name in a lowered function.
+std::map<std::string, int> storesByBuffer(const Stmt& body) {
+  struct Counter : IRVisitor {
+    std::map<std::string, int> counts;
+    void visit(const BufferStoreNode* node) override {
+      ++counts[node->buffer.name()];
+      IRVisitor::visit(node);
+    }
+  } counter;
+  counter.visitStmt(body);
+  return counter.counts;
+}
+}  // namespace
+
+class TestFusedKernel : public QObject {
+  Q_OBJECT
+
+  // Compiles `fused` as one kernel and as its primitives one by one, on the same inputs.
+  void expectSameNumbers(const Ref<graph::GraphNode>& fused, const std::vector<runtime::NDArray>& inputs) {
+    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
+    auto outputs = runKernel(*kernel, inputs);
+    QCOMPARE(outputs.size(), size_t(1));
+    QCOMPARE(differences(outputs[0], runPrimitivesOneByOne(operation(fused), inputs)), QString());
+  }
+
+  // The fused kernel's lowered function.
+  PrimFunc lowerFused(const Ref<graph::GraphNode>& fused) {
+    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    if (!kernel) return PrimFunc();
+    auto schedule = kernel->schedule(kernel->workload, ScheduleTarget::host());
+    if (!schedule) return PrimFunc();
+    auto lowered = lower(*schedule, kernel->workload.args(), kernel->workload.name);
+    return lowered ? lowered->func : PrimFunc();
+  }
+
+  Ref<graph::GraphNode> convBiasRelu() {
+    BodyBuilder b;
+    Value data = b.input(f32({1, 8, 10, 12}));
+    Value weight = b.input(f32({20, 8, 3, 3}));
+    Value bias = b.input(f32({20, 1, 1}));
+    Value conv = b.op("Conv", {data, weight}, f32({1, 20, 10, 12}), {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Value added = b.op("Add", {conv, bias}, f32({1, 20, 10, 12}));
+    return b.fuse("fused_conv_add_relu", b.op("Relu", {added}, f32({1, 20, 10, 12})));
+  }
+
+private slots:
+  void convWithBiasAndReluMatchesThePrimitives() {
+    expectSameNumbers(convBiasRelu(), {patternArray({1, 8, 10, 12}, 1), patternArray({20, 8, 3, 3}, 2),
+                                       patternArray({20, 1, 1}, 3)});
+  }
+
+  void convEpilogueWritesEachOutputOnceWithoutIntermediates() {
+    auto fused = convBiasRelu();
+    PrimFunc func = lowerFused(fused);
+    QVERIFY(func.defined());
+    // The convolution alone, as the registry compiles it.
+    const graph::OperationNode* conv = operation(fused).body->operations().front();
+    auto convKernel = testRegistry().find("Conv")->build(graph::makeOpCall(*conv));
+    QVERIFY(convKernel.ok());
+    auto convSchedule = convKernel->schedule(convKernel->workload, ScheduleTarget::host());
+    QVERIFY(convSchedule.ok());
+    auto convAlone = lower(*convSchedule, convKernel->workload.args(), "conv_alone");
+    QVERIFY(convAlone.ok());
+
+    // Fusing the Add and the Relu adds no buffer and no store: the kernel writes what the
+    // convolution alone writes (its padding, packed weights and accumulators, and each
+    // output element once), with the epilogue applied on the way out.
+    auto fusedStores = storesByBuffer(func->body);
+    auto convStores = storesByBuffer(convAlone->func->body);
+    QStringList fusedBuffers, convBuffers;
+    for (auto& [buffer, count] : fusedStores) fusedBuffers << QString::fromStdString(buffer);
+    for (auto& [buffer, count] : convStores) convBuffers << QString::fromStdString(buffer);
+    QCOMPARE(fusedBuffers, convBuffers);
+    const std::string output = func->params.back().name();
+    QCOMPARE(output, convAlone->func->params.back().name());
+    QCOMPARE(fusedStores[output], convStores[output]);
+    QVERIFY2(toString(func).find("max(") != std::string::npos, "the relu is not in the kernel");
+  }
+
+  void matmulWithBiasAndReluMatchesThePrimitives() {
+    BodyBuilder b;
+    Value a = b.input(f32({24, 40}));
+    Value w = b.input(f32({40, 48}));
+    Value bias = b.input(f32({48}));
+    Value product = b.op("MatMul", {a, w}, f32({24, 48}));
+    Value added = b.op("Add", {product, bias}, f32({24, 48}));
+    auto fused = b.fuse("fused_matmul_add_relu", b.op("Relu", {added}, f32({24, 48})));
+    expectSameNumbers(fused, {patternArray({24, 40}, 4), patternArray({40, 48}, 5), patternArray({48}, 6)});
+    // The accumulator tile stays in registers and the epilogue writes the result: no
+    // global buffer for the product or the sum.
+    PrimFunc func = lowerFused(fused);
+    QVERIFY(func.defined());
+    for (auto& [buffer, count] : storesByBuffer(func->body))
+      QVERIFY2(buffer != "C" && buffer.rfind("op", 0) != 0, ("intermediate " + buffer + " reached memory").c_str());
+  }
+
+  void transposeThenReshapeMatchesThePrimitives() {
+    BodyBuilder b;
+    Value x = b.input(f32({2, 3, 4, 5}));
+    Value shape = b.constantInput(int64Array({2, 12, 5}));
+    Value transposed = b.op("Transpose", {x}, f32({2, 4, 3, 5}), {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+    auto fused = b.fuse("fused_transpose_reshape", b.op("Reshape", {transposed, shape}, f32({2, 12, 5})));
+    std::vector<runtime::NDArray> inputs = {patternArray({2, 3, 4, 5}, 7), int64Array({2, 12, 5})};
+    expectSameNumbers(fused, inputs);
+    // The shape is read at compile time only: the kernel has one argument before its output.
+    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    QVERIFY(kernel.ok());
+    QCOMPARE(kernel->inputIndices, std::vector<int>{0});
+  }
+
+  void squaredDifferenceMeanMatchesThePrimitives() {
+    BodyBuilder b;
+    Value x = b.input(f32({4, 6, 40}));
+    Value y = b.input(f32({4, 6, 40}));
+    Value difference = b.op("Sub", {x, y}, f32({4, 6, 40}));
+    Value squared = b.op("Mul", {difference, difference}, f32({4, 6, 40}));
+    auto fused = b.fuse("fused_sub_mul_mean",
+                        b.op("ReduceMean", {squared}, f32({4, 6, 1}), {{"axes", std::vector<int64_t>{2}}}));
+    expectSameNumbers(fused, {patternArray({4, 6, 40}, 8), patternArray({4, 6, 40}, 9)});
+  }
+
+  void softmaxThenScaleMatchesThePrimitives() {
+    BodyBuilder b;
+    Value x = b.input(f32({8, 40}));
+    Value scale = b.input(f32({40}));
+    Value probabilities = b.op("Softmax", {x}, f32({8, 40}), {{"axis", int64_t(-1)}});
+    auto fused = b.fuse("fused_softmax_mul", b.op("Mul", {probabilities, scale}, f32({8, 40})));
+    expectSameNumbers(fused, {patternArray({8, 40}, 10), patternArray({40}, 11)});
+  }
+
+  void reductionWithAnEpilogueStillMatches() {
+    // The mean's output is a reduction computed at root: the Relu cannot be merged into
+    // it, so the kernel keeps the mean in a buffer and still computes the same numbers.
+    BodyBuilder b;
+    Value x = b.input(f32({6, 50}));
+    Value mean = b.op("ReduceMean", {x}, f32({6, 1}), {{"axes", std::vector<int64_t>{1}}});
+    auto fused = b.fuse("fused_mean_relu", b.op("Relu", {mean}, f32({6, 1})));
+    expectSameNumbers(fused, {patternArray({6, 50}, 12)});
+  }
+
+  void unknownBodyOperatorIsADiagnosticNamingTheNode() {
+    BodyBuilder b;
+    Value x = b.input(f32({4}));
+    auto fused = b.fuse("fused_mystery", b.op("Mystery", {x}, f32({4})));
+    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    QVERIFY(!kernel.ok());
+    QVERIFY2(kernel.error().message.find("fused_mystery") != std::string::npos, kernel.error().message.c_str());
+    QVERIFY2(kernel.error().message.find("Mystery") != std::string::npos, kernel.error().message.c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestFusedKernel)
+#include "test_fused_kernel.moc"

@@ -187,16 +187,10 @@ Expected<OpKernel> buildPad(const OpCall& call) {
     if (!p) return p.error();
     pads = *p;
     if (call.hasInput(2)) {
-      if (in.dtype.isBool()) {
-        auto v = call.constantInts(2, "constant_value");
-        if (!v) return v.error();
-        value = v->empty() ? 0.0 : double(v->front());
-      } else {
-        auto v = call.constantDoubles(2, "constant_value");
-        if (!v) return v.error();
-        if (v->size() != 1) return call.error("constant_value must hold one value");
-        value = v->front();
-      }
+      auto v = constantElements(call, 2, "constant_value");
+      if (!v) return v.error();
+      if (v->size() != 1) return call.error("constant_value must hold one value");
+      value = v->front();
     }
     if (call.hasInput(3)) {  // opset 18: pads for the listed axes only
       auto axes = call.constantInts(3, "axes");

@@ -41,11 +41,7 @@ Expected<Workload> constantTensor(const Shape& shape, const std::vector<double>&
       toExprs(shape),
       [&](const std::vector<Var>& i) { return constantTableLookup(values, flatOffset(asExprs(i), shape), dtype); },
       "out", axisNames(shape.size()), "injective");
-  // Two tables of one shape differ in their values: a hash keeps their names apart.
-  uint64_t hash = 1469598103934665603ull;
-  for (double v : values) hash = (hash ^ std::hash<double>()(v)) * 1099511628211ull;
-  return singleOutput("constant_" + shapeName(shape) + "_" + dtype.toString() + "_" + std::to_string(hash % 1000000007),
-                      {}, out);
+  return singleOutput("constant_" + shapeName(shape) + "_" + dtype.toString() + "_" + parameterTag(values), {}, out);
 }
 
 Expected<Workload> fill(const Shape& shape, double value, DataType dtype) {

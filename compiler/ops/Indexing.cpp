@@ -340,11 +340,8 @@ Expected<Workload> compress(const Shape& shape, std::optional<int64_t> axisIn, c
         return in(read);
       },
       "out", axisNames(outShape.size()), "injective");
-  // The name tells kernels with different conditions apart.
-  uint64_t hash = 1469598103934665603ull;
-  for (double p : positions) hash = (hash ^ uint64_t(p)) * 1099511628211ull;
   return singleOutput("compress_" + shapeName(shape) + (axisIn ? "_a" + std::to_string(a) : std::string("_flat")) + "_" +
-                          std::to_string(positions.size()) + "_" + std::to_string(hash % 1000000007),
+                          std::to_string(positions.size()) + "_" + parameterTag(positions),
                       {in}, out);
 }
 

@@ -167,7 +167,12 @@ Expected<Workload> resize(const Shape& shape, const Shape& outShape, const std::
   std::string name = "resize_" + std::string(interpolationNames[int(options.interpolation)]) + "_" + shapeName(shape) +
                      "_to_" + shapeName(outShape) + "_c" + std::to_string(int(options.coordinates)) + "_r" +
                      std::to_string(int(options.rounding));
-  return singleOutput(name, {in}, out);
+  std::vector<double> parameters = scales;
+  parameters.insert(parameters.end(), options.regionOfInterest.begin(), options.regionOfInterest.end());
+  parameters.push_back(options.cubicCoefficient);
+  parameters.push_back(options.excludeOutside ? 1 : 0);
+  parameters.push_back(options.extrapolationValue);
+  return singleOutput(name + "_" + parameterTag(parameters), {in}, out);
 }
 
 }  // namespace tessel

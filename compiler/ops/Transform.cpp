@@ -442,6 +442,7 @@ Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, Data
   static const char* modeNames[] = {"constant", "reflect", "edge"};
   std::string name = "pad_" + std::string(modeNames[int(mode)]) + "_" + shapeName(shape) + "_to_" + shapeName(outShape);
   for (int64_t p : pads) name += "_" + std::to_string(p);
+  if (mode == PadMode::Constant && value != 0) name += "_" + parameterTag({value});
   return singleOutput(symbolSafe(name), {in}, out);
 }
 

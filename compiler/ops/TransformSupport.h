@@ -2,6 +2,7 @@
 // (Transform, Indexing, Generate, Resize).
 #pragma once
 
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,19 @@ inline std::string symbolSafe(std::string name) {
     else if (c == '.') c = 'p';
   }
   return name;
+}
+
+/// A short stable tag for parameters a workload name would be too long to spell out (scales,
+/// fill values, constant tables): kernels that differ only there get different names.
+inline std::string parameterTag(const std::vector<double>& parameters) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the values' bits
+  for (double v : parameters) {
+    uint64_t bits;
+    static_assert(sizeof bits == sizeof v);
+    std::memcpy(&bits, &v, sizeof bits);
+    for (int byte = 0; byte < 8; ++byte) hash = (hash ^ ((bits >> (8 * byte)) & 0xff)) * 1099511628211ull;
+  }
+  return "h" + std::to_string(hash % 1000000007);
 }
 
 }  // namespace tessel::transform_support

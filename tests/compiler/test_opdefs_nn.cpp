@@ -842,6 +842,93 @@ private slots:
     EXPECT_CLOSE(lrn[0], expected, 1e-5);
   }
 
+
+  void cumSumMatchesRunningSums_data() {
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<bool>("exclusive");
+    QTest::addColumn<bool>("reverse");
+    QTest::newRow("axis 0") << 0 << false << false;
+    QTest::newRow("axis 1 exclusive") << 1 << true << false;
+    QTest::newRow("axis -1 reverse") << -1 << false << true;
+    QTest::newRow("axis 1 reverse exclusive") << 1 << true << true;
+  }
+  void cumSumMatchesRunningSums() {
+    QFETCH(int, axis);
+    QFETCH(bool, exclusive);
+    QFETCH(bool, reverse);
+    Shape shape = {3, 5, 20};
+    OpCall call = makeCall("CumSum", {typeOf(shape), typeOf({}, DataType::int64())},
+                           {{"exclusive", int64_t(exclusive)}, {"reverse", int64_t(reverse)}});
+    auto axisValue = runtime::NDArray::empty({}, runtime::DataType::int64());
+    axisValue.values<int64_t>()[0] = axis;
+    call.constantInputs[1] = axisValue;
+    HostTensor x = randomTensor(shape, 81);
+    auto outputs = runOp(call, {x, HostTensor{}});
+    QCOMPARE(outputs.size(), size_t(1));
+    int64_t a = axis < 0 ? axis + 3 : axis;
+    HostTensor expected{shape, {}};
+    for (int64_t o = 0; o < elementCount(shape); ++o) {
+      Shape at = indexOf(shape, o);
+      double sum = 0;
+      for (int64_t k = 0; k < shape[size_t(a)]; ++k) {
+        bool counted = reverse ? (exclusive ? k > at[size_t(a)] : k >= at[size_t(a)])
+                               : (exclusive ? k < at[size_t(a)] : k <= at[size_t(a)]);
+        Shape here = at;
+        here[size_t(a)] = k;
+        if (counted) sum += x.values[size_t(offsetOf(shape, here))];
+      }
+      expected.values.push_back(sum);
+    }
+    EXPECT_CLOSE(outputs[0], expected, 1e-5);
+  }
+
+  void topKReturnsSortedValuesAndIndices_data() {
+    QTest::addColumn<int>("axis");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<bool>("largest");
+    QTest::newRow("largest 3 along the last axis") << -1 << 3 << true;
+    QTest::newRow("smallest 2 along axis 1") << 1 << 2 << false;
+    QTest::newRow("all of axis 0") << 0 << 4 << true;
+  }
+  void topKReturnsSortedValuesAndIndices() {
+    QFETCH(int, axis);
+    QFETCH(int, k);
+    QFETCH(bool, largest);
+    Shape shape = {4, 5, 6};
+    OpCall call = makeCall("TopK", {typeOf(shape), typeOf({1}, DataType::int64())},
+                           {{"axis", int64_t(axis)}, {"largest", int64_t(largest)}}, 2, 11);
+    call.constantInputs[1] = int64Constant({k});
+    HostTensor x = tiedTensor(shape, 91);  // ties: the lower index comes first
+    auto outputs = runOp(call, {x, HostTensor{}});
+    QCOMPARE(outputs.size(), size_t(2));
+    int64_t a = axis < 0 ? axis + 3 : axis;
+    Shape outShape = shape;
+    outShape[size_t(a)] = k;
+    HostTensor values{outShape, {}}, indices{outShape, {}};
+    for (int64_t o = 0; o < elementCount(outShape); ++o) {
+      Shape at = indexOf(outShape, o);
+      std::vector<std::pair<double, int64_t>> line;
+      for (int64_t i = 0; i < shape[size_t(a)]; ++i) {
+        Shape here = at;
+        here[size_t(a)] = i;
+        line.push_back({x.values[size_t(offsetOf(shape, here))], i});
+      }
+      std::stable_sort(line.begin(), line.end(), [&](auto& l, auto& r) { return largest ? l.first > r.first : l.first < r.first; });
+      values.values.push_back(line[size_t(at[size_t(a)])].first);
+      indices.values.push_back(double(line[size_t(at[size_t(a)])].second));
+    }
+    EXPECT_CLOSE(outputs[0], values, 0);
+    EXPECT_CLOSE(outputs[1], indices, 0);
+  }
+
+  void topKRefusesKLargerThanTheAxis() {
+    OpCall call = makeCall("TopK", {typeOf({2, 3}), typeOf({1}, DataType::int64())});
+    call.constantInputs[1] = int64Constant({4});
+    auto types = inferOpTypes(call);
+    QVERIFY(!types);
+    QVERIFY2(types.error().message.find("TopK 'TopK_node'") == 0, types.error().message.c_str());
+  }
+
   void softmaxOfLargeNumbersStaysFinite() {
     HostTensor x{{2, 4}, {1000, 1001, 1002, 1003, -1000, 0, 1, 2}};
     auto outputs = runOp(makeCall("Softmax", {typeOf({2, 4})}, {}, 1, 13), {x});

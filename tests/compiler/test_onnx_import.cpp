@@ -215,12 +215,50 @@ private slots:
       if (graph.ok()) {
         ++imported;
         QCOMPARE(graph->outputs.size(), graph->outputNames.size());
+        // readOnnxInputs reads the file without importing it; it must list the same inputs.
+        auto inputs = readOnnxInputs(path);
+        QVERIFY2(inputs.ok(), qPrintable(errorText(inputs)));
+        QCOMPARE(inputs->size(), graph->inputs.size());
+        for (size_t i = 0; i < inputs->size(); ++i) {
+          QCOMPARE((*inputs)[i].name, graph->inputs[i].node()->name);
+          QCOMPARE((*inputs)[i].shape, graph->inputs[i].type().shape);
+          QCOMPARE((*inputs)[i].dtype, graph->inputs[i].type().dtype);
+        }
       } else {
         QCOMPARE(graph.error().location, path);
         QVERIFY(!graph.error().message.empty());
       }
     }
     QVERIFY2(imported * 10 > total * 9, qPrintable(QString("%1 of %2 imported").arg(imported).arg(total)));
+  }
+
+  void readsInputDeclarationsWithoutImporting() {
+    ModelBuilder builder(8);
+    builder.input("image", {-1, 3, 8, 8});
+    builder.input("w", {4, 3, 3, 3});  // an initializer listed among the inputs
+    builder.initializer("w", {4, 3, 3, 3}, std::vector<float>(108, 0.5f));
+    auto* mask = builder.graph().add_input();
+    mask->set_name("mask");
+    mask->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+    builder.node("Conv", {"image", "w"}, {"y"});
+    builder.output("y");
+    QTemporaryDir dir;
+    std::string path = dir.filePath("model.onnx").toStdString();
+    writeBytes(path, builder.bytes());
+    auto inputs = readOnnxInputs(path);
+    QVERIFY2(inputs.ok(), qPrintable(errorText(inputs)));
+    QCOMPARE(inputs->size(), size_t(2));
+    QCOMPARE((*inputs)[0].name, std::string("image"));
+    QCOMPARE((*inputs)[0].shape, (std::vector<int64_t>{-1, 3, 8, 8}));
+    QVERIFY((*inputs)[0].rankKnown);
+    QCOMPARE((*inputs)[1].name, std::string("mask"));
+    QCOMPARE((*inputs)[1].dtype, DataType::boolean());
+    QVERIFY(!(*inputs)[1].rankKnown);
+
+    writeBytes(path, builder.bytes().substr(0, 40));
+    auto truncated = readOnnxInputs(path);
+    QVERIFY2(errorText(truncated).startsWith(QString::fromStdString(path) + ": error: is not an ONNX model"),
+             qPrintable(errorText(truncated)));
   }
 
   // ---- tensor files ----------------------------------------------------------------------

@@ -4,16 +4,14 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <queue>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "compiler/frontend/onnx/OnnxAttributes.h"
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
+#include "compiler/frontend/onnx/OnnxModelFile.h"
 #include "compiler/frontend/onnx/OnnxOpsets.h"
 #include "compiler/frontend/onnx/OnnxTensor.h"
 
@@ -28,78 +26,7 @@ using onnx::ValueInfoProto;
 // IR version 3 introduced opset_import; older files cannot say which operators they mean.
 constexpr int64_t kOldestIrVersion = 3;
 
-std::string directoryOf(const std::string& path) { return std::filesystem::path(path).parent_path().string(); }
-
 bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
-Expected<std::string> readFileBytes(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) return importError("is a directory, not a file", path);
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return importError("cannot be opened (missing or unreadable)", path);
-  std::ostringstream bytes;
-  bytes << file.rdbuf();
-  if (file.bad()) return importError("cannot be read", path);
-  return bytes.str();
-}
-
-// Parses a ModelProto, rejecting what is not one. An empty buffer and many non-ONNX files
-// parse as protobuf without error, so a model must also carry an IR version and a graph.
-Expected<ModelProto> parseModel(const std::string& bytes, const std::string& sourceName) {
-  const std::string notAModel = "is not an ONNX model";
-  if (bytes.empty()) return importError("is empty; " + notAModel, sourceName);
-  ModelProto model;
-  if (!model.ParseFromString(bytes))
-    return importError(notAModel + ": it does not parse as an ONNX protobuf (truncated or another format)", sourceName);
-  if (model.ir_version() <= 0 || !model.has_graph())
-    return importError(notAModel + ": it has no " + std::string(model.ir_version() <= 0 ? "IR version" : "graph") +
-                          " (truncated or another format)",
-                      sourceName);
-  return model;
-}
-
-Expected<ModelProto> readModel(const std::string& path) {
-  auto bytes = readFileBytes(path);
-  if (!bytes) return bytes.error();
-  return parseModel(*bytes, path);
-}
-
-// A graph input's declared element type and dimensions (-1 for dynamic ones).
-struct DeclaredType {
-  DataType dtype;
-  std::vector<int64_t> shape;
-  std::vector<std::string> dimNames;  ///< dim_param per dimension ("" when static or unnamed).
-  bool rankKnown = false;
-};
-
-Expected<DeclaredType> declaredTypeOf(const ValueInfoProto& info) {
-  if (!info.has_type()) return importError("input '" + info.name() + "' declares no type");
-  if (!info.type().has_tensor_type())
-    return importError("input '" + info.name() + "' is not a tensor (sequences, maps and optionals are not supported)",
-                      "");
-  const auto& tensorType = info.type().tensor_type();
-  auto dtype = elementTypeFromOnnx(tensorType.elem_type());
-  if (!dtype) return importError("input '" + info.name() + "' has an unsupported element type: " + dtype.error().message);
-  DeclaredType declared{*dtype, {}, {}, tensorType.has_shape()};
-  for (const auto& dim : tensorType.shape().dim()) {
-    if (dim.has_dim_value() && dim.dim_value() < 0)
-      return importError("input '" + info.name() + "' declares a negative dimension (" + std::to_string(dim.dim_value()) +
-                            ")",
-                        "");
-    declared.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
-    declared.dimNames.push_back(dim.has_dim_param() ? dim.dim_param() : "");
-  }
-  return declared;
-}
-
-std::string shapeText(const std::vector<int64_t>& shape, const std::vector<std::string>& names = {}) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    std::string dim = shape[i] >= 0 ? std::to_string(shape[i]) : (i < names.size() && !names[i].empty() ? names[i] : "?");
-    out += (i ? ", " : "") + dim;
-  }
-  return out + "]";
-}
 
 std::set<std::string> initializerNames(const GraphProto& graph) {
   std::set<std::string> names;
@@ -457,41 +384,6 @@ Expected<graph::Graph> importOnnxFile(const std::string& path, const OnnxImportO
   auto bytes = readFileBytes(path);
   if (!bytes) return bytes.error();
   return importOnnxBytes(*bytes, path, options);
-}
-
-Expected<std::vector<OnnxInputInfo>> readOnnxInputs(const std::string& path) {
-  auto model = readModel(path);
-  if (!model) return model.error();
-  std::set<std::string> initializers = initializerNames(model->graph());
-  std::vector<OnnxInputInfo> inputs;
-  for (const auto& info : model->graph().input()) {
-    if (initializers.count(info.name())) continue;
-    auto declared = declaredTypeOf(info);
-    if (!declared) return importError(declared.error().message, path);
-    inputs.push_back(OnnxInputInfo{info.name(), declared->dtype, declared->shape, declared->rankKnown});
-  }
-  return inputs;
-}
-
-Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
-  auto bytes = readFileBytes(path);
-  if (!bytes) return bytes.error();
-  if (bytes->empty()) return importError("is empty; expected a serialized ONNX TensorProto", path);
-  onnx::TensorProto tensor;
-  if (!tensor.ParseFromString(*bytes))
-    return importError("is not an ONNX tensor: it does not parse as a TensorProto (truncated or another format)", path);
-  auto array = tensorToArray(tensor, directoryOf(path));
-  if (!array) {
-    // Sequences, maps and optionals (other files of the test suite) parse as a TensorProto
-    // too, with fields of the wrong kind or none; say what they probably are.
-    bool probablyNotATensor = tensor.data_type() == onnx::TensorProto::UNDEFINED || tensor.has_segment() ||
-                              tensor.unknown_fields().field_count() > 0;
-    return importError(array.error().message, path,
-                       probablyNotATensor ? "the file may hold a sequence, map or optional value rather than a tensor; "
-                                            "Tessel reads tensors only"
-                                          : "");
-  }
-  return array;
 }
 
 }  // namespace tessel::frontend

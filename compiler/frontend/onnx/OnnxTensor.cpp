@@ -8,6 +8,8 @@
 #include <optional>
 
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
+#include "compiler/frontend/onnx/OnnxImporter.h"
+#include "compiler/frontend/onnx/OnnxModelFile.h"
 
 namespace tessel::frontend {
 namespace {
@@ -199,6 +201,27 @@ Expected<runtime::NDArray> tensorToArray(const TensorProto& tensor, const std::s
     if (bytes > 0) std::memcpy(array.data(), tensor.raw_data().data(), size_t(bytes));
   } else if (auto e = copyTypedData(tensor, array)) {
     return *e;
+  }
+  return array;
+}
+
+Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
+  auto bytes = readFileBytes(path);
+  if (!bytes) return bytes.error();
+  if (bytes->empty()) return importError("is empty; expected a serialized ONNX TensorProto", path);
+  onnx::TensorProto tensor;
+  if (!tensor.ParseFromString(*bytes))
+    return importError("is not an ONNX tensor: it does not parse as a TensorProto (truncated or another format)", path);
+  auto array = tensorToArray(tensor, directoryOf(path));
+  if (!array) {
+    // Sequences, maps and optionals (other files of the test suite) parse as a TensorProto
+    // too, with fields of the wrong kind or none; say what they probably are.
+    bool probablyNotATensor = tensor.data_type() == onnx::TensorProto::UNDEFINED || tensor.has_segment() ||
+                              tensor.unknown_fields().field_count() > 0;
+    return importError(array.error().message, path,
+                       probablyNotATensor ? "the file may hold a sequence, map or optional value rather than a tensor; "
+                                            "Tessel reads tensors only"
+                                          : "");
   }
   return array;
 }

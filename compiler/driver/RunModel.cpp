@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "runtime/Npy.h"
@@ -128,6 +129,14 @@ bool exactElementEqual(const runtime::NDArray& got, const runtime::NDArray& expe
   return std::memcmp(a, b, size_t(bytes)) == 0;
 }
 
+// The ONNX test data stores bfloat16 tensors as uint16 (NumPy has no bfloat16): the same
+// bits, read as the bfloat16 the model declares.
+runtime::NDArray asDeclaredBFloat16(const runtime::NDArray& value, bool declaredBFloat16) {
+  constexpr runtime::DataType kUInt16{runtime::DataType::Code::UInt, 16, 1};
+  if (!declaredBFloat16 || value.dtype() != kUInt16) return value;
+  return value.view(value.shape(), runtime::DataType::bfloat16());
+}
+
 std::vector<int64_t> unflattenIndex(int64_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> index(shape.size(), 0);
   for (size_t axis = shape.size(); axis-- > 0;) {
@@ -198,8 +207,9 @@ std::string OutputComparison::describe() const {
          ")";
 }
 
-OutputComparison compareOutput(const std::string& name, const runtime::NDArray& got, const runtime::NDArray& expected,
-                               const Tolerance& tolerance) {
+OutputComparison compareOutput(const std::string& name, const runtime::NDArray& got,
+                               const runtime::NDArray& expectedAsStored, const Tolerance& tolerance) {
+  runtime::NDArray expected = asDeclaredBFloat16(expectedAsStored, got.dtype() == runtime::DataType::bfloat16());
   OutputComparison result;
   result.name = name;
   if (got.dtype() != expected.dtype()) {
@@ -249,6 +259,8 @@ Expected<RunResult> runModel(const RunRequest& request) {
     // The input names come first: positional values are matched to them, and an ONNX model
     // is compiled with every value known (the compiler binds those it needs by value).
     std::vector<std::string> inputNames;
+    std::vector<bool> declaredBFloat16;  // parallel to inputNames
+    std::set<std::string> declaredStatic;  // inputs whose declared shape has no dynamic dimension
     std::optional<PreparedModel> prepared;
     bool module = isModuleDirectory(request.model);
     if (module) {
@@ -256,6 +268,8 @@ Expected<RunResult> runModel(const RunRequest& request) {
       if (!loaded) return loaded.error();
       prepared = std::move(*loaded);
       inputNames = prepared->declaredInputs;
+      for (auto& name : inputNames)
+        declaredBFloat16.push_back(prepared->executor->tensorInfo(name).dtype == runtime::DataType::bfloat16());
     } else {
       std::error_code ignored;
       if (!fs::exists(request.model, ignored))
@@ -263,7 +277,12 @@ Expected<RunResult> runModel(const RunRequest& request) {
                           "give an .onnx model file or an exported module directory");
       auto declared = frontend::readOnnxInputs(request.model);
       if (!declared) return declared.error();
-      for (auto& input : *declared) inputNames.push_back(input.name);
+      for (auto& input : *declared) {
+        inputNames.push_back(input.name);
+        declaredBFloat16.push_back(input.dtype == DataType::bfloat16());
+        if (input.rankKnown && std::all_of(input.shape.begin(), input.shape.end(), [](int64_t d) { return d >= 0; }))
+          declaredStatic.insert(input.name);
+      }
     }
 
     std::map<std::string, runtime::NDArray> values;
@@ -271,14 +290,16 @@ Expected<RunResult> runModel(const RunRequest& request) {
       return failure("the model has " + std::to_string(inputNames.size()) + " inputs (" + joinNames(inputNames) +
                             ") but " + std::to_string(request.positionalInputs.size()) + " were given",
                         request.model);
-    for (size_t i = 0; i < request.positionalInputs.size(); ++i) values[inputNames[i]] = request.positionalInputs[i];
+    for (size_t i = 0; i < request.positionalInputs.size(); ++i)
+      values[inputNames[i]] = asDeclaredBFloat16(request.positionalInputs[i], declaredBFloat16[i]);
     for (auto& [name, value] : request.namedInputs) {
-      if (std::find(inputNames.begin(), inputNames.end(), name) == inputNames.end())
+      auto position = std::find(inputNames.begin(), inputNames.end(), name);
+      if (position == inputNames.end())
         return failure("the model has no input named '" + name + "'", request.model,
-                          "its inputs: " + joinNames(inputNames));
+                       "its inputs: " + joinNames(inputNames));
       if (values.count(name))
         return failure("input '" + name + "' is given twice (by name and by position)", request.model);
-      values[name] = value;
+      values[name] = asDeclaredBFloat16(value, declaredBFloat16[size_t(position - inputNames.begin())]);
     }
 
     RunResult result;
@@ -286,7 +307,10 @@ Expected<RunResult> runModel(const RunRequest& request) {
       LoadOptions load;
       load.inputShapes = request.inputShapes;
       load.inputValues = values;
-      for (auto& [name, value] : values) load.inputShapes.emplace(name, value.shape());
+      // A value's shape completes a dynamic declared shape; where the model declares every
+      // dimension, a value of another shape is reported when it is set, as a wrong input.
+      for (auto& [name, value] : values)
+        if (!declaredStatic.count(name)) load.inputShapes.emplace(name, value.shape());
       auto compiled = prepareModel(request.model, load, request.compile);
       if (!compiled) return compiled.error();
       prepared = std::move(*compiled);

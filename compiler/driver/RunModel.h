@@ -63,7 +63,8 @@ struct OutputComparison {
   std::string describe() const;
 };
 
-/// Compares `got` with `expected` under `tolerance`.
+/// Compares `got` with `expected` under `tolerance`. A uint16 `expected` for a bfloat16
+/// output is read as bfloat16 (the ONNX test data stores bfloat16 that way, NumPy having none).
 OutputComparison compareOutput(const std::string& name, const runtime::NDArray& got, const runtime::NDArray& expected,
                                const Tolerance& tolerance);
 
@@ -94,7 +95,8 @@ struct RunResult {
 };
 
 /// Prepares the model (input values are known before compiling, so an ONNX model binds
-/// those it needs by value), sets the inputs, runs once and compares. A Diagnostic for
+/// those it needs by value), sets the inputs, runs once and compares. A uint16 value for an
+/// input declared bfloat16 is read as bfloat16, as compareOutput does. A Diagnostic for
 /// every user-side problem: unreadable model, unsupported operator, a missing, extra or
 /// ill-shaped input, a different number of expected outputs than the model has.
 Expected<RunResult> runModel(const RunRequest& request);

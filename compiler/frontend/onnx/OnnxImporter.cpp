@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <new>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -377,7 +378,13 @@ Expected<graph::Graph> importOnnxBytes(const std::string& bytes, const std::stri
                                        const OnnxImportOptions& options) {
   auto model = parseModel(bytes, sourceName);
   if (!model) return model.error();
-  return GraphImporter(*model, sourceName, options).run();
+  try {
+    return GraphImporter(*model, sourceName, options).run();
+  } catch (const std::bad_alloc&) {
+    return importError("needs more memory than is available to import", sourceName);
+  } catch (const runtime::Error& failure) {
+    return importError(std::string("cannot be imported: ") + failure.what(), sourceName);
+  }
 }
 
 Expected<graph::Graph> importOnnxFile(const std::string& path, const OnnxImportOptions& options) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -131,6 +132,9 @@ std::string directoryOf(const std::string& path) { return std::filesystem::path(
 Expected<onnx::ModelProto> parseModel(const std::string& bytes, const std::string& sourceName) {
   const std::string notAModel = "is not an ONNX model";
   if (bytes.empty()) return importError("is empty; " + notAModel, sourceName);
+  if (bytes.size() > size_t(std::numeric_limits<int>::max()))
+    return importError("is over 2 GB, more than one protobuf message can hold", sourceName,
+                       "save the model with its weights as external data (onnx.save(..., save_as_external_data=True))");
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
     return importError(notAModel + ": it does not parse as an ONNX protobuf (truncated or another format)",

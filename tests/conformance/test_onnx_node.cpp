@@ -198,9 +198,11 @@ const char* outcomeName(Outcome outcome) {
   return "?";
 }
 
-// Runs `tests` (names under `directory`), `jobs` at a time; reports each as it finishes.
+// Runs `tests` (names under `directory`), `jobs` at a time; prints one line per test as it
+// finishes: PASS, FAIL (with what went wrong), SKIP (a listed test failing, with the list's
+// reason and the failure) or FIXED (a listed test passing). scripts/conformance.sh reads them.
 std::map<std::string, TestResult> runTests(const fs::path& directory, const std::vector<std::string>& tests, int jobs,
-                                           double timeoutSeconds) {
+                                           double timeoutSeconds, const std::map<std::string, std::string>& skipped) {
   std::map<std::string, TestResult> results;
   std::vector<RunningTest> running;
   size_t next = 0;
@@ -226,10 +228,13 @@ std::map<std::string, TestResult> runTests(const fs::path& directory, const std:
       if (!finished && !timedOut) continue;
       TestResult result = finishTest(test, timedOut, timeoutSeconds);
       const std::string& name = tests[test.index];
-      std::printf("%s %s (%.2f s)%s%s\n", result.outcome == Outcome::Pass ? "PASS" : "FAIL", name.c_str(),
-                  result.seconds, result.outcome == Outcome::Pass ? "" : ": ",
-                  result.outcome == Outcome::Pass ? "" : (std::string(outcomeName(result.outcome)) + ": " +
-                                                          result.message).c_str());
+      bool passed = result.outcome == Outcome::Pass;
+      auto listed = skipped.find(name);
+      std::string failure = std::string(outcomeName(result.outcome)) + ": " + result.message;
+      if (listed == skipped.end() && passed) std::printf("PASS %s (%.2f s)\n", name.c_str(), result.seconds);
+      else if (listed == skipped.end()) std::printf("FAIL %s (%.2f s): %s\n", name.c_str(), result.seconds, failure.c_str());
+      else if (passed) std::printf("FIXED %s (%.2f s): now passing, remove from skip list\n", name.c_str(), result.seconds);
+      else std::printf("SKIP %s (%.2f s): %s [%s]\n", name.c_str(), result.seconds, listed->second.c_str(), failure.c_str());
       std::fflush(stdout);
       results[name] = result;
       running.erase(running.begin() + long(i));
@@ -290,7 +295,7 @@ private slots:
     std::map<std::string, std::string> skipped;
     for (auto& entry : readSkipList(kSkipListPath)) skipped[entry.test] = entry.reason;
 
-    auto results = runTests(directory, tests, jobs, timeout);
+    auto results = runTests(directory, tests, jobs, timeout, skipped);
 
     int passed = 0, skippedFailing = 0;
     QStringList failures, nowPassing;
@@ -313,7 +318,6 @@ private slots:
                 shardCount > 1 ? (" shard " + std::to_string(shard) + "/" + std::to_string(shardCount)).c_str() : "",
                 passed, skippedFailing, int(failures.size()), total, passed, total, 100.0 * passed / total);
     for (auto& [outcome, count] : failuresByOutcome) std::printf("  failed with %s: %d\n", outcome.c_str(), count);
-    for (auto& name : nowPassing) std::printf("NOW PASSING %s: now passing, remove from skip list\n", qPrintable(name));
     std::fflush(stdout);
 
     QStringList problems;

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Runs the ONNX backend node tests (tests/conformance/test_onnx_node.cpp) and prints one line
+# per test, the summary, and the failures grouped by operator, for whoever fixes them.
+#
+#   scripts/conformance.sh [--build-dir DIR] [--build] [--filter TEXT] [--shard I/N] [--jobs J]
+#                          [--draft-skip-list]
+#
+#   --build-dir DIR     where Tessel is built (default: build)
+#   --build             build the conformance_test_onnx_node target first (2 jobs)
+#   --filter TEXT       only tests whose name contains TEXT
+#   --shard I/N         only every N-th test, starting at the I-th (0-based)
+#   --jobs J            tests run at once (default 2)
+#   --draft-skip-list   also print a draft skip list of the failing tests (their messages as
+#                       reasons; edit them into something a reader can act on before use)
+#
+# Exit status: the test's (0 when every test passes or is listed in tests/conformance/skip_list.txt).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build_dir="$top/build"
+build=0
+draft=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build_dir=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+    --build) build=1; shift ;;
+    --filter) export TESSEL_CONFORMANCE_FILTER="$2"; shift 2 ;;
+    --shard) export TESSEL_CONFORMANCE_SHARD="$2"; shift 2 ;;
+    --jobs) export TESSEL_CONFORMANCE_JOBS="$2"; shift 2 ;;
+    --draft-skip-list) draft=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "conformance.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+if [[ $build -eq 1 ]]; then
+  cmake --build "$build_dir" --target conformance_test_onnx_node --parallel 2 || exit 2
+fi
+binary="$build_dir/tests/conformance_test_onnx_node"
+if [[ ! -x "$binary" ]]; then
+  echo "conformance.sh: $binary is not built (run with --build, or give --build-dir)" >&2
+  exit 2
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+"$binary" 2>&1 | tee "$log" | grep -E '^(PASS|FAIL|SKIP|FIXED) |^conformance'
+status=${PIPESTATUS[0]}
+
+# Which operator each failure belongs to: the node a message names ("Reshape 'Reshape_6': ..."),
+# else the model's only operator, else the operator whose name the test's name starts with.
+# Debian's python3-onnx reads the models; without it the test name stands in.
+/usr/bin/python3 - "$log" "${TESSEL_ONNX_NODE_TESTS:-/usr/share/libonnx-testdata/data/node}" "$draft" <<'PYTHON'
+import collections, os, re, sys
+
+log, data, draft = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+try:
+    import onnx
+except ImportError:
+    onnx = None
+
+def model_ops(test):
+    if onnx is None:
+        return []
+    try:
+        model = onnx.load(os.path.join(data, test, "model.onnx"), load_external_data=False)
+    except Exception:
+        return []
+    return [node.op_type for node in model.graph.node]
+
+def operator_of(test, message):
+    named = re.search(r"\b([A-Z][A-Za-z0-9]*) '[^']*': ", message)
+    if named:
+        return named.group(1)
+    ops = model_ops(test)
+    if len(set(ops)) == 1:
+        return ops[0]
+    stem = test[len("test_"):].replace("_", "").lower()
+    matches = [op for op in set(ops) if stem.startswith(op.lower())]
+    if matches:
+        return max(matches, key=len)
+    return "(" + test[len("test_"):].split("_")[0] + ")"
+
+def short(message):
+    message = re.sub(r"/\S*/data/node/", "", message)
+    return message if len(message) <= 160 else message[:157] + "..."
+
+failures = []
+for line in open(log, errors="replace"):
+    found = re.match(r"^(FAIL|SKIP) (\S+) \([0-9.]+ s\): (.*)$", line.rstrip("\n"))
+    if not found:
+        continue
+    kind, test, message = found.groups()
+    if kind == "SKIP":
+        message = re.sub(r"^.*?\[(.*)\]$", r"\1", message)
+    failures.append((kind, test, message, operator_of(test, message)))
+
+if not failures:
+    sys.exit(0)
+by_operator = collections.defaultdict(list)
+for kind, test, message, op in failures:
+    by_operator[op].append((kind, test, message))
+print("\nfailures by operator (FAIL: not on the skip list, SKIP: listed):")
+for op, items in sorted(by_operator.items(), key=lambda item: (-len(item[1]), item[0])):
+    unlisted = sum(1 for kind, _, _ in items if kind == "FAIL")
+    print(f"  {op:28s} {len(items):4d} failing ({unlisted} not listed)  e.g. {items[0][1]}: {short(items[0][2])}")
+
+if draft:
+    print("\n# draft skip list (edit the reasons before committing)")
+    for kind, test, message, op in sorted(failures, key=lambda f: f[1]):
+        reason = re.sub(r"^(error|wrong result|crash|timeout|internal error): ", "", message)
+        reason = re.sub(r"^\S+: error: \S*model\.onnx: ", "", reason)
+        reason = re.sub(r"^\S*\.(onnx|pb): error: ", "", reason)
+        print(f"{test}  # {op}: {short(reason)}")
+PYTHON
+exit "$status"

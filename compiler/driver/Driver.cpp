@@ -10,7 +10,11 @@
 #include "compiler/driver/ModelPlan.h"
 #include "compiler/export/ExportModule.h"
 #include "compiler/frontend/onnx/OnnxImporter.h"
+#include "compiler/graph/AlterLayout.h"
+#include "compiler/graph/DeadCodeElimination.h"
 #include "compiler/graph/EliminateCommonSubexpr.h"
+#include "compiler/graph/FoldConstant.h"
+#include "compiler/graph/FuseOps.h"
 #include "compiler/graph/InferTypes.h"
 #include "compiler/graph/SimplifyInference.h"
 #include "compiler/lower/Build.h"
@@ -80,11 +84,17 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
 }
 
 graph::PassManager standardPasses(const ScheduleTarget& target) {
-  (void)target;
+  // Opt levels as TVM's: 0 keeps only what compiling needs (FoldConstant makes the shapes
+  // that Reshape and friends read constant), 1 fuses, 2 removes common subexpressions, 3
+  // changes layouts.
   std::vector<graph::Pass> passes;
   passes.push_back(makePass("InferTypes", 0, graph::inferTypes));
   passes.push_back(makePass("SimplifyInference", 0, graph::simplifyInference));
+  passes.push_back(makePass("FoldConstant", 0, graph::foldConstant));
   passes.push_back(makePass("EliminateCommonSubexpr", 2, graph::eliminateCommonSubexpr));
+  passes.push_back(makePass("DeadCodeElimination", 0, [](const Graph& g) { return graph::deadCodeElimination(g); }));
+  passes.push_back(makePass("AlterLayout", 3, [target](const Graph& g) { return graph::alterLayout(g, target); }));
+  passes.push_back(makePass("FuseOps", 1, [](const Graph& g) { return graph::fuseOps(g); }));
   return graph::PassManager(std::move(passes));
 }
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "compiler/driver/FusedKernel.h"
+#include "compiler/graph/PlanMemory.h"
 #include "compiler/lower/Build.h"
 #include "compiler/lower/Lower.h"
 
@@ -35,34 +36,6 @@ struct ValueKeyHash {
     return std::hash<const void*>()(key.node) * 31 + size_t(key.index);
   }
 };
-
-// Stand-in until compiler/graph/PlanMemory lands: no reuse.
-struct TensorLifetime {
-  int64_t bytes;
-  int producedAt;
-  int lastUsedAt;
-  bool external;
-};
-struct MemoryAssignment {
-  std::vector<int> storageOf;
-  std::vector<int64_t> storageBytes;
-  int64_t plannedBytes = 0;
-  int64_t naiveBytes = 0;
-};
-MemoryAssignment planMemory(const std::vector<TensorLifetime>& tensors) {
-  MemoryAssignment out;
-  for (auto& t : tensors) {
-    if (t.external) {
-      out.storageOf.push_back(-1);
-      continue;
-    }
-    out.storageOf.push_back(int(out.storageBytes.size()));
-    out.storageBytes.push_back(t.bytes);
-    out.plannedBytes += t.bytes;
-    out.naiveBytes += t.bytes;
-  }
-  return out;
-}
 
 enum class TensorRole { Input, Output, Param, Intermediate };
 
@@ -138,6 +111,11 @@ private:
     TESSEL_ICHECK(constant) << "value " << value.name() << " read before it was computed";
     std::string name = addTensor(constant->name, constant->outputTypes[0], TensorRole::Param);
     model_.params[name] = constant->data;
+    // Offsets as exportModule lays params.bin out; it rewrites them when exporting.
+    int64_t offset = 0;
+    if (!model_.plan.params.empty())
+      offset = runtime::alignGraphOffset(model_.plan.params.back().offset + model_.plan.params.back().bytes);
+    model_.plan.params.push_back({name, offset, constant->data.byteSize()});
     tensorOf_[key(value)] = name;
     return name;
   }
@@ -257,16 +235,16 @@ private:
 
   void planStorages() {
     auto& plan = model_.plan;
-    std::vector<TensorLifetime> lifetimes;
+    std::vector<graph::TensorLifetime> lifetimes;
     for (size_t i = 0; i < plan.tensors.size(); ++i) {
-      TensorLifetime lifetime;
+      graph::TensorLifetime lifetime;
       lifetime.bytes = std::max<int64_t>(plan.tensors[i].byteSize(), 1);
       lifetime.producedAt = producedAt_[i];
       lifetime.lastUsedAt = std::max(lastUsedAt_[i], producedAt_[i]);
       lifetime.external = roles_[i] != TensorRole::Intermediate;
       lifetimes.push_back(lifetime);
     }
-    MemoryAssignment assignment = planMemory(lifetimes);
+    graph::MemoryAssignment assignment = graph::planMemory(lifetimes);
     // Planned storages first (ids 0..n-1), then one storage per external tensor.
     for (size_t s = 0; s < assignment.storageBytes.size(); ++s)
       plan.storages.push_back({int64_t(s), runtime::alignGraphOffset(assignment.storageBytes[s])});

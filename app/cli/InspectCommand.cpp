@@ -60,8 +60,8 @@ int runInspect(const std::vector<std::string>& args) {
   for (auto& snapshot : *snapshots) {
     bool last = &snapshot == &snapshots->back();
     if (printAfter == "all" || printAfter == snapshot.passName || (printAfter.empty() && last)) {
-      std::printf("\n// ---- after %s (%s)\n", snapshot.passName.c_str(),
-                  snapshot.skipped ? "skipped" : (std::to_string(snapshot.milliseconds) + " ms").c_str());
+      if (snapshot.skipped) std::printf("\n// ---- after %s (skipped)\n", snapshot.passName.c_str());
+      else std::printf("\n// ---- after %s (%.3f ms)\n", snapshot.passName.c_str(), snapshot.milliseconds);
       std::cout << graph::printGraph(snapshot.graph);
     }
   }

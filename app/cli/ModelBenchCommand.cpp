@@ -82,7 +82,7 @@ int runModelBench(const std::vector<std::string>& args) {
     for (size_t node = 0; node < timings.size(); ++node) nodeMilliseconds[node].push_back(timings[node].milliseconds);
   }
   std::printf("model=%s\nthreads=%d\n", command.model.c_str(), runtime::ThreadPool::global().numThreads());
-  std::printf("compile_seconds=%.3f\nruns=%lld\n", prepared->loadSeconds + prepared->compileSeconds,
+  std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nruns=%lld\n", prepared->loadSeconds, prepared->compileSeconds,
               (long long)repeat);
   std::printf("latency_ms=%.4f\nmin_ms=%.4f\n", runtime::median(latencies),
               *std::min_element(latencies.begin(), latencies.end()));

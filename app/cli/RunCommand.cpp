@@ -111,7 +111,7 @@ int runRun(const std::vector<std::string>& args) {
     for (size_t i = 0; i < result->outputs.size(); ++i)
       std::cout << "output " << result->outputNames[i] << ": " << preview(result->outputs[i]) << "\n";
   }
-  std::printf("compile_seconds=%.3f\nrun_ms=%.3f\n", result->loadSeconds + result->compileSeconds,
+  std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nrun_ms=%.3f\n", result->loadSeconds, result->compileSeconds,
               result->runSeconds * 1e3);
   if (result->comparisons.empty()) return kExitOk;
   for (auto& comparison : result->comparisons) std::cout << comparison.describe() << "\n";

@@ -32,96 +32,93 @@ Diagnostic foldError(const OperationNode& op, const std::string& message) {
   return d;
 }
 
-class ConstantFolder {
-public:
-  explicit ConstantFolder(const Graph& graph) : graph_(graph) {}
+bool readsOnlyConstants(const OpKernel& kernel, const std::vector<Value>& inputs) {
+  return std::all_of(kernel.inputIndices.begin(), kernel.inputIndices.end(), [&](int i) {
+    return i >= 0 && size_t(i) < inputs.size() && inputs[size_t(i)].defined() &&
+           asConstant(inputs[size_t(i)].node()) != nullptr;
+  });
+}
 
-  Expected<Graph> run() {
-    Graph folded = rewriteGraph(graph_, [&](const OperationNode& op, const std::vector<Value>& inputs)
-                                            -> std::optional<std::vector<Value>> {
-      if (error_ || op.isFused() || isRandom(op.op)) return std::nullopt;
-      // The call sees the rewritten inputs, so constants folded upstream count as constants.
-      Value probe = makeOperation(op.name, op.op, inputs, op.attributes, op.outputTypes, op.provenance)[0];
-      const OperationNode& node = *asOperation(probe.node());
-      OpCall call = makeOpCall(node);
-      bool mustFold = allInputsConstant(inputs);
-      if (!mustFold && !OpRegistry::global().find(op.op)) return std::nullopt;
-      auto kernel = buildOpKernel(call);
-      if (!kernel) {
-        if (mustFold) error_ = foldError(op, kernel.error().message);
-        return std::nullopt;
-      }
-      if (!mustFold && !readsOnlyConstants(*kernel, inputs)) return std::nullopt;
-      Expected<std::vector<Value>> results = std::vector<Value>{};
-      try {
-        results = evaluate(op, call, *kernel, inputs);
-      } catch (const UserError& e) {
-        results = foldError(op, e.diagnostic.message);
-      } catch (const runtime::Error& e) {
-        results = foldError(op, e.what());
-      }
-      if (!results) {
-        error_ = results.error();
-        return std::nullopt;
-      }
-      return std::move(*results);
-    });
-    if (error_) return *error_;
-    return folded;
+// Runs the operation's kernel on its constant inputs; one new constant per output.
+Expected<std::vector<Value>> evaluate(const OperationNode& op, const OpCall& call, const OpKernel& kernel,
+                                      const std::vector<Value>& inputs) {
+  const Workload& workload = kernel.workload;
+  if (workload.outputs.size() != op.outputTypes.size() || workload.inputs.size() != kernel.inputIndices.size())
+    return foldError(op, "its kernel's arguments do not match the operation");
+  std::vector<runtime::NDArray> outputs;
+  bool empty = false;
+  for (auto& type : op.outputTypes) {
+    outputs.push_back(runtime::NDArray::empty(type.shape, toRuntimeType(type.dtype)));
+    empty = empty || type.elementCount() == 0;
   }
-
-private:
-  static bool readsOnlyConstants(const OpKernel& kernel, const std::vector<Value>& inputs) {
-    return std::all_of(kernel.inputIndices.begin(), kernel.inputIndices.end(), [&](int i) {
-      return i >= 0 && size_t(i) < inputs.size() && inputs[size_t(i)].defined() &&
-             asConstant(inputs[size_t(i)].node()) != nullptr;
-    });
+  // Nothing to compute for an empty result; its kernel would have no iterations anyway.
+  if (!empty) {
+    Expected<Schedule> schedule = Schedule(workload.outputs);
+    if (kernel.schedule) {
+      auto tuned = kernel.schedule(workload, call.target);
+      if (tuned) schedule = std::move(*tuned);  // else the plain schedule computes the same values
+    }
+    auto built = build(*schedule, workload.args(), workload.name);
+    if (!built) return foldError(op, built.error().message);
+    std::vector<runtime::Value> args;
+    for (int index : kernel.inputIndices) args.push_back(asConstant(inputs[size_t(index)].node())->data);
+    for (auto& output : outputs) args.push_back(output);
+    built->function.callPacked(args);
   }
-
-  // Runs the operation's kernel on its constant inputs; one new constant per output.
-  Expected<std::vector<Value>> evaluate(const OperationNode& op, const OpCall& call, const OpKernel& kernel,
-                                        const std::vector<Value>& inputs) {
-    const Workload& workload = kernel.workload;
-    if (workload.outputs.size() != op.outputTypes.size() || workload.inputs.size() != kernel.inputIndices.size())
-      return foldError(op, "its kernel's arguments do not match the operation");
-    std::vector<runtime::NDArray> outputs;
-    bool empty = false;
-    for (auto& type : op.outputTypes) {
-      if (!type.known()) return foldError(op, "an output's type is unknown (run InferTypes first)");
-      outputs.push_back(runtime::NDArray::empty(type.shape, toRuntimeType(type.dtype)));
-      empty = empty || type.elementCount() == 0;
-    }
-    // Nothing to compute for an empty result; its kernel would have no iterations anyway.
-    if (!empty) {
-      Expected<Schedule> schedule = Schedule(workload.outputs);
-      if (kernel.schedule) {
-        auto tuned = kernel.schedule(workload, call.target);
-        if (tuned) schedule = std::move(*tuned);  // else the plain schedule computes the same values
-      }
-      auto built = build(*schedule, workload.args(), workload.name);
-      if (!built) return foldError(op, built.error().message);
-      std::vector<runtime::Value> args;
-      for (int index : kernel.inputIndices) args.push_back(asConstant(inputs[size_t(index)].node())->data);
-      for (auto& output : outputs) args.push_back(output);
-      built->function.callPacked(args);
-    }
-    std::vector<Value> constants;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string name = op.name + (i ? "." + std::to_string(i) : "") + ".folded";
-      constants.push_back(makeConstant(name, outputs[i], op.outputTypes[i].layout));
-      TESSEL_ICHECK(constants.back().type() == op.outputTypes[i])
-          << "folding " << op.name << " changed its type from " << op.outputTypes[i].toString() << " to "
-          << constants.back().type().toString();
-    }
-    return constants;
+  std::vector<Value> constants;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string name = op.name + (i ? "." + std::to_string(i) : "") + ".folded";
+    constants.push_back(makeConstant(name, outputs[i], op.outputTypes[i].layout));
+    TESSEL_ICHECK(constants.back().type() == op.outputTypes[i])
+        << "folding " << op.name << " changed its type from " << op.outputTypes[i].toString() << " to "
+        << constants.back().type().toString();
   }
-
-  const Graph& graph_;
-  std::optional<Diagnostic> error_;
-};
+  return constants;
+}
 
 }  // namespace
 
-Expected<Graph> foldConstant(const Graph& graph) { return ConstantFolder(graph).run(); }
+Expected<std::optional<std::vector<Value>>> foldOperation(const OperationNode& op, const std::vector<Value>& inputs) {
+  using Folded = std::optional<std::vector<Value>>;
+  if (op.isFused() || isRandom(op.op)) return Folded();
+  for (auto& type : op.outputTypes)
+    if (!type.known()) return foldError(op, "an output's type is unknown (run InferTypes first)");
+  // The call sees `inputs`, so constants folded upstream count as constants.
+  Value probe = makeOperation(op.name, op.op, inputs, op.attributes, op.outputTypes, op.provenance)[0];
+  OpCall call = makeOpCall(*asOperation(probe.node()));
+  bool mustFold = allInputsConstant(inputs);
+  if (!mustFold && !OpRegistry::global().find(op.op)) return Folded();
+  auto kernel = buildOpKernel(call);
+  if (!kernel) {
+    if (mustFold) return foldError(op, kernel.error().message);
+    return Folded();
+  }
+  if (!mustFold && !readsOnlyConstants(*kernel, inputs)) return Folded();
+  try {
+    auto constants = evaluate(op, call, *kernel, inputs);
+    if (!constants) return constants.error();
+    return Folded(std::move(*constants));
+  } catch (const UserError& e) {
+    return foldError(op, e.diagnostic.message);
+  } catch (const runtime::Error& e) {
+    return foldError(op, e.what());
+  }
+}
+
+Expected<Graph> foldConstant(const Graph& graph) {
+  std::optional<Diagnostic> failure;
+  Graph folded = rewriteGraph(graph, [&](const OperationNode& op, const std::vector<Value>& inputs)
+                                         -> std::optional<std::vector<Value>> {
+    if (failure) return std::nullopt;
+    auto constants = foldOperation(op, inputs);
+    if (!constants) {
+      failure = constants.error();
+      return std::nullopt;
+    }
+    return std::move(*constants);
+  });
+  if (failure) return *failure;
+  return folded;
+}
 
 }  // namespace tessel::graph

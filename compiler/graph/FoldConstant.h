@@ -1,6 +1,9 @@
 // FoldConstant: operations on known values are computed once, by the compiler, at compile time.
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "core/graph/Graph.h"
 #include "core/support/Error.h"
 
@@ -16,5 +19,12 @@ namespace tessel::graph {
 /// type. Random operators never fold. An operation that should fold but cannot be built or
 /// run is a Diagnostic naming it.
 Expected<Graph> foldConstant(const Graph& graph);
+
+/// foldConstant's step for one typed operation, for passes that fold as they go (InferTypes
+/// can fold shape computations so that a Reshape or Slice reading them gets typed): the
+/// constants that replace the outputs of `op` read with `inputs` in place of its own (a pass
+/// rebuilding the graph passes the rewritten ones), nullopt when the operation does not fold,
+/// or a Diagnostic when it should fold but its kernel cannot be built or run.
+Expected<std::optional<std::vector<Value>>> foldOperation(const OperationNode& op, const std::vector<Value>& inputs);
 
 }  // namespace tessel::graph

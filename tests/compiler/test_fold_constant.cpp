@@ -84,6 +84,24 @@ private slots:
     QCOMPARE(opNames(after), std::vector<std::string>{"RandomUniformLike"});
   }
 
+  void oneOperationFoldsAsATypingPassGoes() {
+    // What InferTypes can do to type a Reshape whose shape is computed: fold as it types.
+    Value x = makeInput("x", f32({2, 3, 4}));
+    Value shape = typed("shape", "Shape", {x});
+    auto folded = foldOperation(*asOperation(shape.node()), {x});
+    QVERIFY(folded.ok() && folded->has_value());
+    Value constantShape = (**folded)[0];
+    QCOMPARE(asConstant(constantShape.node())->data.toVector<int64_t>(), (std::vector<int64_t>{2, 3, 4}));
+    Value gathered = typed("last", "Gather", {constantShape, makeConstant("index", int64Array({2}))});
+    auto last = foldOperation(*asOperation(gathered.node()), asOperation(gathered.node())->inputs);
+    QVERIFY(last.ok() && last->has_value());
+    QCOMPARE(asConstant((**last)[0].node())->data.toVector<int64_t>(), std::vector<int64_t>{4});
+
+    Value relu = typed("relu", "Relu", {x});
+    auto notFolded = foldOperation(*asOperation(relu.node()), {x});
+    QVERIFY(notFolded.ok() && !notFolded->has_value());
+  }
+
   void anOperationThatCannotBeBuiltIsADiagnostic() {
     Value a = makeConstant("a", floatArray({4}, [](int64_t) { return 1.0; }));
     Value y = makeOperation("mystery", "NoSuchOperator", {a}, {}, {f32({4})})[0];

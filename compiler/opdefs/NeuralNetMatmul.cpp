@@ -1,6 +1,7 @@
-// Matrix products: ONNX MatMul (numpy.matmul semantics) and Gemm.
+// Matrix products: ONNX MatMul (numpy.matmul semantics), Gemm and Einsum.
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/ops/BatchMatmul.h"
+#include "compiler/ops/Einsum.h"
 #include "compiler/ops/Gemm.h"
 #include "compiler/ops/Matmul.h"
 
@@ -103,11 +104,54 @@ OpDef gemmDef() {
   return def;
 }
 
+Expected<EinsumParams> einsumParams(const OpCall& call) {
+  if (!call.hasAttr("equation")) return call.error("the equation attribute is required");
+  auto equation = call.stringAttr("equation", "");
+  if (!equation) return equation.error();
+  EinsumParams p;
+  p.equation = *equation;
+  for (size_t i = 0; i < call.inputTypes.size(); ++i) {
+    if (auto e = requireNumeric(call, i, "an operand")) return *e;
+    if (call.inputTypes[i].dtype != call.inputTypes[0].dtype)
+      return call.error("operands have different element types");
+    p.shapes.push_back(call.inputTypes[i].shape);
+  }
+  return p;
+}
+
+OpDef einsumDef() {
+  OpDef def;
+  def.name = "Einsum";
+  def.pattern = OpPattern::Opaque;
+  def.minInputs = 1;
+  def.maxInputs = -1;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = einsumParams(call);
+    if (!p) return p.error();
+    auto shape = einsumOutputShape(*p);
+    if (!shape) return atNode(call, shape.error());
+    return std::vector<TensorType>{typeLike(call, 0, *shape)};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = einsumParams(call);
+    if (!p) return p.error();
+    auto w = einsum(*p, call.inputTypes[0].dtype);
+    if (!w) return atNode(call, w.error());
+    std::vector<int> inputs;
+    for (int i = 0; i < int(p->shapes.size()); ++i) inputs.push_back(i);
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+      return defaultEinsumSchedule(workload, target);
+    });
+  };
+  return def;
+}
+
 }  // namespace
 
 void registerMatmulOps(OpRegistry& registry) {
   registry.add(matmulDef());
   registry.add(gemmDef());
+  registry.add(einsumDef());
 }
 
 }  // namespace tessel::graph::nn

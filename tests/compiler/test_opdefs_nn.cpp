@@ -279,7 +279,8 @@ private slots:
                            "BatchNormalization", "InstanceNormalization", "LayerNormalization", "Softmax",
                            "LogSoftmax", "Hardmax", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                            "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ArgMax",
-                           "ArgMin"})
+                           "ArgMin", "ConvTranspose", "LpNormalization", "MeanVarianceNormalization", "LRN", "CumSum",
+                           "TopK", "Einsum"})
       QVERIFY2(OpRegistry::global().find(op), op);
     QCOMPARE(OpRegistry::global().find("Conv")->pattern, OpPattern::OutElemwiseFusable);
     QCOMPARE(OpRegistry::global().find("ReduceSum")->pattern, OpPattern::CommReduce);
@@ -927,6 +928,33 @@ private slots:
     auto types = inferOpTypes(call);
     QVERIFY(!types);
     QVERIFY2(types.error().message.find("TopK 'TopK_node'") == 0, types.error().message.c_str());
+  }
+
+
+  void einsumMatchesTheEquation() {
+    // A batched product equals MatMul's numpy semantics.
+    HostTensor a = randomTensor({2, 3, 4}, 101), b = randomTensor({2, 4, 5}, 102);
+    auto product = runOp(makeCall("Einsum", {typeOf({2, 3, 4}), typeOf({2, 4, 5})}, {{"equation", std::string("bij, bjk -> bik")}}),
+                         {a, b});
+    QCOMPARE(product.size(), size_t(1));
+    EXPECT_CLOSE(product[0], referenceMatmul(a, b), 1e-5);
+
+    // A diagonal under broadcast batch axes, and an implicit-output inner product.
+    HostTensor square = randomTensor({2, 3, 4, 4}, 103);
+    auto diagonal = runOp(makeCall("Einsum", {typeOf({2, 3, 4, 4})}, {{"equation", std::string("...ii->...i")}}), {square});
+    QCOMPARE(diagonal.size(), size_t(1));
+    HostTensor expected{{2, 3, 4}, {}};
+    for (int64_t o = 0; o < 24; ++o) expected.values.push_back(square.values[size_t(o * 4 + o % 4)]);
+    EXPECT_CLOSE(diagonal[0], expected, 0);
+
+    HostTensor u = randomTensor({7}, 104), v = randomTensor({7}, 105);
+    auto inner = runOp(makeCall("Einsum", {typeOf({7}), typeOf({7})}, {{"equation", std::string("i,i")}}), {u, v});
+    QCOMPARE(inner.size(), size_t(1));
+    EXPECT_CLOSE(inner[0], referenceMatmul(u, v), 1e-5);
+
+    auto mismatch = inferOpTypes(makeCall("Einsum", {typeOf({2, 3}), typeOf({4, 5})}, {{"equation", std::string("ij,jk->ik")}}));
+    QVERIFY(!mismatch);
+    QVERIFY2(mismatch.error().message.find("Einsum 'Einsum_node'") == 0, mismatch.error().message.c_str());
   }
 
   void softmaxOfLargeNumbersStaysFinite() {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compiler/driver/Driver.h"
+#include "compiler/driver/RunModel.h"
 #include "compiler/opdefs/OpRegistry.h"
 #include "runtime/Npy.h"
 
@@ -306,6 +307,50 @@ private slots:
     Run run = runTessel(arguments);
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
     QVERIFY2(run.err.contains("missing.onnx"), qPrintable(describe(arguments, run)));
+  }
+
+  // The comparison `tessel run --expect-dir` and the conformance suite make, element by element.
+  void comparisonFollowsTheOnnxRule() {
+    using tessel::runtime::DataType;
+    using tessel::runtime::NDArray;
+    auto array = [](DataType type, std::vector<int64_t> shape, const std::vector<double>& values) {
+      auto result = NDArray::empty(std::move(shape), type);
+      for (size_t i = 0; i < values.size(); ++i) {
+        if (type == DataType::float32()) result.values<float>()[i] = float(values[i]);
+        else if (type == DataType::int64()) result.values<int64_t>()[i] = int64_t(values[i]);
+        else result.values<bool>()[i] = values[i] != 0;
+      }
+      return result;
+    };
+    tessel::driver::Tolerance tolerance;  // rtol 1e-3, atol 1e-7
+    const double nan = std::nan("");
+    auto compare = [&](const NDArray& got, const NDArray& expected) {
+      return tessel::driver::compareOutput("y", got, expected, tolerance);
+    };
+    auto f32 = DataType::float32();
+    // Within atol + rtol * |expected| on every element, NaN where NaN is expected.
+    QVERIFY(compare(array(f32, {3}, {1.0009, nan, 0}), array(f32, {3}, {1.0, nan, 0})).matches);
+    // Outside it: the worst element is the one furthest beyond its tolerance.
+    auto off = compare(array(f32, {2, 2}, {1.0, 2.01, 3.5, 4.0}), array(f32, {2, 2}, {1.0, 2.0, 3.0, 4.0}));
+    QVERIFY(!off.matches);
+    QCOMPARE(off.mismatchedElements, int64_t(2));
+    QCOMPARE(off.worstIndex, (std::vector<int64_t>{1, 0}));
+    QCOMPARE(off.got, 3.5);
+    QCOMPARE(off.expected, 3.0);
+    QVERIFY(qFuzzyCompare(off.allowed, tolerance.atol + tolerance.rtol * 3.0));
+    QVERIFY2(QString::fromStdString(off.describe()).contains("[1, 0]"), off.describe().c_str());
+    // NaN where a number is expected, and a number where NaN is expected, both differ.
+    QVERIFY(!compare(array(f32, {1}, {nan}), array(f32, {1}, {1.0})).matches);
+    QVERIFY(!compare(array(f32, {1}, {1.0}), array(f32, {1}, {nan})).matches);
+    // Integers and booleans exactly, whatever the tolerance.
+    tolerance.atol = 10;
+    QVERIFY(!compare(array(DataType::int64(), {2}, {5, 7}), array(DataType::int64(), {2}, {5, 8})).matches);
+    QVERIFY(compare(array(DataType::boolean(), {2}, {1, 0}), array(DataType::boolean(), {2}, {1, 0})).matches);
+    // Shapes and types must agree before any element is looked at.
+    auto shape = compare(array(f32, {2, 1}, {1, 2}), array(f32, {1, 2}, {1, 2}));
+    QVERIFY(!shape.matches && QString::fromStdString(shape.mismatchReason).contains("shape"));
+    auto type = compare(array(DataType::int64(), {2}, {1, 2}), array(f32, {2}, {1, 2}));
+    QVERIFY(!type.matches && QString::fromStdString(type.mismatchReason).contains("int64"));
   }
 
   void opsListsTheRegisteredOperators() {

@@ -14,14 +14,26 @@ std::optional<Diagnostic> requireVector(const OpCall& call, size_t i, int64_t ex
                     std::to_string(extent) + "] (one per channel)");
 }
 
-Expected<NormParams> batchNormParams(const OpCall& call) {
+// BatchNormalization's inference parameters, and whether it runs in training mode.
+struct BatchNormSetup {
+  NormParams norm;
+  bool training = false;
+  double momentum = 0.9;
+};
+
+Expected<BatchNormSetup> batchNormParams(const OpCall& call) {
   if (auto e = requireFloat(call, 0, "X")) return *e;
   if (auto e = requireRank(call, 0, 2, "X", true)) return *e;
   auto training = call.intAttr("training_mode", 0);
   if (!training) return training.error();
-  if (*training != 0 || call.outputCount > 1)
-    return call.error("training mode (batch statistics and running-statistic outputs) is not supported",
-                      "export the model for inference (training_mode=0, one output)");
+  // Before opset 14 extra outputs meant training; from 14 the attribute says so.
+  bool trains = *training != 0 || (call.opset != 0 && call.opset < 14 && call.outputCount > 1);
+  if (trains && (call.opset != 0 && call.opset < 14))
+    return call.error("training mode before opset 14 (saved mean and variance outputs) is not supported",
+                      "export the model for inference (one output)");
+  if (!trains && call.outputCount > 1)
+    return call.error("has " + std::to_string(call.outputCount) + " outputs without training_mode",
+                      "inference BatchNormalization has one output");
   auto spatial = call.intAttr("spatial", 1);
   if (!spatial) return spatial.error();
   if (*spatial == 0)
@@ -32,11 +44,15 @@ Expected<NormParams> batchNormParams(const OpCall& call) {
   const char* roles[] = {"X", "scale", "B", "input_mean", "input_var"};
   for (size_t i = 1; i < 5; ++i)
     if (auto e = requireVector(call, i, channels, roles[i])) return *e;
-  NormParams p;
-  p.kind = NormKind::Batch;
-  p.shape = call.inputTypes[0].shape;
-  p.epsilon = *epsilon;
-  return p;
+  auto momentum = call.floatAttr("momentum", 0.9);
+  if (!momentum) return momentum.error();
+  BatchNormSetup setup;
+  setup.norm.kind = NormKind::Batch;
+  setup.norm.shape = call.inputTypes[0].shape;
+  setup.norm.epsilon = *epsilon;
+  setup.training = trains;
+  setup.momentum = *momentum;
+  return setup;
 }
 
 Expected<NormParams> instanceNormParams(const OpCall& call) {
@@ -81,6 +97,45 @@ Expected<NormParams> layerNormParams(const OpCall& call) {
   p.hasBias = call.hasInput(2);
   p.statisticsOutputs = call.outputCount > 1;
   return p;
+}
+
+// BatchNormalization: the inference form folds the running statistics into a per-channel
+// scale and shift; training mode (opset 14+) normalizes with the batch's own statistics and
+// also returns the updated running statistics.
+OpDef batchNormDef() {
+  OpDef def;
+  def.name = "BatchNormalization";
+  def.pattern = OpPattern::CommReduce;
+  def.minInputs = 5;
+  def.maxInputs = 5;
+  def.maxOutputs = 5;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = batchNormParams(call);
+    if (!p) return p.error();
+    std::vector<TensorType> types = {typeLike(call, 0, p->norm.shape)};
+    if (p->training)
+      for (int k = 1; k < call.outputCount; ++k) types.push_back(typeLike(call, 0, {p->norm.shape[1]}));
+    return types;
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = batchNormParams(call);
+    if (!p) return p.error();
+    if (p->training) {
+      auto w = batchNormalizationTraining(p->norm.shape, p->norm.epsilon, p->momentum, call.inputTypes[0].dtype);
+      if (!w) return atNode(call, w.error());
+      w->outputs.resize(size_t(call.outputCount));
+      return makeKernel(std::move(*w), {0, 1, 2, 3, 4}, [](const Workload& workload, const ScheduleTarget& target) {
+        return defaultSimpleNormalizationSchedule(workload, target);
+      });
+    }
+    auto w = normalization(p->norm, call.inputTypes[0].dtype);
+    if (!w) return atNode(call, w.error());
+    NormParams params = p->norm;
+    return makeKernel(std::move(*w), {0, 1, 2, 3, 4}, [params](const Workload& workload, const ScheduleTarget& target) {
+      return defaultNormalizationSchedule(workload, params, target);
+    });
+  };
+  return def;
 }
 
 using ParamsOf = Expected<NormParams> (*)(const OpCall&);
@@ -189,7 +244,7 @@ void registerNormalizationOps(OpRegistry& registry) {
   registry.add(sameShapeNormDef("LpNormalization", lpNormalizationWorkload));
   registry.add(sameShapeNormDef("MeanVarianceNormalization", mvnWorkload));
   registry.add(sameShapeNormDef("LRN", lrnWorkload));
-  registry.add(normDef("BatchNormalization", 5, 5, 5, batchNormParams));
+  registry.add(batchNormDef());
   registry.add(normDef("InstanceNormalization", 3, 3, 1, instanceNormParams));
   registry.add(normDef("LayerNormalization", 2, 3, 3, layerNormParams));
 }

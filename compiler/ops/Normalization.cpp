@@ -380,6 +380,64 @@ Expected<Workload> localResponseNormalization(const LrnParams& p, DataType dtype
   return w;
 }
 
+Expected<Workload> batchNormalizationTraining(const std::vector<int64_t>& shape, double epsilon, double momentum,
+                                              DataType dtype) {
+  if (auto e = checkPositive("batchnorm", shape)) return *e;
+  if (shape.size() < 2) return normError("batchnorm", "the input must be N x C (x D1 .. Dn)");
+  int64_t rank = int64_t(shape.size()), count = elementCount(shape) / shape[1];
+  std::vector<Expr> fullShape = toExprs(shape.begin(), shape.end()), channels = {Expr(shape[1])};
+  std::vector<std::string> names = axisNames(size_t(rank));
+  te::Tensor x = te::placeholder(fullShape, dtype, "x");
+  te::Tensor scale = te::placeholder(channels, dtype, "scale");
+  te::Tensor bias = te::placeholder(channels, dtype, "bias");
+  te::Tensor runningMean = te::placeholder(channels, dtype, "mean");
+  te::Tensor runningVar = te::placeholder(channels, dtype, "var");
+  Expr inverseCount = makeConst(dtype, 1.0 / double(count));
+  // Every axis but the channel's is reduced.
+  auto window = [&]() {
+    std::vector<IterVar> axes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != 1) axes.push_back(te::reduceAxis(Expr(shape[size_t(d)]), "r" + std::to_string(d)));
+    return axes;
+  };
+  auto inputAt = [&](Expr c, const std::vector<IterVar>& axes) {
+    std::vector<Expr> indices = {axes[0].var(), c};
+    for (size_t a = 1; a < axes.size(); ++a) indices.push_back(axes[a].var());
+    return indices;
+  };
+  std::vector<IterVar> meanAxes = window(), varAxes = window();
+  te::Tensor mean = te::compute(
+      channels, [&](Var c) { return te::sum(x(inputAt(c, meanAxes)) * inverseCount, meanAxes); }, "batchnorm.mean",
+      {"ax1"}, "norm");
+  te::Tensor variance = te::compute(
+      channels,
+      [&](Var c) {
+        Expr centered = x(inputAt(c, varAxes)) - mean(c);
+        return te::sum(centered * centered * inverseCount, varAxes);
+      },
+      "batchnorm.var", {"ax1"}, "norm");
+  te::Tensor out = te::compute(
+      fullShape,
+      [&](const std::vector<Var>& i) {
+        Expr c = i[1];
+        return (x(asExprs(i)) - mean(c)) / sqrt(variance(c) + makeConst(dtype, epsilon)) * scale(c) + bias(c);
+      },
+      "batchnorm", names, "norm");
+  Expr keep = makeConst(dtype, momentum), take = makeConst(dtype, 1.0 - momentum);
+  te::Tensor newMean = te::compute(
+      channels, [&](Var c) { return runningMean(c) * keep + mean(c) * take; }, "batchnorm.running_mean", {"ax1"},
+      "norm");
+  te::Tensor newVar = te::compute(
+      channels, [&](Var c) { return runningVar(c) * keep + variance(c) * take; }, "batchnorm.running_var", {"ax1"},
+      "norm");
+  Workload w;
+  w.name = "batchnorm_training_" + shapeName(shape);
+  w.inputs = {x, scale, bias, runningMean, runningVar};
+  w.outputs = {out, newMean, newVar};
+  w.flops = 6.0 * double(elementCount(shape));
+  return w;
+}
+
 Expected<Schedule> defaultSimpleNormalizationSchedule(const Workload& workload, const ScheduleTarget& target) {
   Schedule s(workload.outputs);
   std::vector<Status> steps;

@@ -58,7 +58,16 @@ struct LrnParams {
 };
 Expected<Workload> localResponseNormalization(const LrnParams& params, DataType dtype = DataType::float32());
 
-/// The default schedule of lpNormalization, meanVarianceNormalization and
+/// ONNX BatchNormalization in training mode over N x C x D1..: statistics of the batch
+/// ("batchnorm.mean", "batchnorm.var": per channel, population variance), the normalized
+/// output "batchnorm", and the updated running statistics "batchnorm.running_mean" /
+/// "batchnorm.running_var" = input statistic * momentum + batch statistic * (1 - momentum).
+/// Inputs x, scale, bias, mean, var; outputs in that order (output, running mean, running var).
+Expected<Workload> batchNormalizationTraining(const std::vector<int64_t>& shape, double epsilon, double momentum,
+                                              DataType dtype = DataType::float32());
+
+/// The default schedule of lpNormalization, meanVarianceNormalization,
+/// batchNormalizationTraining and
 /// localResponseNormalization workloads: every stage's outermost axis in parallel.
 Expected<Schedule> defaultSimpleNormalizationSchedule(const Workload& workload,
                                                       const ScheduleTarget& target = ScheduleTarget::host());

@@ -756,11 +756,37 @@ private slots:
     EXPECT_CLOSE(instance[0], standardized, 1e-4);
   }
 
-  void batchNormalizationRefusesTrainingMode() {
-    std::vector<TensorType> types = {typeOf({1, 2, 3}), typeOf({2}), typeOf({2}), typeOf({2}), typeOf({2})};
-    auto training = inferOpTypes(makeCall("BatchNormalization", types, {{"training_mode", int64_t(1)}}, 3));
-    QVERIFY(!training);
-    QVERIFY2(training.error().message.find("training") != std::string::npos, training.error().message.c_str());
+  void batchNormalizationTrainingModeUpdatesRunningStatistics() {
+    Shape shape = {3, 2, 4, 5};
+    std::vector<TensorType> types = {typeOf(shape), typeOf({2}), typeOf({2}), typeOf({2}), typeOf({2})};
+    HostTensor x = randomTensor(shape, 56), scale = randomTensor({2}, 57), bias = randomTensor({2}, 58);
+    HostTensor mean = randomTensor({2}, 59), var = randomTensor({2}, 60, 0.5, 2.0);
+    auto outputs = runOp(makeCall("BatchNormalization", types,
+                                  {{"training_mode", int64_t(1)}, {"momentum", 0.8}, {"epsilon", 1e-3}}, 3, 15),
+                         {x, scale, bias, mean, var});
+    QCOMPARE(outputs.size(), size_t(3));
+    HostTensor expected = referenceStandardize(x, {true, false, true, true}, 1e-3);
+    HostTensor batchMean = referenceReduce(x, {0, 2, 3}, false, "ReduceMean");
+    HostTensor runningMean{{2}, {}}, runningVar{{2}, {}};
+    for (int64_t c = 0; c < 2; ++c) {
+      double v = 0, count = double(elementCount(shape) / 2);
+      for (int64_t o = 0; o < elementCount(shape); ++o)
+        if (indexOf(shape, o)[1] == c) v += std::pow(x.values[size_t(o)] - batchMean.values[size_t(c)], 2) / count;
+      runningMean.values.push_back(mean.values[size_t(c)] * 0.8 + batchMean.values[size_t(c)] * 0.2);
+      runningVar.values.push_back(var.values[size_t(c)] * 0.8 + v * 0.2);
+    }
+    for (int64_t o = 0; o < elementCount(shape); ++o) {
+      size_t c = size_t(indexOf(shape, o)[1]);
+      expected.values[size_t(o)] = expected.values[size_t(o)] * scale.values[c] + bias.values[c];
+    }
+    EXPECT_CLOSE(outputs[0], expected, 1e-4);
+    EXPECT_CLOSE(outputs[1], runningMean, 1e-5);
+    EXPECT_CLOSE(outputs[2], runningVar, 1e-5);
+
+    // Before opset 14, extra outputs (saved statistics) meant the old training form.
+    auto old = inferOpTypes(makeCall("BatchNormalization", types, {}, 5, 9));
+    QVERIFY(!old);
+    QVERIFY2(old.error().message.find("training") != std::string::npos, old.error().message.c_str());
   }
 
   void layerNormalizationWithStatistics_data() {

@@ -33,6 +33,15 @@ private slots:
              qPrintable(text));
   }
 
+  void anUnreadDropoutMaskIsNotComputed() {
+    Value x = makeInput("x", f32({2, 3}));
+    auto dropout = typedOutputs("drop", "Dropout", {x}, {}, 2);
+    DeadCodeReport report;
+    Graph after = eliminated(Graph{{x}, {typed("relu", "Relu", {dropout[0]})}, {"y"}}, report);
+    QCOMPARE(report.removedOutputs, 1);
+    QCOMPARE(after.operations()[0]->outputTypes.size(), size_t(1));
+  }
+
   void readOutputsStay() {
     Value x = makeInput("x", f32({1, 1, 4, 4}));
     auto pool = typedOutputs("pool", "MaxPool", {x}, {{"kernel_shape", std::vector<int64_t>{2, 2}}}, 2);

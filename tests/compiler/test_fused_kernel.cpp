@@ -10,6 +10,7 @@
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/Elementwise.h"
+#include "compiler/ops/Gemm.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/ops/Reduction.h"
 #include "compiler/ops/Softmax.h"
@@ -75,6 +76,19 @@ const graph::OpRegistry& testRegistry() {
       const Shape& b = call.inputTypes[1].shape;
       return kernelOf(matmul(a[0], b[1], a[1], call.inputTypes[0].dtype, call.target), {0, 1},
                       [](const Workload& w, const ScheduleTarget& t) { return defaultMatmulSchedule(w, t); });
+    }));
+    r.add(makeOp("Gemm", OpPattern::OutElemwiseFusable, [](const OpCall& call) -> Expected<OpKernel> {
+      GemmParams p;
+      p.transB = *call.intAttr("transB", 0) != 0;
+      p.m = call.inputTypes[0].shape[0];
+      p.k = call.inputTypes[0].shape[1];
+      p.n = call.inputTypes[1].shape[p.transB ? 0 : 1];
+      if (call.hasInput(2)) p.biasShape = call.inputTypes[2].shape;
+      auto w = gemm(p, call.inputTypes[0].dtype, call.target);
+      if (!w) return w.error();
+      std::vector<int> inputs = {0, 1};
+      if (call.hasInput(2)) inputs.push_back(2);
+      return kernelOf(*w, inputs, [](const Workload& w, const ScheduleTarget& t) { return defaultGemmSchedule(w, t); });
     }));
     r.add(makeOp("Add", OpPattern::Broadcast, [](const OpCall& call) { return binaryKernel(call, BinaryOp::Add); }));
     r.add(makeOp("Sub", OpPattern::Broadcast, [](const OpCall& call) { return binaryKernel(call, BinaryOp::Sub); }));
@@ -168,7 +182,8 @@ std::vector<runtime::NDArray> runKernel(const OpKernel& kernel, const std::vecto
 
 // The fused node's result computed the unfused way: each body operation's own kernel, one
 // after the other, with intermediates in memory.
-runtime::NDArray runPrimitivesOneByOne(const graph::OperationNode& fused, const std::vector<runtime::NDArray>& inputs) {
+runtime::NDArray runPrimitivesOneByOne(const graph::OperationNode& fused, const std::vector<runtime::NDArray>& inputs,
+                                       const graph::OpRegistry& registry) {
   std::map<std::pair<const graph::GraphNode*, int>, runtime::NDArray> values;
   const graph::Graph& body = *fused.body;
   for (size_t k = 0; k < body.inputs.size(); ++k) values[{body.inputs[k].node(), 0}] = inputs[k];
@@ -179,7 +194,7 @@ runtime::NDArray runPrimitivesOneByOne(const graph::OperationNode& fused, const 
       for (size_t k = 0; k < body.inputs.size(); ++k)
         if (op->inputs[i].node() == body.inputs[k].node())
           if (auto* constant = graph::asConstant(fused.inputs[k].node())) call.constantInputs[i] = constant->data;
-    auto kernel = testRegistry().find(op->op)->build(call);
+    auto kernel = registry.find(op->op)->build(call);
     if (!kernel) qFatal("%s", kernel.error().toString().c_str());
     std::vector<runtime::NDArray> opInputs;
     for (const Value& input : op->inputs) {
@@ -222,9 +237,13 @@ struct BodyBuilder {
     nodeInputs.push_back(outer);
     return bodyInputs.back();
   }
+  // A constant inside the body, as FuseOps keeps the ones read by value (Reshape's shape).
+  Value bodyConstant(const runtime::NDArray& data) { return graph::makeConstant("c" + std::to_string(next++), data); }
+  // Operations follow opset 13 (ReduceMean's axes as an attribute, Softmax along one axis).
   Value op(const std::string& type, std::vector<Value> inputs, TensorType result, graph::Attributes attributes = {}) {
-    return graph::makeOperation(type + std::to_string(next++), type, std::move(inputs), std::move(attributes),
-                                {std::move(result)})[0];
+    std::string name = type + std::to_string(next++);
+    return graph::makeOperation(name, type, std::move(inputs), std::move(attributes), {std::move(result)},
+                                {graph::Provenance{name, type, 13}})[0];
   }
   Ref<graph::GraphNode> fuse(const std::string& name, Value output) {
     graph::Graph body;
@@ -248,19 +267,107 @@ std::map<std::string, int> storesByBuffer(const Stmt& body) {
   counter.visitStmt(body);
   return counter.counts;
 }
+
+// A fused operation and inputs to run it on.
+struct FusedCase {
+  Ref<graph::GraphNode> fused;
+  std::vector<runtime::NDArray> inputs;
+};
+
+FusedCase convBiasRelu() {
+  BodyBuilder b;
+  Value data = b.input(f32({1, 8, 10, 12}));
+  Value weight = b.input(f32({20, 8, 3, 3}));
+  Value bias = b.input(f32({20, 1, 1}));
+  Value conv = b.op("Conv", {data, weight}, f32({1, 20, 10, 12}), {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Value added = b.op("Add", {conv, bias}, f32({1, 20, 10, 12}));
+  return {b.fuse("fused_conv_add_relu", b.op("Relu", {added}, f32({1, 20, 10, 12}))),
+          {patternArray({1, 8, 10, 12}, 1), patternArray({20, 8, 3, 3}, 2), patternArray({20, 1, 1}, 3)}};
+}
+
+FusedCase convResidualRelu() {
+  BodyBuilder b;
+  Value data = b.input(f32({1, 16, 8, 8}));
+  Value weight = b.input(f32({16, 16, 1, 1}));
+  Value shortcut = b.input(f32({1, 16, 8, 8}));
+  Value conv = b.op("Conv", {data, weight}, f32({1, 16, 8, 8}));
+  Value added = b.op("Add", {conv, shortcut}, f32({1, 16, 8, 8}));
+  return {b.fuse("fused_conv_add_relu", b.op("Relu", {added}, f32({1, 16, 8, 8}))),
+          {patternArray({1, 16, 8, 8}, 1), patternArray({16, 16, 1, 1}, 2), patternArray({1, 16, 8, 8}, 3)}};
+}
+
+FusedCase matmulBiasRelu() {
+  BodyBuilder b;
+  Value a = b.input(f32({24, 40}));
+  Value w = b.input(f32({40, 48}));
+  Value bias = b.input(f32({48}));
+  Value product = b.op("MatMul", {a, w}, f32({24, 48}));
+  Value added = b.op("Add", {product, bias}, f32({24, 48}));
+  return {b.fuse("fused_matmul_add_relu", b.op("Relu", {added}, f32({24, 48}))),
+          {patternArray({24, 40}, 4), patternArray({40, 48}, 5), patternArray({48}, 6)}};
+}
+
+FusedCase gemmRelu() {
+  BodyBuilder b;
+  Value a = b.input(f32({16, 40}));
+  Value w = b.input(f32({36, 40}));
+  Value bias = b.input(f32({36}));
+  Value product = b.op("Gemm", {a, w, bias}, f32({16, 36}), {{"transB", int64_t(1)}});
+  return {b.fuse("fused_gemm_relu", b.op("Relu", {product}, f32({16, 36}))),
+          {patternArray({16, 40}, 4), patternArray({36, 40}, 5), patternArray({36}, 6)}};
+}
+
+FusedCase transposeReshape() {
+  BodyBuilder b;
+  Value x = b.input(f32({2, 3, 4, 5}));
+  Value transposed = b.op("Transpose", {x}, f32({2, 4, 3, 5}), {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  Value shape = b.bodyConstant(int64Array({2, 12, 5}));
+  return {b.fuse("fused_transpose_reshape", b.op("Reshape", {transposed, shape}, f32({2, 12, 5}))),
+          {patternArray({2, 3, 4, 5}, 7)}};
+}
+
+FusedCase squaredDifferenceMean() {
+  BodyBuilder b;
+  Value x = b.input(f32({4, 6, 40}));
+  Value y = b.input(f32({4, 6, 40}));
+  Value difference = b.op("Sub", {x, y}, f32({4, 6, 40}));
+  Value squared = b.op("Mul", {difference, difference}, f32({4, 6, 40}));
+  return {b.fuse("fused_sub_mul_mean",
+                 b.op("ReduceMean", {squared}, f32({4, 6, 1}), {{"axes", std::vector<int64_t>{2}}})),
+          {patternArray({4, 6, 40}, 8), patternArray({4, 6, 40}, 9)}};
+}
+
+FusedCase softmaxScale() {
+  BodyBuilder b;
+  Value x = b.input(f32({8, 40}));
+  Value scale = b.input(f32({40}));
+  Value probabilities = b.op("Softmax", {x}, f32({8, 40}), {{"axis", int64_t(-1)}});
+  return {b.fuse("fused_softmax_mul", b.op("Mul", {probabilities, scale}, f32({8, 40}))),
+          {patternArray({8, 40}, 10), patternArray({40}, 11)}};
+}
+
+// The mean's output is a reduction computed at root: the Relu cannot be merged into it, so
+// the kernel keeps the mean in a buffer of its own.
+FusedCase meanRelu() {
+  BodyBuilder b;
+  Value x = b.input(f32({6, 50}));
+  Value mean = b.op("ReduceMean", {x}, f32({6, 1}), {{"axes", std::vector<int64_t>{1}}});
+  return {b.fuse("fused_mean_relu", b.op("Relu", {mean}, f32({6, 1}))), {patternArray({6, 50}, 12)}};
+}
+
+const std::map<QString, FusedCase (*)()>& fusedCases() {
+  static const std::map<QString, FusedCase (*)()> cases = {
+      {"conv+add(bias)+relu", convBiasRelu},     {"conv+add(residual)+relu", convResidualRelu},
+      {"matmul+add+relu", matmulBiasRelu},       {"gemm+relu", gemmRelu},
+      {"transpose+reshape", transposeReshape},   {"sub+mul+reducemean", squaredDifferenceMean},
+      {"softmax+mul", softmaxScale},             {"reducemean+relu", meanRelu},
+  };
+  return cases;
+}
 }  // namespace
 
 class TestFusedKernel : public QObject {
   Q_OBJECT
-
-  // Compiles `fused` as one kernel and as its primitives one by one, on the same inputs.
-  void expectSameNumbers(const Ref<graph::GraphNode>& fused, const std::vector<runtime::NDArray>& inputs) {
-    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
-    QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
-    auto outputs = runKernel(*kernel, inputs);
-    QCOMPARE(outputs.size(), size_t(1));
-    QCOMPARE(differences(outputs[0], runPrimitivesOneByOne(operation(fused), inputs)), QString());
-  }
 
   // The fused kernel's lowered function.
   PrimFunc lowerFused(const Ref<graph::GraphNode>& fused) {
@@ -272,24 +379,34 @@ class TestFusedKernel : public QObject {
     return lowered ? lowered->func : PrimFunc();
   }
 
-  Ref<graph::GraphNode> convBiasRelu() {
-    BodyBuilder b;
-    Value data = b.input(f32({1, 8, 10, 12}));
-    Value weight = b.input(f32({20, 8, 3, 3}));
-    Value bias = b.input(f32({20, 1, 1}));
-    Value conv = b.op("Conv", {data, weight}, f32({1, 20, 10, 12}), {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-    Value added = b.op("Add", {conv, bias}, f32({1, 20, 10, 12}));
-    return b.fuse("fused_conv_add_relu", b.op("Relu", {added}, f32({1, 20, 10, 12})));
-  }
-
 private slots:
-  void convWithBiasAndReluMatchesThePrimitives() {
-    expectSameNumbers(convBiasRelu(), {patternArray({1, 8, 10, 12}, 1), patternArray({20, 8, 3, 3}, 2),
-                                       patternArray({20, 1, 1}, 3)});
+  // Each group compiled as one kernel against its operations' kernels run one by one, with
+  // this test's operator definitions (the composition alone) and with the compiler's
+  // registry through buildKernelForNode (what the driver calls).
+  void fusedKernelMatchesItsPrimitives_data() {
+    QTest::addColumn<QString>("group");
+    QTest::addColumn<bool>("compilerRegistry");
+    for (auto& [name, make] : fusedCases()) {
+      QTest::newRow(qPrintable(name + " (test operators)")) << name << false;
+      QTest::newRow(qPrintable(name + " (operator registry)")) << name << true;
+    }
+  }
+  void fusedKernelMatchesItsPrimitives() {
+    QFETCH(QString, group);
+    QFETCH(bool, compilerRegistry);
+    FusedCase c = fusedCases().at(group)();
+    const graph::OperationNode& node = operation(c.fused);
+    const graph::OpRegistry& registry = compilerRegistry ? graph::OpRegistry::global() : testRegistry();
+    auto kernel = compilerRegistry ? driver::buildKernelForNode(node, ScheduleTarget::host())
+                                   : driver::composeFusedKernel(node, ScheduleTarget::host(), testRegistry());
+    QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
+    auto outputs = runKernel(*kernel, c.inputs);
+    QCOMPARE(outputs.size(), size_t(1));
+    QCOMPARE(differences(outputs[0], runPrimitivesOneByOne(node, c.inputs, registry)), QString());
   }
 
   void convEpilogueWritesEachOutputOnceWithoutIntermediates() {
-    auto fused = convBiasRelu();
+    auto fused = convBiasRelu().fused;
     PrimFunc func = lowerFused(fused);
     QVERIFY(func.defined());
     // The convolution alone, as the registry compiles it.
@@ -316,65 +433,32 @@ private slots:
     QVERIFY2(toString(func).find("max(") != std::string::npos, "the relu is not in the kernel");
   }
 
-  void matmulWithBiasAndReluMatchesThePrimitives() {
-    BodyBuilder b;
-    Value a = b.input(f32({24, 40}));
-    Value w = b.input(f32({40, 48}));
-    Value bias = b.input(f32({48}));
-    Value product = b.op("MatMul", {a, w}, f32({24, 48}));
-    Value added = b.op("Add", {product, bias}, f32({24, 48}));
-    auto fused = b.fuse("fused_matmul_add_relu", b.op("Relu", {added}, f32({24, 48})));
-    expectSameNumbers(fused, {patternArray({24, 40}, 4), patternArray({40, 48}, 5), patternArray({48}, 6)});
-    // The accumulator tile stays in registers and the epilogue writes the result: no
-    // global buffer for the product or the sum.
-    PrimFunc func = lowerFused(fused);
+  void matmulEpilogueLeavesNoIntermediateInMemory() {
+    // The accumulator tile stays in registers and the epilogue writes the result: no global
+    // buffer for the product or the sum.
+    PrimFunc func = lowerFused(matmulBiasRelu().fused);
     QVERIFY(func.defined());
-    for (auto& [buffer, count] : storesByBuffer(func->body))
+    auto stores = storesByBuffer(func->body);
+    QVERIFY(!stores.empty());
+    for (auto& [buffer, count] : stores)
       QVERIFY2(buffer != "C" && buffer.rfind("op", 0) != 0, ("intermediate " + buffer + " reached memory").c_str());
   }
 
-  void transposeThenReshapeMatchesThePrimitives() {
+  void inputNeededOnlyByValueIsNotAnArgument() {
+    // The reshape's target shape comes in as an input of the fused node whose value the
+    // graph knows: the kernel reads it at compile time, so only the data is an argument.
     BodyBuilder b;
     Value x = b.input(f32({2, 3, 4, 5}));
     Value shape = b.constantInput(int64Array({2, 12, 5}));
     Value transposed = b.op("Transpose", {x}, f32({2, 4, 3, 5}), {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
     auto fused = b.fuse("fused_transpose_reshape", b.op("Reshape", {transposed, shape}, f32({2, 12, 5})));
-    std::vector<runtime::NDArray> inputs = {patternArray({2, 3, 4, 5}, 7), int64Array({2, 12, 5})};
-    expectSameNumbers(fused, inputs);
-    // The shape is read at compile time only: the kernel has one argument before its output.
     auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
-    QVERIFY(kernel.ok());
+    QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
     QCOMPARE(kernel->inputIndices, std::vector<int>{0});
-  }
-
-  void squaredDifferenceMeanMatchesThePrimitives() {
-    BodyBuilder b;
-    Value x = b.input(f32({4, 6, 40}));
-    Value y = b.input(f32({4, 6, 40}));
-    Value difference = b.op("Sub", {x, y}, f32({4, 6, 40}));
-    Value squared = b.op("Mul", {difference, difference}, f32({4, 6, 40}));
-    auto fused = b.fuse("fused_sub_mul_mean",
-                        b.op("ReduceMean", {squared}, f32({4, 6, 1}), {{"axes", std::vector<int64_t>{2}}}));
-    expectSameNumbers(fused, {patternArray({4, 6, 40}, 8), patternArray({4, 6, 40}, 9)});
-  }
-
-  void softmaxThenScaleMatchesThePrimitives() {
-    BodyBuilder b;
-    Value x = b.input(f32({8, 40}));
-    Value scale = b.input(f32({40}));
-    Value probabilities = b.op("Softmax", {x}, f32({8, 40}), {{"axis", int64_t(-1)}});
-    auto fused = b.fuse("fused_softmax_mul", b.op("Mul", {probabilities, scale}, f32({8, 40})));
-    expectSameNumbers(fused, {patternArray({8, 40}, 10), patternArray({40}, 11)});
-  }
-
-  void reductionWithAnEpilogueStillMatches() {
-    // The mean's output is a reduction computed at root: the Relu cannot be merged into
-    // it, so the kernel keeps the mean in a buffer and still computes the same numbers.
-    BodyBuilder b;
-    Value x = b.input(f32({6, 50}));
-    Value mean = b.op("ReduceMean", {x}, f32({6, 1}), {{"axes", std::vector<int64_t>{1}}});
-    auto fused = b.fuse("fused_mean_relu", b.op("Relu", {mean}, f32({6, 1})));
-    expectSameNumbers(fused, {patternArray({6, 50}, 12)});
+    std::vector<runtime::NDArray> inputs = {patternArray({2, 3, 4, 5}, 7), int64Array({2, 12, 5})};
+    auto outputs = runKernel(*kernel, inputs);
+    QCOMPARE(outputs.size(), size_t(1));
+    QCOMPARE(differences(outputs[0], runPrimitivesOneByOne(operation(fused), inputs, testRegistry())), QString());
   }
 
   void unknownBodyOperatorIsADiagnosticNamingTheNode() {

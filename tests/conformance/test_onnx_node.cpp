@@ -13,6 +13,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -134,7 +135,7 @@ struct RunningTest {
   Clock::time_point start;
 };
 
-RunningTest startTest(const fs::path& testDirectory, size_t index) {
+RunningTest startTest(const fs::path& testDirectory, size_t index, double timeoutSeconds) {
   int fds[2];
   if (pipe(fds) != 0) qFatal("pipe failed: %s", std::strerror(errno));
   std::fflush(stdout);
@@ -143,6 +144,9 @@ RunningTest startTest(const fs::path& testDirectory, size_t index) {
   if (pid < 0) qFatal("fork failed: %s", std::strerror(errno));
   if (pid == 0) {
     close(fds[0]);
+    // A child outliving its parent (killed by CTest's timeout) or its own time limit dies.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    alarm(unsigned(timeoutSeconds) + 10);
     // One thread per test: the tests already run two at a time on two cores.
     tessel::runtime::ThreadPool::global().setNumThreads(1);
     std::string result = runOneTest(testDirectory);
@@ -208,7 +212,7 @@ std::map<std::string, TestResult> runTests(const fs::path& directory, const std:
   size_t next = 0;
   while (next < tests.size() || !running.empty()) {
     while (int(running.size()) < jobs && next < tests.size()) {
-      running.push_back(startTest(directory / tests[next], next));
+      running.push_back(startTest(directory / tests[next], next, timeoutSeconds));
       ++next;
     }
     std::vector<pollfd> fds;

@@ -175,6 +175,17 @@ private slots:
     QVERIFY(gemm->attributes.empty());  // absent attributes stay absent: operators apply defaults
   }
 
+  void importsMultiOutputSplit() {
+    auto graph = importOnnxFile(conformanceModel("test_split_equal_parts_1d"));
+    QVERIFY2(graph.ok(), qPrintable(errorText(graph)));
+    QCOMPARE(printed(*graph), QString("graph(%input: float32[6]) {\n"
+                                      "  %Split_0, %Split_0:1, %Split_0:2 = Split(%input) {axis=0} : (?, ?, ?)  # "
+                                      "Split_0\n"
+                                      "  return %Split_0, %Split_0:1, %Split_0:2\n"
+                                      "}\n"));
+    QCOMPARE(graph->outputNames, (std::vector<std::string>{"output_1", "output_2", "output_3"}));
+  }
+
   void bindsReshapeShapeInputAsConstant() {
     const std::string test = "test_reshape_reordered_all_dims";
     auto shape = readTensorProtoFile(conformanceTensor(test, "input_1.pb"));
@@ -184,6 +195,10 @@ private slots:
     QCOMPARE(unbound->inputs.size(), size_t(2));
 
     OnnxImportOptions options;
+    options.inputValues["shape"] = runtime::NDArray::empty({3}, runtime::DataType::int32());
+    auto wrongType = importOnnxFile(conformanceModel(test), options);
+    QCOMPARE(errorText(wrongType), QString::fromStdString(conformanceModel(test)) +
+                                       ": error: the value given for input 'shape' is int32 but the model declares int64");
     options.inputValues["shape"] = *shape;
     auto bound = importOnnxFile(conformanceModel(test), options);
     QVERIFY2(bound.ok(), qPrintable(errorText(bound)));

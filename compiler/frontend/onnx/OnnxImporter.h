@@ -38,7 +38,9 @@ struct OnnxInputInfo {
 /// optional inputs as undefined Values, provenance {node name, op type} (a node without a
 /// name gets "<OpType>_<index>"), and unknown output types (InferTypes fills them).
 /// Initializers and Constant nodes become ConstantNodes; external data files are read
-/// relative to the model's directory. Every problem (unreadable, truncated or non-protobuf
+/// relative to the model's directory. The graph IR has no tensor attribute: a TENSOR
+/// attribute `K` (ConstantOfShape's `value`) arrives as `K` (every element, as doubles for
+/// floating-point types, else as int64), `K.dtype` ("float32") and `K.shape` (its dims). Every problem (unreadable, truncated or non-protobuf
 /// file, unsupported IR/opset, an input without a shape, a node reading a value nothing
 /// produced earlier (this includes cycles), a bad tensor) is a Diagnostic naming the file
 /// and, where there is one, the node and its op.

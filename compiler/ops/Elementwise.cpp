@@ -164,10 +164,15 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Sc
   if (axes.empty()) return s;  // a scalar: nothing to schedule
   int64_t elements = 1;
   for (auto& extent : workload.outputs[0].shape()) elements *= *asConstInt(extent);
-  std::string flat = axes[0];
-  if (axes.size() > 1) {
-    flat = "fused";
-    if (Status st = s.fuse("out", axes, flat); !st) return st.error();
+  // Fuse pairwise from the innermost axis out: each original index is then a nested
+  // floordiv/floormod of the fused loop that the simplifier folds back into one contiguous
+  // index (one fuse of all axes leaves x//c1 % c2 terms it cannot recombine, and the vector
+  // loads become gathers).
+  std::string flat = axes.back();
+  for (size_t k = axes.size() - 1; k-- > 0;) {
+    std::string fused = k == 0 ? "fused" : "fused" + std::to_string(k);
+    if (Status st = s.fuse("out", {axes[k], flat}, fused); !st) return st.error();
+    flat = fused;
   }
   int64_t lanes = target.vectorLanes;
   if (elements < lanes) return s;

@@ -480,6 +480,23 @@ private slots:
     QVERIFY2(!text.contains("if ("), qPrintable(text));  // no branches per element
   }
 
+  void broadcastKernelsLoadContiguousVectors() {
+    // A per-channel bias over NCHW: the full-size operand must be read as whole vectors,
+    // not gathered lane by lane from decomposed indices.
+    OpCall call = typedCall("Add", {{f32, {2, 64, 56, 56}}, {f32, {64, 1, 1}}});
+    call.target.vectorLanes = 16;
+    call.target.threads = 2;
+    auto kernel = graph::buildOpKernel(call);
+    QVERIFY(kernel.ok());
+    auto schedule = kernel->schedule(kernel->workload, call.target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, kernel->workload.args(), kernel->workload.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("in0[ramp(") && text.contains("out[ramp("), qPrintable(text));
+    QVERIFY2(!text.contains("ramp(task"), qPrintable(text));  // no decomposed vector indices
+  }
+
   void rejectsBadModels_data() {
     QTest::addColumn<int>("which");
     QTest::addColumn<QString>("expected");

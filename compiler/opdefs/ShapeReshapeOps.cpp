@@ -101,8 +101,12 @@ Expected<OpKernel> buildConcat(const OpCall& call) {
       return call.error("input " + std::to_string(i) + " is " + call.inputTypes[i].dtype.toString() + ", input 0 " +
                         call.inputTypes[0].dtype.toString());
     shapes.push_back(call.inputTypes[i].shape);
-    indices.push_back(int(i));
   }
+  auto axisIndex = normalizedAxis(call, *axis, shapes[0].size());
+  if (!axisIndex) return axisIndex.error();
+  // Inputs empty along the axis have no placeholder in the kernel.
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (shapes[i].size() != shapes[0].size() || shapes[i][size_t(*axisIndex)] > 0) indices.push_back(int(i));
   return transformKernel(call, concat(shapes, *axis, call.inputTypes[0].dtype), indices);
 }
 

@@ -46,7 +46,7 @@ Expected<Workload> constantTensor(const Shape& shape, const std::vector<double>&
 
 Expected<Workload> fill(const Shape& shape, double value, DataType dtype) {
   const std::string op = "ConstantOfShape";
-  if (auto e = checkShape(op, shape, "output")) return *e;
+  if (auto e = checkShape(op, shape, "output", true)) return *e;
   te::Tensor out = te::compute(
       toExprs(shape), [&](const std::vector<Var>&) { return makeConst(dtype, value); }, "out",
       axisNames(shape.size()), "injective");

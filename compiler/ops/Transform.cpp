@@ -93,7 +93,7 @@ Expected<Workload> transpose(const Shape& shape, const Shape& permIn, DataType d
 
 Expected<Workload> reshape(const Shape& shape, const Shape& target, DataType dtype, bool allowZero) {
   const std::string op = "Reshape";
-  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (auto e = checkShape(op, shape, "input", true)) return *e;
   Shape outShape = target;
   int inferred = -1;
   int64_t known = 1;
@@ -108,12 +108,15 @@ Expected<Workload> reshape(const Shape& shape, const Shape& target, DataType dty
         return opError(op, "target dimension " + std::to_string(d) + " is 0 but the input has no such dimension");
       outShape[d] = shape[d];
     }
-    if (outShape[d] < 1)
+    if (outShape[d] < 0 || (outShape[d] == 0 && !allowZero && elementCount(shape) != 0))
       return opError(op, "target dimension " + std::to_string(d) + " is " + std::to_string(target[d]),
                      "dimensions are positive, 0 (copy) or -1 (infer)");
     known *= outShape[d];
   }
   int64_t elements = elementCount(shape);
+  if (inferred >= 0 && known == 0)
+    return opError(op, "cannot infer the -1 dimension next to a dimension of 0",
+                   "give every dimension of an empty result");
   if (inferred >= 0) {
     if (elements % known != 0)
       return opError(op, "cannot infer the -1 dimension: " + std::to_string(elements) +
@@ -124,6 +127,13 @@ Expected<Workload> reshape(const Shape& shape, const Shape& target, DataType dty
     return opError(op, "target shape " + shapeName(outShape) + " holds " + std::to_string(elementCount(outShape)) +
                            " elements, the input " + std::to_string(elements));
   te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  std::string name = "reshape_" + shapeName(shape) + "_to_" + shapeName(outShape);
+  if (elements == 0) {  // nothing to copy: the loops never run
+    te::Tensor out = te::compute(
+        toExprs(outShape), [&](const std::vector<Var>&) { return in(toExprs(Shape(shape.size(), 0))); }, "out",
+        axisNames(outShape.size()), "injective");
+    return singleOutput(name, {in}, out);
+  }
   // Split both shapes into aligned groups of consecutive dimensions with equal element
   // counts ([2, 8, 9] -> [2, 72]: {2}->{2}, {8, 9}->{72}). Each input index depends only on
   // the output indices of its group, so a trailing dimension kept or merged ([768] ->
@@ -166,14 +176,14 @@ Expected<Workload> reshape(const Shape& shape, const Shape& target, DataType dty
         return in(indices);
       },
       "out", axisNames(outShape.size()), "injective");
-  return singleOutput("reshape_" + shapeName(shape) + "_to_" + shapeName(outShape), {in}, out);
+  return singleOutput(name, {in}, out);
 }
 
 Expected<Workload> concat(const std::vector<Shape>& shapes, int64_t axisIn, DataType dtype) {
   const std::string op = "Concat";
   if (shapes.empty()) return opError(op, "no inputs", "give at least one input");
   for (auto& s : shapes)
-    if (auto e = checkShape(op, s, "input")) return *e;
+    if (auto e = checkShape(op, s, "input", true)) return *e;
   auto axis = normalizeAxis(axisIn, shapes[0].size());
   if (!axis) return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " +
                                      std::to_string(shapes[0].size()));
@@ -192,9 +202,13 @@ Expected<Workload> concat(const std::vector<Shape>& shapes, int64_t axisIn, Data
     outShape[a] += s[a];
     name += "_" + shapeName(s);
   }
-  std::vector<te::Tensor> inputs;
+  // One placeholder per input with something along the axis (an empty one has nothing to read).
+  std::vector<te::Tensor> inputs(shapes.size()), placeholders;
   for (size_t k = 0; k < shapes.size(); ++k)
-    inputs.push_back(te::placeholder(toExprs(shapes[k]), dtype, "in" + std::to_string(k)));
+    if (shapes[k][a] > 0) {
+      inputs[k] = te::placeholder(toExprs(shapes[k]), dtype, "in" + std::to_string(k));
+      placeholders.push_back(inputs[k]);
+    }
   te::Tensor out = te::compute(
       toExprs(outShape),
       [&](const std::vector<Var>& i) {
@@ -203,22 +217,24 @@ Expected<Workload> concat(const std::vector<Shape>& shapes, int64_t axisIn, Data
         for (size_t k = 1; k < shapes.size(); ++k) offsets[k] = offsets[k - 1] + shapes[k - 1][a];
         Expr value;
         for (size_t k = shapes.size(); k-- > 0;) {
+          if (shapes[k][a] == 0) continue;  // an empty input adds nothing to read
           std::vector<Expr> indices = asExprs(i);
           // Clamped so the discarded side of the select still reads inside its input.
           indices[a] = shapes.size() == 1 ? Expr(i[a]) : clampIndex(i[a] - Expr(offsets[k]), shapes[k][a]);
           Expr read = inputs[k](indices);
           value = value.defined() ? select(i[a] < Expr(offsets[k] + shapes[k][a]), read, value) : read;
         }
-        return value;
+        // Every input empty along the axis: so is the output, whose loops never run.
+        return value.defined() ? value : makeZero(dtype);
       },
       "out", axisNames(outShape.size()), "injective");
-  return singleOutput(name, inputs, out);
+  return singleOutput(name, placeholders, out);
 }
 
 Expected<Workload> slice(const Shape& shape, const Shape& starts, const Shape& ends, const Shape& axesIn,
                          const Shape& stepsIn, DataType dtype) {
   const std::string op = "Slice";
-  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (auto e = checkShape(op, shape, "input", true)) return *e;
   if (starts.size() != ends.size())
     return opError(op, "starts has " + std::to_string(starts.size()) + " entries, ends " + std::to_string(ends.size()));
   Shape axes = axesIn;
@@ -236,6 +252,10 @@ Expected<Workload> slice(const Shape& shape, const Shape& starts, const Shape& e
     seen[size_t(*axis)] = true;
     if (steps[k] == 0) return opError(op, "step 0 on axis " + std::to_string(*axis), "steps must not be 0");
     int64_t dim = shape[size_t(*axis)];
+    if (dim == 0) {  // nothing to slice: the result stays empty
+      step[size_t(*axis)] = steps[k];
+      continue;
+    }
     int64_t s = starts[k], e = ends[k];
     // ONNX uses INT64_MAX/INT64_MIN as "to the end"; adding dim to them must not overflow.
     if (s < 0) s = s < -dim ? -dim - 1 : s + dim;
@@ -249,10 +269,8 @@ Expected<Workload> slice(const Shape& shape, const Shape& starts, const Shape& e
     }
     int64_t span = steps[k] > 0 ? e - s : s - e;
     int64_t magnitude = steps[k] > 0 ? steps[k] : -steps[k];
+    // An empty slice is an empty tensor (its loops never run).
     int64_t length = span <= 0 ? 0 : (span + magnitude - 1) / magnitude;
-    if (length == 0)
-      return opError(op, "the slice of axis " + std::to_string(*axis) + " is empty",
-                     "empty results are not supported: drop the node");
     begin[size_t(*axis)] = s;
     step[size_t(*axis)] = steps[k];
     outShape[size_t(*axis)] = length;
@@ -315,7 +333,7 @@ Expected<Workload> gather(const Shape& dataShape, const Shape& indicesShape, int
 
 Expected<Workload> split(const Shape& shape, int64_t axisIn, const Shape& sizesIn, DataType dtype, int64_t parts) {
   const std::string op = "Split";
-  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (auto e = checkShape(op, shape, "input", true)) return *e;
   auto axis = normalizeAxis(axisIn, shape.size());
   if (!axis) return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(shape.size()));
   size_t a = size_t(*axis);
@@ -332,7 +350,7 @@ Expected<Workload> split(const Shape& shape, int64_t axisIn, const Shape& sizesI
   }
   int64_t total = 0;
   for (int64_t s : sizes) {
-    if (s < 1) return opError(op, "split size " + std::to_string(s), "sizes must be positive");
+    if (s < 0) return opError(op, "split size " + std::to_string(s), "sizes must not be negative");
     total += s;
   }
   if (total != shape[a])
@@ -474,7 +492,7 @@ Expected<Workload> tile(const Shape& shape, const Shape& repeats, DataType dtype
 
 Expected<Workload> trilu(const Shape& shape, int64_t k, bool upper, DataType dtype) {
   const std::string op = "Trilu";
-  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (auto e = checkShape(op, shape, "input", true)) return *e;
   if (shape.size() < 2) return opError(op, "input has rank " + std::to_string(shape.size()), "Trilu needs rank 2 or more");
   size_t rank = shape.size();
   te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");

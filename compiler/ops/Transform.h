@@ -10,7 +10,8 @@ namespace tessel {
 // Every builder returns a Workload whose outputs are stages named "out" (Split: "out0",
 // "out1", ...) with axes ax0, ax1, ...; invalid attributes or shapes become a Diagnostic
 // naming the operator. Axes may be negative (counted from the end) wherever ONNX allows it.
-// Results with a zero-sized dimension are refused: static graphs drop such nodes earlier.
+// Tensors with a zero-sized dimension are refused, except by Reshape, Concat, Slice, Split and
+// Trilu, which ONNX models use on empty tensors: their kernels' loops then never run.
 
 /// out = transpose(in): output axis d is input axis perm[d]. An empty perm reverses the axes.
 Expected<Workload> transpose(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm,
@@ -22,7 +23,8 @@ Expected<Workload> transpose(const std::vector<int64_t>& shape, const std::vecto
 Expected<Workload> reshape(const std::vector<int64_t>& shape, const std::vector<int64_t>& target,
                            DataType dtype = DataType::float32(), bool allowZero = false);
 
-/// The inputs joined along `axis`; all other dimensions must match. Inputs in0, in1, ...
+/// The inputs joined along `axis`; all other dimensions must match. Inputs in0, in1, ...,
+/// except that an input with extent 0 along the axis has no placeholder (nothing to read).
 Expected<Workload> concat(const std::vector<std::vector<int64_t>>& shapes, int64_t axis,
                           DataType dtype = DataType::float32());
 

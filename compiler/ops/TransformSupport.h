@@ -26,12 +26,16 @@ inline std::optional<int64_t> normalizeAxis(int64_t axis, size_t rank) {
   return axis < 0 ? axis + r : axis;
 }
 
-/// A Diagnostic when `shape` has a dimension below 1 (static, non-empty tensors only).
-inline std::optional<Diagnostic> checkShape(const std::string& op, const Shape& shape, const char* what) {
+/// A Diagnostic when `shape` has a dimension below 1 (static, non-empty tensors only), or
+/// below 0 when the operator `allowEmpty` (it then computes an empty tensor: loops that never run).
+inline std::optional<Diagnostic> checkShape(const std::string& op, const Shape& shape, const char* what,
+                                            bool allowEmpty = false) {
   for (int64_t d : shape)
-    if (d < 1)
-      return opError(op, std::string(what) + " shape " + shapeName(shape) + " has a dimension below 1",
-                     "static shapes with positive dimensions only");
+    if (d < (allowEmpty ? 0 : 1))
+      return opError(op, std::string(what) + " shape " + shapeName(shape) + " has a dimension below " +
+                             (allowEmpty ? "0" : "1"),
+                     allowEmpty ? "static shapes with non-negative dimensions only"
+                                : "static shapes with positive dimensions only");
   return std::nullopt;
 }
 

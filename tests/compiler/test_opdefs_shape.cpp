@@ -654,6 +654,26 @@ private slots:
               {{0, in}}, {repeated});
   }
 
+  void emptyTensorsFlowThrough() {
+    // ONNX models reshape, slice, split, concatenate and mask empty tensors.
+    auto empty = [](const Shape& shape) { return HostTensor{shape, {}}; };
+    checkCall(CallBuilder("Reshape", 14).input({0, 3, 4}).ints({3, 4, 0}).attr("allowzero", int64_t(1)).call,
+              {{0, empty({0, 3, 4})}}, {empty({3, 4, 0})});
+    checkCall(CallBuilder("Trilu").input({3, 0, 5}).call, {{0, empty({3, 0, 5})}}, {empty({3, 0, 5})});
+    checkCall(CallBuilder("ConstantOfShape").ints({0}).call, {}, {empty({0})});
+    HostTensor in = distinctTensor({4, 3});
+    checkCall(CallBuilder("Slice", 13).input({4, 3}).ints({1000}).ints({1001}).ints({1}).call, {{0, in}},
+              {empty({4, 0})});
+    checkCall(CallBuilder("Split", 13).input({4, 3}).ints({0, 4, 0}).outputs(3).call, {{0, in}},
+              {empty({0, 3}), in, empty({0, 3})});
+    // The empty input of a Concat is not read: the kernel takes only the other one.
+    OpCall join = CallBuilder("Concat").input({4, 0}).input({4, 3}).attr("axis", int64_t(1)).call;
+    auto kernel = graph::buildOpKernel(join);
+    QVERIFY(kernel.ok());
+    QCOMPARE(kernel->inputIndices, std::vector<int>{1});
+    checkCall(join, {{1, in}}, {in});
+  }
+
   void everyElementTypeMovesUnchanged_data() {
     QTest::addColumn<QString>("type");
     for (const char* type : {"bool", "int8", "uint8", "int32", "int64", "float64"}) QTest::newRow(type) << type;

@@ -53,6 +53,9 @@ private:
                                                            const std::vector<bool>& used, DeadCodeReport& report) {
     const OpDef* def = OpRegistry::global().find(op.op);
     if (!def || def->maxOutputs < 0) return std::nullopt;  // a variadic output count carries meaning
+    // Before opset 14, a BatchNormalization with its statistics outputs runs in training mode.
+    int opset = op.provenance.empty() ? 0 : op.provenance.front().opset;
+    if (op.op == "BatchNormalization" && opset != 0 && opset < 14) return std::nullopt;
     size_t keep = used.size();
     while (keep > size_t(std::max(def->minOutputs, 1)) && !used[keep - 1]) --keep;
     if (keep == used.size()) return std::nullopt;

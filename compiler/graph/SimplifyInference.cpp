@@ -128,6 +128,9 @@ private:
       return std::nullopt;
     const TensorType& x = inputs[0].type();
     if (!isFloat(x) || x.shape.size() < 2 || bn.attribute<int64_t>("spatial", 1) != 1) return std::nullopt;
+    // Before opset 14, declaring the statistics outputs is what asks for training mode.
+    int opset = bn.provenance.empty() ? 0 : bn.provenance.front().opset;
+    if (bn.outputTypes.size() > 1 && opset != 0 && opset < 14) return std::nullopt;
     // The running statistics of training mode are other outputs; they must be unread.
     for (size_t i = 1; i < bn.outputTypes.size(); ++i)
       if (usesOf(&bn, int(i))) return std::nullopt;

@@ -176,6 +176,8 @@ private slots:
     QTest::newRow("missing expect dir") << QStringList{"run", model("test_add"), "--inputs-dir", dataSet("test_add"),
                                                        "--expect-dir", "/no/such/directory"}
                                         << QStringList{"/no/such/directory"};
+    QTest::newRow("malformed input shape") << QStringList{"run", model("test_add"), "--input-shape", "x:3,a"}
+                                           << QStringList{"--input-shape", "x:3,a"};
     QTest::newRow("bad tolerance") << QStringList{"run", model("test_add"), "--rtol", "-1"} << QStringList{"--rtol"};
     QTest::newRow("unknown pass") << QStringList{"run", model("test_add"), "--disable-pass", "NoSuchPass"}
                                   << QStringList{"NoSuchPass", lastPassName()};

@@ -1,7 +1,9 @@
-// Convolution operators: ONNX Conv (2-D, on conv2d()) and ConvTranspose.
+// Convolution operators: ONNX Conv (2-D on conv2d(), other ranks direct), ConvInteger and
+// ConvTranspose.
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/ConvTranspose.h"
+#include "compiler/ops/DirectConv.h"
 
 namespace tessel::graph::nn {
 
@@ -60,17 +62,13 @@ Expected<std::vector<int64_t>> perAxis(const OpCall& call, const char* name, siz
   return values;
 }
 
-// Conv's attributes and input shapes as conv2d parameters (1-D and 2-D convolutions; a 1-D
-// one is a 2-D one of height 1).
-Expected<Conv2dParams> convParams(const OpCall& call) {
-  if (auto e = requireFloat(call, 0, "X")) return *e;
+// Conv's (and ConvInteger's) attributes and input shapes, for any number of spatial axes.
+Expected<DirectConvParams> convGeometry(const OpCall& call) {
+  if (auto e = requireRank(call, 0, 3, "X", true)) return *e;
   const auto& x = call.inputTypes[0].shape;
   const auto& w = call.inputTypes[1].shape;
-  if (x.size() != 4)
-    return call.error("X has rank " + std::to_string(x.size()) + "; Tessel compiles 2-D convolutions (N x C x H x W)",
-                      "1-D and 3-D convolutions are not supported yet");
-  if (w.size() != x.size()) return call.error("W has rank " + std::to_string(w.size()) + ", expected " +
-                                              std::to_string(x.size()) + " like X");
+  if (w.size() != x.size())
+    return call.error("W has rank " + std::to_string(w.size()) + ", expected " + std::to_string(x.size()) + " like X");
   size_t rank = x.size() - 2;
   std::vector<int64_t> kernel(w.begin() + 2, w.end());
   if (call.hasAttr("kernel_shape")) {
@@ -88,32 +86,54 @@ Expected<Conv2dParams> convParams(const OpCall& call) {
   std::vector<int64_t> spatial(x.begin() + 2, x.end());
   auto pads = resolvePadding(call, spatial, kernel, *strides, *dilations);
   if (!pads) return pads.error();
-  Conv2dParams p;
-  p.batch = x[0];
-  p.channels = x[1];
-  p.height = x[2];
-  p.width = x[3];
-  p.filters = w[0];
-  p.kernelH = kernel[0];
-  p.kernelW = kernel[1];
-  p.strideH = (*strides)[0];
-  p.strideW = (*strides)[1];
-  p.stride = (*strides)[0];
-  p.padTop = pads->begin[0];
-  p.padLeft = pads->begin[1];
-  p.padBottom = pads->end[0];
-  p.padRight = pads->end[1];
-  p.dilationH = (*dilations)[0];
-  p.dilationW = (*dilations)[1];
+  DirectConvParams p;
+  p.inputShape = x;
+  p.weightShape = w;
+  p.strides = *strides;
+  p.dilations = *dilations;
+  p.padsBegin = pads->begin;
+  p.padsEnd = pads->end;
   p.groups = *group;
-  p.bias = call.hasInput(2);
   if (*group >= 1 && x[1] % *group == 0 && w[1] != x[1] / *group)
     return call.error("W has " + std::to_string(w[1]) + " input channels per filter, expected C / group = " +
                       std::to_string(x[1] / *group));
-  if (p.bias && call.inputTypes[2].shape != std::vector<int64_t>{w[0]})
-    return call.error("B has shape " + shapeName(call.inputTypes[2].shape) + ", expected [" + std::to_string(w[0]) +
-                      "] (one per filter)");
   if (std::string problem = p.validate(); !problem.empty()) return call.error(problem);
+  return p;
+}
+
+// A 2-D convolution as conv2d parameters (conv2d's blocked kernels).
+Conv2dParams asConv2d(const DirectConvParams& g) {
+  Conv2dParams p;
+  p.batch = g.inputShape[0];
+  p.channels = g.inputShape[1];
+  p.height = g.inputShape[2];
+  p.width = g.inputShape[3];
+  p.filters = g.weightShape[0];
+  p.kernelH = g.weightShape[2];
+  p.kernelW = g.weightShape[3];
+  p.stride = g.strides[0];
+  p.strideH = g.strides[0];
+  p.strideW = g.strides[1];
+  p.padTop = g.padsBegin[0];
+  p.padLeft = g.padsBegin[1];
+  p.padBottom = g.padsEnd[0];
+  p.padRight = g.padsEnd[1];
+  p.dilationH = g.dilations[0];
+  p.dilationW = g.dilations[1];
+  p.groups = g.groups;
+  p.bias = g.bias;
+  return p;
+}
+
+Expected<DirectConvParams> convParams(const OpCall& call) {
+  if (auto e = requireFloat(call, 0, "X")) return *e;
+  auto p = convGeometry(call);
+  if (!p) return p.error();
+  p->bias = call.hasInput(2);
+  int64_t filters = call.inputTypes[1].shape[0];
+  if (p->bias && call.inputTypes[2].shape != std::vector<int64_t>{filters})
+    return call.error("B has shape " + shapeName(call.inputTypes[2].shape) + ", expected [" + std::to_string(filters) +
+                      "] (one per filter)");
   return p;
 }
 
@@ -126,19 +146,82 @@ OpDef convDef() {
   def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
     auto p = convParams(call);
     if (!p) return p.error();
-    return std::vector<TensorType>{typeLike(call, 0, {p->batch, p->filters, p->outHeight(), p->outWidth()})};
+    return std::vector<TensorType>{typeLike(call, 0, p->outputShape())};
   };
   def.build = [](const OpCall& call) -> Expected<OpKernel> {
     auto p = convParams(call);
     if (!p) return p.error();
     DataType dtype = call.inputTypes[0].dtype;
-    auto w = checkedConv2d(*p, dtype, call.target);
-    if (!w) return atNode(call, w.error());
     std::vector<int> inputs = {0, 1};
     if (p->bias) inputs.push_back(2);
-    Conv2dParams params = *p;
+    if (p->inputShape.size() == 4) {
+      // 2-D: conv2d's register-blocked (or depthwise) kernels.
+      Conv2dParams params = asConv2d(*p);
+      auto w = checkedConv2d(params, dtype, call.target);
+      if (!w) return atNode(call, w.error());
+      return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+        return defaultConv2dSchedule(workload, params, target);
+      });
+    }
+    // 1-D, 3-D and more: one direct reduction.
+    auto w = directConv(*p, dtype, dtype, dtype);
+    if (!w) return atNode(call, w.error());
+    DirectConvParams params = *p;
     return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
-      return defaultConv2dSchedule(workload, params, target);
+      return defaultDirectConvSchedule(workload, params, target);
+    });
+  };
+  return def;
+}
+
+// ConvInteger: integer operands shifted by their zero points, accumulated in int32.
+Expected<DirectConvParams> convIntegerParams(const OpCall& call) {
+  for (size_t i = 0; i < 2; ++i) {
+    DataType dtype = call.inputTypes[i].dtype;
+    if (dtype != DataType::uint8() && dtype != DataType::int8())
+      return call.error(std::string(i == 0 ? "x" : "w") + " has element type " + dtype.toString() +
+                        ", expected uint8 or int8");
+  }
+  auto p = convGeometry(call);
+  if (!p) return p.error();
+  int64_t filters = call.inputTypes[1].shape[0];
+  for (size_t i = 2; i < 4; ++i) {
+    if (!call.hasInput(i)) continue;
+    const auto& shape = call.inputTypes[i].shape;
+    bool scalar = shape.empty() || shape == std::vector<int64_t>{1};
+    bool perFilter = i == 3 && shape == std::vector<int64_t>{filters};
+    if (!scalar && !perFilter)
+      return call.error(std::string(i == 2 ? "x_zero_point" : "w_zero_point") + " has shape " + shapeName(shape) +
+                        ", expected a scalar" + (i == 3 ? " or one per filter" : ""));
+    if (call.inputTypes[i].dtype != call.inputTypes[i - 2].dtype)
+      return call.error("a zero point must have its operand's element type");
+    (i == 2 ? p->inputZeroPoint : p->weightZeroPoint) = shape;
+  }
+  return p;
+}
+
+OpDef convIntegerDef() {
+  OpDef def;
+  def.name = "ConvInteger";
+  def.pattern = OpPattern::OutElemwiseFusable;
+  def.minInputs = 2;
+  def.maxInputs = 4;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = convIntegerParams(call);
+    if (!p) return p.error();
+    return std::vector<TensorType>{TensorType{DataType::int32(), p->outputShape(), ""}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = convIntegerParams(call);
+    if (!p) return p.error();
+    auto w = directConv(*p, call.inputTypes[0].dtype, call.inputTypes[1].dtype, DataType::int32());
+    if (!w) return atNode(call, w.error());
+    std::vector<int> inputs = {0, 1};
+    if (p->inputZeroPoint) inputs.push_back(2);
+    if (p->weightZeroPoint) inputs.push_back(3);
+    DirectConvParams params = *p;
+    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+      return defaultDirectConvSchedule(workload, params, target);
     });
   };
   return def;
@@ -247,6 +330,7 @@ OpDef convTransposeDef() {
 
 void registerConvolutionOps(OpRegistry& registry) {
   registry.add(convDef());
+  registry.add(convIntegerDef());
   registry.add(convTransposeDef());
 }
 

@@ -126,6 +126,35 @@ HostTensor referenceConv(const HostTensor& x, const HostTensor& w, const HostTen
   return out;
 }
 
+// Conv over any number of spatial axes, operands shifted by zero points (ConvInteger).
+HostTensor referenceConvNd(const HostTensor& x, const HostTensor& w, const Shape& strides, const Shape& pads,
+                           const Shape& dilations, int64_t group, const Shape& outShape, double xZero = 0,
+                           double wZero = 0) {
+  size_t rank = x.shape.size() - 2;
+  Shape kernel(w.shape.begin() + 2, w.shape.end());
+  HostTensor out{outShape, {}};
+  int64_t cpg = w.shape[1], mpg = outShape[1] / group;
+  for (int64_t o = 0; o < elementCount(outShape); ++o) {
+    Shape at = indexOf(outShape, o);
+    double sum = 0;
+    for (int64_t c = 0; c < cpg; ++c)
+      for (int64_t t = 0; t < elementCount(kernel); ++t) {
+        Shape tap = indexOf(kernel, t), xi = {at[0], at[1] / mpg * cpg + c}, wi = {at[1], c};
+        bool inside = true;
+        for (size_t d = 0; d < rank; ++d) {
+          int64_t position = at[d + 2] * strides[d] + tap[d] * dilations[d] - pads[d];
+          inside = inside && position >= 0 && position < x.shape[d + 2];
+          xi.push_back(position);
+          wi.push_back(tap[d]);
+        }
+        if (inside)
+          sum += (x.values[size_t(offsetOf(x.shape, xi))] - xZero) * (w.values[size_t(offsetOf(w.shape, wi))] - wZero);
+      }
+    out.values.push_back(sum);
+  }
+  return out;
+}
+
 // numpy.matmul with broadcast batch dimensions and 1-D operands.
 HostTensor referenceMatmul(const HostTensor& a, const HostTensor& b) {
   Shape as = a.shape, bs = b.shape;
@@ -339,6 +368,54 @@ private slots:
       }
     HostTensor expected = referenceConv(x, w, bias ? &b : nullptr, strides, begin, dilations, group, outputs[0].shape);
     EXPECT_CLOSE(outputs[0], expected, 1e-4);
+  }
+
+
+  void convInOneAndThreeDimensions_data() {
+    QTest::addColumn<Shape>("input");
+    QTest::addColumn<Shape>("weight");
+    QTest::addColumn<Shape>("strides");
+    QTest::addColumn<Shape>("pads");
+    QTest::addColumn<Shape>("dilations");
+    QTest::addColumn<int>("group");
+    QTest::newRow("1-D padded") << Shape{2, 3, 40} << Shape{4, 3, 5} << Shape{1} << Shape{2, 2} << Shape{1} << 1;
+    QTest::newRow("1-D strided, dilated, grouped") << Shape{1, 4, 30} << Shape{6, 2, 3} << Shape{2} << Shape{1, 0}
+                                                   << Shape{2} << 2;
+    QTest::newRow("3-D") << Shape{1, 2, 5, 6, 20} << Shape{3, 2, 3, 3, 3} << Shape{1, 1, 1} << Shape{1, 1, 1, 1, 1, 1}
+                         << Shape{1, 1, 1} << 1;
+  }
+  void convInOneAndThreeDimensions() {
+    QFETCH(Shape, input);
+    QFETCH(Shape, weight);
+    QFETCH(Shape, strides);
+    QFETCH(Shape, pads);
+    QFETCH(Shape, dilations);
+    QFETCH(int, group);
+    OpCall call = makeCall("Conv", {typeOf(input), typeOf(weight), typeOf({weight[0]})},
+                           {{"strides", strides}, {"pads", pads}, {"dilations", dilations}, {"group", int64_t(group)}});
+    HostTensor x = randomTensor(input, 11), w = randomTensor(weight, 12), b = randomTensor({weight[0]}, 13);
+    auto outputs = runOp(call, {x, w, b});
+    QCOMPARE(outputs.size(), size_t(1));
+    HostTensor expected = referenceConvNd(x, w, strides, pads, dilations, group, outputs[0].shape);
+    for (int64_t o = 0; o < elementCount(expected.shape); ++o)
+      expected.values[size_t(o)] += b.values[size_t(indexOf(expected.shape, o)[1])];
+    EXPECT_CLOSE(outputs[0], expected, 1e-4);
+  }
+
+  void convIntegerSubtractsZeroPoints() {
+    Shape input = {1, 2, 6, 5}, weight = {3, 2, 2, 2};
+    OpCall call = makeCall("ConvInteger",
+                           {typeOf(input, DataType::uint8()), typeOf(weight, DataType::uint8()),
+                            typeOf({}, DataType::uint8()), typeOf({}, DataType::uint8())},
+                           {{"pads", Shape{1, 0, 0, 1}}});
+    std::mt19937 rng(14);
+    auto bytes = [&](const Shape& shape) {
+      return tessel::testing::makeTensor(shape, [&](int64_t) { return double(rng() % 256); });
+    };
+    HostTensor x = bytes(input), w = bytes(weight);
+    auto outputs = runOp(call, {x, w, HostTensor{{}, {130}}, HostTensor{{}, {7}}});
+    QCOMPARE(outputs.size(), size_t(1));
+    EXPECT_CLOSE(outputs[0], referenceConvNd(x, w, {1, 1}, {1, 0}, {1, 1}, 1, outputs[0].shape, 130, 7), 0);
   }
 
   void convRefusesBadAttributesNamingTheNode() {

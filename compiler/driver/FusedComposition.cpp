@@ -2,7 +2,9 @@
 // replaying the anchor operator's default schedule on it.
 #include "compiler/driver/FusedComposition.h"
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -63,24 +65,32 @@ public:
     anchorTrace_ = traceOfAnchor();
 
     // The fastest form that schedules and lowers wins; the plain one always lowers.
-    std::vector<Diagnostic> failures;
-    auto accept = [&](Expected<ComposedForm> form) -> std::optional<graph::OpKernel> {
-      if (!form) {
-        failures.push_back(form.error());
+    // A form that throws (a pipeline the schedule or lowering rejects in a way it did not
+    // foresee) counts as failed like one that returns a Diagnostic: the next form is correct.
+    std::vector<std::string> failures;
+    auto accept = [&](const std::function<Expected<ComposedForm>()>& makeForm) -> std::optional<graph::OpKernel> {
+      try {
+        Expected<ComposedForm> form = makeForm();
+        if (!form) {
+          failures.push_back(form.error().message);
+          return std::nullopt;
+        }
+        if (Status st = checkLowers(*form); !st) {
+          failures.push_back(st.error().message);
+          return std::nullopt;
+        }
+        return kernelFrom(std::move(*form));
+      } catch (const std::exception& e) {
+        failures.push_back(e.what());
         return std::nullopt;
       }
-      if (Status st = checkLowers(*form); !st) {
-        failures.push_back(st.error());
-        return std::nullopt;
-      }
-      return kernelFrom(std::move(*form));
     };
     if (hasEpilogue())
-      if (auto kernel = accept(mergedForm())) return *kernel;
-    if (auto kernel = accept(materializedForm(true))) return *kernel;
-    if (auto kernel = accept(materializedForm(false))) return *kernel;
+      if (auto kernel = accept([&] { return mergedForm(); })) return *kernel;
+    if (auto kernel = accept([&] { return materializedForm(true); })) return *kernel;
+    if (auto kernel = accept([&] { return materializedForm(false); })) return *kernel;
     std::string reasons;
-    for (const Diagnostic& d : failures) reasons += (reasons.empty() ? "" : "; ") + d.message;
+    for (const std::string& failure : failures) reasons += (reasons.empty() ? "" : "; ") + failure;
     return error("cannot be compiled as one kernel: " + reasons);
   }
 

@@ -26,8 +26,8 @@ std::optional<std::string> readTolerance(const CommandLine& line, const std::str
   return std::nullopt;
 }
 
-// A short look at an output when it is not written anywhere: shape, type, first values.
-std::string preview(const runtime::NDArray& array) {
+// An output's type and shape ("float32[1, 1000]"), for the line naming each output.
+std::string typeAndShape(const runtime::NDArray& array) {
   std::string text = array.dtype().toString() + "[";
   for (int i = 0; i < array.ndim(); ++i) text += (i ? ", " : "") + std::to_string(array.shape()[i]);
   return text + "]";
@@ -105,11 +105,11 @@ int runRun(const std::vector<std::string>& args) {
       } catch (const runtime::Error& failure) {
         return reportDiagnostic({failure.what(), path, 0, 0, ""});
       }
-      std::cout << "output " << result->outputNames[i] << ": " << preview(result->outputs[i]) << " -> " << path << "\n";
+      std::cout << "output " << result->outputNames[i] << ": " << typeAndShape(result->outputs[i]) << " -> " << path << "\n";
     }
   } else {
     for (size_t i = 0; i < result->outputs.size(); ++i)
-      std::cout << "output " << result->outputNames[i] << ": " << preview(result->outputs[i]) << "\n";
+      std::cout << "output " << result->outputNames[i] << ": " << typeAndShape(result->outputs[i]) << "\n";
   }
   std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nrun_ms=%.3f\n", result->loadSeconds, result->compileSeconds,
               result->runSeconds * 1e3);

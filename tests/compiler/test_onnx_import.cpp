@@ -897,6 +897,37 @@ private slots:
     }
     {
       ModelBuilder b;
+      b.input("x", {2});
+      b.node("Relu", {"x"}, {"x"}, "overwrite");
+      b.output("x");
+      row("writes an input", b, "node 'overwrite' (Relu) writes 'x', which is already a graph input or initializer");
+    }
+    {
+      ModelBuilder b;
+      b.input("x", {2});
+      b.initializer("w", {2}, {1, 2});
+      b.initializer("w", {2}, {3, 4});
+      b.node("Add", {"x", "w"}, {"y"});
+      b.output("y");
+      row("initializer twice", b, "model.onnx: error: has two initializers named 'w'");
+    }
+    {
+      ModelBuilder b;
+      b.model.set_ir_version(2);
+      b.input("x", {2});
+      b.node("Relu", {"x"}, {"y"});
+      b.output("y");
+      row("old IR", b, "model.onnx: error: has IR version 2; Tessel reads IR version 3 and newer");
+    }
+    {
+      ModelBuilder b;
+      b.input("x", {2});
+      b.node("", {"x"}, {"y"}, "anonymous");
+      b.output("y");
+      row("no op type", b, "model.onnx: error: node 0 ('anonymous') has no op type");
+    }
+    {
+      ModelBuilder b;
       auto* constant = b.node("Constant", {}, {"c"}, "k");
       addAttribute(constant, "value_string", onnx::AttributeProto::STRING)->set_s("hello");
       b.output("c");

@@ -155,10 +155,12 @@ private:
       bool dynamic = !declared.rankKnown;
       for (int64_t dim : shape) dynamic = dynamic || dim < 0;
       if (dynamic) {
-        std::string dims;
-        for (size_t i = 0; i < (declared.rankKnown ? shape.size() : 2); ++i)
-          dims += (i ? "," : "") + std::string("D") + std::to_string(i);
-        if (!declared.rankKnown) dims += ",...";
+        std::string dims;  // "D0,D1,D2" for the declared rank, "D0,D1,..." when unknown
+        for (size_t i = 0; i < (declared.rankKnown ? shape.size() : 2); ++i) {
+          dims.append(i ? ",D" : "D");
+          dims.append(std::to_string(i));
+        }
+        if (!declared.rankKnown) dims.append(",...");
         std::string what = declared.rankKnown ? "has dynamic dimensions (declared " +
                                                     shapeText(declared.shape, declared.dimNames) + ")"
                                               : "declares no shape";

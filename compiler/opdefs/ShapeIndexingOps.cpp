@@ -15,8 +15,8 @@ Expected<OpKernel> buildGather(const OpCall& call) {
   auto axis = call.intAttr("axis", 0);
   if (!axis) return axis.error();
   const TensorType& data = inputType(call, 0);
-  return transformKernel(call, gather(data.shape, inputType(call, 1).shape, *axis, data.dtype, inputType(call, 1).dtype),
-                         {0, 1});
+  return transformKernel(
+      call, gather(data.shape, inputType(call, 1).shape, *axis, data.dtype, inputType(call, 1).dtype), {0, 1});
 }
 
 Expected<OpKernel> buildGatherElements(const OpCall& call) {
@@ -31,9 +31,8 @@ Expected<OpKernel> buildGatherND(const OpCall& call) {
   auto batchDims = call.intAttr("batch_dims", 0);
   if (!batchDims) return batchDims.error();
   const TensorType& data = inputType(call, 0);
-  return transformKernel(call, gatherND(data.shape, inputType(call, 1).shape, *batchDims, data.dtype,
-                                       inputType(call, 1).dtype),
-                         {0, 1});
+  return transformKernel(
+      call, gatherND(data.shape, inputType(call, 1).shape, *batchDims, data.dtype, inputType(call, 1).dtype), {0, 1});
 }
 
 Expected<ScatterReduction> scatterReduction(const OpCall& call) {
@@ -49,7 +48,8 @@ Expected<ScatterReduction> scatterReduction(const OpCall& call) {
 
 Expected<OpKernel> checkUpdates(const OpCall& call, const Shape& expected) {
   if (inputType(call, 2).shape != expected)
-    return call.error("updates have shape " + shapeName(inputType(call, 2).shape) + ", expected " + shapeName(expected));
+    return call.error("updates have shape " + shapeName(inputType(call, 2).shape) + ", expected " +
+                      shapeName(expected));
   if (inputType(call, 2).dtype != inputType(call, 0).dtype)
     return call.error("updates are " + inputType(call, 2).dtype.toString() + ", data " +
                       inputType(call, 0).dtype.toString());
@@ -90,8 +90,8 @@ Expected<OpKernel> buildOneHot(const OpCall& call) {
   if (elementCount(inputType(call, 2).shape) != 2 || inputType(call, 2).shape.size() != 1)
     return call.error("values have shape " + shapeName(inputType(call, 2).shape), "values are [off_value, on_value]");
   const TensorType& indices = inputType(call, 0);
-  return transformKernel(call, oneHot(indices.shape, int64_t(depth->front()), *axis, indices.dtype, inputType(call, 2).dtype),
-                         {0, 2});
+  return transformKernel(
+      call, oneHot(indices.shape, int64_t(depth->front()), *axis, indices.dtype, inputType(call, 2).dtype), {0, 2});
 }
 
 Expected<OpKernel> buildReverseSequence(const OpCall& call) {
@@ -101,7 +101,8 @@ Expected<OpKernel> buildReverseSequence(const OpCall& call) {
   if (!timeAxis) return timeAxis.error();
   const TensorType& in = inputType(call, 0);
   const TensorType& lengths = inputType(call, 1);
-  if (lengths.dtype != DataType::int64()) return call.error("sequence_lens is " + lengths.dtype.toString(), "use int64");
+  if (lengths.dtype != DataType::int64())
+    return call.error("sequence_lens is " + lengths.dtype.toString(), "use int64");
   auto batch = normalizedAxis(call, *batchAxis, in.shape.size(), "batch_axis");
   if (!batch) return batch.error();
   if (lengths.shape != Shape{in.shape[size_t(*batch)]})
@@ -112,7 +113,8 @@ Expected<OpKernel> buildReverseSequence(const OpCall& call) {
 Expected<OpKernel> buildCompress(const OpCall& call) {
   auto condition = constantElements(call, 1, "condition");
   if (!condition)
-    return call.error(condition.error().message, "Compress has a data-dependent shape: Tessel needs a constant condition");
+    return call.error(condition.error().message,
+                      "Compress has a data-dependent shape: Tessel needs a constant condition");
   std::optional<int64_t> axis;
   if (call.hasAttr("axis")) {
     auto a = call.intAttr("axis", 0);

@@ -65,7 +65,8 @@ std::optional<DataType> dataTypeFromOnnx(int64_t code) {
   }
 }
 
-Expected<std::vector<int64_t>> axesFromAttributeOrInput(const OpCall& call, const std::string& attribute, size_t input) {
+Expected<std::vector<int64_t>> axesFromAttributeOrInput(const OpCall& call, const std::string& attribute,
+                                                        size_t input) {
   if (call.hasAttr(attribute)) return call.intsAttr(attribute, {});
   if (call.hasInput(input)) return call.constantInts(input, attribute);
   return std::vector<int64_t>{};

@@ -118,7 +118,8 @@ Expected<OpKernel> buildSplit(const OpCall& call) {
   auto parts = call.intAttr("num_outputs", call.outputCount);
   if (!parts) return parts.error();
   if (!sizes->empty() && int64_t(sizes->size()) != call.outputCount)
-    return call.error(std::to_string(sizes->size()) + " split sizes for " + std::to_string(call.outputCount) + " outputs");
+    return call.error(std::to_string(sizes->size()) + " split sizes for " + std::to_string(call.outputCount) +
+                      " outputs");
   const TensorType& in = inputType(call, 0);
   return transformKernel(call, split(in.shape, *axis, *sizes, in.dtype, *parts), {0});
 }
@@ -173,10 +174,16 @@ Expected<OpKernel> buildPad(const OpCall& call) {
   auto modeName = call.stringAttr("mode", "constant");
   if (!modeName) return modeName.error();
   PadMode mode;
-  if (*modeName == "constant") mode = PadMode::Constant;
-  else if (*modeName == "reflect") mode = PadMode::Reflect;
-  else if (*modeName == "edge") mode = PadMode::Edge;
-  else return call.error("mode '" + *modeName + "' is not supported", "use constant, reflect or edge");
+  if (*modeName == "constant")
+    mode = PadMode::Constant;
+  else if (*modeName == "reflect")
+    mode = PadMode::Reflect;
+  else if (*modeName == "edge")
+    mode = PadMode::Edge;
+  else if (*modeName == "wrap")
+    mode = PadMode::Wrap;
+  else
+    return call.error("mode '" + *modeName + "' is not supported", "use constant, reflect, edge or wrap");
   Shape pads;
   double value = 0;
   if (call.hasAttr("pads")) {  // opset < 11: attributes pads and value

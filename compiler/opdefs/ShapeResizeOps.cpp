@@ -58,8 +58,9 @@ Expected<OpKernel> resizeKernel(const OpCall& call, const ResizeOptions& options
     }
   } else {
     if (scales.size() != rank)
-      return call.error("scales has " + std::to_string(scales.size()) + " entries for a rank-" + std::to_string(rank) +
-                        " input", "give one scale per axis (or sizes)");
+      return call.error(
+          "scales has " + std::to_string(scales.size()) + " entries for a rank-" + std::to_string(rank) + " input",
+          "give one scale per axis (or sizes)");
     for (size_t d = 0; d < rank; ++d) {
       if (!(scales[d] > 0)) return call.error("scale " + std::to_string(scales[d]) + " on axis " + std::to_string(d));
       outShape[d] = int64_t(std::floor(double(in.shape[d]) * scales[d]));
@@ -73,7 +74,9 @@ Expected<OpKernel> buildResize(const OpCall& call) {
   auto interpolation = interpolationOf(call);
   if (!interpolation) return interpolation.error();
   options.interpolation = *interpolation;
-  bool opset10 = call.opset == 10;
+  // Resize-10 takes (X, scales); from opset 11 on, scales is input 2 after roi. A node of an
+  // unknown opset with two inputs can only be the older form.
+  bool opset10 = call.opset == 10 || (call.opset < 11 && call.inputTypes.size() == 2);
   if (opset10) {
     // Resize-10 had neither attribute: asymmetric coordinates, nearest rounds down.
     options.coordinates = ResizeCoordinates::Asymmetric;
@@ -96,6 +99,11 @@ Expected<OpKernel> buildResize(const OpCall& call) {
   if (!antialias) return antialias.error();
   if (*antialias != 0) return call.error("antialias is not supported");
   if (call.hasAttr("axes")) return call.error("attribute 'axes' (opset 18) is not supported", "resize every axis");
+  auto aspectPolicy = call.stringAttr("keep_aspect_ratio_policy", "stretch");
+  if (!aspectPolicy) return aspectPolicy.error();
+  if (*aspectPolicy != "stretch")
+    return call.error("keep_aspect_ratio_policy '" + *aspectPolicy + "' (opset 18) is not supported",
+                      "give the output sizes explicitly");
   options.coordinates = *coordinates;
   options.rounding = *rounding;
   options.cubicCoefficient = *a;

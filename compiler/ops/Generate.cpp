@@ -48,16 +48,15 @@ Expected<Workload> fill(const Shape& shape, double value, DataType dtype) {
   const std::string op = "ConstantOfShape";
   if (auto e = checkShape(op, shape, "output", true)) return *e;
   te::Tensor out = te::compute(
-      toExprs(shape), [&](const std::vector<Var>&) { return makeConst(dtype, value); }, "out",
-      axisNames(shape.size()), "injective");
+      toExprs(shape), [&](const std::vector<Var>&) { return makeConst(dtype, value); }, "out", axisNames(shape.size()),
+      "injective");
   return singleOutput(symbolSafe("fill_" + shapeName(shape) + "_" + dtype.toString() + "_" + std::to_string(value)), {},
                       out);
 }
 
 Expected<Workload> range(double start, double delta, int64_t count, DataType dtype) {
   const std::string op = "Range";
-  if (count < 1)
-    return opError(op, "the range is empty", "empty results are not supported: drop the node");
+  if (count < 1) return opError(op, "the range is empty", "empty results are not supported: drop the node");
   te::Tensor out = te::compute(
       toExprs({count}),
       [&](const std::vector<Var>& i) {

@@ -14,8 +14,7 @@ Expr constantTableLookup(const std::vector<double>& values, const Expr& index, D
 /// A tensor of `shape` holding `values` in row-major order (at most kMaxConstantTable
 /// elements); no inputs. The output stage is "out".
 constexpr int64_t kMaxConstantTable = 4096;
-Expected<Workload> constantTensor(const std::vector<int64_t>& shape, const std::vector<double>& values,
-                                  DataType dtype);
+Expected<Workload> constantTensor(const std::vector<int64_t>& shape, const std::vector<double>& values, DataType dtype);
 
 /// ONNX ConstantOfShape: every element `value`; no inputs.
 Expected<Workload> fill(const std::vector<int64_t>& shape, double value, DataType dtype);

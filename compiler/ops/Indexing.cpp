@@ -59,7 +59,8 @@ te::Tensor scatterOutput(const te::Tensor& data, const Shape& dataShape, const S
           std::vector<Expr> u;
           Expr remaining = max(found, Expr(int64_t(0)));  // the discarded read stays in bounds
           for (size_t d = updateAxesShape.size(); d-- > 0;) {
-            u.insert(u.begin(), updateAxesShape.size() == 1 ? remaining : floormod(remaining, Expr(updateAxesShape[d])));
+            u.insert(u.begin(),
+                     updateAxesShape.size() == 1 ? remaining : floormod(remaining, Expr(updateAxesShape[d])));
             remaining = floordiv(remaining, Expr(updateAxesShape[d]));
           }
           return select(found >= Expr(int64_t(0)), updateAt(p, u), data(asExprs(p)));
@@ -102,10 +103,12 @@ Expected<Workload> gatherElements(const Shape& dataShape, const Shape& indicesSh
   if (auto e = checkShape(op, indicesShape, "indices")) return *e;
   if (auto e = checkIndexType(op, indexType)) return *e;
   if (dataShape.empty() || indicesShape.size() != dataShape.size())
-    return opError(op, "indices have rank " + std::to_string(indicesShape.size()) + ", data " +
-                           std::to_string(dataShape.size()), "data and indices have the same rank, at least 1");
+    return opError(
+        op, "indices have rank " + std::to_string(indicesShape.size()) + ", data " + std::to_string(dataShape.size()),
+        "data and indices have the same rank, at least 1");
   auto axis = normalizeAxis(axisIn, dataShape.size());
-  if (!axis) return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(dataShape.size()));
+  if (!axis)
+    return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(dataShape.size()));
   size_t a = size_t(*axis);
   te::Tensor data = te::placeholder(toExprs(dataShape), dtype, "data");
   te::Tensor indices = te::placeholder(toExprs(indicesShape), indexType, "indices");
@@ -114,7 +117,8 @@ Expected<Workload> gatherElements(const Shape& dataShape, const Shape& indicesSh
       [&](const std::vector<Var>& i) {
         std::vector<Expr> read;
         for (size_t d = 0; d < dataShape.size(); ++d)
-          read.push_back(d == a ? wrapAndClampIndex(indices(asExprs(i)), dataShape[a]) : clampIndex(i[d], dataShape[d]));
+          read.push_back(d == a ? wrapAndClampIndex(indices(asExprs(i)), dataShape[a])
+                                : clampIndex(i[d], dataShape[d]));
         return data(read);
       },
       "out", axisNames(indicesShape.size()), "injective");
@@ -131,9 +135,9 @@ Expected<Workload> gatherND(const Shape& dataShape, const Shape& indicesShape, i
   if (auto e = checkIndexType(op, indexType)) return *e;
   size_t b = size_t(batchDims);
   if (batchDims < 0 || indicesShape.empty() || b >= indicesShape.size() || b >= dataShape.size())
-    return opError(op, "batch_dims " + std::to_string(batchDims) + " for data of rank " +
-                           std::to_string(dataShape.size()) + " and indices of rank " +
-                           std::to_string(indicesShape.size()),
+    return opError(op,
+                   "batch_dims " + std::to_string(batchDims) + " for data of rank " + std::to_string(dataShape.size()) +
+                       " and indices of rank " + std::to_string(indicesShape.size()),
                    "batch_dims is smaller than both ranks");
   for (size_t d = 0; d < b; ++d)
     if (dataShape[d] != indicesShape[d])
@@ -162,8 +166,8 @@ Expected<Workload> gatherND(const Shape& dataShape, const Shape& indicesShape, i
         return data(read);
       },
       "out", axisNames(outShape.size()), "injective");
-  return singleOutput("gather_nd_" + shapeName(dataShape) + "_" + shapeName(indicesShape) + "_b" +
-                          std::to_string(b) + "_" + indexType.toString(),
+  return singleOutput("gather_nd_" + shapeName(dataShape) + "_" + shapeName(indicesShape) + "_b" + std::to_string(b) +
+                          "_" + indexType.toString(),
                       {data, indices}, out);
 }
 
@@ -174,10 +178,12 @@ Expected<Workload> scatterElements(const Shape& dataShape, const Shape& indicesS
   if (auto e = checkShape(op, indicesShape, "indices")) return *e;
   if (auto e = checkIndexType(op, indexType)) return *e;
   if (dataShape.empty() || indicesShape.size() != dataShape.size())
-    return opError(op, "indices have rank " + std::to_string(indicesShape.size()) + ", data " +
-                           std::to_string(dataShape.size()), "data and indices have the same rank, at least 1");
+    return opError(
+        op, "indices have rank " + std::to_string(indicesShape.size()) + ", data " + std::to_string(dataShape.size()),
+        "data and indices have the same rank, at least 1");
   auto axis = normalizeAxis(axisIn, dataShape.size());
-  if (!axis) return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(dataShape.size()));
+  if (!axis)
+    return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(dataShape.size()));
   size_t a = size_t(*axis);
   for (size_t d = 0; d < dataShape.size(); ++d)
     if (d != a && indicesShape[d] > dataShape[d])
@@ -213,8 +219,7 @@ Expected<Workload> scatterND(const Shape& dataShape, const Shape& indicesShape, 
   if (auto e = checkShape(op, dataShape, "data")) return *e;
   if (auto e = checkShape(op, indicesShape, "indices")) return *e;
   if (auto e = checkIndexType(op, indexType)) return *e;
-  if (indicesShape.empty() || dataShape.empty())
-    return opError(op, "data and indices need rank 1 or more");
+  if (indicesShape.empty() || dataShape.empty()) return opError(op, "data and indices need rank 1 or more");
   size_t k = size_t(indicesShape.back());
   if (k < 1 || k > dataShape.size())
     return opError(op, "the last indices dimension is " + std::to_string(k) + " for data of rank " +
@@ -251,7 +256,8 @@ Expected<Workload> scatterND(const Shape& dataShape, const Shape& indicesShape, 
                       {data, indices, updates}, out);
 }
 
-Expected<Workload> oneHot(const Shape& indicesShape, int64_t depth, int64_t axisIn, DataType indexType, DataType dtype) {
+Expected<Workload> oneHot(const Shape& indicesShape, int64_t depth, int64_t axisIn, DataType indexType,
+                          DataType dtype) {
   const std::string op = "OneHot";
   if (auto e = checkShape(op, indicesShape, "indices")) return *e;
   if (depth < 1) return opError(op, "depth " + std::to_string(depth), "depth must be positive");
@@ -311,12 +317,14 @@ Expected<Workload> compress(const Shape& shape, std::optional<int64_t> axisIn, c
   // Without an axis, positions are flat row-major offsets into the whole input.
   Shape searched = axisIn ? shape : Shape{elementCount(shape)};
   auto axis = normalizeAxis(axisIn.value_or(0), searched.size());
-  if (!axis) return opError(op, "axis " + std::to_string(*axisIn) + " is outside the rank " + std::to_string(shape.size()));
+  if (!axis)
+    return opError(op, "axis " + std::to_string(*axisIn) + " is outside the rank " + std::to_string(shape.size()));
   size_t a = size_t(*axis);
   std::vector<double> positions;
   for (size_t i = 0; i < condition.size() && int64_t(i) < searched[a]; ++i)
     if (condition[i]) positions.push_back(double(i));
-  if (positions.empty()) return opError(op, "no elements are selected", "empty results are not supported: drop the node");
+  if (positions.empty())
+    return opError(op, "no elements are selected", "empty results are not supported: drop the node");
   if (int64_t(positions.size()) > kMaxConstantTable)
     return opError(op, std::to_string(positions.size()) + " selected positions",
                    "at most " + std::to_string(kMaxConstantTable) + " positions are supported");
@@ -340,8 +348,8 @@ Expected<Workload> compress(const Shape& shape, std::optional<int64_t> axisIn, c
         return in(read);
       },
       "out", axisNames(outShape.size()), "injective");
-  return singleOutput("compress_" + shapeName(shape) + (axisIn ? "_a" + std::to_string(a) : std::string("_flat")) + "_" +
-                          std::to_string(positions.size()) + "_" + parameterTag(positions),
+  return singleOutput("compress_" + shapeName(shape) + (axisIn ? "_a" + std::to_string(a) : std::string("_flat")) +
+                          "_" + std::to_string(positions.size()) + "_" + parameterTag(positions),
                       {in}, out);
 }
 

@@ -129,7 +129,8 @@ Expected<Workload> resize(const Shape& shape, const Shape& outShape, const std::
             taps[d].push_back({Expr(i[d]), Expr()});
             continue;
           }
-          double roiStart = crop ? options.regionOfInterest[d] : 0, roiEnd = crop ? options.regionOfInterest[d + rank] : 1;
+          double roiStart = crop ? options.regionOfInterest[d] : 0,
+                 roiEnd = crop ? options.regionOfInterest[d + rank] : 1;
           Expr x = inputCoordinate(options, i[d], shape[d], scales[d], roiStart, roiEnd);
           if (crop) {
             Expr beyond = x < f64(0) || x > f64(double(shape[d] - 1));

@@ -8,7 +8,14 @@ namespace tessel {
 
 /// Maps an output coordinate to an input coordinate along one axis (ONNX
 /// coordinate_transformation_mode).
-enum class ResizeCoordinates { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNearest, TfCropAndResize };
+enum class ResizeCoordinates {
+  HalfPixel,
+  PytorchHalfPixel,
+  AlignCorners,
+  Asymmetric,
+  TfHalfPixelForNearest,
+  TfCropAndResize
+};
 
 /// How nearest mode rounds the input coordinate (ONNX nearest_mode).
 enum class ResizeRounding { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };

@@ -440,6 +440,8 @@ Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, Data
             index = clampIndex(index, shape[d]);  // the discarded read stays in bounds
           } else if (mayLeave && mode == PadMode::Edge) {
             index = clampIndex(index, shape[d]);
+          } else if (mayLeave && mode == PadMode::Wrap) {
+            index = floormod(index, Expr(shape[d]));
           } else if (mayLeave && mode == PadMode::Reflect) {
             // Mirrored without repeating the edge element; the pattern repeats with period
             // 2 * (dim - 1), so pads wider than the axis keep reflecting as NumPy does.
@@ -457,7 +459,7 @@ Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, Data
         return inside.defined() ? select(inside, read, makeConst(dtype, value)) : read;
       },
       "out", axisNames(rank), "injective");
-  static const char* modeNames[] = {"constant", "reflect", "edge"};
+  static const char* modeNames[] = {"constant", "reflect", "edge", "wrap"};
   std::string name = "pad_" + std::string(modeNames[int(mode)]) + "_" + shapeName(shape) + "_to_" + shapeName(outShape);
   for (int64_t p : pads) name += "_" + std::to_string(p);
   if (mode == PadMode::Constant && value != 0) name += "_" + parameterTag({value});

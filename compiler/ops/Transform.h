@@ -59,8 +59,9 @@ Expected<Workload> expand(const std::vector<int64_t>& shape, const std::vector<i
                           DataType dtype = DataType::float32());
 
 /// How Pad fills the new elements: a constant, the input mirrored at its edge (without
-/// repeating the edge element), or the edge element repeated.
-enum class PadMode { Constant, Reflect, Edge };
+/// repeating the edge element), the edge element repeated, or the input repeated
+/// periodically (opset 19's wrap).
+enum class PadMode { Constant, Reflect, Edge, Wrap };
 
 /// ONNX Pad: `pads` = [begin_0, ..., begin_{r-1}, end_0, ..., end_{r-1}]; new elements are
 /// `value` (constant mode) or read from the input as `mode` says; negative pads remove elements.

@@ -32,10 +32,10 @@ inline std::optional<Diagnostic> checkShape(const std::string& op, const Shape& 
                                             bool allowEmpty = false) {
   for (int64_t d : shape)
     if (d < (allowEmpty ? 0 : 1))
-      return opError(op, std::string(what) + " shape " + shapeName(shape) + " has a dimension below " +
-                             (allowEmpty ? "0" : "1"),
-                     allowEmpty ? "static shapes with non-negative dimensions only"
-                                : "static shapes with positive dimensions only");
+      return opError(
+          op, std::string(what) + " shape " + shapeName(shape) + " has a dimension below " + (allowEmpty ? "0" : "1"),
+          allowEmpty ? "static shapes with non-negative dimensions only"
+                     : "static shapes with positive dimensions only");
   return std::nullopt;
 }
 
@@ -69,8 +69,10 @@ inline Workload singleOutput(std::string name, std::vector<te::Tensor> inputs, t
 /// `name` with characters that are not valid in a symbol ('-', '.') replaced.
 inline std::string symbolSafe(std::string name) {
   for (char& c : name) {
-    if (c == '-') c = 'm';
-    else if (c == '.') c = 'p';
+    if (c == '-')
+      c = 'm';
+    else if (c == '.')
+      c = 'p';
   }
   return name;
 }

@@ -115,7 +115,8 @@ std::vector<HostTensor> runCall(const OpCall& call, const std::map<int, HostTens
                      __FILE__, __LINE__);
         return {};
       }
-    if (first.empty()) first = got;
+    if (first.empty())
+      first = got;
     else
       for (size_t k = 0; k < got.size(); ++k)
         if (!compareTensors(got[k], first[k]).empty()) {
@@ -150,18 +151,19 @@ double at(const HostTensor& t, const Shape& index) { return t.values[size_t(offs
 
 class TestOpdefsShape : public QObject {
   Q_OBJECT
-private slots:
+ private slots:
   void everyShapeOperatorIsRegistered() {
     // FuseOps merges data movement into its neighbours only when it is injective.
-    for (const char* name : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice",
-                             "Gather", "GatherElements", "GatherND", "Expand", "Tile", "Pad", "DepthToSpace",
-                             "SpaceToDepth", "Resize", "Upsample", "Trilu", "OneHot", "ReverseSequence", "Compress"}) {
+    for (const char* name : {"Reshape", "Flatten", "Squeeze",         "Unsqueeze",      "Transpose", "Concat",
+                             "Split",   "Slice",   "Gather",          "GatherElements", "GatherND",  "Expand",
+                             "Tile",    "Pad",     "DepthToSpace",    "SpaceToDepth",   "Resize",    "Upsample",
+                             "Trilu",   "OneHot",  "ReverseSequence", "Compress"}) {
       const graph::OpDef* def = graph::OpRegistry::global().find(name);
       QVERIFY2(def, name);
       QCOMPARE(int(def->pattern), int(graph::OpPattern::Injective));
     }
-    for (const char* name : {"Shape", "Size", "ConstantOfShape", "Range", "EyeLike", "NonZero", "ScatterElements",
-                             "ScatterND", "Scatter"})
+    for (const char* name :
+         {"Shape", "Size", "ConstantOfShape", "Range", "EyeLike", "NonZero", "ScatterElements", "ScatterND", "Scatter"})
       QVERIFY2(graph::OpRegistry::global().find(name), name);
   }
 
@@ -217,8 +219,9 @@ private slots:
         return at(in, {o[0], o[1], o[2] + begin});
       });
     };
-    checkCall(CallBuilder("Split", 11).input({2, 3, 4}).attr("axis", int64_t(2)).attr("split", Shape{1, 3}).outputs(2).call,
-              {{0, in}}, {piece(0, 1), piece(1, 3)});
+    checkCall(
+        CallBuilder("Split", 11).input({2, 3, 4}).attr("axis", int64_t(2)).attr("split", Shape{1, 3}).outputs(2).call,
+        {{0, in}}, {piece(0, 1), piece(1, 3)});
     checkCall(CallBuilder("Split", 13).input({2, 3, 4}).ints({3, 1}).attr("axis", int64_t(-1)).outputs(2).call,
               {{0, in}}, {piece(0, 3), piece(3, 1)});
     checkCall(CallBuilder("Split", 13).input({2, 3, 4}).attr("axis", int64_t(2)).outputs(4).call, {{0, in}},
@@ -238,7 +241,12 @@ private slots:
       Shape o = indexOf({5, 3}, i);
       return at(in, {o[0], 3 + o[1]});
     });
-    checkCall(CallBuilder("Slice", 1).input({5, 6}).attr("starts", Shape{3}).attr("ends", Shape{1000}).attr("axes", Shape{1}).call,
+    checkCall(CallBuilder("Slice", 1)
+                  .input({5, 6})
+                  .attr("starts", Shape{3})
+                  .attr("ends", Shape{1000})
+                  .attr("axes", Shape{1})
+                  .call,
               {{0, in}}, {columns});
     checkCall(CallBuilder("Slice", 13).input({5, 6}).ints({3}).ints({1000}).ints({-1}).call, {{0, in}}, {columns});
   }
@@ -252,6 +260,7 @@ private slots:
     QTest::newRow("reflect wider than the axis") << "reflect" << Shape{2, 3} << Shape{0, 5, 0, 4};
     QTest::newRow("edge") << "edge" << Shape{1, 3, 4} << Shape{0, 2, 1, 0, 3, 2};
     QTest::newRow("edge with a crop") << "edge" << Shape{4, 5} << Shape{-1, 2, 1, -2};
+    QTest::newRow("wrap") << "wrap" << Shape{2, 3} << Shape{1, 4, 2, 1};
   }
   void padModesFollowNumpy() {
     QFETCH(QString, mode);
@@ -271,7 +280,10 @@ private slots:
           continue;
         }
         if (mode == "constant") return value;
-        if (mode == "edge") o[d] = x < 0 ? 0 : n - 1;
+        if (mode == "edge")
+          o[d] = x < 0 ? 0 : n - 1;
+        else if (mode == "wrap")
+          o[d] = ((x % n) + n) % n;
         else {  // numpy reflect: bounce between the ends until inside
           while (x < 0 || x >= n) x = x < 0 ? -x : 2 * (n - 1) - x;
           o[d] = x;
@@ -280,8 +292,14 @@ private slots:
       return at(in, o);
     });
     // Opset 2: pads and value are attributes; opset 11+: inputs.
-    checkCall(CallBuilder("Pad", 2).input(shape).attr("mode", mode.toStdString()).attr("pads", pads).attr("value", value).call,
-              {{0, in}}, {want});
+    if (mode != "wrap")  // wrap came with opset 19
+      checkCall(CallBuilder("Pad", 2)
+                    .input(shape)
+                    .attr("mode", mode.toStdString())
+                    .attr("pads", pads)
+                    .attr("value", value)
+                    .call,
+                {{0, in}}, {want});
     checkCall(CallBuilder("Pad", 13)
                   .input(shape)
                   .ints(pads)
@@ -331,7 +349,11 @@ private slots:
       int64_t row = int64_t(tuples.values[size_t(o[0] * 2 + o[1])]);
       return at(cube, {o[0], row < 0 ? row + 3 : row, o[2]});
     });
-    checkCall(CallBuilder("GatherND").input({2, 3, 4}).input({2, 2, 1}, DataType::int64()).attr("batch_dims", int64_t(1)).call,
+    checkCall(CallBuilder("GatherND")
+                  .input({2, 3, 4})
+                  .input({2, 2, 1}, DataType::int64())
+                  .attr("batch_dims", int64_t(1))
+                  .call,
               {{0, cube}, {1, tuples}}, {picked});
     HostTensor pairs = HostTensor{{3, 2}, {0, 1, 1, 2, 0, 0}};
     HostTensor rowsOfCube = makeTensor({3, 4}, [&](int64_t i) {
@@ -515,19 +537,21 @@ private slots:
       int64_t n = int64_t(lengths.values[size_t(o[1])]);
       return at(in, {o[0] < n ? n - 1 - o[0] : o[0], o[1]});
     });
-    checkCall(CallBuilder("ReverseSequence").input({4, 3}).input({3}, DataType::int64()).call,
-              {{0, in}, {1, lengths}}, {want});
+    checkCall(CallBuilder("ReverseSequence").input({4, 3}).input({3}, DataType::int64()).call, {{0, in}, {1, lengths}},
+              {want});
 
     auto condition = runtime::NDArray::empty({4}, runtime::DataType::boolean());
     uint8_t bits[] = {0, 1, 0, 1};
     condition.copyFrom(bits, sizeof bits);
     HostTensor odd = makeTensor({2, 3}, [&](int64_t i) { return at(in, {1 + 2 * (i / 3), i % 3}); });
-    checkCall(CallBuilder("Compress").input({4, 3}).constant(condition, DataType::boolean()).attr("axis", int64_t(0)).call,
-              {{0, in}}, {odd});
+    checkCall(
+        CallBuilder("Compress").input({4, 3}).constant(condition, DataType::boolean()).attr("axis", int64_t(0)).call,
+        {{0, in}}, {odd});
     HostTensor flat = HostTensor{{2}, {in.values[1], in.values[3]}};
     checkCall(CallBuilder("Compress").input({4, 3}).constant(condition, DataType::boolean()).call, {{0, in}}, {flat});
 
-    OpCall nonZero = CallBuilder("NonZero").constant(floatConstant({0, 2, 0, -1, 3, 0}, {2, 3}), DataType::float32()).call;
+    OpCall nonZero =
+        CallBuilder("NonZero").constant(floatConstant({0, 2, 0, -1, 3, 0}, {2, 3}), DataType::float32()).call;
     checkCall(nonZero, {}, {HostTensor{{2, 3}, {0, 1, 1, 1, 0, 1}}});
     QString error = diagnosticOf(CallBuilder("NonZero").input({2, 3}).call);
     QVERIFY2(error.contains("NonZero 'node_NonZero'") && error.contains("data-dependent"), qPrintable(error));
@@ -539,21 +563,42 @@ private slots:
     QTest::addColumn<QString>("nearest");
     QTest::addColumn<Shape>("sizes");
     QTest::addColumn<double>("scale");  // of both spatial axes; 0: sizes are given instead
-    QTest::newRow("nearest half_pixel up") << "nearest" << "half_pixel" << "round_prefer_floor" << Shape{1, 1, 5, 7}
-                                           << 0.0;
-    QTest::newRow("nearest asymmetric ceil") << "nearest" << "asymmetric" << "ceil" << Shape{1, 1, 6, 3} << 0.0;
-    QTest::newRow("nearest align_corners floor") << "nearest" << "align_corners" << "floor" << Shape{1, 1, 7, 8} << 0.0;
-    QTest::newRow("nearest tf_half_pixel_for_nn") << "nearest" << "tf_half_pixel_for_nn" << "round_prefer_ceil"
-                                                  << Shape{1, 1, 2, 9} << 0.0;
-    QTest::newRow("linear half_pixel") << "linear" << "half_pixel" << "" << Shape{1, 1, 7, 5} << 0.0;
-    QTest::newRow("linear align_corners down") << "linear" << "align_corners" << "" << Shape{1, 1, 3, 2} << 0.0;
-    QTest::newRow("linear pytorch_half_pixel") << "linear" << "pytorch_half_pixel" << "" << Shape{1, 1, 1, 8} << 0.0;
-    QTest::newRow("cubic half_pixel") << "cubic" << "half_pixel" << "" << Shape{1, 1, 8, 6} << 0.0;
-    QTest::newRow("cubic asymmetric down") << "cubic" << "asymmetric" << "" << Shape{1, 1, 2, 3} << 0.0;
-    QTest::newRow("linear align_corners by scale") << "linear" << "align_corners" << "" << Shape{1, 1, 2, 3} << 0.6;
-    QTest::newRow("cubic align_corners by scale") << "cubic" << "align_corners" << "" << Shape{1, 1, 2, 3} << 0.6;
-    QTest::newRow("nearest pytorch_half_pixel by scale") << "nearest" << "pytorch_half_pixel" << "round_prefer_ceil"
-                                                         << Shape{1, 1, 6, 8} << 1.7;
+    QTest::newRow("nearest half_pixel up") << "nearest"
+                                           << "half_pixel"
+                                           << "round_prefer_floor" << Shape{1, 1, 5, 7} << 0.0;
+    QTest::newRow("nearest asymmetric ceil") << "nearest"
+                                             << "asymmetric"
+                                             << "ceil" << Shape{1, 1, 6, 3} << 0.0;
+    QTest::newRow("nearest align_corners floor") << "nearest"
+                                                 << "align_corners"
+                                                 << "floor" << Shape{1, 1, 7, 8} << 0.0;
+    QTest::newRow("nearest tf_half_pixel_for_nn") << "nearest"
+                                                  << "tf_half_pixel_for_nn"
+                                                  << "round_prefer_ceil" << Shape{1, 1, 2, 9} << 0.0;
+    QTest::newRow("linear half_pixel") << "linear"
+                                       << "half_pixel"
+                                       << "" << Shape{1, 1, 7, 5} << 0.0;
+    QTest::newRow("linear align_corners down") << "linear"
+                                               << "align_corners"
+                                               << "" << Shape{1, 1, 3, 2} << 0.0;
+    QTest::newRow("linear pytorch_half_pixel") << "linear"
+                                               << "pytorch_half_pixel"
+                                               << "" << Shape{1, 1, 1, 8} << 0.0;
+    QTest::newRow("cubic half_pixel") << "cubic"
+                                      << "half_pixel"
+                                      << "" << Shape{1, 1, 8, 6} << 0.0;
+    QTest::newRow("cubic asymmetric down") << "cubic"
+                                           << "asymmetric"
+                                           << "" << Shape{1, 1, 2, 3} << 0.0;
+    QTest::newRow("linear align_corners by scale") << "linear"
+                                                   << "align_corners"
+                                                   << "" << Shape{1, 1, 2, 3} << 0.6;
+    QTest::newRow("cubic align_corners by scale") << "cubic"
+                                                  << "align_corners"
+                                                  << "" << Shape{1, 1, 2, 3} << 0.6;
+    QTest::newRow("nearest pytorch_half_pixel by scale") << "nearest"
+                                                         << "pytorch_half_pixel"
+                                                         << "round_prefer_ceil" << Shape{1, 1, 6, 8} << 1.7;
   }
   void resizeInterpolates() {
     QFETCH(QString, mode);
@@ -576,18 +621,23 @@ private slots:
           all.push_back({{j, 1.0}});
           continue;
         }
-        if (coordinates == "half_pixel") x = (j + 0.5) / axisScale - 0.5;
-        else if (coordinates == "pytorch_half_pixel") x = length > 1 ? (j + 0.5) / axisScale - 0.5 : 0;
-        else if (coordinates == "align_corners") x = length == 1 ? 0 : j * double(inExtent - 1) / (length - 1);
-        else if (coordinates == "tf_half_pixel_for_nn") x = (j + 0.5) / axisScale;
-        else x = j / axisScale;
+        if (coordinates == "half_pixel")
+          x = (j + 0.5) / axisScale - 0.5;
+        else if (coordinates == "pytorch_half_pixel")
+          x = length > 1 ? (j + 0.5) / axisScale - 0.5 : 0;
+        else if (coordinates == "align_corners")
+          x = length == 1 ? 0 : j * double(inExtent - 1) / (length - 1);
+        else if (coordinates == "tf_half_pixel_for_nn")
+          x = (j + 0.5) / axisScale;
+        else
+          x = j / axisScale;
         auto clampIn = [&](int64_t i) { return std::clamp<int64_t>(i, 0, inExtent - 1); };
         if (mode == "nearest") {
-          double r = nearest == "floor"                ? std::floor(x)
-                     : nearest == "ceil"               ? std::ceil(x)
-                     : nearest == "round_prefer_ceil"  ? std::floor(x + 0.5)
-                     : x - std::floor(x) == 0.5        ? std::floor(x)
-                                                       : std::round(x);
+          double r = nearest == "floor"               ? std::floor(x)
+                     : nearest == "ceil"              ? std::ceil(x)
+                     : nearest == "round_prefer_ceil" ? std::floor(x + 0.5)
+                     : x - std::floor(x) == 0.5       ? std::floor(x)
+                                                      : std::round(x);
           all.push_back({{clampIn(int64_t(r)), 1.0}});
         } else if (mode == "linear") {
           double f = x - std::floor(x);
@@ -688,7 +738,9 @@ private slots:
     HostTensor transposed = makeTensor({4, 3}, [&](int64_t i) { return at(in, {i % 3, i / 3}); });
     checkCall(CallBuilder("Transpose").input({3, 4}, dtype).call, {{0, in}}, {transposed});
     checkCall(CallBuilder("Reshape").input({3, 4}, dtype).ints({2, 6}).call, {{0, in}}, {sameValues(in, {2, 6})});
-    HostTensor edge = makeTensor({3, 6}, [&](int64_t i) { return at(in, {i / 6, std::clamp<int64_t>(i % 6 - 1, 0, 3)}); });
+    HostTensor edge = makeTensor({3, 6}, [&](int64_t i) {
+      return at(in, {i / 6, std::clamp<int64_t>(i % 6 - 1, 0, 3)});
+    });
     checkCall(CallBuilder("Pad", 13).input({3, 4}, dtype).ints({0, 1, 0, 1}).attr("mode", std::string("edge")).call,
               {{0, in}}, {edge});
     HostTensor tiled = makeTensor({3, 8}, [&](int64_t i) { return at(in, {i / 8, i % 4}); });
@@ -702,14 +754,15 @@ private slots:
     QTest::newRow("reshape element count") << 1 << "Reshape 'node_Reshape'";
     QTest::newRow("transpose perm") << 2 << "Transpose 'node_Transpose': perm is not a permutation";
     QTest::newRow("squeeze extent") << 3 << "Squeeze 'node_Squeeze': cannot squeeze axis 1";
-    QTest::newRow("pad mode") << 4 << "Pad 'node_Pad': mode 'wrap' is not supported";
+    QTest::newRow("pad mode") << 4 << "Pad 'node_Pad': mode 'circular' is not supported";
     QTest::newRow("concat axis") << 5 << "Concat 'node_Concat': attribute 'axis' is missing";
     QTest::newRow("gather indices type") << 6 << "Gather 'node_Gather': indices of type float32";
     QTest::newRow("resize mode") << 7 << "Resize 'node_Resize': mode 'area' is not supported";
     QTest::newRow("depth to space blocks") << 8 << "DepthToSpace 'node_DepthToSpace': blocksize 3";
     QTest::newRow("split sizes") << 9 << "Split 'node_Split': split sizes add up to 5";
     QTest::newRow("attribute kind") << 10 << "Flatten 'node_Flatten': attribute 'axis' is string";
-    QTest::newRow("constant of shape type") << 11 << "ConstantOfShape 'node_ConstantOfShape': value has element type 'string'";
+    QTest::newRow("constant of shape type")
+        << 11 << "ConstantOfShape 'node_ConstantOfShape': value has element type 'string'";
   }
   void badModelsGetDiagnosticsNamingNodeAndOp() {
     QFETCH(int, which);
@@ -719,14 +772,24 @@ private slots:
         CallBuilder("Reshape").input({2, 3}).ints({4, 2}).call,
         CallBuilder("Transpose").input({2, 3}).attr("perm", Shape{0, 0}).call,
         CallBuilder("Squeeze", 13).input({2, 3}).ints({1}).call,
-        CallBuilder("Pad", 13).input({2, 3}).ints({0, 1, 0, 1}).attr("mode", std::string("wrap")).call,
+        CallBuilder("Pad", 13).input({2, 3}).ints({0, 1, 0, 1}).attr("mode", std::string("circular")).call,
         CallBuilder("Concat").input({2, 3}).input({2, 3}).call,
         CallBuilder("Gather").input({2, 3}).input({2}).call,
-        CallBuilder("Resize", 13).input({1, 1, 2, 2}).omitted().omitted().ints({1, 1, 4, 4}).attr("mode", std::string("area")).call,
+        CallBuilder("Resize", 13)
+            .input({1, 1, 2, 2})
+            .omitted()
+            .omitted()
+            .ints({1, 1, 4, 4})
+            .attr("mode", std::string("area"))
+            .call,
         CallBuilder("DepthToSpace").input({1, 8, 2, 2}).attr("blocksize", int64_t(3)).call,
         CallBuilder("Split", 13).input({6, 2}).ints({2, 3}).outputs(2).call,
         CallBuilder("Flatten").input({6, 2}).attr("axis", std::string("one")).call,
-        CallBuilder("ConstantOfShape").ints({2}).attr("value", std::vector<double>{1}).attr("value.dtype", std::string("string")).call,
+        CallBuilder("ConstantOfShape")
+            .ints({2})
+            .attr("value", std::vector<double>{1})
+            .attr("value.dtype", std::string("string"))
+            .call,
     };
     QString error = diagnosticOf(calls[size_t(which)]);
     QVERIFY2(error.contains(expected), qPrintable(error));

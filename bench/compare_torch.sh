@@ -4,6 +4,9 @@
 #   model  torch_ms  tessel_ms  ratio (torch/tessel, > 1: Tessel faster)  max_abs_error  compile_s
 # This machine's speed drifts, so Tessel and PyTorch are timed alternately for several rounds
 # and each side reports the median of its rounds (each round is itself a median of --runs).
+# On a machine shared with other work the medians mostly measure how much CPU time the
+# process got; the fastest run of each side (torch_min_ms, tessel_min_ms, min_ratio) is
+# then the steadier comparison of the code itself, so it is printed too.
 #
 # Usage: bench/compare_torch.sh [--build DIR] [--rounds R] [--runs N] [--models "resnet18 ..."]
 # Needs build/bin/tessel (cmake --build DIR --target tessel). Models, inputs and PyTorch's
@@ -54,7 +57,8 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 TESSEL_NUM_THR
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 field() { sed -n "s/^$1=//p" | tail -1; }
 
-printf "%-14s %10s %10s %8s %14s %10s\n" model torch_ms tessel_ms ratio max_abs_error compile_s
+header() { printf "%-14s %10s %10s %8s %14s %10s %12s %13s %9s\n" "$@"; }
+header model torch_ms tessel_ms ratio max_abs_error compile_s torch_min_ms tessel_min_ms min_ratio
 for model in $models; do
   dir="$build/models/$model"
   if [[ ! -f "$dir/model.onnx" ]]; then
@@ -65,19 +69,24 @@ for model in $models; do
   if ! run_log=$("$tessel" run "$dir/model.onnx" --input "input=$dir/input.npy" --output-dir "$dir/tessel_out" 2>&1); then
     echo "compare_torch.sh: tessel run failed on $model:" >&2
     echo "$run_log" | tail -5 >&2
-    printf "%-14s %10s %10s %8s %14s %10s\n" "$model" - - - failed -
+    header "$model" - - - failed - - - -
     continue
   fi
   compile_s=$(echo "$run_log" | field compile_seconds)
   error=$("$python" "$helpers" compare "$dir/tessel_out/output.npy" "$dir/output.npy")
 
-  torch_times=() tessel_times=()
+  torch_times=() torch_mins=() tessel_times=() tessel_mins=()
   for ((round = 0; round < rounds; ++round)); do
-    torch_times+=("$("$python" "$helpers" time "$model" "$dir" --threads 2 --runs "$runs")")
-    tessel_times+=("$("$tessel" bench "$dir/model.onnx" --threads 2 --repeat "$runs" | field latency_ms)")
+    read -r torch_median torch_min < <("$python" "$helpers" time "$model" "$dir" --threads 2 --runs "$runs")
+    torch_times+=("$torch_median") torch_mins+=("$torch_min")
+    bench_log=$("$tessel" bench "$dir/model.onnx" --threads 2 --repeat "$runs")
+    tessel_times+=("$(echo "$bench_log" | field latency_ms)") tessel_mins+=("$(echo "$bench_log" | field min_ms)")
   done
   torch_ms=$(printf "%s\n" "${torch_times[@]}" | median)
   tessel_ms=$(printf "%s\n" "${tessel_times[@]}" | median)
-  ratio=$(awk -v t="$torch_ms" -v s="$tessel_ms" 'BEGIN { if (s > 0) printf "%.2f", t / s; else print "nan" }')
-  printf "%-14s %10.2f %10.2f %8s %14s %10s\n" "$model" "$torch_ms" "$tessel_ms" "$ratio" "$error" "$compile_s"
+  torch_min=$(printf "%s\n" "${torch_mins[@]}" | sort -g | head -1)
+  tessel_min=$(printf "%s\n" "${tessel_mins[@]}" | sort -g | head -1)
+  ratio() { awk -v t="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.2f", t / s; else print "nan" }'; }
+  printf "%-14s %10.2f %10.2f %8s %14s %10s %12.2f %13.2f %9s\n" "$model" "$torch_ms" "$tessel_ms" \
+    "$(ratio "$torch_ms" "$tessel_ms")" "$error" "$compile_s" "$torch_min" "$tessel_min" "$(ratio "$torch_min" "$tessel_min")"
 done

@@ -43,6 +43,9 @@ Expected<PoolParams> poolParams(const OpCall& call, PoolKind kind) {
   auto countIncludePad = call.intAttr("count_include_pad", 0);
   if (!countIncludePad) return countIncludePad.error();
   p.countIncludePad = *countIncludePad != 0;
+  auto exponent = call.intAttr("p", 2);
+  if (!exponent) return exponent.error();
+  p.lpExponent = *exponent;
   auto autoPad = call.stringAttr("auto_pad", "NOTSET");
   if (!autoPad) return autoPad.error();
   if (Status st = resolveAutoPad(p, *autoPad); !st) return atNode(call, st.error());
@@ -104,7 +107,9 @@ OpDef globalPoolDef(const char* name, PoolKind kind) {
     return std::vector<TensorType>{typeLike(call, 0, shape)};
   };
   def.build = [kind](const OpCall& call) -> Expected<OpKernel> {
-    auto w = globalPool(kind, call.inputTypes[0].shape, call.inputTypes[0].dtype);
+    auto exponent = call.intAttr("p", 2);
+    if (!exponent) return exponent.error();
+    auto w = globalPool(kind, call.inputTypes[0].shape, call.inputTypes[0].dtype, *exponent);
     if (!w) return atNode(call, w.error());
     return makeKernel(std::move(*w), {0}, poolSchedule());
   };
@@ -118,6 +123,8 @@ void registerPoolingOps(OpRegistry& registry) {
   registry.add(windowPoolDef("AveragePool", PoolKind::Average));
   registry.add(globalPoolDef("GlobalMaxPool", PoolKind::Max));
   registry.add(globalPoolDef("GlobalAveragePool", PoolKind::Average));
+  registry.add(windowPoolDef("LpPool", PoolKind::Lp));
+  registry.add(globalPoolDef("GlobalLpPool", PoolKind::Lp));
 }
 
 }  // namespace tessel::graph::nn

@@ -17,7 +17,9 @@ std::vector<std::string> spatialAxisNames(size_t rank) {
   return names;
 }
 
-const char* poolName(PoolKind kind) { return kind == PoolKind::Max ? "maxpool" : "avgpool"; }
+const char* poolName(PoolKind kind) {
+  return kind == PoolKind::Max ? "maxpool" : kind == PoolKind::Average ? "avgpool" : "lppool";
+}
 
 Diagnostic poolError(PoolKind kind, std::string message, std::string hint = "") {
   return Diagnostic{std::move(message), poolName(kind), 0, 0, std::move(hint)};
@@ -169,6 +171,29 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype) {
         axisNames, "pool")};
     return w;
   }
+  if (p.kind == PoolKind::Lp) {
+    if (p.lpExponent < 1) return poolError(p.kind, "p must be at least 1, got " + std::to_string(p.lpExponent));
+    w.name += "_p" + std::to_string(p.lpExponent);
+    auto power = [&](Expr v) {
+      if (p.lpExponent == 1) return select(v < makeZero(dtype), -v, v);
+      if (p.lpExponent == 2) return v * v;
+      return pow(fabs(v), makeConst(dtype, double(p.lpExponent)));
+    };
+    te::Tensor powers = te::compute(
+        toExprs(*outShape), [&](const std::vector<Var>& out) { return te::sum(power(tap(out)), window); },
+        "pool.sum", axisNames, "pool");
+    w.outputs = {te::compute(
+        toExprs(*outShape),
+        [&](const std::vector<Var>& out) {
+          Expr total = powers(asExprs(out));
+          if (p.lpExponent == 1) return total;
+          if (p.lpExponent == 2) return sqrt(total);
+          return pow(total, makeConst(dtype, 1.0 / double(p.lpExponent)));
+        },
+        "pool", axisNames, "pool")};
+    w.flops += double(outputs);
+    return w;
+  }
   te::Tensor sum = te::compute(
       toExprs(*outShape), [&](const std::vector<Var>& out) { return te::sum(tap(out), window); }, "pool.sum",
       axisNames, "pool");
@@ -193,7 +218,8 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype) {
   return w;
 }
 
-Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputShape, DataType dtype) {
+Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputShape, DataType dtype,
+                              int64_t lpExponent) {
   if (inputShape.size() < 3)
     return poolError(kind, "the input must be N x C x D1 .. Dn with at least one spatial axis, got rank " +
                                std::to_string(inputShape.size()));
@@ -201,6 +227,7 @@ Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputSh
   p.kind = kind;
   p.inputShape = inputShape;
   p.kernel.assign(inputShape.begin() + 2, inputShape.end());
+  p.lpExponent = lpExponent;
   auto w = pool(p, dtype);
   if (w) w->name = std::string("global_") + poolName(kind) + "_" + shapeName(inputShape);
   return w;

@@ -5,7 +5,8 @@
 
 namespace tessel {
 
-enum class PoolKind { Max, Average };
+/// Lp: (sum of |x|^p over the window)^(1/p), padding adding nothing (ONNX LpPool).
+enum class PoolKind { Max, Average, Lp };
 
 /// ONNX MaxPool / AveragePool attributes (explicit padding; auto_pad is resolved by the importer).
 struct PoolParams {
@@ -18,6 +19,7 @@ struct PoolParams {
   std::vector<int64_t> dilations;   ///< Empty: all 1.
   bool countIncludePad = false;     ///< Average only: padded positions count in the divisor.
   bool ceilMode = false;            ///< Output extents round up; windows starting in the end padding are dropped.
+  int64_t lpExponent = 2;           ///< Lp only: p >= 1.
 };
 
 /// Replaces the pads of `params` by those ONNX's auto_pad asks for: "NOTSET" (keep the
@@ -31,13 +33,15 @@ Expected<std::vector<int64_t>> poolOutputShape(const PoolParams& params);
 
 /// Pooling windows over the padded input; padding never wins a max and adds zero to a sum.
 /// Max: one reduction stage "pool". Average: "pool.sum" (the window sum) and "pool" (the
-/// sum times 1/count, count per ONNX count_include_pad). Axes of "pool": n, c, then
+/// sum times 1/count, count per ONNX count_include_pad). Lp: "pool.sum" (the sum of
+/// |x|^p) and "pool" (its p-th root). Axes of "pool": n, c, then
 /// x (1-D), y x (2-D), z y x (3-D) or d0.. (more); window axes r + that name ("ry", "rx").
 Expected<Workload> pool(const PoolParams& params, DataType dtype = DataType::float32());
 
-/// GlobalMaxPool / GlobalAveragePool: one value per (n, c), output shape (N, C, 1, .., 1).
+/// GlobalMaxPool / GlobalAveragePool / GlobalLpPool: one value per (n, c), output shape
+/// (N, C, 1, .., 1).
 Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputShape,
-                              DataType dtype = DataType::float32());
+                              DataType dtype = DataType::float32(), int64_t lpExponent = 2);
 
 /// MaxPool with its Indices output: stages "pool" (the maximum, as pool()) and "pool.index"
 /// (int64: the first flat offset into the whole input, N and C included, where the window

@@ -309,7 +309,7 @@ private slots:
                            "LogSoftmax", "Hardmax", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                            "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ArgMax",
                            "ArgMin", "ConvTranspose", "LpNormalization", "MeanVarianceNormalization", "LRN", "CumSum",
-                           "TopK", "Einsum"})
+                           "TopK", "Einsum", "ConvInteger", "LpPool", "GlobalLpPool"})
       QVERIFY2(OpRegistry::global().find(op), op);
     QCOMPARE(OpRegistry::global().find("Conv")->pattern, OpPattern::OutElemwiseFusable);
     QCOMPARE(OpRegistry::global().find("ReduceSum")->pattern, OpPattern::CommReduce);
@@ -687,6 +687,34 @@ private slots:
     HostTensor meanExpected = referenceReduce(x, {2, 3}, true, "ReduceMean");
     EXPECT_CLOSE(globalMax[0], maxExpected, 0);
     EXPECT_CLOSE(globalAverage[0], meanExpected, 1e-5);
+  }
+
+
+  void lpPoolsMatchReference() {
+    Shape shape = {2, 3, 7, 7};
+    HostTensor x = randomTensor(shape, 33);
+    for (int64_t p : {1, 2, 3}) {
+      auto local = runOp(makeCall("LpPool", {typeOf(shape)},
+                                  {{"kernel_shape", Shape{3, 3}}, {"strides", Shape{2, 2}}, {"pads", Shape{1, 1, 1, 1}}, {"p", p}}),
+                         {x});
+      QCOMPARE(local.size(), size_t(1));
+      HostTensor expected{{2, 3, 4, 4}, {}};
+      for (int64_t o = 0; o < elementCount(expected.shape); ++o) {
+        Shape at = indexOf(expected.shape, o);
+        double sum = 0;
+        for (int64_t r = 0; r < 3; ++r)
+          for (int64_t c = 0; c < 3; ++c) {
+            int64_t y = at[2] * 2 + r - 1, xx = at[3] * 2 + c - 1;
+            if (y >= 0 && y < 7 && xx >= 0 && xx < 7)
+              sum += std::pow(std::fabs(x.values[size_t(offsetOf(shape, {at[0], at[1], y, xx}))]), double(p));
+          }
+        expected.values.push_back(std::pow(sum, 1.0 / double(p)));
+      }
+      EXPECT_CLOSE(local[0], expected, 1e-4);
+    }
+    auto global = runOp(makeCall("GlobalLpPool", {typeOf(shape)}), {x});
+    QCOMPARE(global.size(), size_t(1));
+    EXPECT_CLOSE(global[0], referenceReduce(x, {2, 3}, true, "ReduceL2"), 1e-4);
   }
 
   void poolRefusesAMissingKernelShape() {

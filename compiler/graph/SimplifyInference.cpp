@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "compiler/graph/GraphRewriter.h"
 #include "compiler/lower/Build.h"
@@ -78,9 +79,11 @@ private:
   void countUses(const Graph& graph) {
     uses_.clear();
     for (const OperationNode* op : graph.operations()) {
-      std::map<ValueKey, bool> seen;
-      for (auto& input : op->inputs)
-        if (input.defined() && !seen[{input.node(), input.index()}]) ++uses_[{input.node(), input.index()}];
+      std::set<ValueKey> seen;  // an operation reading a value twice is one reader
+      for (auto& input : op->inputs) {
+        ValueKey key{input.node(), input.index()};
+        if (input.defined() && seen.insert(key).second) ++uses_[key];
+      }
     }
     for (auto& output : graph.outputs) ++uses_[{output.node(), output.index()}];
   }

@@ -105,6 +105,20 @@ private slots:
     checkSameNumbers(original, after);
   }
 
+  void everyLayerOfADeepStackFolds() {
+    // Each fold rebuilds the layers after it; the next batch normalization still folds.
+    Value x = makeConstant("x", variedArray({1, 2, 5, 5}, 0));
+    Value y = x;
+    for (int layer = 0; layer < 3; ++layer) {
+      std::string name = "layer" + std::to_string(layer);
+      y = typed(name + ".relu", "Relu", {batchNorm(name + ".bn", convolution(name + ".conv", y, 2, false), 2)});
+    }
+    Graph original{{}, {y}, {"y"}};
+    Graph after = simplified(original);
+    QCOMPARE(opNames(after), (std::vector<std::string>{"Conv", "Relu", "Conv", "Relu", "Conv", "Relu"}));
+    checkSameNumbers(original, after);
+  }
+
   void aConvolutionWithOtherReadersKeepsItsWeights() {
     Value x = makeConstant("x", variedArray({1, 3, 5, 5}, 0));
     Value conv = convolution("conv", x, 4, false);

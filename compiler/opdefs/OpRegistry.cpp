@@ -117,6 +117,7 @@ const OpRegistry& OpRegistry::global() {
     registerNeuralNetOps(registry);
     registerShapeOps(registry);
     registerLayoutOps(registry);
+    registerLossOps(registry);
   });
   return registry;
 }

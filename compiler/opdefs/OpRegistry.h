@@ -131,5 +131,6 @@ void registerElementwiseOps(OpRegistry& registry);
 void registerNeuralNetOps(OpRegistry& registry);
 void registerShapeOps(OpRegistry& registry);
 void registerLayoutOps(OpRegistry& registry);
+void registerLossOps(OpRegistry& registry);
 
 }  // namespace tessel::graph

@@ -175,6 +175,15 @@ private slots:
     QVERIFY(gemm->attributes.empty());  // absent attributes stay absent: operators apply defaults
   }
 
+  void importsOmittedOptionalInputOfResize() {
+    auto graph = importOnnxFile(conformanceModel("test_resize_downsample_scales_linear"));
+    QVERIFY2(graph.ok(), qPrintable(errorText(graph)));
+    QCOMPARE(printed(*graph), QString("graph(%X: float32[1, 1, 2, 4], %scales: float32[4]) {\n"
+                                      "  %Resize_0 = Resize(%X, none, %scales) {mode=\"linear\"} : ?  # Resize_0\n"
+                                      "  return %Resize_0\n"
+                                      "}\n"));
+  }
+
   void importsMultiOutputSplit() {
     auto graph = importOnnxFile(conformanceModel("test_split_equal_parts_1d"));
     QVERIFY2(graph.ok(), qPrintable(errorText(graph)));

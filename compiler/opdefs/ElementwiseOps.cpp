@@ -118,6 +118,16 @@ Expr bitShift(const Expr& x, const Expr& amount, bool left) {
   return select(wide >= constantLike(wide, bits), constantLike(x, 0), shifted);
 }
 
+/// Max and Min of floats: a NaN in either operand gives NaN, as NumPy's maximum does.
+Expr maxPropagatingNaN(const Expr& a, const Expr& b) {
+  if (!a.dtype().isFloat()) return max(a, b);
+  return select(call(Intrinsic::IsNan, {a}) || a > b, a, b);
+}
+Expr minPropagatingNaN(const Expr& a, const Expr& b) {
+  if (!a.dtype().isFloat()) return min(a, b);
+  return select(call(Intrinsic::IsNan, {a}) || a < b, a, b);
+}
+
 /// max(0, min(1, alpha * x + beta)): HardSigmoid, and HardSwish's gate.
 Expr hardSigmoid(const Expr& x, double alpha, double beta) {
   return max(constantLike(x, 0), min(constantLike(x, 1), x * constantLike(x, alpha) + constantLike(x, beta)));
@@ -380,8 +390,8 @@ void registerElementwiseOps(OpRegistry& registry) {
   add(binary("Div", uniformType(T::Numeric), divide));
   add(powOp());
   add(modOp());
-  add(variadic("Max", T::Numeric, [](Expr a, Expr b) { return max(a, b); }));
-  add(variadic("Min", T::Numeric, [](Expr a, Expr b) { return min(a, b); }));
+  add(variadic("Max", T::Numeric, maxPropagatingNaN));
+  add(variadic("Min", T::Numeric, minPropagatingNaN));
   add(variadic("Sum", T::Float, [](Expr a, Expr b) { return a + b; }));
   add(variadic("Mean", T::Float, [](Expr a, Expr b) { return a + b; }, true));
 

@@ -26,6 +26,7 @@ void storeElement(void* data, DataType type, size_t i, double v) {
   switch (type.code()) {
     case DataType::Code::Float:
       if (type.bits() == 64) static_cast<double*>(data)[i] = v;
+      else if (type.bits() == 16) static_cast<_Float16*>(data)[i] = _Float16(v);
       else static_cast<float*>(data)[i] = float(v);
       return;
     case DataType::Code::Int:
@@ -48,6 +49,7 @@ void storeElement(void* data, DataType type, size_t i, double v) {
 double loadElement(const void* data, DataType type, size_t i) {
   switch (type.code()) {
     case DataType::Code::Float:
+      if (type.bits() == 16) return double(static_cast<const _Float16*>(data)[i]);
       return type.bits() == 64 ? static_cast<const double*>(data)[i] : static_cast<const float*>(data)[i];
     case DataType::Code::Int:
       if (type.bits() == 8) return static_cast<const int8_t*>(data)[i];
@@ -116,12 +118,14 @@ struct OpCase {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-const DataType f32 = DataType::float32(), f64 = DataType::float64(), i8 = DataType::int8(), i32 = DataType::int32(),
+const DataType f16 = DataType::float16(), f32 = DataType::float32(), f64 = DataType::float64(), i8 = DataType::int8(), i32 = DataType::int32(),
                i64 = DataType::int64(), u8 = DataType::uint8(), u16 = DataType::uint16(), u32 = DataType::uint32(),
                boolean = DataType::boolean();
 
 double roundHalfEven(double x) { return std::nearbyint(x); }
 float toFloat(double x) { return float(x); }
+/// The float16 nearest to x (the kernels compute float16 in float32 and round once).
+double toHalf(double x) { return double(_Float16(float(x))); }
 
 /// One float32 input of shape [5, 37] (odd sizes: vector remainders) in [low, high].
 std::vector<InputSpec> floats(double low = -3, double high = 3, std::vector<double> specials = {}) {
@@ -161,6 +165,15 @@ std::vector<std::pair<std::string, OpCase>> opCases() {
                             [](auto& x) { return std::fmod(x[0], x[1]); }, close}},
       {"Max of three", {"Max", {}, {{f32, {3, 8}}, {f32, {8}}, {f32, {3, 1}}}, f32,
                         [](auto& x) { return std::max({x[0], x[1], x[2]}); }}},
+      {"Max propagates NaN", {"Max", {}, {{f32, {8}, -1, 1, {kNaN, 0.5}}, {f32, {8}, -1, 1, {0.5, kNaN}}}, f32,
+                              [](auto& x) { return std::isnan(x[0]) || std::isnan(x[1]) ? kNaN : std::max(x[0], x[1]); }}},
+      {"Min float64 propagates NaN", {"Min", {}, {{f64, {8}, -1, 1, {kNaN, 0.5}}, {f64, {8}, -1, 1, {0.5, kNaN}}}, f64,
+                                      [](auto& x) { return std::isnan(x[0]) || std::isnan(x[1]) ? kNaN : std::min(x[0], x[1]); }}},
+      {"Add float16", {"Add", {}, {{f16, {3, 21}}, {f16, {21}}}, f16, [](auto& x) { return toHalf(x[0] + x[1]); }}},
+      {"Sigmoid float16", {"Sigmoid", {}, {{f16, {40}, -6, 6}}, f16,
+                           [](auto& x) { return toHalf(1 / (1 + std::exp(-x[0]))); }, 1e-3}},
+      {"Cast float32 to float16", {"Cast", {{"to", int64_t(10)}}, floats(-100, 100), f16,
+                                   [](auto& x) { return toHalf(x[0]); }}},
       {"Min int32", {"Min", {}, {{i32, {30}, -9, 9}, {i32, {30}, -9, 9}}, i32,
                      [](auto& x) { return std::min(x[0], x[1]); }}},
       {"Sum of one", {"Sum", {}, {{f32, {30}}}, f32, [](auto& x) { return x[0]; }}},

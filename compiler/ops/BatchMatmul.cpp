@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "compiler/ops/Matmul.h"
 #include "core/ir/IROperators.h"
 
 namespace tessel {
@@ -73,6 +74,14 @@ Expected<std::vector<int64_t>> batchMatmulOutputShape(const std::vector<int64_t>
   return outputShape(*g);
 }
 
+namespace {
+// A 2-D B shared by every batch (a Linear layer applied to a sequence) is worth repacking
+// into matmul's contiguous column panels once per call.
+bool packsB(const MatmulGeometry& g, const std::vector<int64_t>& bShape) {
+  return g.keepsM && bShape.size() == 2 && !g.batch.empty();
+}
+}  // namespace
+
 Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype) {
   auto geo = geometry(p.aShape, p.bShape);
   if (!geo) return geo.error();
@@ -94,6 +103,27 @@ Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype) {
     }
     return indices;
   };
+  if (packsB(g, p.bShape)) {
+    ScheduleTarget target = ScheduleTarget::host();
+    int64_t bn = matmulPanelWidth(g.n, target);
+    te::Tensor packed = packMatmulB(B, g.n, g.k, false, target);
+    te::Tensor C = te::compute(
+        toExprs(outputShape(g)),
+        [&](const std::vector<Var>& at) {
+          std::vector<Expr> ai = batchIndices(g.batchA, at);
+          ai.push_back(at[batchRank]);
+          ai.push_back(k.var());
+          Expr j = at.back();
+          return te::sum(A(ai) * packed(j / bn, k.var(), j % bn), {k});
+        },
+        "C", names, "batch_matmul");
+    Workload w;
+    w.name = "batch_matmul_" + shapeName(p.aShape) + "_" + shapeName(p.bShape) + "_packed" + std::to_string(bn);
+    w.inputs = {A, B};
+    w.outputs = {C};
+    w.flops = 2.0 * double(elementCount(outputShape(g))) * double(g.k);
+    return w;
+  }
   te::Tensor C = te::compute(
       toExprs(outputShape(g)),
       [&](const std::vector<Var>& at) {
@@ -142,6 +172,8 @@ Expected<Schedule> defaultBatchMatmulSchedule(const Workload& workload, const Ba
   } else {
     // Register tile: rows x (one or two vectors) of columns, accumulated over all of k.
     int64_t columns = g.n % (2 * lanes) == 0 || g.n > 4 * lanes ? 2 * lanes : lanes;
+    bool packed = s.findStage("B.packed") != nullptr;
+    if (packed) columns = matmulPanelWidth(g.n, target);
     int64_t rows = tileRows(g.m);
     steps.push_back(s.cacheWrite("C", "local", "C.local"));
     steps.push_back(s.tile("C", "i", "j", rows, columns, "io", "jo", "ii", "ji"));
@@ -151,9 +183,16 @@ Expected<Schedule> defaultBatchMatmulSchedule(const Workload& workload, const Ba
     parallelizeRows(s, "C", taskAxes, tasks, target, steps);
     steps.push_back(s.vectorize("C", "ji"));
     steps.push_back(s.computeAt("C.local", "C", "jo"));
-    steps.push_back(s.reorder("C.local", {"k", "i", "j"}));
+    // k unrolled by 4, as matmul does: one step's loads overlap the previous step's FMAs.
+    steps.push_back(s.split("C.local", "k", 4, "ko", "ki"));
+    steps.push_back(s.reorder("C.local", {"ko", "ki", "i", "j"}));
+    steps.push_back(s.unroll("C.local", "ki"));
     steps.push_back(s.unroll("C.local", "i"));
     steps.push_back(s.vectorize("C.local", "j"));
+    if (packed) {
+      steps.push_back(s.parallel("B.packed", "jo"));
+      steps.push_back(s.vectorize("B.packed", "ji"));
+    }
   }
   for (const Status& status : steps)
     if (!status) return status.error();

@@ -24,7 +24,8 @@ namespace tessel::driver {
 /// - otherwise the anchor's output is materialized and the epilogue gets an elementwise
 ///   schedule of its own.
 /// Each form is checked by lowering it; when one fails the next, slower one is used, down to
-/// every stage at root, so a schedule problem costs speed, never correctness.
+/// every stage at root, so a schedule problem costs speed, never correctness. The kernel's
+/// schedule replays the form chosen here, for `target` (its own target argument is unused).
 /// A Diagnostic names the fused node and the body operation that cannot be built.
 Expected<graph::OpKernel> composeFusedKernel(const graph::OperationNode& node, const ScheduleTarget& target,
                                             const graph::OpRegistry& registry);

@@ -97,6 +97,16 @@ const graph::OpRegistry& testRegistry() {
       return kernelOf(unaryElementwise(UnaryOp::Relu, call.inputTypes[0].shape, call.inputTypes[0].dtype), {0},
                       [](const Workload& w, const ScheduleTarget& t) { return defaultElementwiseSchedule(w, t); });
     }));
+    // A relu whose schedule stages its input through a cache read: a schedule that only
+    // fits the operator alone (in a fused kernel its input is another stage).
+    r.add(makeOp("CachedRelu", OpPattern::ElementWise, [](const OpCall& call) -> Expected<OpKernel> {
+      return kernelOf(unaryElementwise(UnaryOp::Relu, call.inputTypes[0].shape, call.inputTypes[0].dtype), {0},
+                      [](const Workload& w, const ScheduleTarget&) -> Expected<Schedule> {
+                        Schedule s(w.outputs);
+                        if (Status st = s.cacheRead("in", "global", {"out"}, "in.cached"); !st) return st.error();
+                        return s;
+                      });
+    }));
     r.add(makeOp("Transpose", OpPattern::Injective, [](const OpCall& call) -> Expected<OpKernel> {
       auto perm = call.intsAttr("perm", {});
       if (!perm) return perm.error();
@@ -456,6 +466,25 @@ private slots:
     QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
     QCOMPARE(kernel->inputIndices, std::vector<int>{0});
     std::vector<runtime::NDArray> inputs = {patternArray({2, 3, 4, 5}, 7), int64Array({2, 12, 5})};
+    auto outputs = runKernel(*kernel, inputs);
+    QCOMPARE(outputs.size(), size_t(1));
+    QCOMPARE(differences(outputs[0], runPrimitivesOneByOne(operation(fused), inputs, testRegistry())), QString());
+  }
+
+  void scheduleThatDoesNotFitTheGroupCostsSpeedNotCorrectness() {
+    // The anchor's schedule names its own input, which the fused kernel replaced by the
+    // negation's stage: it cannot be replayed, and the kernel falls back to a slower form.
+    BodyBuilder b;
+    Value x = b.input(f32({5, 33}));
+    Value negated = b.op("Sub", {b.input(f32({5, 33})), x}, f32({5, 33}));
+    auto fused = b.fuse("fused_sub_cachedrelu", b.op("CachedRelu", {negated}, f32({5, 33})));
+    std::vector<runtime::NDArray> inputs = {patternArray({5, 33}, 13), patternArray({5, 33}, 14)};
+    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
+    auto schedule = kernel->schedule(kernel->workload, ScheduleTarget::host());
+    QVERIFY(schedule.ok());
+    for (const Primitive& step : schedule->trace().primitives)
+      QVERIFY2(step.kind != PrimitiveKind::CacheRead, "the anchor's schedule was replayed after all");
     auto outputs = runKernel(*kernel, inputs);
     QCOMPARE(outputs.size(), size_t(1));
     QCOMPARE(differences(outputs[0], runPrimitivesOneByOne(operation(fused), inputs, testRegistry())), QString());

@@ -111,9 +111,10 @@ Expr power(const Expr& base, const Expr& exponent) {
 /// no shift); shifts by the width or more give 0.
 Expr bitShift(const Expr& x, const Expr& amount, bool left) {
   int bits = x.dtype().bits();
-  Expr wide = cast(DataType::uint64(amount.dtype().lanes()), amount);
+  Expr wide = cast(DataType::uint64(), amount);
   Expr clamped = min(wide, constantLike(wide, bits - 1));
-  Expr factor = cast(x.dtype(), pow(makeConst(DataType::float64(), 2.0), cast(DataType::float64(wide.dtype().lanes()), clamped)));
+  // 2^n is exact in float64 for every n below 64.
+  Expr factor = cast(x.dtype(), pow(makeConst(DataType::float64(), 2.0), cast(DataType::float64(), clamped)));
   Expr shifted = left ? x * factor : truncdiv(x, factor);
   return select(wide >= constantLike(wide, bits), constantLike(x, 0), shifted);
 }
@@ -432,9 +433,10 @@ void registerElementwiseOps(OpRegistry& registry) {
         Expr alpha = constantLike(x, a[0]), zero = constantLike(x, 0);
         return max(zero, x) + min(zero, alpha * (exp(x / alpha) - constantLike(x, 1)));
       })));
-  add(unary("ThresholdedRelu", T::Float, withFloatAttributes({{"alpha", 1.0}}, [](Expr x, const std::vector<double>& a) {
-        return select(x > constantLike(x, a[0]), x, constantLike(x, 0));
-      })));
+  add(unary("ThresholdedRelu", T::Float,
+            withFloatAttributes({{"alpha", 1.0}}, [](Expr x, const std::vector<double>& a) {
+              return select(x > constantLike(x, a[0]), x, constantLike(x, 0));
+            })));
   add(unary("Sigmoid", T::Float, fixedUnary([](Expr x) { return sigmoid(x); })));
   add(unary("HardSigmoid", T::Float,
             withFloatAttributes({{"alpha", 0.2}, {"beta", 0.5}},

@@ -36,7 +36,7 @@ OpDef matmulDef() {
       });
     }
     BatchMatmulParams p{a, b};
-    auto w = batchMatmul(p, dtype);
+    auto w = batchMatmul(p, dtype, call.target);
     if (!w) return atNode(call, w.error());
     return makeKernel(std::move(*w), {0, 1}, [p](const Workload& workload, const ScheduleTarget& target) {
       return defaultBatchMatmulSchedule(workload, p, target);

@@ -82,7 +82,7 @@ bool packsB(const MatmulGeometry& g, const std::vector<int64_t>& bShape) {
 }
 }  // namespace
 
-Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype) {
+Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype, const ScheduleTarget& target) {
   auto geo = geometry(p.aShape, p.bShape);
   if (!geo) return geo.error();
   const MatmulGeometry& g = *geo;
@@ -104,7 +104,6 @@ Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype) {
     return indices;
   };
   if (packsB(g, p.bShape)) {
-    ScheduleTarget target = ScheduleTarget::host();
     int64_t bn = matmulPanelWidth(g.n, target);
     te::Tensor packed = packMatmulB(B, g.n, g.k, false, target);
     te::Tensor C = te::compute(

@@ -19,8 +19,10 @@ Expected<std::vector<int64_t>> batchMatmulOutputShape(const std::vector<int64_t>
 
 /// C[b.., i, j] = sum over k of A[b.. broadcast, i, k] * B[b.. broadcast, k, j]: one stage "C"
 /// with axes b0, b1, .. (batch), i (when A has rank >= 2), j (when B has rank >= 2) and
-/// reduction axis k. Inputs A, B.
-Expected<Workload> batchMatmul(const BatchMatmulParams& params, DataType dtype = DataType::float32());
+/// reduction axis k. Inputs A, B. A 2-D B shared by every batch is first repacked into
+/// matmul's column panels for `target` (stage "B.packed", see packMatmulB).
+Expected<Workload> batchMatmul(const BatchMatmulParams& params, DataType dtype = DataType::float32(),
+                               const ScheduleTarget& target = ScheduleTarget::host());
 
 /// The default schedule: an accumulator tile of rows x one or two vectors of columns kept
 /// in registers ("C.local"), batch and row blocks fused into parallel tasks; B is read along

@@ -24,6 +24,25 @@ bool allInputsConstant(const std::vector<Value>& inputs) {
                      [](const Value& v) { return !v.defined() || asConstant(v.node()) != nullptr; });
 }
 
+// Operators whose result holds their first input's elements unchanged, in the same order: a
+// constant's data viewed with the output's shape is their result, no kernel needed (shape
+// plumbing is most of what folds, and a JIT compile per operation adds up).
+bool keepsElementsInOrder(const std::string& op) {
+  static const std::set<std::string> ops{"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+  return ops.count(op) != 0;
+}
+
+std::optional<std::vector<Value>> foldWithoutKernel(const OperationNode& op, const std::vector<Value>& inputs) {
+  if (!keepsElementsInOrder(op.op) || op.outputTypes.size() != 1 || inputs.empty() || !inputs[0].defined())
+    return std::nullopt;
+  auto* data = asConstant(inputs[0].node());
+  const TensorType& type = op.outputTypes[0];
+  if (!data || data->outputTypes[0].dtype != type.dtype || data->data.numElements() != type.elementCount())
+    return std::nullopt;
+  runtime::NDArray view = data->data.view(type.shape, toRuntimeType(type.dtype));
+  return std::vector<Value>{makeConstant(op.name + ".folded", view, type.layout)};
+}
+
 Diagnostic foldError(const OperationNode& op, const std::string& message) {
   Diagnostic d;
   d.message = "cannot fold " + op.op + " '" + op.name + "': " + message;
@@ -87,6 +106,8 @@ Expected<std::optional<std::vector<Value>>> foldOperation(const OperationNode& o
   Value probe = makeOperation(op.name, op.op, inputs, op.attributes, op.outputTypes, op.provenance)[0];
   OpCall call = makeOpCall(*asOperation(probe.node()));
   bool mustFold = allInputsConstant(inputs);
+  if (mustFold)
+    if (auto viewed = foldWithoutKernel(op, inputs)) return Folded(std::move(*viewed));
   if (!mustFold && !OpRegistry::global().find(op.op)) return Folded();
   auto kernel = buildOpKernel(call);
   if (!kernel) {

@@ -68,6 +68,18 @@ private slots:
     QVERIFY(after.outputs[0] == graph.outputs[0]);
   }
 
+  void reshapingAConstantKeepsItsValues() {
+    Value a = makeConstant("a", floatArray({2, 3}, [](int64_t i) { return double(i) * 1.5; }));
+    Value reshaped = typed("reshape", "Reshape", {a, makeConstant("shape", int64Array({3, 1, 2}))});
+    Value squeezed = typed("squeeze", "Squeeze", {reshaped, makeConstant("axes", int64Array({1}))});
+    Graph after = folded(Graph{{}, {squeezed}, {"y"}});
+    auto* constant = asConstant(after.outputs[0].node());
+    QVERIFY(constant != nullptr);
+    QCOMPARE(QString::fromStdString(constant->name), QString("squeeze.folded"));
+    QCOMPARE(constant->outputTypes[0], squeezed.type());
+    QCOMPARE(constant->data.toVector<float>(), (std::vector<float>{0, 1.5f, 3, 4.5f, 6, 7.5f}));
+  }
+
   void largeResultsFold() {
     Value a = makeConstant("a", floatArray({256, 1024}, [](int64_t i) { return double(i % 97); }));
     Value y = typed("neg", "Neg", {a});

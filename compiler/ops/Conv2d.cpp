@@ -321,10 +321,14 @@ Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dP
       s.reorder("conv.blocked", {"c", "r", "s", "x", "ki"}),
       s.unroll("conv.blocked", "x"),
       s.vectorize("conv.blocked", "ki"),
-      s.parallel("data.pad", "c"),
   };
   for (const Status& status : steps)
     if (!status) return status.error();
+  // Without padding "data.pad" is a plain copy of the input (most 1x1 convolutions): read the
+  // input in place instead of copying all of it on every call.
+  bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
+  if (Status placed = padded ? s.parallel("data.pad", "c") : s.computeInline("data.pad"); !placed)
+    return placed.error();
   if (s.findStage("weight.packed")) {  // packed per call (a prepacked weight has no such stage)
     for (const Status& status : {s.parallel("weight.packed", "ko"), s.vectorize("weight.packed", "ki")})
       if (!status) return status.error();

@@ -94,6 +94,8 @@ Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = Da
 /// lanes, times several rows when rows are narrow), the kernel taps unrolled, row blocks of
 /// every channel in parallel; the padded input is written once at root.
 /// Works for either weight layout (it schedules "weight.packed" only when there is one).
+/// Dense and grouped convolutions without padding read the input in place ("data.pad" is
+/// inlined rather than copied).
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
                                          const ScheduleTarget& target = ScheduleTarget::host());
 

@@ -214,8 +214,12 @@ Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
     return importError("is not an ONNX tensor: it does not parse as a TensorProto (truncated or another format)", path);
   auto array = tensorToArray(tensor, directoryOf(path));
   if (!array) {
-    // Sequences, maps and optionals (other files of the test suite) parse as a TensorProto
-    // too, with fields of the wrong kind or none; say what they probably are.
+    // Sequence-, Map- and OptionalProto files (other inputs of the test suite) start with
+    // their name, a length-delimited field 1; ONNX writes a TensorProto's field 1 (dims) as
+    // plain varints. Such files parse as a garbled tensor, so say what they probably are.
+    const bool startsWithName = (*bytes)[0] == '\x0a';
+    if (startsWithName)
+      return importError("holds a sequence, map or optional value, not a tensor; Tessel reads tensors only", path);
     bool probablyNotATensor = tensor.data_type() == onnx::TensorProto::UNDEFINED || tensor.has_segment() ||
                               tensor.unknown_fields().field_count() > 0;
     return importError(array.error().message, path,

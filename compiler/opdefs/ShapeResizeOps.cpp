@@ -1,8 +1,10 @@
-// Operator definitions of Resize (opsets 10-17) and Upsample (opsets 7-9): the scales or
-// sizes are needed by value, the ONNX attributes choose interpolation and coordinates.
+// Operator definitions of the sampling operators: Resize (opsets 10-17) and Upsample
+// (opsets 7-9), whose scales or sizes are needed by value, and GridSample (opset 16), whose
+// sampling positions are a tensor.
 #include <cmath>
 
 #include "compiler/opdefs/ShapeOpSupport.h"
+#include "compiler/ops/GridSample.h"
 #include "compiler/ops/Resize.h"
 
 namespace tessel::graph::shape_ops {
@@ -152,11 +154,45 @@ Expected<OpKernel> buildUpsample(const OpCall& call) {
   }
   return resizeKernel(call, options, scales, {});
 }
+Expected<OpKernel> buildGridSample(const OpCall& call) {
+  auto mode = call.stringAttr("mode", "bilinear");
+  if (!mode) return mode.error();
+  GridSampleInterpolation interpolation;
+  // Opset 20 renamed bilinear and bicubic to linear and cubic; both spellings are accepted.
+  if (*mode == "bilinear" || *mode == "linear")
+    interpolation = GridSampleInterpolation::Bilinear;
+  else if (*mode == "nearest")
+    interpolation = GridSampleInterpolation::Nearest;
+  else if (*mode == "bicubic" || *mode == "cubic")
+    interpolation = GridSampleInterpolation::Bicubic;
+  else
+    return call.error("mode '" + *mode + "' is not supported", "use bilinear, nearest or bicubic");
+  auto paddingName = call.stringAttr("padding_mode", "zeros");
+  if (!paddingName) return paddingName.error();
+  GridSamplePadding padding;
+  if (*paddingName == "zeros")
+    padding = GridSamplePadding::Zeros;
+  else if (*paddingName == "border")
+    padding = GridSamplePadding::Border;
+  else if (*paddingName == "reflection")
+    padding = GridSamplePadding::Reflection;
+  else
+    return call.error("padding_mode '" + *paddingName + "' is not supported", "use zeros, border or reflection");
+  auto alignCorners = call.intAttr("align_corners", 0);
+  if (!alignCorners) return alignCorners.error();
+  const TensorType& in = inputType(call, 0);
+  const TensorType& grid = inputType(call, 1);
+  if (grid.dtype != in.dtype)
+    return call.error("grid is " + grid.dtype.toString() + ", the input " + in.dtype.toString());
+  return transformKernel(call, gridSample(in.shape, grid.shape, interpolation, padding, *alignCorners != 0, in.dtype),
+                         {0, 1});
+}
 }  // namespace
 
 void registerResizeOps(OpRegistry& registry) {
   registry.add(kernelTypedOp("Resize", OpPattern::Injective, 1, 4, {1, 2, 3}, buildResize));
   registry.add(kernelTypedOp("Upsample", OpPattern::Injective, 1, 2, {1}, buildUpsample));
+  registry.add(kernelTypedOp("GridSample", OpPattern::Injective, 2, 2, {}, buildGridSample));
 }
 
 }  // namespace tessel::graph::shape_ops

@@ -154,10 +154,10 @@ class TestOpdefsShape : public QObject {
  private slots:
   void everyShapeOperatorIsRegistered() {
     // FuseOps merges data movement into its neighbours only when it is injective.
-    for (const char* name : {"Reshape", "Flatten", "Squeeze",         "Unsqueeze",      "Transpose", "Concat",
-                             "Split",   "Slice",   "Gather",          "GatherElements", "GatherND",  "Expand",
-                             "Tile",    "Pad",     "DepthToSpace",    "SpaceToDepth",   "Resize",    "Upsample",
-                             "Trilu",   "OneHot",  "ReverseSequence", "Compress"}) {
+    for (const char* name : {"Reshape",    "Flatten", "Squeeze",      "Unsqueeze",       "Transpose", "Concat",
+                             "Split",      "Slice",   "Gather",       "GatherElements",  "GatherND",  "Expand",
+                             "Tile",       "Pad",     "DepthToSpace", "SpaceToDepth",    "Resize",    "Upsample",
+                             "GridSample", "Trilu",   "OneHot",       "ReverseSequence", "Compress"}) {
       const graph::OpDef* def = graph::OpRegistry::global().find(name);
       QVERIFY2(def, name);
       QCOMPARE(int(def->pattern), int(graph::OpPattern::Injective));
@@ -722,6 +722,91 @@ class TestOpdefsShape : public QObject {
     QVERIFY(kernel.ok());
     QCOMPARE(kernel->inputIndices, std::vector<int>{1});
     checkCall(join, {{1, in}}, {in});
+  }
+
+  void gridSampleFollowsTheReference_data() {
+    QTest::addColumn<QString>("mode");
+    QTest::addColumn<QString>("padding");
+    QTest::addColumn<bool>("alignCorners");
+    for (const char* mode : {"bilinear", "nearest", "bicubic"})
+      for (const char* padding : {"zeros", "border", "reflection"})
+        for (bool align : {false, true})
+          QTest::newRow((std::string(mode) + " " + padding + (align ? " aligned" : "")).c_str())
+              << mode << padding << align;
+  }
+  void gridSampleFollowsTheReference() {
+    QFETCH(QString, mode);
+    QFETCH(QString, padding);
+    QFETCH(bool, alignCorners);
+    Shape shape{1, 2, 3, 4}, gridShape{1, 5, 6, 2};
+    HostTensor in = distinctTensor(shape);
+    // Positions from well outside to well inside [-1, 1], none exactly halfway between pixels.
+    HostTensor grid = makeTensor(gridShape, [](int64_t i) { return double((i * 37) % 29) / 8.3 - 1.7; });
+    auto low = [&](int64_t) { return alignCorners ? 0.0 : -0.5; };
+    auto high = [&](int64_t n) { return alignCorners ? double(n - 1) : n - 0.5; };
+    auto reflect = [](double x, double lo, double hi) {
+      double span = hi - lo;
+      if (x < lo) {
+        double d = lo - x, flips = std::floor(d / span), rest = d - flips * span;
+        return int64_t(flips) % 2 == 0 ? lo + rest : hi - rest;
+      }
+      if (x > hi) {
+        double d = x - hi, flips = std::floor(d / span), rest = d - flips * span;
+        return int64_t(flips) % 2 == 0 ? hi - rest : lo + rest;
+      }
+      return x;
+    };
+    auto pixelAt = [&](int64_t n, int64_t c, int64_t r, int64_t k) {
+      int64_t H = shape[2], W = shape[3];
+      if (padding == "zeros") return r >= 0 && r < H && k >= 0 && k < W ? at(in, {n, c, r, k}) : 0.0;
+      if (padding == "border")
+        return at(in, {n, c, std::clamp<int64_t>(r, 0, H - 1), std::clamp<int64_t>(k, 0, W - 1)});
+      r = int64_t(reflect(double(r), low(H), high(H)));
+      k = int64_t(reflect(double(k), low(W), high(W)));
+      return at(in, {n, c, std::clamp<int64_t>(r, 0, H - 1), std::clamp<int64_t>(k, 0, W - 1)});
+    };
+    auto cubic = [](double t) {
+      const double a = -0.75;
+      auto w = [a](double d) {
+        d = std::abs(d);
+        return d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1 : ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+      };
+      return std::vector<double>{w(t + 1), w(t), w(1 - t), w(2 - t)};
+    };
+    Shape outShape{1, 2, 5, 6};
+    HostTensor want = makeTensor(outShape, [&](int64_t i) {
+      Shape o = indexOf(outShape, i);
+      int64_t H = shape[2], W = shape[3];
+      auto denormalize = [&](double g, int64_t n) {
+        return alignCorners ? (g + 1) / 2 * double(n - 1) : ((g + 1) * double(n) - 1) / 2;
+      };
+      double x = denormalize(at(grid, {o[0], o[2], o[3], 0}), W), y = denormalize(at(grid, {o[0], o[2], o[3], 1}), H);
+      if (mode == "nearest") x = std::nearbyint(x), y = std::nearbyint(y);
+      if (x < low(W) || x > high(W) || y < low(H) || y > high(H)) {
+        if (padding == "border") x = std::clamp(x, 0.0, double(W - 1)), y = std::clamp(y, 0.0, double(H - 1));
+        if (padding == "reflection") x = reflect(x, low(W), high(W)), y = reflect(y, low(H), high(H));
+      }
+      if (mode == "nearest") return pixelAt(o[0], o[1], int64_t(y), int64_t(x));
+      int64_t x0 = int64_t(std::floor(x)), y0 = int64_t(std::floor(y));
+      double dx = x - double(x0), dy = y - double(y0);
+      if (mode == "bilinear")
+        return (1 - dy) * ((1 - dx) * pixelAt(o[0], o[1], y0, x0) + dx * pixelAt(o[0], o[1], y0, x0 + 1)) +
+               dy * ((1 - dx) * pixelAt(o[0], o[1], y0 + 1, x0) + dx * pixelAt(o[0], o[1], y0 + 1, x0 + 1));
+      std::vector<double> wx = cubic(dx), wy = cubic(dy);
+      double sum = 0;
+      for (int64_t r = 0; r < 4; ++r)
+        for (int64_t c = 0; c < 4; ++c)
+          sum += wy[size_t(r)] * wx[size_t(c)] * pixelAt(o[0], o[1], y0 + r - 1, x0 + c - 1);
+      return sum;
+    });
+    checkCall(CallBuilder("GridSample", 16)
+                  .input(shape)
+                  .input(gridShape)
+                  .attr("mode", mode.toStdString())
+                  .attr("padding_mode", padding.toStdString())
+                  .attr("align_corners", int64_t(alignCorners))
+                  .call,
+              {{0, in}, {1, grid}}, {want}, 1e-4);
   }
 
   void everyElementTypeMovesUnchanged_data() {

@@ -328,6 +328,8 @@ OpDef convTransposeDef() {
 
 }  // namespace
 
+Expected<DirectConvParams> convolutionGeometry(const OpCall& call) { return convGeometry(call); }
+
 void registerConvolutionOps(OpRegistry& registry) {
   registry.add(convDef());
   registry.add(convIntegerDef());

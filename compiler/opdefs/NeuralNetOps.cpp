@@ -11,6 +11,7 @@ void registerNeuralNetOps(OpRegistry& registry) {
   nn::registerReductionOps(registry);
   nn::registerSoftmaxOps(registry);
   nn::registerScanOps(registry);
+  nn::registerQuantizedOps(registry);
 }
 
 }  // namespace tessel::graph

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/opdefs/OpRegistry.h"
+#include "compiler/ops/DirectConv.h"
 
 namespace tessel::graph::nn {
 
@@ -40,5 +41,11 @@ void registerNormalizationOps(OpRegistry& registry);
 void registerReductionOps(OpRegistry& registry);
 void registerSoftmaxOps(OpRegistry& registry);
 void registerScanOps(OpRegistry& registry);
+void registerQuantizedOps(OpRegistry& registry);
+
+/// Conv's geometry attributes (strides, dilations, pads or auto_pad, group, kernel_shape)
+/// over inputs 0 (X) and 1 (W), for any number of spatial axes; shared by Conv,
+/// ConvInteger and QLinearConv. Zero points and bias are left for the caller.
+Expected<DirectConvParams> convolutionGeometry(const OpCall& call);
 
 }  // namespace tessel::graph::nn

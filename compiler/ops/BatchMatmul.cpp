@@ -123,7 +123,39 @@ Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype, const
     w.flops = 2.0 * double(elementCount(outputShape(g))) * double(g.k);
     return w;
   }
-  te::Tensor C = te::compute(
+  te::Tensor C = batchMatmulCompute(A, B, "C", dtype);
+  Workload w;
+  w.name = "batch_matmul_" + shapeName(p.aShape) + "_" + shapeName(p.bShape);
+  w.inputs = {A, B};
+  w.outputs = {C};
+  w.flops = 2.0 * double(elementCount(outputShape(g))) * double(g.k);
+  return w;
+}
+
+te::Tensor batchMatmulCompute(const te::Tensor& A, const te::Tensor& B, const std::string& name,
+                              DataType accumulate) {
+  std::vector<int64_t> aShape, bShape;
+  for (auto& e : A.shape()) aShape.push_back(*asConstInt(e));
+  for (auto& e : B.shape()) bShape.push_back(*asConstInt(e));
+  auto geo = geometry(aShape, bShape);
+  TESSEL_ICHECK(geo.ok()) << "batchMatmulCompute of shapes that do not multiply: " << geo.error().message;
+  const MatmulGeometry& g = *geo;
+  size_t batchRank = g.batch.size();
+  std::vector<std::string> names;
+  for (size_t d = 0; d < batchRank; ++d) names.push_back("b" + std::to_string(d));
+  if (g.keepsM) names.push_back("i");
+  if (g.keepsN) names.push_back("j");
+  IterVar k = te::reduceAxis(Expr(g.k), "k");
+  // A batch index of an operand: its own dimension, or 0 where it broadcasts (extent 1).
+  auto batchIndices = [&](const std::vector<int64_t>& own, const std::vector<Var>& at) {
+    std::vector<Expr> indices;
+    for (size_t d = 0; d < own.size(); ++d) {
+      size_t outer = d + batchRank - own.size();
+      indices.push_back(own[d] == 1 && g.batch[outer] != 1 ? Expr(0) : Expr(at[outer]));
+    }
+    return indices;
+  };
+  return te::compute(
       toExprs(outputShape(g)),
       [&](const std::vector<Var>& at) {
         std::vector<Expr> ai = batchIndices(g.batchA, at), bi = batchIndices(g.batchB, at);
@@ -131,15 +163,10 @@ Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype, const
         ai.push_back(k.var());
         bi.push_back(k.var());
         if (g.keepsN) bi.push_back(at.back());
-        return te::sum(A(ai) * B(bi), {k});
+        auto widened = [&](Expr value) { return value.dtype() == accumulate ? value : cast(accumulate, value); };
+        return te::sum(widened(A(ai)) * widened(B(bi)), {k});
       },
-      "C", names, "batch_matmul");
-  Workload w;
-  w.name = "batch_matmul_" + shapeName(p.aShape) + "_" + shapeName(p.bShape);
-  w.inputs = {A, B};
-  w.outputs = {C};
-  w.flops = 2.0 * double(elementCount(outputShape(g))) * double(g.k);
-  return w;
+      name, names, "batch_matmul");
 }
 
 Expected<Schedule> defaultBatchMatmulSchedule(const Workload& workload, const BatchMatmulParams& p,

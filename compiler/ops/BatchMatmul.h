@@ -24,6 +24,12 @@ Expected<std::vector<int64_t>> batchMatmulOutputShape(const std::vector<int64_t>
 Expected<Workload> batchMatmul(const BatchMatmulParams& params, DataType dtype = DataType::float32(),
                                const ScheduleTarget& target = ScheduleTarget::host());
 
+/// The product of two tensors of any producers (placeholders or computes), numpy.matmul's
+/// shapes (which must multiply), accumulated in `accumulate`: a stage `name` with the axes
+/// and reduction of batchMatmul()'s "C", for operators that build on it (quantized ones).
+te::Tensor batchMatmulCompute(const te::Tensor& A, const te::Tensor& B, const std::string& name,
+                              DataType accumulate);
+
 /// The default schedule: an accumulator tile of rows x one or two vectors of columns kept
 /// in registers ("C.local"), batch and row blocks fused into parallel tasks; B is read along
 /// its contiguous rows, so it needs no packing. Vector products (a 1-D operand) run their

@@ -155,6 +155,17 @@ HostTensor referenceConvNd(const HostTensor& x, const HostTensor& w, const Shape
   return out;
 }
 
+// ONNX requantization: round half to even, add the zero point, saturate to uint8.
+double requantizeReference(double accumulator, double scale, double zeroPoint) {
+  double v = std::nearbyint(accumulator * scale) + zeroPoint;  // the default rounding mode is to even
+  return std::min(255.0, std::max(0.0, v));
+}
+
+HostTensor randomBytes(const Shape& shape, unsigned seed) {
+  std::mt19937 rng(seed);
+  return tessel::testing::makeTensor(shape, [&](int64_t) { return double(rng() % 256); });
+}
+
 // numpy.matmul with broadcast batch dimensions and 1-D operands.
 HostTensor referenceMatmul(const HostTensor& a, const HostTensor& b) {
   Shape as = a.shape, bs = b.shape;
@@ -309,7 +320,8 @@ private slots:
                            "LogSoftmax", "Hardmax", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                            "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ArgMax",
                            "ArgMin", "ConvTranspose", "LpNormalization", "MeanVarianceNormalization", "LRN", "CumSum",
-                           "TopK", "Einsum", "ConvInteger", "LpPool", "GlobalLpPool"})
+                           "TopK", "Einsum", "ConvInteger", "LpPool", "GlobalLpPool", "MatMulInteger", "QLinearMatMul",
+                           "QLinearConv"})
       QVERIFY2(OpRegistry::global().find(op), op);
     QCOMPARE(OpRegistry::global().find("Conv")->pattern, OpPattern::OutElemwiseFusable);
     QCOMPARE(OpRegistry::global().find("ReduceSum")->pattern, OpPattern::CommReduce);
@@ -1086,6 +1098,72 @@ private slots:
     auto mismatch = inferOpTypes(makeCall("Einsum", {typeOf({2, 3}), typeOf({4, 5})}, {{"equation", std::string("ij,jk->ik")}}));
     QVERIFY(!mismatch);
     QVERIFY2(mismatch.error().message.find("Einsum 'Einsum_node'") == 0, mismatch.error().message.c_str());
+  }
+
+
+  void integerAndQuantizedMatmulMatchReference() {
+    Shape a = {2, 4, 6}, b = {6, 5};
+    HostTensor x = randomBytes(a, 111), y = randomBytes(b, 112);
+    // MatMulInteger with a zero point per row of A and one for all of B.
+    HostTensor rowZero = randomBytes({4}, 113), columnZero{{}, {12}};
+    auto integer = runOp(makeCall("MatMulInteger", {typeOf(a, DataType::uint8()), typeOf(b, DataType::uint8()),
+                                                    typeOf({4}, DataType::uint8()), typeOf({}, DataType::uint8())}),
+                         {x, y, rowZero, columnZero});
+    QCOMPARE(integer.size(), size_t(1));
+    HostTensor shiftedX = x, shiftedY = y;
+    for (int64_t o = 0; o < elementCount(a); ++o) shiftedX.values[size_t(o)] -= rowZero.values[size_t(indexOf(a, o)[1])];
+    for (double& v : shiftedY.values) v -= 12;
+    HostTensor product = referenceMatmul(shiftedX, shiftedY);
+    EXPECT_CLOSE(integer[0], product, 0);
+
+    // QLinearMatMul: scalar zero points, requantized to uint8.
+    OpCall call = makeCall("QLinearMatMul",
+                           {typeOf(a, DataType::uint8()), typeOf({}), typeOf({}, DataType::uint8()),
+                            typeOf(b, DataType::uint8()), typeOf({}), typeOf({}, DataType::uint8()), typeOf({}),
+                            typeOf({}, DataType::uint8())});
+    auto quantized = runOp(call, {x, HostTensor{{}, {0.02}}, HostTensor{{}, {100}}, y, HostTensor{{}, {0.01}},
+                                  HostTensor{{}, {120}}, HostTensor{{}, {0.5}}, HostTensor{{}, {30}}});
+    QCOMPARE(quantized.size(), size_t(1));
+    HostTensor ax = x, by = y;
+    for (double& v : ax.values) v -= 100;
+    for (double& v : by.values) v -= 120;
+    HostTensor expected = referenceMatmul(ax, by);
+    double scale = double(float(0.02f * 0.01f / 0.5f));
+    for (double& v : expected.values) v = requantizeReference(v, scale, 30);
+    // The scale is applied in float32: allow one step where a product lands on a rounding edge.
+    EXPECT_CLOSE(quantized[0], expected, 1.0 / 255);
+  }
+
+  void qlinearConvMatchesReference() {
+    Shape input = {1, 2, 5, 5}, weight = {3, 2, 3, 3};
+    HostTensor x = randomBytes(input, 121), w = randomBytes(weight, 122), bias = randomTensor({3}, 123, -500, 500);
+    for (double& v : bias.values) v = std::round(v);
+    HostTensor wScale{{3}, {0.001, 0.002, 0.0005}};
+    OpCall call = makeCall("QLinearConv",
+                           {typeOf(input, DataType::uint8()), typeOf({}), typeOf({}, DataType::uint8()),
+                            typeOf(weight, DataType::uint8()), typeOf({3}), typeOf({3}, DataType::uint8()), typeOf({}),
+                            typeOf({}, DataType::uint8()), typeOf({3}, DataType::int32())},
+                           {{"pads", Shape{1, 1, 1, 1}}});
+    HostTensor wZero{{3}, {128, 100, 90}};
+    auto outputs = runOp(call, {x, HostTensor{{}, {0.05}}, HostTensor{{}, {110}}, w, wScale, wZero,
+                                HostTensor{{}, {0.3}}, HostTensor{{}, {128}}, bias});
+    QCOMPARE(outputs.size(), size_t(1));
+    HostTensor expected{outputs[0].shape, {}};
+    for (int64_t o = 0; o < elementCount(expected.shape); ++o) {
+      Shape at = indexOf(expected.shape, o);
+      double sum = bias.values[size_t(at[1])];
+      for (int64_t c = 0; c < 2; ++c)
+        for (int64_t r = 0; r < 3; ++r)
+          for (int64_t q = 0; q < 3; ++q) {
+            int64_t yy = at[2] + r - 1, xx = at[3] + q - 1;
+            if (yy < 0 || yy >= 5 || xx < 0 || xx >= 5) continue;
+            sum += (x.values[size_t(offsetOf(input, {0, c, yy, xx}))] - 110) *
+                   (w.values[size_t(offsetOf(weight, {at[1], c, r, q}))] - wZero.values[size_t(at[1])]);
+          }
+      double scale = double(float(float(0.05f * float(wScale.values[size_t(at[1])])) / 0.3f));
+      expected.values.push_back(requantizeReference(sum, scale, 128));
+    }
+    EXPECT_CLOSE(outputs[0], expected, 1.0 / 255);
   }
 
   void softmaxOfLargeNumbersStaysFinite() {

@@ -1,0 +1,188 @@
+// Integer and quantized operators: MatMulInteger, QLinearMatMul and QLinearConv (ConvInteger
+// lives with Conv in NeuralNetConv.cpp).
+#include "compiler/opdefs/NeuralNetSupport.h"
+#include "compiler/ops/BatchMatmul.h"
+#include "compiler/ops/Quantized.h"
+
+namespace tessel::graph::nn {
+
+namespace {
+
+bool isByte(DataType dtype) { return dtype == DataType::uint8() || dtype == DataType::int8(); }
+
+std::optional<Diagnostic> requireByte(const OpCall& call, size_t i, const char* role) {
+  if (isByte(call.inputTypes[i].dtype)) return std::nullopt;
+  return call.error(std::string(role) + " has element type " + call.inputTypes[i].dtype.toString() +
+                    ", expected uint8 or int8");
+}
+
+// A scalar input: shape [] or [1], of `dtype` when given.
+std::optional<Diagnostic> requireScalar(const OpCall& call, size_t i, const char* role,
+                                        std::optional<DataType> dtype = std::nullopt) {
+  const auto& shape = call.inputTypes[i].shape;
+  if (!shape.empty() && shape != std::vector<int64_t>{1})
+    return call.error(std::string(role) + " has shape " + shapeName(shape) + ", expected a scalar",
+                      "Tessel supports per-tensor quantization here");
+  if (dtype && call.inputTypes[i].dtype != *dtype)
+    return call.error(std::string(role) + " has element type " + call.inputTypes[i].dtype.toString() + ", expected " +
+                      dtype->toString());
+  return std::nullopt;
+}
+
+// A zero point: a scalar, or one per `extent` entries (rows of A, columns of B, filters).
+std::optional<Diagnostic> requireZeroPoint(const OpCall& call, size_t i, size_t operand, int64_t extent,
+                                           const char* role) {
+  const auto& shape = call.inputTypes[i].shape;
+  bool scalar = shape.empty() || shape == std::vector<int64_t>{1};
+  if (!scalar && shape != std::vector<int64_t>{extent})
+    return call.error(std::string(role) + " has shape " + shapeName(shape) + ", expected a scalar or [" +
+                      std::to_string(extent) + "]");
+  if (call.inputTypes[i].dtype != call.inputTypes[operand].dtype)
+    return call.error(std::string(role) + " must have its operand's element type");
+  return std::nullopt;
+}
+
+Expected<QuantizedMatmulParams> matmulIntegerParams(const OpCall& call, bool requantized) {
+  size_t a = 0, b = requantized ? 3 : 1;
+  size_t aZero = 2, bZero = requantized ? 5 : 3;
+  if (auto e = requireByte(call, a, "A")) return *e;
+  if (auto e = requireByte(call, b, "B")) return *e;
+  QuantizedMatmulParams p;
+  p.aShape = call.inputTypes[a].shape;
+  p.bShape = call.inputTypes[b].shape;
+  p.aType = call.inputTypes[a].dtype;
+  p.bType = call.inputTypes[b].dtype;
+  auto shape = batchMatmulOutputShape(p.aShape, p.bShape);
+  if (!shape) return atNode(call, shape.error());
+  int64_t rows = p.aShape.size() >= 2 ? p.aShape[p.aShape.size() - 2] : 1;
+  int64_t columns = p.bShape.size() >= 2 ? p.bShape.back() : 1;
+  if (call.hasInput(aZero)) {
+    if (auto e = requireZeroPoint(call, aZero, a, rows, "a_zero_point")) return *e;
+    p.aZeroPoint = call.inputTypes[aZero].shape;
+  }
+  if (call.hasInput(bZero)) {
+    if (auto e = requireZeroPoint(call, bZero, b, columns, "b_zero_point")) return *e;
+    p.bZeroPoint = call.inputTypes[bZero].shape;
+  }
+  if (requantized) {
+    if (!call.hasInput(7)) return call.error("y_zero_point is required");
+    const char* roles[] = {"a_scale", "b_scale", "y_scale"};
+    size_t scales[] = {1, 4, 6};
+    for (int s = 0; s < 3; ++s) {
+      if (auto e = requireScalar(call, scales[s], roles[s], DataType::float32())) return *e;
+      p.scalarShapes[size_t(s)] = call.inputTypes[scales[s]].shape;
+    }
+    if (auto e = requireScalar(call, 7, "y_zero_point")) return *e;
+    if (!isByte(call.inputTypes[7].dtype)) return call.error("y_zero_point must be uint8 or int8");
+    if (!p.aZeroPoint || !p.bZeroPoint) return call.error("a_zero_point and b_zero_point are required");
+    p.scalarShapes[3] = call.inputTypes[7].shape;
+    p.outType = call.inputTypes[7].dtype;
+    p.requantized = true;
+  }
+  return p;
+}
+
+OpDef matmulIntegerDef(const char* name, bool requantized) {
+  OpDef def;
+  def.name = name;
+  def.pattern = OpPattern::OutElemwiseFusable;
+  def.minInputs = requantized ? 8 : 2;
+  def.maxInputs = requantized ? 8 : 4;
+  def.inferTypes = [requantized](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = matmulIntegerParams(call, requantized);
+    if (!p) return p.error();
+    auto shape = batchMatmulOutputShape(p->aShape, p->bShape);
+    return std::vector<TensorType>{TensorType{requantized ? p->outType : DataType::int32(), *shape, ""}};
+  };
+  def.build = [requantized](const OpCall& call) -> Expected<OpKernel> {
+    auto p = matmulIntegerParams(call, requantized);
+    if (!p) return p.error();
+    auto w = quantizedMatmul(*p);
+    if (!w) return atNode(call, w.error());
+    // Workload inputs: A, B, the zero points given, then the scales and y_zero_point.
+    std::vector<int> inputs = {0, requantized ? 3 : 1};
+    if (p->aZeroPoint) inputs.push_back(2);
+    if (p->bZeroPoint) inputs.push_back(requantized ? 5 : 3);
+    if (requantized) inputs.insert(inputs.end(), {1, 4, 6, 7});
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+      return defaultQuantizedSchedule(workload, target);
+    });
+  };
+  return def;
+}
+
+// QLinearConv inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+// y_zero_point, B (int32). The geometry attributes are Conv's.
+Expected<QuantizedConvParams> qlinearConvParams(const OpCall& call) {
+  if (auto e = requireByte(call, 0, "x")) return *e;
+  if (auto e = requireByte(call, 3, "w")) return *e;
+  // The convolution geometry from a call that sees x and w as Conv's inputs 0 and 1.
+  OpCall geometryCall = call;
+  geometryCall.inputTypes = {call.inputTypes[0], call.inputTypes[3]};
+  geometryCall.constantInputs.resize(2);
+  auto conv = convolutionGeometry(geometryCall);
+  if (!conv) return conv.error();
+  int64_t filters = call.inputTypes[3].shape[0];
+  QuantizedConvParams p;
+  p.conv = *conv;
+  p.xType = call.inputTypes[0].dtype;
+  p.wType = call.inputTypes[3].dtype;
+  if (auto e = requireZeroPoint(call, 2, 0, 1, "x_zero_point")) return *e;
+  if (auto e = requireZeroPoint(call, 5, 3, filters, "w_zero_point")) return *e;
+  p.conv.inputZeroPoint = call.inputTypes[2].shape;
+  p.conv.weightZeroPoint = call.inputTypes[5].shape;
+  if (auto e = requireScalar(call, 1, "x_scale", DataType::float32())) return *e;
+  if (auto e = requireScalar(call, 6, "y_scale", DataType::float32())) return *e;
+  if (auto e = requireScalar(call, 7, "y_zero_point")) return *e;
+  const auto& wScale = call.inputTypes[4].shape;
+  if (!(wScale.empty() || wScale == std::vector<int64_t>{1} || wScale == std::vector<int64_t>{filters}) ||
+      call.inputTypes[4].dtype != DataType::float32())
+    return call.error("w_scale must be a float32 scalar or one per filter");
+  if (!isByte(call.inputTypes[7].dtype)) return call.error("y_zero_point must be uint8 or int8");
+  p.weightScaleShape = wScale;
+  p.scalarShapes = {call.inputTypes[1].shape, call.inputTypes[6].shape, call.inputTypes[7].shape};
+  p.outType = call.inputTypes[7].dtype;
+  if (call.hasInput(8)) {
+    if (call.inputTypes[8].shape != std::vector<int64_t>{filters} || call.inputTypes[8].dtype != DataType::int32())
+      return call.error("B must be int32 with one value per filter");
+    p.conv.bias = true;
+  }
+  return p;
+}
+
+OpDef qlinearConvDef() {
+  OpDef def;
+  def.name = "QLinearConv";
+  def.pattern = OpPattern::OutElemwiseFusable;
+  def.minInputs = 8;
+  def.maxInputs = 9;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = qlinearConvParams(call);
+    if (!p) return p.error();
+    return std::vector<TensorType>{TensorType{p->outType, p->conv.outputShape(), ""}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = qlinearConvParams(call);
+    if (!p) return p.error();
+    auto w = quantizedConv(*p);
+    if (!w) return atNode(call, w.error());
+    // directConv's inputs (x, w, bias?, x_zero_point, w_zero_point), then the scales.
+    std::vector<int> inputs = {0, 3};
+    if (p->conv.bias) inputs.push_back(8);
+    inputs.insert(inputs.end(), {2, 5, 1, 4, 6, 7});
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+      return defaultQuantizedSchedule(workload, target);
+    });
+  };
+  return def;
+}
+
+}  // namespace
+
+void registerQuantizedOps(OpRegistry& registry) {
+  registry.add(matmulIntegerDef("MatMulInteger", false));
+  registry.add(matmulIntegerDef("QLinearMatMul", true));
+  registry.add(qlinearConvDef());
+}
+
+}  // namespace tessel::graph::nn

@@ -1,0 +1,129 @@
+// Integer and quantized matmul and convolution computes and their default schedule.
+#include "compiler/ops/Quantized.h"
+
+#include "compiler/ops/BatchMatmul.h"
+#include "core/ir/IROperators.h"
+
+namespace tessel {
+
+Expr requantize(Expr accumulator, Expr scale, Expr zeroPoint, DataType out) {
+  DataType f32 = DataType::float32();
+  Expr v = cast(f32, accumulator) * scale;
+  // numpy's round: halves go to the even neighbour.
+  Expr nearest = call(Intrinsic::Round, {v});
+  Expr half = eq(fabs(v - call(Intrinsic::Trunc, {v})), makeConst(f32, 0.5));
+  Expr even = call(Intrinsic::Round, {v * makeConst(f32, 0.5)}) * makeConst(f32, 2.0);
+  Expr shifted = select(half, even, nearest) + cast(f32, zeroPoint);
+  Expr low = cast(f32, minValue(out)), high = cast(f32, maxValue(out));
+  return cast(out, min(max(shifted, low), high));
+}
+
+namespace {
+// A zero point read for one element: the scalar, or the entry of its row / column / filter.
+Expr zeroPointAt(const te::Tensor& zeroPoint, Expr position) {
+  if (zeroPoint.ndim() == 0) return zeroPoint(std::vector<Expr>{});
+  bool scalar = *asConstInt(zeroPoint.shape()[0]) == 1;
+  return zeroPoint(std::vector<Expr>{scalar ? Expr(int64_t(0)) : position});
+}
+
+te::Tensor scalarInput(const std::vector<int64_t>& shape, DataType dtype, const std::string& name) {
+  return te::placeholder(toExprs(shape), dtype, name);
+}
+
+// The value of a scalar input of shape [] or [1].
+Expr scalarValue(const te::Tensor& scalar) { return zeroPointAt(scalar, Expr(int64_t(0))); }
+}  // namespace
+
+Expected<Workload> quantizedMatmul(const QuantizedMatmulParams& p) {
+  auto shape = batchMatmulOutputShape(p.aShape, p.bShape);
+  if (!shape) return shape.error();
+  DataType i32 = DataType::int32();
+  te::Tensor A = te::placeholder(toExprs(p.aShape), p.aType, "A");
+  te::Tensor B = te::placeholder(toExprs(p.bShape), p.bType, "B");
+  te::Tensor az = p.aZeroPoint ? te::placeholder(toExprs(*p.aZeroPoint), p.aType, "a_zero_point") : te::Tensor();
+  te::Tensor bz = p.bZeroPoint ? te::placeholder(toExprs(*p.bZeroPoint), p.bType, "b_zero_point") : te::Tensor();
+  // The operands shifted by their zero points (per row of A: its second-to-last axis; per
+  // column of B: its last), in int32; the schedule inlines them into the product.
+  auto shift = [&](const te::Tensor& x, const te::Tensor& zero, bool perRow, const std::string& name) {
+    return te::compute(
+        x.shape(),
+        [&](const std::vector<Var>& at) {
+          Expr value = cast(i32, x(asExprs(at)));
+          if (!zero.defined()) return value;
+          Expr position = perRow && at.size() >= 2 ? Expr(at[at.size() - 2]) : Expr(at.back());
+          return value - cast(i32, zeroPointAt(zero, position));
+        },
+        name, axisNames(size_t(x.ndim())), "quantized");
+  };
+  te::Tensor shiftedA = shift(A, az, true, "A.shifted"), shiftedB = shift(B, bz, false, "B.shifted");
+  Workload w;
+  w.name = std::string(p.requantized ? "qlinear_matmul_" : "matmul_integer_") + shapeName(p.aShape) + "_" +
+           shapeName(p.bShape) + "_" + p.aType.toString() + "_" + p.bType.toString();
+  w.inputs = {A, B};
+  if (az.defined()) w.inputs.push_back(az);
+  if (bz.defined()) w.inputs.push_back(bz);
+  w.flops = 2.0 * double(elementCount(*shape)) * double(p.aShape.back());
+  if (!p.requantized) {
+    w.outputs = {batchMatmulCompute(shiftedA, shiftedB, "qmatmul", i32)};
+    return w;
+  }
+  te::Tensor acc = batchMatmulCompute(shiftedA, shiftedB, "qmatmul.acc", i32);
+  te::Tensor aScale = scalarInput(p.scalarShapes[0], DataType::float32(), "a_scale");
+  te::Tensor bScale = scalarInput(p.scalarShapes[1], DataType::float32(), "b_scale");
+  te::Tensor yScale = scalarInput(p.scalarShapes[2], DataType::float32(), "y_scale");
+  te::Tensor yZero = scalarInput(p.scalarShapes[3], p.outType, "y_zero_point");
+  w.outputs = {te::compute(
+      acc.shape(),
+      [&](const std::vector<Var>& at) {
+        Expr scale = scalarValue(aScale) * scalarValue(bScale) / scalarValue(yScale);
+        return requantize(acc(asExprs(at)), scale, scalarValue(yZero), p.outType);
+      },
+      "qmatmul", axisNames(shape->size()), "quantized")};
+  w.inputs.insert(w.inputs.end(), {aScale, bScale, yScale, yZero});
+  return w;
+}
+
+Expected<Workload> quantizedConv(const QuantizedConvParams& p) {
+  auto base = directConv(p.conv, p.xType, p.wType, DataType::int32());
+  if (!base) return base.error();
+  te::Tensor acc = base->outputs[0];
+  te::Tensor xScale = scalarInput(p.scalarShapes[0], DataType::float32(), "x_scale");
+  te::Tensor wScale = scalarInput(p.weightScaleShape, DataType::float32(), "w_scale");
+  te::Tensor yScale = scalarInput(p.scalarShapes[1], DataType::float32(), "y_scale");
+  te::Tensor yZero = scalarInput(p.scalarShapes[2], p.outType, "y_zero_point");
+  Workload w = *base;
+  w.name = "qlinear_" + base->name;
+  std::vector<std::string> names = {"n", "m"};
+  for (int d = 2; d < acc.ndim(); ++d) names.push_back("q" + std::to_string(d - 2));
+  w.outputs = {te::compute(
+      acc.shape(),
+      [&](const std::vector<Var>& at) {
+        Expr scale = scalarValue(xScale) * zeroPointAt(wScale, at[1]) / scalarValue(yScale);
+        return requantize(acc(asExprs(at)), scale, scalarValue(yZero), p.outType);
+      },
+      "qconv", names, "quantized")};
+  w.inputs.insert(w.inputs.end(), {xScale, wScale, yScale, yZero});
+  return w;
+}
+
+Expected<Schedule> defaultQuantizedSchedule(const Workload& workload, const ScheduleTarget& target) {
+  Schedule s(workload.outputs);
+  std::vector<Status> steps;
+  for (const char* shifted : {"A.shifted", "B.shifted"})
+    if (s.findStage(shifted)) steps.push_back(s.computeInline(shifted));
+  for (const Stage& stage : s.stages()) {
+    const auto* compute = te::asCompute(stage.op);
+    if (!compute || stage.attach != AttachKind::Root || target.threads < 2) continue;
+    if (stage.name == "A.shifted" || stage.name == "B.shifted") continue;
+    for (const IterVar& axis : compute->axes)
+      if (*asConstInt(axis->dom.extent) > 1) {
+        steps.push_back(s.parallel(stage.name, axis.name()));
+        break;
+      }
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+}  // namespace tessel

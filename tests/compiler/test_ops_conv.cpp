@@ -244,6 +244,18 @@ private slots:
     QCOMPARE(packed.flops, plain.flops);
   }
 
+  void unpaddedConvReadsItsInputInPlace() {
+    // A 1x1 convolution has nothing to pad: copying its whole input per call is wasted traffic.
+    Conv2dParams p = convParams({1, 32, 14, 14}, 64, 1, 1);
+    Workload w = conv2d(p, Conv2dWeightLayout::Packed);
+    auto schedule = defaultConv2dSchedule(w, p);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w.args(), w.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(!text.contains("data.pad") && text.contains("data["), qPrintable(text));
+  }
+
   void prepackedMatmulMatchesReference_data() {
     QTest::addColumn<Shape>("aShape");
     QTest::addColumn<int>("n");

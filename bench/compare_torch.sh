@@ -8,7 +8,9 @@
 # process got; the fastest run of each side (torch_min_ms, tessel_min_ms, min_ratio) is
 # then the steadier comparison of the code itself, so it is printed too.
 #
-# Usage: bench/compare_torch.sh [--build DIR] [--rounds R] [--runs N] [--models "resnet18 ..."]
+# Usage: bench/compare_torch.sh [--build DIR] [--rounds R] [--runs N] [--threads T] [--models "resnet18 ..."]
+# (--threads: both sides' thread count, 2 unless given; 1 compares single-core code when the
+# machine is too busy for two threads to run together.)
 # Needs build/bin/tessel (cmake --build DIR --target tessel). Models, inputs and PyTorch's
 # outputs are written to DIR/models (not to git).
 set -euo pipefail
@@ -18,13 +20,15 @@ build="$root/build"
 rounds=3
 runs=20
 models="resnet18 mobilenet_v2 squeezenet1_1 transformer"
+threads=2
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build=$(cd "$2" && pwd); shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --models) models="$2"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --threads) threads="$2"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "compare_torch.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,8 +55,8 @@ if ! "$python" -c 'import torch, torchvision, onnx' 2>/dev/null; then
   fi
 fi
 
-# Both sides get 2 threads; BLAS stays single-threaded so it cannot add threads of its own.
-export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 TESSEL_NUM_THREADS=2
+# Both sides get the same threads; BLAS stays single-threaded so it cannot add threads of its own.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads TESSEL_NUM_THREADS=$threads
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 field() { sed -n "s/^$1=//p" | tail -1; }
@@ -77,9 +81,9 @@ for model in $models; do
 
   torch_times=() torch_mins=() tessel_times=() tessel_mins=()
   for ((round = 0; round < rounds; ++round)); do
-    read -r torch_median torch_min < <("$python" "$helpers" time "$model" "$dir" --threads 2 --runs "$runs")
+    read -r torch_median torch_min < <("$python" "$helpers" time "$model" "$dir" --threads "$threads" --runs "$runs")
     torch_times+=("$torch_median") torch_mins+=("$torch_min")
-    bench_log=$("$tessel" bench "$dir/model.onnx" --threads 2 --repeat "$runs")
+    bench_log=$("$tessel" bench "$dir/model.onnx" --threads "$threads" --repeat "$runs")
     tessel_times+=("$(echo "$bench_log" | field latency_ms)") tessel_mins+=("$(echo "$bench_log" | field min_ms)")
   done
   torch_ms=$(printf "%s\n" "${torch_times[@]}" | median)

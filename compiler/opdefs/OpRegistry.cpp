@@ -118,6 +118,8 @@ const OpRegistry& OpRegistry::global() {
     registerShapeOps(registry);
     registerLayoutOps(registry);
     registerLossOps(registry);
+    registerQuantizationOps(registry);
+    registerSignalAndVisionOps(registry);
   });
   return registry;
 }

@@ -132,5 +132,7 @@ void registerNeuralNetOps(OpRegistry& registry);
 void registerShapeOps(OpRegistry& registry);
 void registerLayoutOps(OpRegistry& registry);
 void registerLossOps(OpRegistry& registry);
+void registerQuantizationOps(OpRegistry& registry);
+void registerSignalAndVisionOps(OpRegistry& registry);
 
 }  // namespace tessel::graph

@@ -1,0 +1,222 @@
+// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor or per axis) and
+// DynamicQuantizeLinear, with ONNX's rounding (half to even) and saturation.
+#include "compiler/opdefs/OpRegistry.h"
+
+#include "core/ir/IROperators.h"
+
+namespace tessel::graph {
+
+namespace {
+
+struct QuantParams {
+  std::vector<int64_t> shape;
+  bool perAxis = false;
+  int64_t axis = 1;
+  bool hasZeroPoint = false;
+  DataType quantType = DataType::uint8();
+};
+
+/// The scale or zero point that applies to element `axes`: the one element of a per-tensor
+/// parameter, or the element along `axis` of a per-axis one.
+Expr quantParamAt(const te::Tensor& parameter, const std::vector<Var>& axes, const QuantParams& p) {
+  if (p.perAxis) return parameter({Expr(axes[size_t(p.axis)])});
+  return parameter(std::vector<Expr>(size_t(parameter.ndim()), Expr(0)));
+}
+
+Expected<QuantParams> quantParams(const OpCall& call) {
+  QuantParams p;
+  p.shape = call.inputTypes[0].shape;
+  const TensorType& scale = call.inputTypes[1];
+  // A 1-element scale is per tensor whatever its rank; a longer 1-D one runs along `axis`.
+  p.perAxis = elementCount(scale.shape) != 1;
+  auto axis = call.intAttr("axis", 1);
+  if (!axis) return axis.error();
+  int64_t rank = int64_t(p.shape.size());
+  p.axis = *axis < 0 ? *axis + rank : *axis;
+  if (p.perAxis) {
+    if (scale.shape.size() != 1) return call.error("the scale must be a scalar or 1-D, got " + scale.toString());
+    if (p.axis < 0 || p.axis >= rank) return call.error("axis " + std::to_string(*axis) + " is out of range");
+    if (scale.shape[0] != p.shape[size_t(p.axis)])
+      return call.error("the scale has " + std::to_string(scale.shape[0]) + " elements, axis " +
+                        std::to_string(p.axis) + " has " + std::to_string(p.shape[size_t(p.axis)]));
+  }
+  p.hasZeroPoint = call.hasInput(2);
+  if (p.hasZeroPoint) {
+    p.quantType = call.inputTypes[2].dtype;
+    if (call.inputTypes[2].shape != scale.shape && elementCount(call.inputTypes[2].shape) != elementCount(scale.shape))
+      return call.error("the zero point's shape " + call.inputTypes[2].toString() + " differs from the scale's " +
+                        scale.toString());
+  }
+  return p;
+}
+
+Expr roundHalfToEven(Expr x) { return call(Intrinsic::Round, {std::move(x)}); }
+
+/// `value` (floating point) clamped into the range of the integer type `to`.
+Expr saturate(Expr value, DataType to) {
+  double lo = to.isInt() ? -double(int64_t(1) << (to.bits() - 1)) : 0.0;
+  double hi = to.isInt() ? double((int64_t(1) << (to.bits() - 1)) - 1) : double((int64_t(1) << to.bits()) - 1);
+  DataType f = value.dtype();
+  return max(min(value, FloatImmNode::make(f, hi)), FloatImmNode::make(f, lo));
+}
+
+OpDef quantizeLinear() {
+  OpDef def;
+  def.name = "QuantizeLinear";
+  def.pattern = OpPattern::Broadcast;
+  def.minInputs = 2;
+  def.maxInputs = 3;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = quantParams(call);
+    if (!p) return p.error();
+    if (!call.inputTypes[0].dtype.isFloat()) return call.error("input 0 must be floating point");
+    if (p->quantType != DataType::uint8() && p->quantType != DataType::int8())
+      return call.error("the zero point must be uint8 or int8, got " + p->quantType.toString());
+    return std::vector<TensorType>{TensorType{p->quantType, p->shape, ""}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = quantParams(call);
+    if (!p) return p.error();
+    OpKernel kernel;
+    Workload& w = kernel.workload;
+    w.name = "quantize_" + shapeName(p->shape);
+    DataType f = call.inputTypes[0].dtype;
+    te::Tensor x = te::placeholder(toExprs(p->shape), f, "x");
+    te::Tensor scale = te::placeholder(toExprs(call.inputTypes[1].shape), call.inputTypes[1].dtype, "scale");
+    w.inputs = {x, scale};
+    kernel.inputIndices = {0, 1};
+    te::Tensor zero;
+    if (p->hasZeroPoint) {
+      zero = te::placeholder(toExprs(call.inputTypes[1].shape), p->quantType, "zero_point");
+      w.inputs.push_back(zero);
+      kernel.inputIndices.push_back(2);
+    }
+    QuantParams params = *p;
+    w.outputs = {te::compute(
+        toExprs(p->shape),
+        [&](const std::vector<Var>& axes) {
+          Expr value = roundHalfToEven(x(asExprs(axes)) / cast(f, quantParamAt(scale, axes, params)));
+          if (params.hasZeroPoint) value = value + cast(f, quantParamAt(zero, axes, params));
+          return cast(params.quantType, saturate(value, params.quantType));
+        },
+        "out", axisNames(p->shape.size()), "elemwise")};
+    return kernel;
+  };
+  return def;
+}
+
+OpDef dequantizeLinear() {
+  OpDef def;
+  def.name = "DequantizeLinear";
+  def.pattern = OpPattern::Broadcast;
+  def.minInputs = 2;
+  def.maxInputs = 3;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = quantParams(call);
+    if (!p) return p.error();
+    if (!call.inputTypes[0].dtype.isIntegral()) return call.error("input 0 must be an integer tensor");
+    return std::vector<TensorType>{TensorType{call.inputTypes[1].dtype, p->shape, ""}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = quantParams(call);
+    if (!p) return p.error();
+    OpKernel kernel;
+    Workload& w = kernel.workload;
+    w.name = "dequantize_" + shapeName(p->shape);
+    DataType f = call.inputTypes[1].dtype;
+    te::Tensor x = te::placeholder(toExprs(p->shape), call.inputTypes[0].dtype, "x");
+    te::Tensor scale = te::placeholder(toExprs(call.inputTypes[1].shape), f, "scale");
+    w.inputs = {x, scale};
+    kernel.inputIndices = {0, 1};
+    te::Tensor zero;
+    if (p->hasZeroPoint) {
+      zero = te::placeholder(toExprs(call.inputTypes[1].shape), call.inputTypes[2].dtype, "zero_point");
+      w.inputs.push_back(zero);
+      kernel.inputIndices.push_back(2);
+    }
+    QuantParams params = *p;
+    w.outputs = {te::compute(
+        toExprs(p->shape),
+        [&](const std::vector<Var>& axes) {
+          Expr value = cast(f, x(asExprs(axes)));
+          if (params.hasZeroPoint) value = value - cast(f, quantParamAt(zero, axes, params));
+          return value * quantParamAt(scale, axes, params);
+        },
+        "out", axisNames(p->shape.size()), "elemwise")};
+    return kernel;
+  };
+  return def;
+}
+
+/// y_scale = (max(0, max x) - min(0, min x)) / 255, y_zero_point = saturate(round(-min / scale)),
+/// y = saturate(round(x / scale) + zero point), all uint8.
+OpDef dynamicQuantizeLinear() {
+  OpDef def;
+  def.name = "DynamicQuantizeLinear";
+  def.pattern = OpPattern::Opaque;
+  def.minOutputs = 3;
+  def.maxOutputs = 3;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    if (call.inputTypes[0].dtype != DataType::float32()) return call.error("input 0 must be float32");
+    return std::vector<TensorType>{TensorType{DataType::uint8(), call.inputTypes[0].shape, ""},
+                                   TensorType{DataType::float32(), {}, ""}, TensorType{DataType::uint8(), {}, ""}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    std::vector<int64_t> shape = call.inputTypes[0].shape;
+    DataType f = DataType::float32();
+    OpKernel kernel;
+    Workload& w = kernel.workload;
+    w.name = "dynamic_quantize_" + shapeName(shape);
+    te::Tensor x = te::placeholder(toExprs(shape), f, "x");
+    w.inputs = {x};
+    kernel.inputIndices = {0};
+    auto reduceAll = [&](const std::string& name, bool isMax) {
+      std::vector<IterVar> axes;
+      std::vector<Expr> position;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        axes.push_back(te::reduceAxis(IntImmNode::make(DataType::index(), shape[d]), "r" + std::to_string(d)));
+        position.push_back(axes.back()->var);
+      }
+      if (axes.empty()) return x;  // a scalar is its own extreme
+      return te::compute(
+          {}, [&](const std::vector<Var>&) { return isMax ? te::maximum(x(position), axes) : te::minimum(x(position), axes); },
+          name, {}, "reduce");
+    };
+    te::Tensor high = reduceAll("x.max", true), low = reduceAll("x.min", false);
+    // The range always includes 0, so that 0 quantizes exactly.
+    Expr zero = FloatImmNode::make(f, 0.0);
+    auto highest = [&] { return max(high(std::vector<Expr>{}), zero); };
+    auto lowest = [&] { return min(low(std::vector<Expr>{}), zero); };
+    te::Tensor scale = te::compute(
+        {}, [&](const std::vector<Var>&) { return (highest() - lowest()) / FloatImmNode::make(f, 255.0); }, "y_scale",
+        {}, "elemwise");
+    te::Tensor zeroPoint = te::compute(
+        {},
+        [&](const std::vector<Var>&) {
+          Expr z = roundHalfToEven(-lowest() / scale(std::vector<Expr>{}));
+          return cast(DataType::uint8(), saturate(z, DataType::uint8()));
+        },
+        "y_zero_point", {}, "elemwise");
+    te::Tensor y = te::compute(
+        toExprs(shape),
+        [&](const std::vector<Var>& axes) {
+          Expr v = roundHalfToEven(x(asExprs(axes)) / scale(std::vector<Expr>{})) +
+                   cast(f, zeroPoint(std::vector<Expr>{}));
+          return cast(DataType::uint8(), saturate(v, DataType::uint8()));
+        },
+        "y", axisNames(shape.size()), "elemwise");
+    w.outputs = {y, scale, zeroPoint};
+    return kernel;
+  };
+  return def;
+}
+
+}  // namespace
+
+void registerQuantizationOps(OpRegistry& registry) {
+  registry.add(quantizeLinear());
+  registry.add(dequantizeLinear());
+  registry.add(dynamicQuantizeLinear());
+}
+
+}  // namespace tessel::graph

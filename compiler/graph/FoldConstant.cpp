@@ -109,7 +109,16 @@ Expected<std::optional<std::vector<Value>>> foldOperation(const OperationNode& o
   if (mustFold)
     if (auto viewed = foldWithoutKernel(op, inputs)) return Folded(std::move(*viewed));
   if (!mustFold && !OpRegistry::global().find(op.op)) return Folded();
-  auto kernel = buildOpKernel(call);
+  // An operator that throws while building (a bug of its own) only matters for an operation
+  // that has to fold; the others are left to the graph compiler to report.
+  Expected<OpKernel> kernel = Diagnostic{};
+  try {
+    kernel = buildOpKernel(call);
+  } catch (const UserError& e) {
+    kernel = e.diagnostic;
+  } catch (const runtime::Error& e) {
+    kernel = Diagnostic{e.what()};
+  }
   if (!kernel) {
     if (mustFold) return foldError(op, kernel.error().message);
     return Folded();

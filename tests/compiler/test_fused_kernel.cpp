@@ -15,8 +15,10 @@
 #include "compiler/ops/Reduction.h"
 #include "compiler/ops/Softmax.h"
 #include "compiler/ops/Transform.h"
+#include "core/ir/IROperators.h"
 #include "core/ir/IRPrinter.h"
 #include "core/ir/IRVisitor.h"
+#include "core/te/Rewire.h"
 
 using namespace tessel;
 using graph::OpCall;
@@ -390,6 +392,35 @@ class TestFusedKernel : public QObject {
   }
 
 private slots:
+  // The tensor-expression edits fusion is made of, on a two-stage pipeline A -> B -> C.
+  void rewireCopiesAPipelineOntoAnotherInput() {
+    te::Tensor A = te::placeholder({Expr(4)}, DataType::float32(), "A");
+    te::Tensor B = te::compute({Expr(4)}, [&](Var i) { return A(i) * 2.0f; }, "B");
+    te::Tensor C = te::compute({Expr(4)}, [&](Var i) { return B(i) + 1.0f; }, "C");
+    te::Tensor R = te::placeholder({Expr(4)}, DataType::float32(), "R");
+    auto copies = te::rewire({C}, {{A.op().get(), R}}, [](const std::string& name) { return "op1." + name; });
+    QCOMPARE(copies.size(), size_t(1));
+    const te::ComputeOpNode* copyOfC = te::asCompute(copies[0].op());
+    QCOMPARE(QString::fromStdString(copyOfC->name), QString("op1.C"));
+    QCOMPARE(QString::fromStdString(toString(copyOfC->body)), QString("op1.B[i] + 1.0f"));
+    const te::ComputeOpNode* copyOfB = te::asCompute(copyOfC->inputs.at(0).op());
+    QCOMPARE(QString::fromStdString(toString(copyOfB->body)), QString("R[i]*2.0f"));
+    QVERIFY(copyOfB->inputs.at(0) == R);
+    // The original pipeline is untouched.
+    QCOMPARE(QString::fromStdString(toString(te::asCompute(C.op())->body)), QString("B[i] + 1.0f"));
+  }
+
+  void inlineReadsSubstitutesBodiesAtTheReadIndices() {
+    te::Tensor A = te::placeholder({Expr(8)}, DataType::float32(), "A");
+    te::Tensor B = te::compute({Expr(8)}, [&](Var i) { return A(i) * 2.0f; }, "B");
+    te::Tensor C = te::compute({Expr(4)}, [&](Var i) { return B(i * 2) + B(i * 2 + 1); }, "C");
+    Expr inlined = te::inlineReads(te::asCompute(C.op())->body, {B});
+    QCOMPARE(QString::fromStdString(toString(inlined)), QString("A[i*2]*2.0f + A[i*2 + 1]*2.0f"));
+    auto read = te::tensorsReadBy(inlined, {A, B, C});
+    QCOMPARE(read.size(), size_t(1));
+    QVERIFY(read[0] == A);
+  }
+
   // Each group compiled as one kernel against its operations' kernels run one by one, with
   // this test's operator definitions (the composition alone) and with the compiler's
   // registry through buildKernelForNode (what the driver calls).

@@ -7,6 +7,8 @@
 
 #include "compiler/driver/FusedComposition.h"
 #include "compiler/driver/FusedKernel.h"
+#include "compiler/graph/AlterLayout.h"
+#include "compiler/graph/FuseOps.h"
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/Elementwise.h"
@@ -444,6 +446,52 @@ private slots:
     auto outputs = runKernel(*kernel, c.inputs);
     QCOMPARE(outputs.size(), size_t(1));
     QCOMPARE(differences(outputs[0], runPrimitivesOneByOne(node, c.inputs, registry)), QString());
+  }
+
+  void prepackedLayersFromThePassesMatchTheirPrimitives_data() {
+    QTest::addColumn<bool>("dense");
+    QTest::newRow("conv with constant weight and bias, relu") << false;
+    QTest::newRow("matmul with constant weight, bias add, relu") << true;
+  }
+  void prepackedLayersFromThePassesMatchTheirPrimitives() {
+    // What ResNet and MobileNet are made of, through the passes that make it: AlterLayout
+    // packs the constant weight (ConvPrepacked / DensePrepacked) and FuseOps groups the
+    // layer with its epilogue. The fused kernel keeps the anchor's output stage.
+    QFETCH(bool, dense);
+    Shape dataShape = dense ? Shape{12, 40} : Shape{1, 8, 10, 12};
+    Shape outShape = dense ? Shape{12, 36} : Shape{1, 20, 10, 12};
+    Value data = graph::makeInput("data", f32(dataShape));
+    Value weight = graph::makeConstant("weight", patternArray(dense ? Shape{40, 36} : Shape{20, 8, 3, 3}, 2));
+    Value bias = graph::makeConstant("bias", patternArray({outShape[1]}, 3));
+    Value layer = dense ? graph::makeOperation("fc", "MatMul", {data, weight}, {}, {f32(outShape)})[0]
+                        : graph::makeOperation("conv", "Conv", {data, weight, bias},
+                                               {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, {f32(outShape)})[0];
+    if (dense) layer = graph::makeOperation("bias_add", "Add", {layer, bias}, {}, {f32(outShape)})[0];
+    Value relu = graph::makeOperation("relu", "Relu", {layer}, {}, {f32(outShape)})[0];
+    graph::Graph model{{data}, {relu}, {"out"}};
+    auto packed = graph::alterLayout(model);
+    QVERIFY2(packed.ok(), packed.ok() ? "" : packed.error().toString().c_str());
+    auto fusedModel = graph::fuseOps(*packed);
+    QVERIFY2(fusedModel.ok(), fusedModel.ok() ? "" : fusedModel.error().toString().c_str());
+    auto operations = fusedModel->operations();
+    QCOMPARE(operations.size(), size_t(1));
+    const graph::OperationNode& node = *operations[0];
+    QVERIFY(node.isFused());
+
+    auto kernel = driver::buildKernelForNode(node, ScheduleTarget::host());
+    QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
+    std::vector<runtime::NDArray> inputs;
+    for (const Value& input : node.inputs) {
+      const graph::ConstantNode* constant = graph::asConstant(input.node());
+      inputs.push_back(constant ? constant->data : patternArray(input.type().shape, 1));
+    }
+    auto outputs = runKernel(*kernel, inputs);
+    QCOMPARE(outputs.size(), size_t(1));
+    QCOMPARE(differences(outputs[0], runPrimitivesOneByOne(node, inputs, graph::OpRegistry::global())), QString());
+    // The epilogue went into the layer's output stage: conv's "conv", or the stage that
+    // takes over matmul's "C" loops.
+    QString output = QString::fromStdString(kernel->workload.outputs[0].name());
+    QVERIFY2(output == (dense ? "C.epilogue" : "conv"), qPrintable("the output stage is " + output));
   }
 
   void convEpilogueWritesEachOutputOnceWithoutIntermediates() {

@@ -5,6 +5,7 @@
 #include "compiler/ops/Generate.h"
 #include "compiler/ops/Indexing.h"
 #include "compiler/ops/Transform.h"
+#include "compiler/ops/TransformSupport.h"
 
 namespace tessel::graph::shape_ops {
 
@@ -152,6 +153,87 @@ Expected<OpKernel> buildNonZero(const OpCall& call) {
   return transformKernel(call, constantTensor({int64_t(shape.size()), int64_t(hits.size())}, table, DataType::int64()),
                          {});
 }
+// Unique has data-dependent output shapes: it compiles only when its input is known, and then
+// all four outputs are constants computed here.
+Expected<OpKernel> buildUnique(const OpCall& call) {
+  if (!call.isConstant(0))
+    return call.error("the input is not a constant",
+                      "Unique has a data-dependent shape: Tessel compiles it only when its input is known");
+  auto values = constantElements(call, 0, "input");
+  if (!values) return values.error();
+  auto sorted = call.intAttr("sorted", 1);
+  if (!sorted) return sorted.error();
+  const TensorType& in = inputType(call, 0);
+  // Without an axis the elements of the flattened input are compared; with one, whole slices.
+  Shape shape = in.shape;
+  std::optional<int64_t> axis;
+  if (call.hasAttr("axis")) {
+    auto a = call.intAttr("axis", 0);
+    if (!a) return a.error();
+    auto normalized = normalizedAxis(call, *a, shape.size());
+    if (!normalized) return normalized.error();
+    axis = *normalized;
+  }
+  if (!axis) shape = {elementCount(in.shape)};
+  size_t a = size_t(axis.value_or(0));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < a; ++d) outer *= shape[d];
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  int64_t count = shape[a];
+  auto sliceOf = [&](int64_t k) {
+    std::vector<double> slice;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) slice.push_back((*values)[size_t((o * count + k) * inner + i)]);
+    return slice;
+  };
+  std::vector<std::vector<double>> slices;
+  for (int64_t k = 0; k < count; ++k) slices.push_back(sliceOf(k));
+  // Distinct slices in order of first occurrence, then sorted if asked.
+  std::vector<int64_t> firsts;
+  for (int64_t k = 0; k < count; ++k) {
+    bool seen = false;
+    for (int64_t f : firsts) seen = seen || slices[size_t(f)] == slices[size_t(k)];
+    if (!seen) firsts.push_back(k);
+  }
+  if (*sorted)
+    std::stable_sort(firsts.begin(), firsts.end(),
+                     [&](int64_t x, int64_t y) { return slices[size_t(x)] < slices[size_t(y)]; });
+  std::vector<double> indices;
+  std::vector<double> inverse(static_cast<size_t>(count), 0.0);
+  std::vector<double> counts(firsts.size(), 0.0);
+  for (size_t u = 0; u < firsts.size(); ++u) indices.push_back(double(firsts[u]));
+  for (int64_t k = 0; k < count; ++k)
+    for (size_t u = 0; u < firsts.size(); ++u)
+      if (slices[size_t(firsts[u])] == slices[size_t(k)]) {
+        inverse[size_t(k)] = double(u);
+        counts[u] += 1;
+      }
+  Shape uniqueShape = shape;
+  uniqueShape[a] = int64_t(firsts.size());
+  std::vector<double> unique;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t f : firsts)
+      for (int64_t i = 0; i < inner; ++i) unique.push_back((*values)[size_t((o * count + f) * inner + i)]);
+  struct Output {
+    Shape shape;
+    const std::vector<double>* values;
+    DataType dtype;
+  };
+  std::vector<Output> outputs = {{uniqueShape, &unique, in.dtype},
+                                 {{int64_t(firsts.size())}, &indices, DataType::int64()},
+                                 {{count}, &inverse, DataType::int64()},
+                                 {{int64_t(firsts.size())}, &counts, DataType::int64()}};
+  Workload w;
+  w.name = "unique_" + shapeName(in.shape);
+  for (int k = 0; k < call.outputCount; ++k) {
+    const Output& output = outputs[size_t(k)];
+    auto stage = constantStage(output.shape, *output.values, output.dtype, "out" + std::to_string(k));
+    if (!stage) return transformKernel(call, stage.error(), {});
+    w.outputs.push_back(*stage);
+  }
+  w.name += "_" + transform_support::parameterTag(*values);
+  return transformKernel(call, w, {});
+}
 }  // namespace
 
 void registerIndexingOps(OpRegistry& registry) {
@@ -167,6 +249,7 @@ void registerIndexingOps(OpRegistry& registry) {
   registry.add(kernelTypedOp("ReverseSequence", injective, 2, 2, {}, buildReverseSequence));
   registry.add(kernelTypedOp("Compress", injective, 2, 2, {1}, buildCompress));
   registry.add(kernelTypedOp("NonZero", OpPattern::Opaque, 1, 1, {0}, buildNonZero));
+  registry.add(kernelTypedOp("Unique", OpPattern::Opaque, 1, 1, {0}, buildUnique, 1, 4));
 }
 
 }  // namespace tessel::graph::shape_ops

@@ -29,19 +29,29 @@ Expr constantTableLookup(const std::vector<double>& values, const Expr& index, D
   return lookupRuns(runs, 0, runs.size(), index, dtype);
 }
 
-Expected<Workload> constantTensor(const Shape& shape, const std::vector<double>& values, DataType dtype) {
+Expected<te::Tensor> constantStage(const Shape& shape, const std::vector<double>& values, DataType dtype,
+                                   const std::string& name) {
   const std::string op = "Constant";
-  if (auto e = checkShape(op, shape, "output")) return *e;
+  if (auto e = checkShape(op, shape, "output", true)) return *e;
   if (int64_t(values.size()) != elementCount(shape))
     return opError(op, std::to_string(values.size()) + " values for shape " + shapeName(shape));
   if (elementCount(shape) > kMaxConstantTable)
     return opError(op, "a computed constant of " + std::to_string(elementCount(shape)) + " elements",
                    "at most " + std::to_string(kMaxConstantTable) + " elements are computed at compile time");
-  te::Tensor out = te::compute(
+  if (values.empty())  // an empty tensor: nothing is ever read from the table
+    return te::compute(
+        toExprs(shape), [&](const std::vector<Var>&) { return makeZero(dtype); }, name, axisNames(shape.size()),
+        "injective");
+  return te::compute(
       toExprs(shape),
       [&](const std::vector<Var>& i) { return constantTableLookup(values, flatOffset(asExprs(i), shape), dtype); },
-      "out", axisNames(shape.size()), "injective");
-  return singleOutput("constant_" + shapeName(shape) + "_" + dtype.toString() + "_" + parameterTag(values), {}, out);
+      name, axisNames(shape.size()), "injective");
+}
+
+Expected<Workload> constantTensor(const Shape& shape, const std::vector<double>& values, DataType dtype) {
+  auto out = constantStage(shape, values, dtype, "out");
+  if (!out) return out.error();
+  return singleOutput("constant_" + shapeName(shape) + "_" + dtype.toString() + "_" + parameterTag(values), {}, *out);
 }
 
 Expected<Workload> fill(const Shape& shape, double value, DataType dtype) {

@@ -11,9 +11,16 @@ namespace tessel {
 /// `values` must not be empty.
 Expr constantTableLookup(const std::vector<double>& values, const Expr& index, DataType dtype);
 
+/// The largest constant computed by a table kernel (larger ones belong in the model as data).
+constexpr int64_t kMaxConstantTable = 4096;
+
+/// The compute stage `name` of `shape` holding `values` in row-major order (at most
+/// kMaxConstantTable elements), for workloads with several constant outputs.
+Expected<te::Tensor> constantStage(const std::vector<int64_t>& shape, const std::vector<double>& values, DataType dtype,
+                                   const std::string& name);
+
 /// A tensor of `shape` holding `values` in row-major order (at most kMaxConstantTable
 /// elements); no inputs. The output stage is "out".
-constexpr int64_t kMaxConstantTable = 4096;
 Expected<Workload> constantTensor(const std::vector<int64_t>& shape, const std::vector<double>& values, DataType dtype);
 
 /// ONNX ConstantOfShape: every element `value`; no inputs.

@@ -557,6 +557,24 @@ class TestOpdefsShape : public QObject {
     QVERIFY2(error.contains("NonZero 'node_NonZero'") && error.contains("data-dependent"), qPrintable(error));
   }
 
+  void uniqueOfAConstant() {
+    // Elements [2, 1, 1, 3, 4, 3] (flattened 2x3): sorted unique values, first positions,
+    // the position of each element among them, and their counts.
+    auto data = floatConstant({2, 1, 1, 3, 4, 3}, {2, 3});
+    OpCall sorted = CallBuilder("Unique", 11).constant(data, DataType::float32()).outputs(4).call;
+    checkCall(sorted, {},
+              {HostTensor{{4}, {1, 2, 3, 4}}, HostTensor{{4}, {1, 0, 3, 4}}, HostTensor{{6}, {1, 0, 0, 2, 3, 2}},
+               HostTensor{{4}, {2, 1, 2, 1}}});
+    OpCall firstSeen = CallBuilder("Unique", 11).constant(data, DataType::float32()).attr("sorted", int64_t(0)).call;
+    checkCall(firstSeen, {}, {HostTensor{{4}, {2, 1, 3, 4}}});
+    // Along axis 1: columns [2, 3], [1, 4], [1, 3]; all distinct, sorted lexicographically.
+    OpCall columns =
+        CallBuilder("Unique", 11).constant(data, DataType::float32()).attr("axis", int64_t(-1)).outputs(2).call;
+    checkCall(columns, {}, {HostTensor{{2, 3}, {1, 1, 2, 3, 4, 3}}, HostTensor{{3}, {2, 1, 0}}});
+    QString error = diagnosticOf(CallBuilder("Unique", 11).input({4}).call);
+    QVERIFY2(error.contains("Unique 'node_Unique'") && error.contains("data-dependent"), qPrintable(error));
+  }
+
   void resizeInterpolates_data() {
     QTest::addColumn<QString>("mode");
     QTest::addColumn<QString>("coordinates");

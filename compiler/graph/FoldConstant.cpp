@@ -32,6 +32,16 @@ bool keepsElementsInOrder(const std::string& op) {
   return ops.count(op) != 0;
 }
 
+// "<node>[+<other ONNX nodes it stands for>][.<output>].folded": the name says where the
+// value came from, including nodes an earlier rewrite merged into this one.
+std::string foldedName(const OperationNode& op, size_t output) {
+  std::string name = op.name;
+  std::set<std::string> seen{op.name};
+  for (auto& origin : op.provenance)
+    if (!origin.nodeName.empty() && seen.insert(origin.nodeName).second) name += "+" + origin.nodeName;
+  return name + (output ? "." + std::to_string(output) : "") + ".folded";
+}
+
 std::optional<std::vector<Value>> foldWithoutKernel(const OperationNode& op, const std::vector<Value>& inputs) {
   if (!keepsElementsInOrder(op.op) || op.outputTypes.size() != 1 || inputs.empty() || !inputs[0].defined())
     return std::nullopt;
@@ -40,7 +50,7 @@ std::optional<std::vector<Value>> foldWithoutKernel(const OperationNode& op, con
   if (!data || data->outputTypes[0].dtype != type.dtype || data->data.numElements() != type.elementCount())
     return std::nullopt;
   runtime::NDArray view = data->data.view(type.shape, toRuntimeType(type.dtype));
-  return std::vector<Value>{makeConstant(op.name + ".folded", view, type.layout)};
+  return std::vector<Value>{makeConstant(foldedName(op, 0), view, type.layout)};
 }
 
 Diagnostic foldError(const OperationNode& op, const std::string& message) {
@@ -86,8 +96,7 @@ Expected<std::vector<Value>> evaluate(const OperationNode& op, const OpCall& cal
   }
   std::vector<Value> constants;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string name = op.name + (i ? "." + std::to_string(i) : "") + ".folded";
-    constants.push_back(makeConstant(name, outputs[i], op.outputTypes[i].layout));
+    constants.push_back(makeConstant(foldedName(op, i), outputs[i], op.outputTypes[i].layout));
     TESSEL_ICHECK(constants.back().type() == op.outputTypes[i])
         << "folding " << op.name << " changed its type from " << op.outputTypes[i].toString() << " to "
         << constants.back().type().toString();

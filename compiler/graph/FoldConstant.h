@@ -15,7 +15,8 @@ namespace tessel::graph {
 /// compiler evaluates it with the operator's own kernel: built through the registry with its
 /// default schedule, JIT-compiled and run on the constants. Producers are visited first, so
 /// whole constant subgraphs fold in one call. Each new constant is named after the operation
-/// ("<node>.folded", "<node>.<i>.folded" for outputs after the first) and keeps its output's
+/// and the ONNX nodes it stands for ("<node>.folded", "<node>+<merged node>.folded",
+/// "<node>.<i>.folded" for outputs after the first) and keeps its output's
 /// type. Random operators never fold. An operation that should fold but cannot be built or
 /// run is a Diagnostic naming it.
 Expected<Graph> foldConstant(const Graph& graph);

@@ -35,12 +35,13 @@ inline runtime::NDArray variedArray(std::vector<int64_t> shape, int seed) {
   return floatArray(std::move(shape), [seed](int64_t i) { return std::sin(double(i * 7 + seed * 13) * 0.37); });
 }
 
-/// An operation typed by the registry, as InferTypes would type it (opset 13).
+/// An operation typed by the registry, as InferTypes would type it (opset 13); named like the
+/// ONNX node it stands for, as the importer names them.
 inline std::vector<graph::Value> typedOutputs(const std::string& name, const std::string& op,
                                               std::vector<graph::Value> inputs, graph::Attributes attributes = {},
                                               int outputCount = 1) {
   using namespace graph;
-  std::vector<Provenance> provenance{{name + "_onnx", op, 13}};
+  std::vector<Provenance> provenance{{name, op, 13}};
   std::vector<TensorType> unknown(size_t(outputCount), TensorType{});
   auto probe = makeOperation(name, op, inputs, attributes, unknown, provenance);
   auto types = inferOpTypes(makeOpCall(*asOperation(probe[0].node())));

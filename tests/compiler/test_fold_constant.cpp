@@ -43,6 +43,15 @@ private slots:
     for (int64_t i = 0; i < 6; ++i) QCOMPARE(values[size_t(i)], float(std::max(0.0, double(i) - 2.5 + 0.5 * (i % 3))));
   }
 
+  void aFoldedNameKeepsEveryNodeItCameFrom() {
+    // A Conv that absorbed a BatchNormalization stands for both ONNX nodes.
+    Value a = makeConstant("a", floatArray({4}, [](int64_t i) { return double(i); }));
+    Value y = makeOperation("conv", "Neg", {a}, {}, {f32({4})},
+                            {{"conv", "Conv", 13}, {"bn", "BatchNormalization", 13}})[0];
+    Graph after = folded(Graph{{}, {y}, {"y"}});
+    QCOMPARE(QString::fromStdString(after.outputs[0].node()->name), QString("conv+bn.folded"));
+  }
+
   void theShapeOfARuntimeInputIsKnownWhenCompiling() {
     Value x = makeInput("x", f32({2, 3, 4}));
     Value y = makeInput("y", f32({24}));

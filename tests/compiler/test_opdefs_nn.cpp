@@ -455,6 +455,8 @@ private slots:
     QTest::newRow("attention 4-D") << Shape{2, 3, 16, 8} << Shape{2, 3, 8, 16};
     QTest::newRow("broadcast batch") << Shape{2, 1, 5, 6} << Shape{3, 6, 7};
     QTest::newRow("N-D times 2-D") << Shape{2, 12, 24} << Shape{24, 48};
+    QTest::newRow("N-D times narrow 2-D") << Shape{3, 5, 6} << Shape{6, 3};
+    QTest::newRow("float64 2-D") << Shape{5, 7} << Shape{7, 9};
     QTest::newRow("vector times matrix") << Shape{6} << Shape{2, 6, 5};
     QTest::newRow("matrix times vector") << Shape{4, 6} << Shape{6};
     QTest::newRow("dot product") << Shape{7} << Shape{7};
@@ -462,8 +464,9 @@ private slots:
   void matmulMatchesNumpySemantics() {
     QFETCH(Shape, a);
     QFETCH(Shape, b);
+    DataType dtype = QByteArray(QTest::currentDataTag()).startsWith("float64") ? DataType::float64() : DataType::float32();
     HostTensor x = randomTensor(a, 4), y = randomTensor(b, 5);
-    auto outputs = runOp(makeCall("MatMul", {typeOf(a), typeOf(b)}), {x, y});
+    auto outputs = runOp(makeCall("MatMul", {typeOf(a, dtype), typeOf(b, dtype)}), {x, y});
     QCOMPARE(outputs.size(), size_t(1));
     EXPECT_CLOSE(outputs[0], referenceMatmul(x, y), 1e-4);
   }

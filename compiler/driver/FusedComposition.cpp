@@ -11,6 +11,7 @@
 #include "compiler/lower/Lower.h"
 #include "compiler/ops/Elementwise.h"
 #include "core/ir/IRMutator.h"
+#include "core/ir/IROperators.h"
 #include "core/te/Rewire.h"
 
 namespace tessel::driver {
@@ -51,6 +52,26 @@ std::string identifierFrom(const std::string& text) {
   for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "fused_" + out;
   return out;
+}
+
+// `source`'s elements in row-major order under `like`'s shape: a kernel may read a value
+// through a placeholder of another shape with as many elements (the driver passes buffers
+// by element count). Inlined like any other injective stage.
+te::Tensor rowMajorView(const te::Tensor& source, const te::Tensor& like, const std::string& name) {
+  std::vector<int64_t> from = constantShape(source), to = constantShape(like);
+  return te::compute(
+      like.shape(),
+      [&](const std::vector<Var>& index) {
+        Expr flat = Expr(int64_t(0));
+        for (size_t d = 0; d < to.size(); ++d) flat = flat * Expr(to[d]) + index[d];
+        std::vector<Expr> at(from.size());
+        for (size_t d = from.size(); d-- > 0;) {
+          at[d] = d == 0 ? flat : flat % Expr(from[d]);
+          if (d > 0) flat = flat / Expr(from[d]);
+        }
+        return source(at);
+      },
+      name, axisNames(to.size()), "view");
 }
 
 class FusedKernelComposer {
@@ -205,6 +226,9 @@ private:
                            "' reads the constant '" + value.name() + "' at run time",
                        "FuseOps keeps only constants needed by value inside a body; pass the others as inputs");
         }
+        if (source.dtype() == placeholder.dtype() && constantShape(source) != constantShape(placeholder) &&
+            elementCount(constantShape(source)) == elementCount(constantShape(placeholder)))
+          source = rowMajorView(source, placeholder, "op" + std::to_string(i) + ".view" + std::to_string(j));
         if (source.dtype() != placeholder.dtype() || constantShape(source) != constantShape(placeholder))
           return error("inside its body, " + operation.node->op + " '" + operation.node->name + "' expects " +
                        placeholder.dtype().toString() + "[" + shapeName(constantShape(placeholder)) + "] for '" +

@@ -92,6 +92,58 @@ HostTensor referenceDft(const HostTensor& signal, int64_t length, bool inverse, 
   return out;
 }
 
+// RoiAlign of `x` ([N, C, H, W]) by the ONNX operator's description: per bin, a grid of
+// bilinear samples (sampling_ratio, or ceil(bin size) when 0), averaged or maxed.
+HostTensor referenceRoiAlign(const HostTensor& x, const HostTensor& rois, const HostTensor& batchIndices,
+                             int64_t outH, int64_t outW, int64_t sampling, double scale, bool halfPixel, bool maxMode) {
+  int64_t channels = x.shape[1], height = x.shape[2], width = x.shape[3], count = rois.shape[0];
+  HostTensor out{{count, channels, outH, outW}, {}};
+  auto pixel = [&](int64_t b, int64_t c, int64_t row, int64_t column) {
+    return x.values[size_t(offsetOf(x.shape, {b, c, row, column}))];
+  };
+  for (int64_t r = 0; r < count; ++r) {
+    double offset = halfPixel ? 0.5 : 0.0;
+    double x0 = rois.values[size_t(r * 4)] * scale - offset, y0 = rois.values[size_t(r * 4 + 1)] * scale - offset;
+    double roiW = rois.values[size_t(r * 4 + 2)] * scale - offset - x0;
+    double roiH = rois.values[size_t(r * 4 + 3)] * scale - offset - y0;
+    if (!halfPixel) roiW = std::max(roiW, 1.0), roiH = std::max(roiH, 1.0);
+    double binH = roiH / double(outH), binW = roiW / double(outW);
+    int64_t gridH = sampling > 0 ? sampling : int64_t(std::ceil(binH));
+    int64_t gridW = sampling > 0 ? sampling : int64_t(std::ceil(binW));
+    auto b = int64_t(batchIndices.values[size_t(r)]);
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t ph = 0; ph < outH; ++ph)
+        for (int64_t pw = 0; pw < outW; ++pw) {
+          double total = 0, best = 0;
+          bool first = true;
+          for (int64_t iy = 0; iy < gridH; ++iy)
+            for (int64_t ix = 0; ix < gridW; ++ix) {
+              double y = y0 + double(ph) * binH + (double(iy) + 0.5) * binH / double(gridH);
+              double xs = x0 + double(pw) * binW + (double(ix) + 0.5) * binW / double(gridW);
+              double corners[4] = {0, 0, 0, 0};
+              if (!(y < -1 || y > double(height) || xs < -1 || xs > double(width))) {
+                y = std::max(y, 0.0), xs = std::max(xs, 0.0);
+                auto yl = int64_t(y), xl = int64_t(xs);
+                int64_t yh = yl + 1, xh = xl + 1;
+                if (yl >= height - 1) yl = yh = height - 1, y = double(yl);
+                if (xl >= width - 1) xl = xh = width - 1, xs = double(xl);
+                double ly = y - double(yl), lx = xs - double(xl);
+                corners[0] = (1 - ly) * (1 - lx) * pixel(b, c, yl, xl);
+                corners[1] = (1 - ly) * lx * pixel(b, c, yl, xh);
+                corners[2] = ly * (1 - lx) * pixel(b, c, yh, xl);
+                corners[3] = ly * lx * pixel(b, c, yh, xh);
+              }
+              total += corners[0] + corners[1] + corners[2] + corners[3];
+              double sample = std::max(std::max(corners[0], corners[1]), std::max(corners[2], corners[3]));
+              best = first ? sample : std::max(best, sample);
+              first = false;
+            }
+          out.values.push_back(maxMode ? best : total / double(std::max<int64_t>(gridH * gridW, 1)));
+        }
+  }
+  return out;
+}
+
 // The determinant by Gaussian elimination with partial pivoting (another algorithm than the
 // kernel's permutation expansion).
 double referenceDeterminant(std::vector<double> a, int64_t n) {
@@ -128,7 +180,8 @@ private slots:
           "test_tfidfvectorizer_tf_only_bigrams_skip0", "test_tfidfvectorizer_tf_batch_onlybigrams_skip0",
           "test_tfidfvectorizer_tf_onlybigrams_skip5", "test_tfidfvectorizer_tf_batch_onlybigrams_skip5",
           "test_tfidfvectorizer_tf_uniandbigrams_skip5", "test_tfidfvectorizer_tf_batch_uniandbigrams_skip5",
-          "test_tfidfvectorizer_tf_onlybigrams_levelempty"})
+          "test_tfidfvectorizer_tf_onlybigrams_levelempty", "test_maxunpool_export_without_output_shape",
+          "test_maxunpool_export_with_output_shape", "test_roialign_aligned_false", "test_roialign_aligned_true"})
       QTest::newRow(name) << QString(name);
   }
   void conformanceModelMatchesExpectedOutputs() {
@@ -198,6 +251,93 @@ private slots:
                 ", expected " + std::to_string(expected))
                    .c_str());
     }
+  }
+
+  void roiAlignMatchesReference_data() {
+    QTest::addColumn<int>("sampling");
+    QTest::addColumn<bool>("halfPixel");
+    QTest::addColumn<bool>("maxMode");
+    QTest::newRow("avg, 2x2 samples, half pixel") << 2 << true << false;
+    QTest::newRow("avg, adaptive samples, half pixel") << 0 << true << false;
+    QTest::newRow("avg, adaptive samples, output half pixel") << 0 << false << false;
+    QTest::newRow("max, 3x3 samples") << 3 << true << true;
+    QTest::newRow("max, adaptive samples") << 0 << false << true;
+  }
+  void roiAlignMatchesReference() {
+    QFETCH(int, sampling);
+    QFETCH(bool, halfPixel);
+    QFETCH(bool, maxMode);
+    Shape shape{2, 3, 12, 10};
+    HostTensor x = randomTensor(shape, 3);
+    // Regions inside, across the border and degenerate (zero width), in input coordinates
+    // that spatial_scale 0.5 maps to the feature map.
+    HostTensor rois{{4, 4}, {0, 0, 19, 23, 4, 6, 12, 9, -4, 10, 30, 30, 8, 8, 8, 14}};
+    HostTensor batchIndices{{4}, {0, 1, 1, 0}};
+    Attributes attributes{{"output_height", int64_t(3)},
+                          {"output_width", int64_t(4)},
+                          {"sampling_ratio", int64_t(sampling)},
+                          {"spatial_scale", 0.5},
+                          {"mode", std::string(maxMode ? "max" : "avg")},
+                          {"coordinate_transformation_mode", std::string(halfPixel ? "half_pixel" : "output_half_pixel")}};
+    OpCall call = makeCall("RoiAlign", {typeOf(shape), typeOf({4, 4}), typeOf({4}, DataType::int64())}, attributes);
+    auto outputs = runOp(call, {x, rois, batchIndices});
+    QCOMPARE(outputs.size(), size_t(1));
+    HostTensor expected = referenceRoiAlign(x, rois, batchIndices, 3, 4, sampling, 0.5, halfPixel, maxMode);
+    std::string difference = tessel::testing::compareTensors(outputs[0], expected, 1e-5);
+    QVERIFY2(difference.empty(), difference.c_str());
+  }
+
+  // MaxPool's indices (flat over the whole unpooled tensor) point into overlapping, padded
+  // windows; MaxUnpool puts every value back there and zeros elsewhere, padded to output_shape.
+  void maxUnpoolScattersToPooledIndices_data() {
+    QTest::addColumn<bool>("withOutputShape");
+    QTest::newRow("inferred shape") << false;
+    QTest::newRow("larger output_shape") << true;
+  }
+  void maxUnpoolScattersToPooledIndices() {
+    QFETCH(bool, withOutputShape);
+    Shape shape{2, 2, 3, 4};
+    // kernel 3, stride 2, pads 1: the unpooled plane is (3-1)*2-2+3 = 5 by (4-1)*2-2+3 = 7.
+    Shape inferred{2, 2, 5, 7};
+    Shape outShape = withOutputShape ? Shape{2, 2, 6, 9} : inferred;
+    HostTensor x = randomTensor(shape, 5);
+    HostTensor indices{shape, {}};
+    std::mt19937 rng(11);
+    std::vector<bool> taken(size_t(tessel::elementCount(inferred)), false);
+    for (int64_t i = 0; i < tessel::elementCount(shape); ++i) {
+      Shape at = indexOf(shape, i);
+      // A free position of the element's window (rows 2h-1..2h+1, columns 2w-1..2w+1).
+      std::vector<int64_t> choices;
+      for (int64_t dy = -1; dy <= 1; ++dy)
+        for (int64_t dx = -1; dx <= 1; ++dx) {
+          int64_t row = at[2] * 2 + dy, column = at[3] * 2 + dx;
+          if (row < 0 || row >= inferred[2] || column < 0 || column >= inferred[3]) continue;
+          int64_t flat = offsetOf(inferred, {at[0], at[1], row, column});
+          if (!taken[size_t(flat)]) choices.push_back(flat);
+        }
+      QVERIFY(!choices.empty());
+      int64_t pick = choices[std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng)];
+      taken[size_t(pick)] = true;
+      indices.values.push_back(double(pick));
+    }
+    std::vector<TensorType> types{typeOf(shape), typeOf(shape, DataType::int64())};
+    if (withOutputShape) types.push_back(typeOf({4}, DataType::int64()));
+    OpCall call = makeCall("MaxUnpool", types,
+                           {{"kernel_shape", Shape{3, 3}}, {"strides", Shape{2, 2}}, {"pads", Shape{1, 1, 1, 1}}});
+    if (withOutputShape) {
+      auto given = runtime::NDArray::empty({4}, runtime::DataType::int64());
+      std::copy(outShape.begin(), outShape.end(), given.values<int64_t>().begin());
+      call.constantInputs[2] = given;
+    }
+    auto outputs = runOp(call, {x, indices, HostTensor{}});
+    QCOMPARE(outputs.size(), size_t(1));
+    HostTensor expected{outShape, std::vector<double>(size_t(tessel::elementCount(outShape)), 0.0)};
+    for (size_t i = 0; i < x.values.size(); ++i) {
+      Shape at = indexOf(inferred, int64_t(indices.values[i]));
+      expected.values[size_t(offsetOf(outShape, at))] = x.values[i];
+    }
+    std::string difference = tessel::testing::compareTensors(outputs[0], expected, 0);
+    QVERIFY2(difference.empty(), difference.c_str());
   }
 
   void invalidCallsAreDiagnosedAtTheNode_data() {

@@ -66,7 +66,7 @@ Expected<Workload> fill(const Shape& shape, double value, DataType dtype) {
 
 Expected<Workload> range(double start, double delta, int64_t count, DataType dtype) {
   const std::string op = "Range";
-  if (count < 1) return opError(op, "the range is empty", "empty results are not supported: drop the node");
+  if (count < 0) return opError(op, "a range of " + std::to_string(count) + " elements");
   te::Tensor out = te::compute(
       toExprs({count}),
       [&](const std::vector<Var>& i) {

@@ -26,7 +26,7 @@ Expected<Workload> constantTensor(const std::vector<int64_t>& shape, const std::
 /// ONNX ConstantOfShape: every element `value`; no inputs.
 Expected<Workload> fill(const std::vector<int64_t>& shape, double value, DataType dtype);
 
-/// ONNX Range: `count` elements start, start + delta, ...; no inputs.
+/// ONNX Range: `count` elements start, start + delta, ... (none when count is 0); no inputs.
 Expected<Workload> range(double start, double delta, int64_t count, DataType dtype);
 
 /// ONNX EyeLike: ones on the diagonal shifted by k (column - row == k), zeros elsewhere; no inputs.

@@ -474,9 +474,9 @@ Expected<Workload> tile(const Shape& shape, const Shape& repeats, DataType dtype
                            std::to_string(shape.size()) + " input", "give one repeat count per axis");
   Shape outShape;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (repeats[d] < 1)
+    if (repeats[d] < 0)
       return opError(op, "repeat count " + std::to_string(repeats[d]) + " on axis " + std::to_string(d),
-                     "repeat counts are positive (empty results are not supported)");
+                     "repeat counts are not negative");
     outShape.push_back(shape[d] * repeats[d]);
   }
   te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");

@@ -10,8 +10,8 @@ namespace tessel {
 // Every builder returns a Workload whose outputs are stages named "out" (Split: "out0",
 // "out1", ...) with axes ax0, ax1, ...; invalid attributes or shapes become a Diagnostic
 // naming the operator. Axes may be negative (counted from the end) wherever ONNX allows it.
-// Tensors with a zero-sized dimension are refused, except by Reshape, Concat, Slice, Split and
-// Trilu, which ONNX models use on empty tensors: their kernels' loops then never run.
+// Tensors with a zero-sized dimension are refused, except by Reshape, Concat, Slice, Split,
+// Tile (results) and Trilu, which ONNX models use on empty tensors: their loops never run.
 
 /// out = transpose(in): output axis d is input axis perm[d]. An empty perm reverses the axes.
 Expected<Workload> transpose(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm,
@@ -68,7 +68,7 @@ enum class PadMode { Constant, Reflect, Edge, Wrap };
 Expected<Workload> pad(const std::vector<int64_t>& shape, const std::vector<int64_t>& pads, double value = 0.0,
                        DataType dtype = DataType::float32(), PadMode mode = PadMode::Constant);
 
-/// ONNX Tile: the input repeated repeats[d] times along each axis d.
+/// ONNX Tile: the input repeated repeats[d] times along each axis d (0 gives an empty result).
 Expected<Workload> tile(const std::vector<int64_t>& shape, const std::vector<int64_t>& repeats,
                         DataType dtype = DataType::float32());
 

@@ -729,6 +729,15 @@ class TestOpdefsShape : public QObject {
               {{0, empty({0, 3, 4})}}, {empty({3, 4, 0})});
     checkCall(CallBuilder("Trilu").input({3, 0, 5}).call, {{0, empty({3, 0, 5})}}, {empty({3, 0, 5})});
     checkCall(CallBuilder("ConstantOfShape").ints({0}).call, {}, {empty({0})});
+    checkCall(CallBuilder("Shape", 15).input({2, 3}).attr("start", int64_t(1)).attr("end", int64_t(1)).call, {},
+              {empty({0})});
+    checkCall(CallBuilder("Range")
+                  .constant(intConstant({5}, {}), DataType::int64())
+                  .constant(intConstant({2}, {}), DataType::int64())
+                  .constant(intConstant({1}, {}), DataType::int64())
+                  .call,
+              {}, {empty({0})});
+    checkCall(CallBuilder("Tile").input({2, 3}).ints({0, 2}).call, {{0, distinctTensor({2, 3})}}, {empty({0, 6})});
     HostTensor in = distinctTensor({4, 3});
     checkCall(CallBuilder("Slice", 13).input({4, 3}).ints({1000}).ints({1001}).ints({1}).call, {{0, in}},
               {empty({4, 0})});

@@ -10,7 +10,9 @@
 #include <random>
 
 #include "OpsTestSupport.h"
+#include "compiler/lower/Lower.h"
 #include "compiler/opdefs/OpRegistry.h"
+#include "core/ir/IRPrinter.h"
 
 using namespace tessel;
 using namespace tessel::graph;
@@ -469,6 +471,24 @@ private slots:
     auto outputs = runOp(makeCall("MatMul", {typeOf(a, dtype), typeOf(b, dtype)}), {x, y});
     QCOMPARE(outputs.size(), size_t(1));
     EXPECT_CLOSE(outputs[0], referenceMatmul(x, y), 1e-4);
+  }
+
+
+  void attentionProductScheduleKeepsARegisterTile() {
+    // The transformer's attention product: batched over heads, its default schedule runs
+    // row blocks in parallel and accumulates a tile of vector columns in registers.
+    OpCall call = makeCall("MatMul", {typeOf({1, 4, 64, 32}), typeOf({1, 4, 32, 64})});
+    call.target.vectorLanes = 8;
+    call.target.threads = 4;
+    auto kernel = buildOpKernel(call);
+    QVERIFY(kernel.ok());
+    auto schedule = kernel->schedule(kernel->workload, call.target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().message.c_str());
+    auto lowered = lower(*schedule, kernel->workload.args(), kernel->workload.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for") && text.contains("allocate C.local") && text.contains("ramp("),
+             qPrintable(text));
   }
 
   void matmulRefusesMismatchedShapes() {

@@ -90,6 +90,7 @@ Expected<ParsedEquation> parse(const EinsumParams& p) {
     }
     for (size_t d = 0; d < labels.size(); ++d) {
       int64_t extent = p.shapes[t][d];
+      if (extent < 1) return einsumError("operand " + std::to_string(t) + " has an empty axis: " + shapeName(p.shapes[t]));
       auto [it, inserted] = parsed.extents.emplace(labels[d], extent);
       if (inserted || it->second == extent) continue;
       bool broadcasts = labels[d] >= kEllipsis && (it->second == 1 || extent == 1);

@@ -249,7 +249,10 @@ Expected<OpKernel> buildMelWeightMatrix(const OpCall& call) {
   for (int64_t i = 0; i < *melBins + 2; ++i) {
     double hertz = 700.0 * (std::pow(10.0, (double(i) * melStep + lowMel) / 2595.0) - 1.0);
     double bin = std::floor(double(*dftLength + 1) * hertz / double(*sampleRate));
-    if (bin < 0 || bin >= double(spectrogramBins))
+    // The last edge only bounds the last filter's falling slope (exclusive), so it may lie one
+    // past the last bin.
+    double limit = double(i == *melBins + 1 ? spectrogramBins + 1 : spectrogramBins);
+    if (bin < 0 || bin >= limit)
       return call.error("mel filter edge " + std::to_string(i) + " falls on spectrogram bin " +
                         std::to_string(int64_t(bin)) + ", outside [0, " + std::to_string(spectrogramBins) + ")",
                         "keep upper_edge_hertz at or below sample_rate / 2");

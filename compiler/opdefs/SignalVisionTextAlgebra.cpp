@@ -67,10 +67,11 @@ Expected<OpKernel> buildDet(const OpCall& call) {
 
 enum class TfIdfMode { TermFrequency, InverseDocumentFrequency, Both };
 
-/// One n-gram of the pool and the output column it counts into.
+/// One n-gram of the pool, the output column it counts into and its weight.
 struct NGram {
   std::vector<int64_t> tokens;
   int64_t column = 0;
+  double weight = 1.0;
 };
 
 struct TfIdfParams {
@@ -78,7 +79,6 @@ struct TfIdfParams {
   int64_t columns = 0;        ///< max(ngram_indexes) + 1.
   int64_t maxSkip = 0;
   TfIdfMode mode = TfIdfMode::TermFrequency;
-  std::vector<double> weights;  ///< By output column; empty: all 1.
 };
 
 Expected<TfIdfParams> tfIdfParams(const OpCall& call) {
@@ -108,7 +108,9 @@ Expected<TfIdfParams> tfIdfParams(const OpCall& call) {
   if (*minLength < 1 || *maxLength < *minLength || *maxSkip < 0)
     return call.error("need 1 <= min_gram_length <= max_gram_length and max_skip_count >= 0");
   p.maxSkip = *maxSkip;
-  p.weights = *weights;
+  if (!weights->empty() && weights->size() != indexes->size())
+    return call.error("weights has " + std::to_string(weights->size()) + " entries, ngram_indexes " +
+                      std::to_string(indexes->size()), "give one weight per n-gram of the pool");
 
   // ngram_counts[i] is where the n-grams of length i + 1 start in the pool.
   int64_t ordinal = 0;
@@ -124,21 +126,21 @@ Expected<TfIdfParams> tfIdfParams(const OpCall& call) {
       NGram gram;
       gram.tokens.assign(pool->begin() + start, pool->begin() + start + length);
       gram.column = (*indexes)[size_t(ordinal)];
+      // The i-th weight belongs to the i-th n-gram of the pool.
+      if (!weights->empty()) gram.weight = (*weights)[size_t(ordinal)];
       if (gram.column < 0) return call.error("ngram_indexes holds a negative column");
       p.columns = std::max(p.columns, gram.column + 1);
       if (length >= *minLength && length <= *maxLength) p.ngrams.push_back(std::move(gram));
     }
   }
   if (p.columns == 0) return call.error("the n-gram pool is empty");
-  if (!p.weights.empty() && int64_t(p.weights.size()) < p.columns)
-    return call.error("weights has " + std::to_string(p.weights.size()) + " entries for " +
-                      std::to_string(p.columns) + " output columns");
   return p;
 }
 
 /// Each n-gram is one reduction stage counting its occurrences per row: over start positions
 /// and skip distances (a skip of k puts k tokens between consecutive n-gram tokens; a unigram
-/// counts once whatever the skip). The output picks each column's stage and weights it.
+/// counts once whatever the skip). The output weights each count by its mode (TF: the count,
+/// IDF: the n-gram's weight where it occurs, TFIDF: their product) and sums a column's n-grams.
 Expected<OpKernel> buildTfIdfVectorizer(const OpCall& call) {
   const TensorType& input = call.inputTypes[0];
   if (!input.dtype.isIntegral())
@@ -160,8 +162,8 @@ Expected<OpKernel> buildTfIdfVectorizer(const OpCall& call) {
   auto tokenAt = [&](const Expr& row, const Expr& position) {
     return batched ? x({row, position}) : x({position});
   };
-  // counts[c]: the sum of the count stages of the n-grams writing column c.
-  std::vector<std::vector<te::Tensor>> countsByColumn(size_t(p->columns));
+  // The count stages of the n-grams writing each column, with their weights.
+  std::vector<std::vector<std::pair<te::Tensor, double>>> countsByColumn(size_t(p->columns));
   for (size_t g = 0; g < p->ngrams.size(); ++g) {
     const NGram& gram = p->ngrams[g];
     int64_t length = int64_t(gram.tokens.size());
@@ -185,7 +187,7 @@ Expected<OpKernel> buildTfIdfVectorizer(const OpCall& call) {
                          last < indexConst(tokens));
         },
         "count" + std::to_string(g), {"row"}, "tfidf");
-    countsByColumn[size_t(gram.column)].push_back(count);
+    countsByColumn[size_t(gram.column)].emplace_back(count, gram.weight);
   }
 
   Shape outShape = batched ? Shape{rows, p->columns} : Shape{p->columns};
@@ -199,14 +201,16 @@ Expected<OpKernel> buildTfIdfVectorizer(const OpCall& call) {
         for (int64_t c = 0; c < params.columns; ++c) {
           const auto& stages = countsByColumn[size_t(c)];
           if (stages.empty()) continue;
-          Expr count;
-          for (const te::Tensor& stage : stages) count = count.defined() ? count + stage({row}) : stage({row});
-          Expr weight = FloatImmNode::make(f, params.weights.empty() ? 1.0 : params.weights[size_t(c)]);
-          Expr weighted = params.mode == TfIdfMode::TermFrequency ? count
-                          : params.mode == TfIdfMode::Both
-                              ? count * weight
-                              : select(count > FloatImmNode::make(f, 0.0), weight, FloatImmNode::make(f, 0.0));
-          value = select(eq(column, indexConst(c)), weighted, value);
+          Expr total;
+          for (const auto& [stage, weightValue] : stages) {
+            Expr count = stage({row}), weight = FloatImmNode::make(f, weightValue);
+            Expr weighted = params.mode == TfIdfMode::TermFrequency ? count
+                            : params.mode == TfIdfMode::Both
+                                ? count * weight
+                                : select(count > FloatImmNode::make(f, 0.0), weight, FloatImmNode::make(f, 0.0));
+            total = total.defined() ? total + weighted : weighted;
+          }
+          value = select(eq(column, indexConst(c)), total, value);
         }
         return value;
       },

@@ -340,6 +340,52 @@ private slots:
     QVERIFY2(difference.empty(), difference.c_str());
   }
 
+  // Counting n-grams with skips, in the three weighting modes, against a direct count.
+  void tfIdfVectorizerCountsWeightedNGrams_data() {
+    QTest::addColumn<QString>("mode");
+    for (const char* mode : {"TF", "IDF", "TFIDF"}) QTest::newRow(mode) << QString(mode);
+  }
+  void tfIdfVectorizerCountsWeightedNGrams() {
+    QFETCH(QString, mode);
+    Shape shape{3, 11};
+    std::mt19937 rng(17);
+    HostTensor tokens = tessel::testing::makeTensor(
+        shape, [&](int64_t) { return double(std::uniform_int_distribution<int>(1, 3)(rng)); });
+    // Unigrams {1}, {2}; bigrams {1,2}, {3,3}, {2,1}; trigram {1,2,3}; columns permuted.
+    std::vector<std::vector<int64_t>> grams{{1}, {2}, {1, 2}, {3, 3}, {2, 1}, {1, 2, 3}};
+    Shape pool{1, 2, 1, 2, 3, 3, 2, 1, 1, 2, 3};
+    Shape columns{3, 0, 5, 1, 6, 2};
+    std::vector<double> weights{0.5, 2.0, 1.5, 3.0, 0.25, 4.0};
+    int64_t maxSkip = 2;
+    OpCall call = makeCall("TfIdfVectorizer", {typeOf(shape, DataType::int64())},
+                           {{"mode", mode.toStdString()},
+                            {"min_gram_length", int64_t(1)},
+                            {"max_gram_length", int64_t(3)},
+                            {"max_skip_count", maxSkip},
+                            {"ngram_counts", Shape{0, 2, 8}},
+                            {"ngram_indexes", columns},
+                            {"pool_int64s", pool},
+                            {"weights", weights}});
+    auto outputs = runOp(call, {tokens});
+    QCOMPARE(outputs.size(), size_t(1));
+    HostTensor expected{{3, 7}, std::vector<double>(21, 0.0)};
+    for (int64_t row = 0; row < 3; ++row)
+      for (size_t g = 0; g < grams.size(); ++g) {
+        int64_t length = int64_t(grams[g].size()), count = 0;
+        for (int64_t skip = 0; skip <= (length == 1 ? 0 : maxSkip); ++skip)
+          for (int64_t start = 0; start + (length - 1) * (skip + 1) < shape[1]; ++start) {
+            bool same = true;
+            for (int64_t t = 0; t < length; ++t)
+              same = same && tokens.values[size_t(row * shape[1] + start + t * (skip + 1))] == double(grams[g][size_t(t)]);
+            count += same;
+          }
+        double value = mode == "TF" ? double(count) : mode == "IDF" ? (count > 0 ? weights[g] : 0.0) : count * weights[g];
+        expected.values[size_t(row * 7 + columns[g])] = value;
+      }
+    std::string difference = tessel::testing::compareTensors(outputs[0], expected, 0);
+    QVERIFY2(difference.empty(), difference.c_str());
+  }
+
   void invalidCallsAreDiagnosedAtTheNode_data() {
     QTest::addColumn<int>("which");
     QTest::addColumn<QString>("mentions");

@@ -164,6 +164,8 @@ OpDef normDef(const char* name, int minInputs, int maxInputs, int maxOutputs, Pa
     if (!p) return p.error();
     auto w = normalization(*p, call.inputTypes[0].dtype);
     if (!w) return atNode(call, w.error());
+    // LayerNormalization may ask for Mean without InvStdDev.
+    if (int(w->outputs.size()) > call.outputCount) w->outputs.resize(size_t(call.outputCount));
     std::vector<int> inputs;
     for (int i = 0; i < int(w->inputs.size()); ++i) inputs.push_back(i);
     NormParams params = *p;

@@ -970,6 +970,12 @@ private slots:
     }
     EXPECT_CLOSE(outputs[1], expectedMean, 1e-4);
     EXPECT_CLOSE(outputs[2], expectedInv, 1e-4);
+
+    // A node may leave out InvStdDev.
+    auto meanOnly = runOp(makeCall("LayerNormalization", types, {{"axis", int64_t(axis)}, {"epsilon", 1e-4}}, 2, 17),
+                          {x, scale, b});
+    QCOMPARE(meanOnly.size(), size_t(2));
+    EXPECT_CLOSE(meanOnly[1], expectedMean, 1e-4);
   }
 
   void lpNormalizationMvnAndLrnMatchReference() {

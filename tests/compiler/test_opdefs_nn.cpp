@@ -432,6 +432,20 @@ private slots:
     EXPECT_CLOSE(outputs[0], referenceConvNd(x, w, {1, 1}, {1, 0}, {1, 1}, 1, outputs[0].shape, 130, 7), 0);
   }
 
+  void convAndGemmInFloat64() {
+    Shape input = {1, 3, 8, 8}, weight = {4, 3, 3, 3};
+    HostTensor x = randomTensor(input, 15), w = randomTensor(weight, 16);
+    auto conv = runOp(makeCall("Conv", {typeOf(input, DataType::float64()), typeOf(weight, DataType::float64())},
+                               {{"pads", Shape{1, 1, 1, 1}}}),
+                      {x, w});
+    QCOMPARE(conv.size(), size_t(1));
+    EXPECT_CLOSE(conv[0], referenceConvNd(x, w, {1, 1}, {1, 1}, {1, 1}, 1, conv[0].shape), 1e-12);
+    HostTensor a = randomTensor({5, 6}, 17), b = randomTensor({6, 7}, 18);
+    auto gemm = runOp(makeCall("Gemm", {typeOf({5, 6}, DataType::float64()), typeOf({6, 7}, DataType::float64())}), {a, b});
+    QCOMPARE(gemm.size(), size_t(1));
+    EXPECT_CLOSE(gemm[0], referenceMatmul(a, b), 1e-12);
+  }
+
   void convRefusesBadAttributesNamingTheNode() {
     OpCall call = makeCall("Conv", {typeOf({1, 6, 8, 8}), typeOf({4, 3, 3, 3})}, {{"group", int64_t(4)}});
     call.nodeName = "conv7";

@@ -1,9 +1,10 @@
-// Convolution operators: ONNX Conv (2-D on conv2d(), other ranks direct), ConvInteger and
+// Convolution operators: ONNX Conv (1-D and 2-D on conv2d(), 3-D and more direct), ConvInteger and
 // ConvTranspose.
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/ConvTranspose.h"
 #include "compiler/ops/DirectConv.h"
+#include "compiler/ops/UnitAxisView.h"
 
 namespace tessel::graph::nn {
 
@@ -101,6 +102,30 @@ Expected<DirectConvParams> convGeometry(const OpCall& call) {
   return p;
 }
 
+// A 1-D convolution as a 2-D one of height 1.
+Conv2dParams asConv2dOfHeightOne(const DirectConvParams& g) {
+  Conv2dParams p;
+  p.batch = g.inputShape[0];
+  p.channels = g.inputShape[1];
+  p.height = 1;
+  p.width = g.inputShape[2];
+  p.filters = g.weightShape[0];
+  p.kernelH = 1;
+  p.kernelW = g.weightShape[2];
+  p.stride = g.strides[0];
+  p.strideH = 1;
+  p.strideW = g.strides[0];
+  p.padTop = 0;
+  p.padBottom = 0;
+  p.padLeft = g.padsBegin[0];
+  p.padRight = g.padsEnd[0];
+  p.dilationH = 1;
+  p.dilationW = g.dilations[0];
+  p.groups = g.groups;
+  p.bias = g.bias;
+  return p;
+}
+
 // A 2-D convolution as conv2d parameters (conv2d's blocked kernels).
 Conv2dParams asConv2d(const DirectConvParams& g) {
   Conv2dParams p;
@@ -163,7 +188,28 @@ OpDef convDef() {
         return defaultConv2dSchedule(workload, params, target);
       });
     }
-    // 1-D, 3-D and more: one direct reduction.
+    if (p->inputShape.size() == 3) {
+      // 1-D: conv2d's kernels over a height of 1; the kernel reads the 3-D tensors by
+      // indexing (dropUnitAxis) and writes its result once more without the unit axis.
+      Conv2dParams params = asConv2dOfHeightOne(*p);
+      auto w = checkedConv2d(params, dtype, call.target);
+      if (!w) return atNode(call, w.error());
+      Workload viewed = dropUnitAxis(*w, {0, 1}, 2, "conv.view");
+      return makeKernel(std::move(viewed), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+        auto s = defaultConv2dSchedule(workload, params, target);
+        if (!s) return s;
+        std::vector<Status> steps;
+        parallelizeRows(*s, "conv.view", {"n", "k"}, params.batch * params.filters, target, steps);
+        if (params.outWidth() >= target.vectorLanes) {
+          steps.push_back(s->split("conv.view", "x", target.vectorLanes, "xo", "xi"));
+          steps.push_back(s->vectorize("conv.view", "xi"));
+        }
+        for (const Status& status : steps)
+          if (!status) return Expected<Schedule>(status.error());
+        return s;
+      });
+    }
+    // 3-D and more: one direct reduction.
     auto w = directConv(*p, dtype, dtype, dtype);
     if (!w) return atNode(call, w.error());
     DirectConvParams params = *p;

@@ -1,5 +1,5 @@
-// Convolution over any number of spatial axes as one direct reduction (ONNX Conv in 1-D and
-// 3-D, and ConvInteger with zero points), for the shapes conv2d()'s blocked kernels do not take.
+// Convolution over any number of spatial axes as one direct reduction (ONNX Conv in 3-D and
+// more, and ConvInteger with zero points), for the shapes conv2d()'s blocked kernels do not take.
 #pragma once
 
 #include <optional>

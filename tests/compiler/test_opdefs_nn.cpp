@@ -395,6 +395,8 @@ private slots:
     QTest::newRow("1-D padded") << Shape{2, 3, 40} << Shape{4, 3, 5} << Shape{1} << Shape{2, 2} << Shape{1} << 1;
     QTest::newRow("1-D strided, dilated, grouped") << Shape{1, 4, 30} << Shape{6, 2, 3} << Shape{2} << Shape{1, 0}
                                                    << Shape{2} << 2;
+    QTest::newRow("1-D depthwise, stride 2") << Shape{1, 8, 50} << Shape{8, 1, 3} << Shape{2} << Shape{1, 1} << Shape{1}
+                                            << 8;
     QTest::newRow("3-D") << Shape{1, 2, 5, 6, 20} << Shape{3, 2, 3, 3, 3} << Shape{1, 1, 1} << Shape{1, 1, 1, 1, 1, 1}
                          << Shape{1, 1, 1} << 1;
   }
@@ -414,6 +416,18 @@ private slots:
     for (int64_t o = 0; o < elementCount(expected.shape); ++o)
       expected.values[size_t(o)] += b.values[size_t(indexOf(expected.shape, o)[1])];
     EXPECT_CLOSE(outputs[0], expected, 1e-4);
+  }
+
+  void oneDimensionalConvUsesTheBlockedKernel() {
+    // A 1-D convolution runs conv2d's register-blocked kernel over a height of 1.
+    OpCall call = makeCall("Conv", {typeOf({1, 16, 64}), typeOf({32, 16, 3})}, {{"pads", Shape{1, 1}}});
+    auto kernel = buildOpKernel(call);
+    QVERIFY(kernel.ok());
+    auto schedule = kernel->schedule(kernel->workload, call.target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().message.c_str());
+    QVERIFY(schedule->findStage("conv.blocked") != nullptr);
+    QCOMPARE(tessel::testing::constShape(kernel->workload.inputs[0]), (Shape{1, 16, 64}));
+    QCOMPARE(tessel::testing::constShape(kernel->workload.outputs[0]), (Shape{1, 32, 64}));
   }
 
   void convIntegerSubtractsZeroPoints() {

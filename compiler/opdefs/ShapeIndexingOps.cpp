@@ -1,6 +1,6 @@
 // Operator definitions that read or write at positions held in tensors: Gather,
 // GatherElements, GatherND, ScatterElements (and the older Scatter), ScatterND, OneHot,
-// ReverseSequence, and Compress / NonZero when the positions are known at compile time.
+// ReverseSequence, and Compress / NonZero / Unique when the positions are known at compile time.
 #include "compiler/opdefs/ShapeOpSupport.h"
 #include "compiler/ops/Generate.h"
 #include "compiler/ops/Indexing.h"
@@ -47,14 +47,15 @@ Expected<ScatterReduction> scatterReduction(const OpCall& call) {
   return call.error("reduction '" + *name + "' is not supported", "use none, add, mul, max or min");
 }
 
-Expected<OpKernel> checkUpdates(const OpCall& call, const Shape& expected) {
+// A Diagnostic when a scatter's updates (input 2) do not have the shape and type it writes.
+std::optional<Diagnostic> checkUpdates(const OpCall& call, const Shape& expected) {
   if (inputType(call, 2).shape != expected)
     return call.error("updates have shape " + shapeName(inputType(call, 2).shape) + ", expected " +
                       shapeName(expected));
   if (inputType(call, 2).dtype != inputType(call, 0).dtype)
     return call.error("updates are " + inputType(call, 2).dtype.toString() + ", data " +
                       inputType(call, 0).dtype.toString());
-  return OpKernel{};
+  return std::nullopt;
 }
 
 Expected<OpKernel> buildScatterElements(const OpCall& call) {
@@ -64,7 +65,7 @@ Expected<OpKernel> buildScatterElements(const OpCall& call) {
   if (!reduction) return reduction.error();
   const TensorType& data = inputType(call, 0);
   const TensorType& indices = inputType(call, 1);
-  if (auto ok = checkUpdates(call, indices.shape); !ok) return ok.error();
+  if (auto problem = checkUpdates(call, indices.shape)) return *problem;
   return transformKernel(call, scatterElements(data.shape, indices.shape, *axis, *reduction, data.dtype, indices.dtype),
                          {0, 1, 2});
 }
@@ -77,7 +78,7 @@ Expected<OpKernel> buildScatterND(const OpCall& call) {
   if (!indices.shape.empty() && indices.shape.back() >= 1 && size_t(indices.shape.back()) <= data.shape.size()) {
     Shape updates(indices.shape.begin(), indices.shape.end() - 1);
     updates.insert(updates.end(), data.shape.begin() + indices.shape.back(), data.shape.end());
-    if (auto ok = checkUpdates(call, updates); !ok) return ok.error();
+    if (auto problem = checkUpdates(call, updates)) return *problem;
   }
   return transformKernel(call, scatterND(data.shape, indices.shape, *reduction, data.dtype, indices.dtype), {0, 1, 2});
 }

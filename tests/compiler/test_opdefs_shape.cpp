@@ -875,6 +875,8 @@ class TestOpdefsShape : public QObject {
     QTest::newRow("attribute kind") << 10 << "Flatten 'node_Flatten': attribute 'axis' is string";
     QTest::newRow("constant of shape type")
         << 11 << "ConstantOfShape 'node_ConstantOfShape': value has element type 'string'";
+    QTest::newRow("scatter updates") << 12
+                                     << "ScatterElements 'node_ScatterElements': updates have shape 2x2, expected 2x3";
   }
   void badModelsGetDiagnosticsNamingNodeAndOp() {
     QFETCH(int, which);
@@ -902,6 +904,7 @@ class TestOpdefsShape : public QObject {
             .attr("value", std::vector<double>{1})
             .attr("value.dtype", std::string("string"))
             .call,
+        CallBuilder("ScatterElements").input({3, 3}).input({2, 3}, DataType::int64()).input({2, 2}).call,
     };
     QString error = diagnosticOf(calls[size_t(which)]);
     QVERIFY2(error.contains(expected), qPrintable(error));

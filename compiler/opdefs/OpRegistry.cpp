@@ -137,6 +137,8 @@ std::vector<std::string> OpRegistry::names() const {
 
 void OpRegistry::add(OpDef def) {
   std::string name = def.name;
+  // Two families defining one operator would silently shadow each other.
+  TESSEL_ICHECK(!ops_.count(name)) << "operator " << name << " is registered twice";
   ops_[name] = std::move(def);
 }
 

@@ -107,7 +107,7 @@ public:
   const OpDef* find(const std::string& name) const;
   /// All names, sorted (for messages listing what is supported).
   std::vector<std::string> names() const;
-  void add(OpDef def);  ///< Replaces an earlier definition of the same name.
+  void add(OpDef def);  ///< Each name once: a second definition is an internal error.
 
 private:
   std::map<std::string, OpDef> ops_;

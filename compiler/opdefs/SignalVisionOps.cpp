@@ -1,6 +1,6 @@
 // Registration of signal-processing (windows, DFT, STFT, mel filters), vision (RoiAlign,
-// MaxUnpool), text (TfIdfVectorizer) and linear-algebra (Det) operators, and the helpers
-// their definitions share.
+// MaxUnpool, NonMaxSuppression), text (TfIdfVectorizer) and linear-algebra (Det) operators,
+// and the helpers their definitions share.
 #include "compiler/opdefs/SignalVisionSupport.h"
 
 #include "compiler/opdefs/ShapeOpSupport.h"
@@ -49,6 +49,7 @@ void registerSignalAndVisionOps(OpRegistry& registry) {
   signal_vision::registerSpectralOps(registry);
   signal_vision::registerImageRegionOps(registry);
   signal_vision::registerTextAndAlgebraOps(registry);
+  signal_vision::registerBoxOps(registry);
 }
 
 }  // namespace tessel::graph

@@ -1,4 +1,4 @@
-// What the signal-processing, vision and text operator definitions share: the kernel
+// What the signal-processing, vision, text and box operator definitions share: the kernel
 // wrapper, output element types given as ONNX codes, and one registration function per file.
 #pragma once
 
@@ -30,5 +30,6 @@ inline Expr indexConst(int64_t value) { return IntImmNode::make(DataType::index(
 void registerSpectralOps(OpRegistry& registry);        // SignalVisionSpectral.cpp
 void registerImageRegionOps(OpRegistry& registry);     // SignalVisionImage.cpp
 void registerTextAndAlgebraOps(OpRegistry& registry);  // SignalVisionTextAlgebra.cpp
+void registerBoxOps(OpRegistry& registry);             // SignalVisionBoxes.cpp
 
 }  // namespace tessel::graph::signal_vision

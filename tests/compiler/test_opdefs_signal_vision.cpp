@@ -1,7 +1,9 @@
 // The signal, vision, text and linear-algebra operator definitions
-// (compiler/opdefs/SignalVision*.cpp): the ONNX conformance models of each operator run
-// through driver::runModel and match their expected outputs; DFT and Det agree with C++
-// written from their definitions; bad inputs come back as Diagnostics naming the node.
+// (compiler/opdefs/SignalVision*.cpp): each operator's ONNX conformance models run through
+// driver::runModel (inputs given before compiling, as `tessel run` does) and match their
+// expected outputs; DFT, Det, RoiAlign, MaxUnpool and TfIdfVectorizer agree with C++ written
+// from their definitions on cases the suite misses; bad inputs come back as Diagnostics
+// naming the node.
 #include <QtTest>
 
 #include <cmath>
@@ -181,7 +183,12 @@ private slots:
           "test_tfidfvectorizer_tf_onlybigrams_skip5", "test_tfidfvectorizer_tf_batch_onlybigrams_skip5",
           "test_tfidfvectorizer_tf_uniandbigrams_skip5", "test_tfidfvectorizer_tf_batch_uniandbigrams_skip5",
           "test_tfidfvectorizer_tf_onlybigrams_levelempty", "test_maxunpool_export_without_output_shape",
-          "test_maxunpool_export_with_output_shape", "test_roialign_aligned_false", "test_roialign_aligned_true"})
+          "test_maxunpool_export_with_output_shape", "test_roialign_aligned_false", "test_roialign_aligned_true",
+          "test_nonmaxsuppression_center_point_box_format", "test_nonmaxsuppression_flipped_coordinates",
+          "test_nonmaxsuppression_identical_boxes", "test_nonmaxsuppression_limit_output_size",
+          "test_nonmaxsuppression_single_box", "test_nonmaxsuppression_suppress_by_IOU",
+          "test_nonmaxsuppression_suppress_by_IOU_and_scores", "test_nonmaxsuppression_two_batches",
+          "test_nonmaxsuppression_two_classes"})
       QTest::newRow(name) << QString(name);
   }
   void conformanceModelMatchesExpectedOutputs() {
@@ -394,6 +401,7 @@ private slots:
     QTest::newRow("STFT without a frame length") << 2 << "frame length";
     QTest::newRow("window size not a constant") << 3 << "constant";
     QTest::newRow("TfIdfVectorizer over strings") << 4 << "string";
+    QTest::newRow("NonMaxSuppression of boxes known only at run time") << 5 << "constant";
   }
   void invalidCallsAreDiagnosedAtTheNode() {
     QFETCH(int, which);
@@ -407,6 +415,7 @@ private slots:
         call.constantInputs[1] = int64Scalar(8);
         break;
       case 3: call = makeCall("HannWindow", {typeOf({}, DataType::int64())}); break;
+      case 5: call = makeCall("NonMaxSuppression", {typeOf({1, 6, 4}), typeOf({1, 1, 6})}); break;
       default:
         call = makeCall("TfIdfVectorizer", {typeOf({4}, DataType::int64())},
                         {{"mode", std::string("TF")}, {"pool_strings", std::vector<std::string>{"a"}}});

@@ -10,8 +10,9 @@
 #   --filter TEXT       only tests whose name contains TEXT
 #   --shard I/N         only every N-th test, starting at the I-th (0-based)
 #   --jobs J            tests run at once (default 2)
-#   --draft-skip-list   also print a draft skip list of the failing tests (their messages as
-#                       reasons; edit them into something a reader can act on before use)
+#   --draft-skip-list   also print a draft skip list of the failing tests: listed tests keep
+#                       their reasons, new ones get a reason from their message (marked
+#                       "CHECK:" where no rule knew it; edit those before committing)
 #
 # Exit status: the test's (0 when every test passes or is listed in tests/conformance/skip_list.txt).
 set -uo pipefail
@@ -90,26 +91,46 @@ for line in open(log, errors="replace"):
     if not found:
         continue
     kind, test, message = found.groups()
+    listed_reason = ""
     if kind == "SKIP":
-        message = re.sub(r"^.*?\[(.*)\]$", r"\1", message)
-    failures.append((kind, test, message, operator_of(test, message)))
+        listed_reason, message = re.match(r"^(.*?) \[(.*)\]$", message).groups()
+    failures.append((kind, test, message, operator_of(test, message), listed_reason))
 
 if not failures:
     sys.exit(0)
 by_operator = collections.defaultdict(list)
-for kind, test, message, op in failures:
+for kind, test, message, op, _ in failures:
     by_operator[op].append((kind, test, message))
 print("\nfailures by operator (FAIL: not on the skip list, SKIP: listed):")
 for op, items in sorted(by_operator.items(), key=lambda item: (-len(item[1]), item[0])):
     unlisted = sum(1 for kind, _, _ in items if kind == "FAIL")
     print(f"  {op:28s} {len(items):4d} failing ({unlisted} not listed)  e.g. {items[0][1]}: {short(items[0][2])}")
 
+# A reason a reader can act on, for the failures whose kind the message makes plain.
+def reason_for(message, op):
+    unimplemented = re.search(r"Tessel does not implement '(\w+)'", message)
+    if unimplemented:
+        return f"operator {unimplemented.group(1)} not implemented"
+    if "string tensors" in message:
+        return "string tensors unsupported"
+    if "is segmented" in message or "sequence, map or optional" in message:
+        return "sequence and optional values unsupported (tensors only)"
+    control = re.search(r"\((If|Loop|Scan)\) attribute '\w+' holds a subgraph", message)
+    if control:
+        return f"control flow ({control.group(1)} with a subgraph) unsupported"
+    if "dimension below 1" in message:
+        return "zero-size tensors unsupported (static shapes with positive dimensions only)"
+    return None
+
 if draft:
-    print("\n# draft skip list (edit the reasons before committing)")
-    for kind, test, message, op in sorted(failures, key=lambda f: f[1]):
-        reason = re.sub(r"^(error|wrong result|crash|timeout|internal error): ", "", message)
-        reason = re.sub(r"^\S+: error: \S*model\.onnx: ", "", reason)
-        reason = re.sub(r"^\S*\.(onnx|pb): error: ", "", reason)
-        print(f"{test}  # {op}: {short(reason)}")
+    print("\n# draft skip list: listed tests keep their reasons; edit every CHECK: before committing")
+    for kind, test, message, op, listed_reason in sorted(failures, key=lambda f: f[1]):
+        reason = listed_reason or reason_for(message, op)
+        if not reason:
+            detail = re.sub(r"^(error|wrong result|crash|timeout|internal error): ", "", message)
+            detail = re.sub(r"^\S+: error: \S*model\.onnx: ", "", detail)
+            detail = re.sub(r"^\S*\.(onnx|pb): error: ", "", detail)
+            reason = f"CHECK: {op}: {short(detail)}"
+        print(f"{test}  # {reason}")
 PYTHON
 exit "$status"

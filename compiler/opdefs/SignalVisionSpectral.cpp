@@ -94,12 +94,13 @@ Expected<OpKernel> buildDft(const OpCall& call) {
   const TensorType& input = call.inputTypes[0];
   int64_t rank = int64_t(input.shape.size());
   if (!input.dtype.isFloat()) return call.error("input 0 must be floating point, got " + input.dtype.toString());
-  if (rank < 3 || (input.shape.back() != 1 && input.shape.back() != 2))
+  if (rank < 2 || (input.shape.back() != 1 && input.shape.back() != 2))
     return call.error("input 0 must be [batch, signal..., 1 or 2], got " + input.toString());
   auto axisAttr = call.intAttr("axis", 1);
   if (!axisAttr) return axisAttr.error();
+  // Opset 17 accepts [-rank, -2] and [0, rank - 2]: any axis but the real/imaginary one.
   int64_t axis = *axisAttr < 0 ? *axisAttr + rank : *axisAttr;
-  if (axis < 1 || axis > rank - 2)
+  if (axis < 0 || axis > rank - 2)
     return call.error("axis " + std::to_string(*axisAttr) + " is not a signal axis of " + input.toString());
   auto inverse = call.intAttr("inverse", 0);
   if (!inverse) return inverse.error();

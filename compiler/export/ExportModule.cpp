@@ -6,11 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "compiler/lower/Build.h"
 #include "runtime/Error.h"
@@ -196,20 +199,39 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
     return problem("the export directory is not writable: " + std::string(std::strerror(errno)), directory);
 
   fs::path library = root / plan.library;
-  fs::path object = temporaryBeside(root / "kernels.o");
+  // LLVM compiles one module on one core; independent kernels go into one object file per
+  // core, compiled in parallel (only the kernels are external symbols, so they link).
+  size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min(jobs, std::max<size_t>(1, kernels.size() / 2));
+  std::vector<std::vector<PrimFunc>> parts(jobs);
+  for (size_t i = 0; i < kernels.size(); ++i) parts[i % jobs].push_back(kernels[i]);
+  std::vector<fs::path> objects;
+  for (size_t j = 0; j < jobs; ++j) objects.push_back(temporaryBeside(root / ("kernels." + std::to_string(j) + ".o")));
   fs::path linked = temporaryBeside(library);
   fs::path log = temporaryBeside(root / "link.log");
   auto cleanUp = [&] {
     std::error_code ignored;
-    for (const fs::path& path : {object, linked, log}) fs::remove(path, ignored);
+    for (const fs::path& path : objects) fs::remove(path, ignored);
+    for (const fs::path& path : {linked, log}) fs::remove(path, ignored);
   };
-  auto emitted = emitObjectFile(kernels, options.target, object.string());
-  if (!emitted) {
-    cleanUp();
-    return emitted.error();
+  std::vector<std::optional<Expected<bool>>> emitted(jobs);
+  {
+    std::vector<std::thread> threads;
+    for (size_t j = 1; j < jobs; ++j)
+      threads.emplace_back([&, j] { emitted[j].emplace(emitObjectFile(parts[j], options.target, objects[j].string())); });
+    emitted[0].emplace(emitObjectFile(parts[0], options.target, objects[0].string()));
+    for (auto& thread : threads) thread.join();
   }
+  for (auto& result : emitted)
+    if (!*result) {
+      cleanUp();
+      return result->error();
+    }
   // The kernels call libm for exp, tanh, ...; the runtime's entry points stay undefined.
-  int status = runProcess({*compiler, "-shared", "-o", linked.string(), object.string(), "-lm"}, log);
+  std::vector<std::string> command{*compiler, "-shared", "-o", linked.string()};
+  for (const fs::path& object : objects) command.push_back(object.string());
+  command.push_back("-lm");
+  int status = runProcess(command, log);
   if (status != 0) {
     std::string output = readText(log);
     cleanUp();

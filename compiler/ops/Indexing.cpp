@@ -16,6 +16,23 @@ std::optional<Diagnostic> checkIndexType(const std::string& op, DataType indexTy
   return std::nullopt;
 }
 
+// GatherElements and ScatterElements index data of the indices' own rank along one axis;
+// returns that axis, normalized.
+Expected<size_t> checkElementsOperands(const std::string& op, const Shape& dataShape, const Shape& indicesShape,
+                                       int64_t axisIn, DataType indexType) {
+  if (auto e = checkShape(op, dataShape, "data")) return *e;
+  if (auto e = checkShape(op, indicesShape, "indices")) return *e;
+  if (auto e = checkIndexType(op, indexType)) return *e;
+  if (dataShape.empty() || indicesShape.size() != dataShape.size())
+    return opError(
+        op, "indices have rank " + std::to_string(indicesShape.size()) + ", data " + std::to_string(dataShape.size()),
+        "data and indices have the same rank, at least 1");
+  auto axis = normalizeAxis(axisIn, dataShape.size());
+  if (!axis)
+    return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(dataShape.size()));
+  return size_t(*axis);
+}
+
 const char* reductionName(ScatterReduction reduction) {
   switch (reduction) {
     case ScatterReduction::None: return "none";
@@ -99,17 +116,9 @@ te::Tensor scatterOutput(const te::Tensor& data, const Shape& dataShape, const S
 Expected<Workload> gatherElements(const Shape& dataShape, const Shape& indicesShape, int64_t axisIn, DataType dtype,
                                   DataType indexType) {
   const std::string op = "GatherElements";
-  if (auto e = checkShape(op, dataShape, "data")) return *e;
-  if (auto e = checkShape(op, indicesShape, "indices")) return *e;
-  if (auto e = checkIndexType(op, indexType)) return *e;
-  if (dataShape.empty() || indicesShape.size() != dataShape.size())
-    return opError(
-        op, "indices have rank " + std::to_string(indicesShape.size()) + ", data " + std::to_string(dataShape.size()),
-        "data and indices have the same rank, at least 1");
-  auto axis = normalizeAxis(axisIn, dataShape.size());
-  if (!axis)
-    return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(dataShape.size()));
-  size_t a = size_t(*axis);
+  auto axis = checkElementsOperands(op, dataShape, indicesShape, axisIn, indexType);
+  if (!axis) return axis.error();
+  size_t a = *axis;
   te::Tensor data = te::placeholder(toExprs(dataShape), dtype, "data");
   te::Tensor indices = te::placeholder(toExprs(indicesShape), indexType, "indices");
   te::Tensor out = te::compute(
@@ -174,17 +183,9 @@ Expected<Workload> gatherND(const Shape& dataShape, const Shape& indicesShape, i
 Expected<Workload> scatterElements(const Shape& dataShape, const Shape& indicesShape, int64_t axisIn,
                                    ScatterReduction reduction, DataType dtype, DataType indexType) {
   const std::string op = "ScatterElements";
-  if (auto e = checkShape(op, dataShape, "data")) return *e;
-  if (auto e = checkShape(op, indicesShape, "indices")) return *e;
-  if (auto e = checkIndexType(op, indexType)) return *e;
-  if (dataShape.empty() || indicesShape.size() != dataShape.size())
-    return opError(
-        op, "indices have rank " + std::to_string(indicesShape.size()) + ", data " + std::to_string(dataShape.size()),
-        "data and indices have the same rank, at least 1");
-  auto axis = normalizeAxis(axisIn, dataShape.size());
-  if (!axis)
-    return opError(op, "axis " + std::to_string(axisIn) + " is outside the rank " + std::to_string(dataShape.size()));
-  size_t a = size_t(*axis);
+  auto axis = checkElementsOperands(op, dataShape, indicesShape, axisIn, indexType);
+  if (!axis) return axis.error();
+  size_t a = *axis;
   for (size_t d = 0; d < dataShape.size(); ++d)
     if (d != a && indicesShape[d] > dataShape[d])
       return opError(op, "indices dimension " + std::to_string(d) + " is larger than the data's",

@@ -63,14 +63,15 @@ Expected<std::vector<int64_t>> perAxis(const OpCall& call, const char* name, siz
   return values;
 }
 
-// Conv's (and ConvInteger's) attributes and input shapes, for any number of spatial axes.
-Expected<DirectConvParams> convGeometry(const OpCall& call) {
+// The spatial kernel shape of a convolution (Conv, ConvInteger, ConvTranspose): X has a batch,
+// a channel and at least one spatial axis, W the same rank, and a kernel_shape attribute,
+// where given, must agree with W's spatial extents.
+Expected<std::vector<int64_t>> convKernelShape(const OpCall& call) {
   if (auto e = requireRank(call, 0, 3, "X", true)) return *e;
   const auto& x = call.inputTypes[0].shape;
   const auto& w = call.inputTypes[1].shape;
   if (w.size() != x.size())
     return call.error("W has rank " + std::to_string(w.size()) + ", expected " + std::to_string(x.size()) + " like X");
-  size_t rank = x.size() - 2;
   std::vector<int64_t> kernel(w.begin() + 2, w.end());
   if (call.hasAttr("kernel_shape")) {
     auto given = call.intsAttr("kernel_shape", {});
@@ -78,6 +79,17 @@ Expected<DirectConvParams> convGeometry(const OpCall& call) {
     if (*given != kernel)
       return call.error("kernel_shape " + shapeName(*given) + " differs from the weight's " + shapeName(kernel));
   }
+  return kernel;
+}
+
+// Conv's (and ConvInteger's) attributes and input shapes, for any number of spatial axes.
+Expected<DirectConvParams> convGeometry(const OpCall& call) {
+  auto kernelShape = convKernelShape(call);
+  if (!kernelShape) return kernelShape.error();
+  const std::vector<int64_t>& kernel = *kernelShape;
+  const auto& x = call.inputTypes[0].shape;
+  const auto& w = call.inputTypes[1].shape;
+  size_t rank = x.size() - 2;
   auto strides = perAxis(call, "strides", rank, 1);
   if (!strides) return strides.error();
   auto dilations = perAxis(call, "dilations", rank, 1);
@@ -278,19 +290,12 @@ OpDef convIntegerDef() {
 // ends (SAME_UPPER puts the smaller half first, otherwise the larger).
 Expected<ConvTransposeParams> convTransposeParams(const OpCall& call) {
   if (auto e = requireFloat(call, 0, "X")) return *e;
-  if (auto e = requireRank(call, 0, 3, "X", true)) return *e;
+  auto kernelShape = convKernelShape(call);
+  if (!kernelShape) return kernelShape.error();
+  const std::vector<int64_t>& kernel = *kernelShape;
   const auto& x = call.inputTypes[0].shape;
   const auto& w = call.inputTypes[1].shape;
-  if (w.size() != x.size())
-    return call.error("W has rank " + std::to_string(w.size()) + ", expected " + std::to_string(x.size()) + " like X");
   size_t rank = x.size() - 2;
-  std::vector<int64_t> kernel(w.begin() + 2, w.end());
-  if (call.hasAttr("kernel_shape")) {
-    auto given = call.intsAttr("kernel_shape", {});
-    if (!given) return given.error();
-    if (*given != kernel)
-      return call.error("kernel_shape " + shapeName(*given) + " differs from the weight's " + shapeName(kernel));
-  }
   ConvTransposeParams p;
   p.inputShape = x;
   p.weightShape = w;

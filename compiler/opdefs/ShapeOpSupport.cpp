@@ -46,25 +46,6 @@ OpDef kernelTypedOp(std::string name, OpPattern pattern, int minInputs, int maxI
   return def;
 }
 
-std::optional<DataType> dataTypeFromOnnx(int64_t code) {
-  switch (code) {
-    case 1: return DataType::float32();
-    case 2: return DataType::uint8();
-    case 3: return DataType::int8();
-    case 4: return DataType::uint16();
-    case 5: return DataType::int16();
-    case 6: return DataType::int32();
-    case 7: return DataType::int64();
-    case 9: return DataType::boolean();
-    case 10: return DataType::float16();
-    case 11: return DataType::float64();
-    case 12: return DataType::uint32();
-    case 13: return DataType::uint64();
-    case 16: return DataType::bfloat16();
-    default: return std::nullopt;
-  }
-}
-
 Expected<std::vector<int64_t>> axesFromAttributeOrInput(const OpCall& call, const std::string& attribute,
                                                         size_t input) {
   if (call.hasAttr(attribute)) return call.intsAttr(attribute, {});

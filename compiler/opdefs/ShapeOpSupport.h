@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "compiler/opdefs/ElementwiseDefinition.h"
 #include "compiler/opdefs/OpRegistry.h"
 
 namespace tessel::graph::shape_ops {
@@ -18,8 +19,9 @@ Expected<OpKernel> transformKernel(const OpCall& call, Expected<Workload> worklo
 OpDef kernelTypedOp(std::string name, OpPattern pattern, int minInputs, int maxInputs, std::vector<int> valueInputs,
                     std::function<Expected<OpKernel>(const OpCall&)> build, int minOutputs = 1, int maxOutputs = 1);
 
-/// The element type of an ONNX TensorProto data type code (1 float, 7 int64, 9 bool, ...).
-std::optional<DataType> dataTypeFromOnnx(int64_t code);
+/// The element type of an ONNX TensorProto data type code (1 float, 7 int64, 9 bool, ...);
+/// the elementwise definitions' mapping, so Cast and the generators agree on every code.
+using graph::dataTypeFromOnnx;
 
 /// Axes given by attribute `attribute` (older opsets) or by constant input `input` (newer
 /// ones), whichever the node has; empty when neither is present.

@@ -58,6 +58,27 @@ std::vector<int64_t> outputShape(const MatmulGeometry& g) {
   return shape;
 }
 
+// The output's axis names: b0, b1, ... for the batch, then i and j where the result keeps them.
+std::vector<std::string> outputAxisNames(const MatmulGeometry& g) {
+  std::vector<std::string> names;
+  for (size_t d = 0; d < g.batch.size(); ++d) names.push_back("b" + std::to_string(d));
+  if (g.keepsM) names.push_back("i");
+  if (g.keepsN) names.push_back("j");
+  return names;
+}
+
+// The batch indices into an operand with batch extents `own` at output position `at`: its
+// own dimension, or 0 where it broadcasts (extent 1).
+std::vector<Expr> operandBatchIndices(const MatmulGeometry& g, const std::vector<int64_t>& own,
+                                      const std::vector<Var>& at) {
+  std::vector<Expr> indices;
+  for (size_t d = 0; d < own.size(); ++d) {
+    size_t outer = d + g.batch.size() - own.size();
+    indices.push_back(own[d] == 1 && g.batch[outer] != 1 ? Expr(0) : Expr(at[outer]));
+  }
+  return indices;
+}
+
 // Rows of the register tile: a divisor of M up to 8 (8 rows x 2 vectors = 16 accumulators).
 int64_t tileRows(int64_t m) {
   int64_t best = 1;
@@ -88,47 +109,29 @@ Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype, const
   const MatmulGeometry& g = *geo;
   te::Tensor A = te::placeholder(toExprs(p.aShape), dtype, "A");
   te::Tensor B = te::placeholder(toExprs(p.bShape), dtype, "B");
-  size_t batchRank = g.batch.size();
-  std::vector<std::string> names;
-  for (size_t d = 0; d < batchRank; ++d) names.push_back("b" + std::to_string(d));
-  if (g.keepsM) names.push_back("i");
-  if (g.keepsN) names.push_back("j");
-  IterVar k = te::reduceAxis(Expr(g.k), "k");
-  // A batch index of an operand: its own dimension, or 0 where it broadcasts (extent 1).
-  auto batchIndices = [&](const std::vector<int64_t>& own, const std::vector<Var>& at) {
-    std::vector<Expr> indices;
-    for (size_t d = 0; d < own.size(); ++d) {
-      size_t outer = d + batchRank - own.size();
-      indices.push_back(own[d] == 1 && g.batch[outer] != 1 ? Expr(0) : Expr(at[outer]));
-    }
-    return indices;
-  };
-  if (packsB(g, p.bShape)) {
-    int64_t bn = matmulPanelWidth(g.n, target);
-    te::Tensor packed = packMatmulB(B, g.n, g.k, false, target);
-    te::Tensor C = te::compute(
-        toExprs(outputShape(g)),
-        [&](const std::vector<Var>& at) {
-          std::vector<Expr> ai = batchIndices(g.batchA, at);
-          ai.push_back(at[batchRank]);
-          ai.push_back(k.var());
-          Expr j = at.back();
-          return te::sum(A(ai) * packed(j / bn, k.var(), j % bn), {k});
-        },
-        "C", names, "batch_matmul");
-    Workload w;
-    w.name = "batch_matmul_" + shapeName(p.aShape) + "_" + shapeName(p.bShape) + "_packed" + std::to_string(bn);
-    w.inputs = {A, B};
-    w.outputs = {C};
-    w.flops = 2.0 * double(elementCount(outputShape(g))) * double(g.k);
-    return w;
-  }
-  te::Tensor C = batchMatmulCompute(A, B, "C", dtype);
   Workload w;
   w.name = "batch_matmul_" + shapeName(p.aShape) + "_" + shapeName(p.bShape);
   w.inputs = {A, B};
-  w.outputs = {C};
   w.flops = 2.0 * double(elementCount(outputShape(g))) * double(g.k);
+  if (!packsB(g, p.bShape)) {
+    w.outputs = {batchMatmulCompute(A, B, "C", dtype)};
+    return w;
+  }
+  size_t batchRank = g.batch.size();
+  IterVar k = te::reduceAxis(Expr(g.k), "k");
+  int64_t bn = matmulPanelWidth(g.n, target);
+  te::Tensor packed = packMatmulB(B, g.n, g.k, false, target);
+  w.name += "_packed" + std::to_string(bn);
+  w.outputs = {te::compute(
+      toExprs(outputShape(g)),
+      [&](const std::vector<Var>& at) {
+        std::vector<Expr> ai = operandBatchIndices(g, g.batchA, at);
+        ai.push_back(at[batchRank]);
+        ai.push_back(k.var());
+        Expr j = at.back();
+        return te::sum(A(ai) * packed(j / bn, k.var(), j % bn), {k});
+      },
+      "C", outputAxisNames(g), "batch_matmul")};
   return w;
 }
 
@@ -141,24 +144,12 @@ te::Tensor batchMatmulCompute(const te::Tensor& A, const te::Tensor& B, const st
   TESSEL_ICHECK(geo.ok()) << "batchMatmulCompute of shapes that do not multiply: " << geo.error().message;
   const MatmulGeometry& g = *geo;
   size_t batchRank = g.batch.size();
-  std::vector<std::string> names;
-  for (size_t d = 0; d < batchRank; ++d) names.push_back("b" + std::to_string(d));
-  if (g.keepsM) names.push_back("i");
-  if (g.keepsN) names.push_back("j");
+  std::vector<std::string> names = outputAxisNames(g);
   IterVar k = te::reduceAxis(Expr(g.k), "k");
-  // A batch index of an operand: its own dimension, or 0 where it broadcasts (extent 1).
-  auto batchIndices = [&](const std::vector<int64_t>& own, const std::vector<Var>& at) {
-    std::vector<Expr> indices;
-    for (size_t d = 0; d < own.size(); ++d) {
-      size_t outer = d + batchRank - own.size();
-      indices.push_back(own[d] == 1 && g.batch[outer] != 1 ? Expr(0) : Expr(at[outer]));
-    }
-    return indices;
-  };
   return te::compute(
       toExprs(outputShape(g)),
       [&](const std::vector<Var>& at) {
-        std::vector<Expr> ai = batchIndices(g.batchA, at), bi = batchIndices(g.batchB, at);
+        std::vector<Expr> ai = operandBatchIndices(g, g.batchA, at), bi = operandBatchIndices(g, g.batchB, at);
         if (g.keepsM) ai.push_back(at[batchRank]);
         ai.push_back(k.var());
         bi.push_back(k.var());

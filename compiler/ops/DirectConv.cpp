@@ -15,13 +15,8 @@ std::vector<int64_t> DirectConvParams::outputShape() const {
 }
 
 std::string DirectConvParams::validate() const {
-  if (inputShape.size() < 3) return "the input must be N x C x D1 .. Dn with at least one spatial axis";
+  if (std::string problem = convOperandProblem(inputShape, weightShape); !problem.empty()) return problem;
   size_t rank = inputShape.size() - 2;
-  if (weightShape.size() != inputShape.size()) return "the weight must have the input's rank";
-  for (int64_t d : inputShape)
-    if (d < 1) return "input dimensions must be positive";
-  for (int64_t d : weightShape)
-    if (d < 1) return "weight dimensions must be positive";
   for (const auto* list : {&strides, &dilations, &padsBegin, &padsEnd})
     if (list->size() != rank) return "strides, dilations and pads need one entry per spatial axis";
   if (groups < 1 || inputShape[1] % groups != 0 || weightShape[0] % groups != 0)

@@ -41,6 +41,16 @@ int64_t elementCount(const std::vector<int64_t>& shape) {
   return count;
 }
 
+std::string convOperandProblem(const std::vector<int64_t>& inputShape, const std::vector<int64_t>& weightShape) {
+  if (inputShape.size() < 3) return "the input must be N x C x D1 .. Dn with at least one spatial axis";
+  if (weightShape.size() != inputShape.size()) return "the weight must have the input's rank";
+  for (int64_t d : inputShape)
+    if (d < 1) return "input dimensions must be positive";
+  for (int64_t d : weightShape)
+    if (d < 1) return "weight dimensions must be positive";
+  return "";
+}
+
 void parallelizeRows(Schedule& schedule, const std::string& stage, const std::vector<std::string>& axes,
                      int64_t rows, const ScheduleTarget& target, std::vector<Status>& steps) {
   if (axes.empty() || rows < 2 || target.threads < 2) return;

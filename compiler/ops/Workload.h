@@ -43,6 +43,11 @@ std::string axisName(int64_t dimension);
 std::vector<std::string> axisNames(size_t rank);
 int64_t elementCount(const std::vector<int64_t>& shape);
 
+/// The checks every convolution's operands share: an N x C x D1 .. Dn input with at least
+/// one spatial axis, a weight of the same rank, every dimension positive. A message naming
+/// the first problem, or empty.
+std::string convOperandProblem(const std::vector<int64_t>& inputShape, const std::vector<int64_t>& weightShape);
+
 /// Fuses `axes` (outermost loops of `stage`) into one loop named "rows" and runs it in
 /// parallel, when there are `rows` >= 2 of them and more than one thread; each step's
 /// status is appended to `steps`.

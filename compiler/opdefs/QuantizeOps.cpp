@@ -60,6 +60,34 @@ Expr saturate(Expr value, DataType to) {
   return max(min(value, FloatImmNode::make(f, hi)), FloatImmNode::make(f, lo));
 }
 
+// QuantizeLinear's and DequantizeLinear's kernel: x, the scale and the zero point (where the
+// node has one) as inputs in their own types, and one output whose every element is
+// `element(x, scale, zero point)` read at that element (the zero point undefined when absent).
+OpKernel quantKernel(const OpCall& call, const QuantParams& p, const std::string& namePrefix,
+                     const std::function<Expr(Expr x, Expr scale, Expr zeroPoint)>& element) {
+  OpKernel kernel;
+  Workload& w = kernel.workload;
+  w.name = namePrefix + shapeName(p.shape);
+  te::Tensor x = te::placeholder(toExprs(p.shape), call.inputTypes[0].dtype, "x");
+  te::Tensor scale = te::placeholder(toExprs(call.inputTypes[1].shape), call.inputTypes[1].dtype, "scale");
+  w.inputs = {x, scale};
+  kernel.inputIndices = {0, 1};
+  te::Tensor zero;
+  if (p.hasZeroPoint) {
+    zero = te::placeholder(toExprs(call.inputTypes[1].shape), call.inputTypes[2].dtype, "zero_point");
+    w.inputs.push_back(zero);
+    kernel.inputIndices.push_back(2);
+  }
+  w.outputs = {te::compute(
+      toExprs(p.shape),
+      [&](const std::vector<Var>& axes) {
+        Expr zeroPoint = p.hasZeroPoint ? quantParamAt(zero, axes, p) : Expr();
+        return element(x(asExprs(axes)), quantParamAt(scale, axes, p), zeroPoint);
+      },
+      "out", axisNames(p.shape.size()), "elemwise")};
+  return kernel;
+}
+
 OpDef quantizeLinear() {
   OpDef def;
   def.name = "QuantizeLinear";
@@ -77,30 +105,13 @@ OpDef quantizeLinear() {
   def.build = [](const OpCall& call) -> Expected<OpKernel> {
     auto p = quantParams(call);
     if (!p) return p.error();
-    OpKernel kernel;
-    Workload& w = kernel.workload;
-    w.name = "quantize_" + shapeName(p->shape);
     DataType f = call.inputTypes[0].dtype;
-    te::Tensor x = te::placeholder(toExprs(p->shape), f, "x");
-    te::Tensor scale = te::placeholder(toExprs(call.inputTypes[1].shape), call.inputTypes[1].dtype, "scale");
-    w.inputs = {x, scale};
-    kernel.inputIndices = {0, 1};
-    te::Tensor zero;
-    if (p->hasZeroPoint) {
-      zero = te::placeholder(toExprs(call.inputTypes[1].shape), p->quantType, "zero_point");
-      w.inputs.push_back(zero);
-      kernel.inputIndices.push_back(2);
-    }
-    QuantParams params = *p;
-    w.outputs = {te::compute(
-        toExprs(p->shape),
-        [&](const std::vector<Var>& axes) {
-          Expr value = roundHalfToEven(x(asExprs(axes)) / cast(f, quantParamAt(scale, axes, params)));
-          if (params.hasZeroPoint) value = value + cast(f, quantParamAt(zero, axes, params));
-          return cast(params.quantType, saturate(value, params.quantType));
-        },
-        "out", axisNames(p->shape.size()), "elemwise")};
-    return kernel;
+    DataType quantType = p->quantType;
+    return quantKernel(call, *p, "quantize_", [f, quantType](Expr x, Expr scale, Expr zeroPoint) {
+      Expr value = roundHalfToEven(x / cast(f, scale));
+      if (zeroPoint.defined()) value = value + cast(f, zeroPoint);
+      return cast(quantType, saturate(value, quantType));
+    });
   };
   return def;
 }
@@ -120,30 +131,12 @@ OpDef dequantizeLinear() {
   def.build = [](const OpCall& call) -> Expected<OpKernel> {
     auto p = quantParams(call);
     if (!p) return p.error();
-    OpKernel kernel;
-    Workload& w = kernel.workload;
-    w.name = "dequantize_" + shapeName(p->shape);
     DataType f = call.inputTypes[1].dtype;
-    te::Tensor x = te::placeholder(toExprs(p->shape), call.inputTypes[0].dtype, "x");
-    te::Tensor scale = te::placeholder(toExprs(call.inputTypes[1].shape), f, "scale");
-    w.inputs = {x, scale};
-    kernel.inputIndices = {0, 1};
-    te::Tensor zero;
-    if (p->hasZeroPoint) {
-      zero = te::placeholder(toExprs(call.inputTypes[1].shape), call.inputTypes[2].dtype, "zero_point");
-      w.inputs.push_back(zero);
-      kernel.inputIndices.push_back(2);
-    }
-    QuantParams params = *p;
-    w.outputs = {te::compute(
-        toExprs(p->shape),
-        [&](const std::vector<Var>& axes) {
-          Expr value = cast(f, x(asExprs(axes)));
-          if (params.hasZeroPoint) value = value - cast(f, quantParamAt(zero, axes, params));
-          return value * quantParamAt(scale, axes, params);
-        },
-        "out", axisNames(p->shape.size()), "elemwise")};
-    return kernel;
+    return quantKernel(call, *p, "dequantize_", [f](Expr x, Expr scale, Expr zeroPoint) {
+      Expr value = cast(f, x);
+      if (zeroPoint.defined()) value = value - cast(f, zeroPoint);
+      return value * scale;
+    });
   };
   return def;
 }

@@ -1,13 +1,19 @@
 // AlterLayout: Conv, MatMul and Gemm nodes with constant weights rewritten to operators that
-// read weights packed once at compile time (ConvPrepacked, DensePrepacked).
+// read weights packed once at compile time (ConvPrepacked, DensePrepacked), then chains of
+// convolutions and elementwise operations moved to channel-blocked activations.
 #include "compiler/graph/AlterLayout.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "compiler/graph/GraphRewriter.h"
+#include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/Conv2d.h"
+#include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/ops/PackedConvParams.h"
 
@@ -137,15 +143,259 @@ private:
   ScheduleTarget target_;
   std::map<std::pair<const GraphNode*, std::string>, Value> packed_;
 };
+
+// Operations computing each element from the same element of their one full-sized input:
+// they run unchanged on a blocked tensor.
+bool layoutFreeUnary(const std::string& op) {
+  static const std::set<std::string> ops = {"Relu",  "Clip",     "LeakyRelu", "Sigmoid", "HardSigmoid",
+                                            "HardSwish", "Tanh", "Elu",       "Selu",    "Identity"};
+  return ops.count(op) != 0;
+}
+
+// Binary operations that broadcast: blocked when their operands can be laid out alike.
+bool layoutFreeBinary(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
+
+int64_t channelBlockOfValue(const Value& v) { return channelBlockOf(v.type().layout).value_or(0); }
+
+using ValueKey = std::pair<const GraphNode*, int>;
+ValueKey keyOf(const Value& v) { return {v.node(), v.index()}; }
+
+// Moves activations between convolutions to NCHW<kb>c, in a second rewrite after the weights
+// are packed (only ConvPrepacked convolutions read and write blocked activations).
+class ActivationBlocker {
+public:
+  ActivationBlocker(const Graph& graph, const ScheduleTarget& target) : target_(target) {
+    for (const OperationNode* op : graph.operations())
+      for (const Value& input : op->inputs)
+        if (input.defined()) consumers_[keyOf(input)].push_back(op);
+  }
+
+  std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
+    if (!op.isFused() && op.op == "ConvPrepacked") return rewriteConv(op, inputs);
+    bool anyBlocked = false;
+    for (const Value& input : inputs) anyBlocked = anyBlocked || (input.defined() && channelBlockOfValue(input));
+    if (!anyBlocked) return std::nullopt;
+    if (!op.isFused() && op.outputTypes.size() == 1) {
+      if (layoutFreeUnary(op.op))
+        if (auto blocked = rewriteUnary(op, inputs)) return blocked;
+      if (layoutFreeBinary(op.op) && inputs.size() == 2)
+        if (auto blocked = rewriteBinary(op, inputs)) return blocked;
+    }
+    return rebuiltOnNchw(op, inputs);
+  }
+
+  /// Graph outputs in NCHW.
+  Graph withNchwOutputs(Graph graph) {
+    for (Value& output : graph.outputs) output = toNchw(output);
+    return graph;
+  }
+
+private:
+  // The convolution's parameters over its logical NCHW input; nullopt for one that must stay
+  // as it is (depthwise, grouped, or attributes conv2d cannot read).
+  std::optional<Conv2dParams> denseConvParams(const OperationNode& op, const std::vector<int64_t>& nchwShape) const {
+    if (op.attributes.count("data_layout") || op.attributes.count("out_layout")) return std::nullopt;
+    std::vector<int64_t> weightShape = op.attribute<std::vector<int64_t>>("weight_shape", {});
+    if (weightShape.size() != 4 || nchwShape.size() != 4) return std::nullopt;
+    auto params = conv2dParamsFromOnnx(op.attributes, nchwShape, weightShape, op.hasInput(2));
+    if (!params || params->groups != 1) return std::nullopt;
+    return *params;
+  }
+
+  // Whether output `key` of the packed graph reaches a dense convolution through operations
+  // that stay blocked: only then is writing it blocked worth the transforms back elsewhere.
+  bool feedsBlockedConv(const ValueKey& key) {
+    auto known = feedsConv_.find(key);
+    if (known != feedsConv_.end()) return known->second;
+    const std::vector<int64_t>& shape = key.first->outputTypes[size_t(key.second)].shape;
+    bool feeds = false;
+    for (const OperationNode* consumer : consumers_[key]) {
+      if (consumer->isFused() || consumer->outputTypes.size() != 1) continue;
+      bool isData = keyOf(consumer->inputs[0]) == key;
+      if (consumer->op == "ConvPrepacked")
+        feeds = isData && denseConvParams(*consumer, shape).has_value();
+      else if ((layoutFreeUnary(consumer->op) && isData) || layoutFreeBinary(consumer->op))
+        feeds = feedsBlockedConv({consumer, 0});
+      if (feeds) break;
+    }
+    feedsConv_[key] = feeds;
+    return feeds;
+  }
+
+  std::optional<std::vector<Value>> rewriteConv(const OperationNode& op, const std::vector<Value>& inputs) {
+    Value data = inputs[0];
+    int64_t inputBlock = channelBlockOfValue(data);
+    std::vector<int64_t> nchwShape = unblockedChannelShape(data.type().shape, inputBlock);
+    auto params = denseConvParams(op, nchwShape);
+    if (!params) {
+      if (inputBlock) return rebuiltOnNchw(op, inputs);
+      return std::nullopt;
+    }
+    Conv2dActivationLayout layout{inputBlock, feedsBlockedConv({&op, 0})};
+    if (!conv2dSupportsActivationLayout(*params, layout, target_)) {
+      layout.blockedOutput = layout.blockedOutput && conv2dSupportsActivationLayout(*params, {0, true}, target_);
+      if (inputBlock && !conv2dSupportsActivationLayout(*params, {inputBlock, false}, target_)) {
+        data = toNchw(data);
+        layout.inputBlock = 0;
+      }
+    }
+    if (layout == Conv2dActivationLayout{}) {
+      if (inputBlock) return rebuiltOnNchw(op, inputs);
+      return std::nullopt;
+    }
+    Attributes attributes = op.attributes;
+    if (layout.inputBlock) attributes["data_layout"] = blockedChannelLayout(layout.inputBlock);
+    if (layout.blockedOutput) attributes["out_layout"] = blockedChannelLayout(conv2dFilterBlock(*params, target_));
+    std::vector<Value> newInputs = inputs;
+    newInputs[0] = data;
+    return typedOperation(op, newInputs, attributes);
+  }
+
+  std::optional<std::vector<Value>> rewriteUnary(const OperationNode& op, const std::vector<Value>& inputs) {
+    // Only the first input is full-sized; Clip's bounds and the like must be single values.
+    for (size_t i = 1; i < inputs.size(); ++i)
+      if (inputs[i].defined() && (channelBlockOfValue(inputs[i]) || inputs[i].type().elementCount() != 1))
+        return std::nullopt;
+    return typedOperation(op, inputs, op.attributes);
+  }
+
+  std::optional<std::vector<Value>> rewriteBinary(const OperationNode& op, const std::vector<Value>& inputs) {
+    const TensorType& outType = op.outputTypes[0];
+    if (outType.shape.size() != 4 || !outType.layout.empty()) return std::nullopt;
+    int64_t block = 0;
+    for (const Value& input : inputs)
+      if (!block) block = channelBlockOfValue(input);
+    if (outType.shape[1] % block != 0) return std::nullopt;
+    std::vector<Value> newInputs;
+    for (const Value& input : inputs) {
+      const TensorType& type = input.type();
+      int64_t inputBlock = channelBlockOfValue(input);
+      if (inputBlock && unblockedChannelShape(type.shape, inputBlock) == outType.shape) {
+        newInputs.push_back(toBlocked(input, block));
+      } else if (!inputBlock && type.shape == outType.shape) {
+        newInputs.push_back(toBlocked(input, block));
+      } else if (!inputBlock && type.elementCount() == 1) {
+        newInputs.push_back(input);
+      } else if (auto perChannel = blockedPerChannelConstant(input, outType.shape[1], block)) {
+        newInputs.push_back(*perChannel);
+      } else {
+        return std::nullopt;
+      }
+    }
+    return typedOperation(op, newInputs, op.attributes);
+  }
+
+  // A constant of one value per channel ([C, 1, 1] or [1, C, 1, 1]) as [C / b, 1, 1, b], which
+  // broadcasts against [N, C / b, H, W, b] exactly as the original did against NCHW. Channel
+  // co * b + ci sits at the same offset in both, so the data is a copy.
+  std::optional<Value> blockedPerChannelConstant(const Value& value, int64_t channels, int64_t block) {
+    const ConstantNode* constant = asConstant(value.node());
+    if (!constant) return std::nullopt;
+    const std::vector<int64_t>& shape = constant->outputTypes[0].shape;
+    bool perChannel = (shape == std::vector<int64_t>{channels, 1, 1}) ||
+                      (shape == std::vector<int64_t>{1, channels, 1, 1});
+    if (!perChannel || !constant->outputTypes[0].layout.empty()) return std::nullopt;
+    auto key = std::make_pair(keyOf(value), block);
+    if (auto it = blockedConstants_.find(key); it != blockedConstants_.end()) return it->second;
+    std::vector<int64_t> blockedShape = {channels / block, 1, 1, block};
+    if (shape.size() == 4) blockedShape.insert(blockedShape.begin(), 1);
+    runtime::NDArray data = runtime::NDArray::empty(blockedShape, constant->data.dtype());
+    data.copyFrom(constant->data.data(), size_t(constant->data.byteSize()));
+    Value blocked = makeConstant(constant->name + "." + blockedChannelLayout(block), data);
+    blockedConstants_.emplace(key, blocked);
+    return blocked;
+  }
+
+  // `op` over `inputs` with the output types the registry infers for them.
+  std::optional<std::vector<Value>> typedOperation(const OperationNode& op, const std::vector<Value>& inputs,
+                                                   const Attributes& attributes) {
+    OperationNode probe(op.name, op.op, inputs, attributes, op.outputTypes, op.provenance);
+    auto types = inferOpTypes(makeOpCall(probe, target_));
+    if (!types) return std::nullopt;  // the operator cannot take these layouts: stay NCHW
+    return makeOperation(op.name, op.op, inputs, attributes, *types, op.provenance);
+  }
+
+  // `op` with every blocked input transformed back to NCHW (its output types unchanged).
+  std::vector<Value> rebuiltOnNchw(const OperationNode& op, const std::vector<Value>& inputs) {
+    std::vector<Value> nchw;
+    for (const Value& input : inputs) nchw.push_back(input.defined() ? toNchw(input) : input);
+    if (op.isFused()) return makeFusedOperation(op.name, op.op, nchw, *op.body, op.provenance);
+    return makeOperation(op.name, op.op, nchw, op.attributes, op.outputTypes, op.provenance);
+  }
+
+  // The producer's input when `value` is a LayoutTransform from `layout`, else null.
+  static const Value* transformedFrom(const Value& value, int64_t block) {
+    const OperationNode* producer = asOperation(value.node());
+    if (!producer || producer->op != "LayoutTransform") return nullptr;
+    const Value& source = producer->inputs[0];
+    return channelBlockOfValue(source) == block ? &source : nullptr;
+  }
+
+  Value transform(const Value& value, int64_t destinationBlock) {
+    auto key = std::make_pair(keyOf(value), destinationBlock);
+    if (auto it = transforms_.find(key); it != transforms_.end()) return it->second;
+    int64_t sourceBlock = channelBlockOfValue(value);
+    const TensorType& type = value.type();
+    std::vector<int64_t> nchwShape = unblockedChannelShape(type.shape, sourceBlock);
+    TensorType outType{type.dtype, blockedChannelShape(nchwShape, destinationBlock),
+                       destinationBlock ? blockedChannelLayout(destinationBlock) : ""};
+    auto layoutName = [](int64_t block) { return block ? blockedChannelLayout(block) : std::string("NCHW"); };
+    Attributes attributes{{"src_layout", layoutName(sourceBlock)}, {"dst_layout", layoutName(destinationBlock)}};
+    std::string name = value.name() + "." + layoutName(destinationBlock);
+    Value result = makeOperation(name, "LayoutTransform", {value}, attributes, {outType})[0];
+    transforms_.emplace(key, result);
+    return result;
+  }
+
+  Value toNchw(const Value& value) {
+    int64_t block = channelBlockOfValue(value);
+    if (!block) return value;
+    if (const Value* original = transformedFrom(value, 0)) return *original;  // NCHW -> blocked -> NCHW
+    return transform(value, 0);
+  }
+
+  Value toBlocked(const Value& value, int64_t block) {
+    int64_t current = channelBlockOfValue(value);
+    if (current == block) return value;
+    if (current) return toBlocked(toNchw(value), block);
+    if (const Value* original = transformedFrom(value, block)) return *original;  // blocked -> NCHW -> blocked
+    return transform(value, block);
+  }
+
+  ScheduleTarget target_;
+  std::map<ValueKey, std::vector<const OperationNode*>> consumers_;
+  std::map<ValueKey, bool> feedsConv_;
+  std::map<std::pair<ValueKey, int64_t>, Value> transforms_;
+  std::map<std::pair<ValueKey, int64_t>, Value> blockedConstants_;
+};
 }  // namespace
 
+AlterLayoutOptions AlterLayoutOptions::fromEnvironment() {
+  AlterLayoutOptions options;
+  options.blockedActivations = false;  // off in the standard pipeline until checked on the models
+  const char* blocked = std::getenv("TESSEL_BLOCKED_ACTIVATIONS");
+  if (blocked && std::strcmp(blocked, "0") == 0) options.blockedActivations = false;
+  if (blocked && std::strcmp(blocked, "1") == 0) options.blockedActivations = true;
+  return options;
+}
+
 Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target) {
+  return alterLayout(graph, target, AlterLayoutOptions::fromEnvironment());
+}
+
+Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target, const AlterLayoutOptions& options) {
+  if (!options.packWeights) return graph;
   WeightPacker packer(target);
-  Graph result = rewriteGraph(graph, [&](const OperationNode& op, const std::vector<Value>& inputs) {
+  Graph packed = rewriteGraph(graph, [&](const OperationNode& op, const std::vector<Value>& inputs) {
     return packer.rewrite(op, inputs);
   });
   if (packer.failure) return *packer.failure;
-  return result;
+  if (!options.blockedActivations) return packed;
+  ActivationBlocker blocker(packed, target);
+  Graph blocked = rewriteGraph(packed, [&](const OperationNode& op, const std::vector<Value>& inputs) {
+    return blocker.rewrite(op, inputs);
+  });
+  return blocker.withNchwOutputs(std::move(blocked));
 }
 
 }  // namespace tessel::graph

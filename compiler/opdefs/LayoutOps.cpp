@@ -1,8 +1,10 @@
 // Registration of the layout operators AlterLayout introduces: convolutions and matrix
 // products whose constant weights were packed at compile time into the layout their kernels
-// read, so no kernel repacks a weight on every call.
+// read (so no kernel repacks a weight on every call), convolutions over channel-blocked
+// activations, and the LayoutTransform between NCHW and NCHW<b>c.
 #include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/Conv2d.h"
+#include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/ops/PackedConvParams.h"
 
@@ -15,15 +17,57 @@ std::string shapeText(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
+// The channel block of a layout attribute ("NCHW": 0, "NCHW16c": 16).
+Expected<int64_t> layoutAttributeBlock(const OpCall& call, const std::string& key) {
+  auto layout = call.stringAttr(key, "NCHW");
+  if (!layout) return layout.error();
+  std::optional<int64_t> block = channelBlockOf(*layout);
+  if (!block) return call.error("attribute '" + key + "' is '" + *layout + "', not NCHW or NCHW<block>c");
+  return *block;
+}
+
+// The activation layouts of a ConvPrepacked node ("data_layout" and "out_layout", NCHW when
+// absent), checked against its input type and what the kernel supports.
+Expected<Conv2dActivationLayout> prepackedConvActivations(const OpCall& call, const Conv2dParams& p) {
+  auto inputBlock = layoutAttributeBlock(call, "data_layout");
+  if (!inputBlock) return inputBlock.error();
+  auto outputBlock = layoutAttributeBlock(call, "out_layout");
+  if (!outputBlock) return outputBlock.error();
+  Conv2dActivationLayout layout{*inputBlock, *outputBlock != 0};
+  if (*outputBlock != 0 && *outputBlock != conv2dFilterBlock(p, call.target))
+    return call.error("out_layout NCHW" + std::to_string(*outputBlock) + "c is not this target's filter block (" +
+                          std::to_string(conv2dFilterBlock(p, call.target)) + ")",
+                      "rerun AlterLayout for this target");
+  if (!conv2dSupportsActivationLayout(p, layout, call.target))
+    return call.error("this convolution cannot read or write channel-blocked activations",
+                      "grouped convolutions and channel counts the block does not divide stay NCHW");
+  return layout;
+}
+
 // The convolution a ConvPrepacked node stands for: its Conv attributes, with the original
-// OIHW weight shape kept in "weight_shape" (the packed input no longer shows it).
+// OIHW weight shape kept in "weight_shape" (the packed input no longer shows it). A blocked
+// input ("data_layout") is read by its logical NCHW shape.
 Expected<Conv2dParams> prepackedConvParams(const OpCall& call) {
   auto weightShape = call.intsAttr("weight_shape", {});
   if (!weightShape) return weightShape.error();
   if (weightShape->size() != 4)
     return call.error("attribute 'weight_shape' must hold the 4 dimensions of the original OIHW weight",
                       "ConvPrepacked nodes are made by AlterLayout; rerun it on the Conv");
-  auto params = conv2dParamsFromOnnx(call.attributes, call.inputTypes[0].shape, *weightShape, call.hasInput(2));
+  auto inputBlock = layoutAttributeBlock(call, "data_layout");
+  if (!inputBlock) return inputBlock.error();
+  std::vector<int64_t> dataShape = call.inputTypes[0].shape;
+  if (*inputBlock != 0) {
+    if (dataShape.size() != 5 || dataShape[4] != *inputBlock ||
+        call.inputTypes[0].layout != blockedChannelLayout(*inputBlock))
+      return call.error("data_layout is " + blockedChannelLayout(*inputBlock) + " but the input is " +
+                            call.inputTypes[0].toString(),
+                        "insert a LayoutTransform before the convolution");
+    dataShape = unblockedChannelShape(dataShape, *inputBlock);
+  } else if (!call.inputTypes[0].layout.empty()) {
+    return call.error("the input is " + call.inputTypes[0].toString() + " but data_layout is NCHW",
+                      "insert a LayoutTransform to NCHW before the convolution");
+  }
+  auto params = conv2dParamsFromOnnx(call.attributes, dataShape, *weightShape, call.hasInput(2));
   if (!params) return call.error(params.error().message, params.error().hint);
   std::vector<int64_t> expected = conv2dPackedWeightShape(*params, call.target);
   if (call.inputTypes[1].shape != expected)
@@ -44,19 +88,85 @@ OpDef convPrepacked() {
   def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
     auto p = prepackedConvParams(call);
     if (!p) return p.error();
+    auto activations = prepackedConvActivations(call, *p);
+    if (!activations) return activations.error();
     TensorType out{call.inputTypes[0].dtype, {p->batch, p->filters, p->outHeight(), p->outWidth()}, ""};
+    if (activations->blockedOutput) {
+      int64_t kb = conv2dFilterBlock(*p, call.target);
+      out.shape = blockedChannelShape(out.shape, kb);
+      out.layout = blockedChannelLayout(kb);
+    }
     return std::vector<TensorType>{out};
   };
   def.build = [](const OpCall& call) -> Expected<OpKernel> {
     auto p = prepackedConvParams(call);
     if (!p) return p.error();
+    auto activations = prepackedConvActivations(call, *p);
+    if (!activations) return activations.error();
     OpKernel kernel;
-    kernel.workload = conv2d(*p, Conv2dWeightLayout::Packed, call.inputTypes[0].dtype, call.target);
+    kernel.workload = conv2d(*p, Conv2dWeightLayout::Packed, *activations, call.inputTypes[0].dtype, call.target);
     kernel.inputIndices = {0, 1};
     if (p->bias) kernel.inputIndices.push_back(2);
     Conv2dParams params = *p;
-    kernel.schedule = [params](const Workload& w, const ScheduleTarget& target) {
-      return defaultConv2dSchedule(w, params, target);
+    Conv2dActivationLayout layout = *activations;
+    kernel.schedule = [params, layout](const Workload& w, const ScheduleTarget& target) {
+      return defaultConv2dSchedule(w, params, layout, target);
+    };
+    return kernel;
+  };
+  return def;
+}
+
+// A LayoutTransform node's source and destination channel blocks (0 for NCHW), checked
+// against its 4-D (NCHW) or 5-D (NCHW<b>c) input.
+struct ChannelRelayout {
+  int64_t source = 0, destination = 0;
+  std::vector<int64_t> logicalShape;  ///< NCHW.
+};
+
+Expected<ChannelRelayout> channelRelayout(const OpCall& call) {
+  auto source = call.stringAttr("src_layout", "");
+  if (!source) return source.error();
+  auto destination = call.stringAttr("dst_layout", "");
+  if (!destination) return destination.error();
+  std::optional<int64_t> sourceBlock = channelBlockOf(*source), destinationBlock = channelBlockOf(*destination);
+  if (!sourceBlock || !destinationBlock || source->empty() || destination->empty())
+    return call.error("src_layout '" + *source + "' and dst_layout '" + *destination +
+                          "' must each be NCHW or NCHW<block>c",
+                      "LayoutTransform nodes are made by AlterLayout");
+  if (*sourceBlock == *destinationBlock) return call.error("src_layout and dst_layout are the same layout");
+  const TensorType& input = call.inputTypes[0];
+  std::string expectedLayout = *sourceBlock ? blockedChannelLayout(*sourceBlock) : "";
+  bool shapeFits = *sourceBlock ? input.shape.size() == 5 && input.shape[4] == *sourceBlock : input.shape.size() == 4;
+  if (!shapeFits || input.layout != expectedLayout)
+    return call.error("the input is " + input.toString() + ", not " + *source);
+  ChannelRelayout relayout{*sourceBlock, *destinationBlock, unblockedChannelShape(input.shape, *sourceBlock)};
+  if (*destinationBlock && relayout.logicalShape[1] % *destinationBlock != 0)
+    return call.error("the " + std::to_string(relayout.logicalShape[1]) + " channels do not split into blocks of " +
+                      std::to_string(*destinationBlock));
+  return relayout;
+}
+
+OpDef layoutTransformOp() {
+  OpDef def;
+  def.name = "LayoutTransform";
+  def.pattern = OpPattern::Injective;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto relayout = channelRelayout(call);
+    if (!relayout) return relayout.error();
+    std::string layout = relayout->destination ? blockedChannelLayout(relayout->destination) : "";
+    return std::vector<TensorType>{TensorType{
+        call.inputTypes[0].dtype, blockedChannelShape(relayout->logicalShape, relayout->destination), layout}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto relayout = channelRelayout(call);
+    if (!relayout) return relayout.error();
+    OpKernel kernel;
+    kernel.workload =
+        layoutTransform(relayout->logicalShape, relayout->source, relayout->destination, call.inputTypes[0].dtype);
+    kernel.inputIndices = {0};
+    kernel.schedule = [](const Workload& w, const ScheduleTarget& target) {
+      return defaultLayoutTransformSchedule(w, target);
     };
     return kernel;
   };
@@ -109,6 +219,7 @@ OpDef densePrepacked() {
 void registerLayoutOps(OpRegistry& registry) {
   registry.add(convPrepacked());
   registry.add(densePrepacked());
+  registry.add(layoutTransformOp());
 }
 
 }  // namespace tessel::graph

@@ -90,6 +90,29 @@ te::Tensor padInput(const Conv2dParams& p, const te::Tensor& data, DataType dtyp
       "data.pad", {"n", "c", "y", "x"}, "pad");
 }
 
+// The zero-padded input of a channel-blocked input [n][c / b][y][x][b], in the same layout.
+te::Tensor padBlockedInput(const Conv2dParams& p, const te::Tensor& data, int64_t block, DataType dtype) {
+  int64_t top = p.paddingTop(), left = p.paddingLeft();
+  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
+  bool padsRows = top > 0 || p.paddingBottom() > 0, padsColumns = left > 0 || p.paddingRight() > 0;
+  return te::compute(
+      {Expr(p.batch), Expr(p.channels / block), Expr(paddedH), Expr(paddedW), Expr(block)},
+      [&](const std::vector<Var>& v) {
+        Expr n = v[0], co = v[1], y = v[2], x = v[3], ci = v[4];
+        if (!padsRows && !padsColumns) return data(n, co, y, x, ci);
+        Expr inside;
+        if (padsRows) inside = likely(y >= top && y < p.height + top);
+        if (padsColumns) {
+          Expr columns = likely(x >= left && x < p.width + left);
+          inside = inside.defined() ? inside && columns : columns;
+        }
+        Expr yy = padsRows ? min(max(y - top, Expr(0)), Expr(p.height - 1)) : y;
+        Expr xx = padsColumns ? min(max(x - left, Expr(0)), Expr(p.width - 1)) : x;
+        return select(inside, data(n, co, yy, xx, ci), makeZero(dtype));
+      },
+      "data.pad", {"n", "co", "y", "x", "ci"}, "pad");
+}
+
 // The zero-padded input with its columns split by phase for a horizontal stride sw > 1:
 // element [n, c, y, phase, q] is padded column q * sw + phase. A strided convolution then
 // reads consecutive output pixels from consecutive elements (vector loads, no gathers).
@@ -159,10 +182,30 @@ Workload conv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& tar
 }
 
 Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, DataType dtype, const ScheduleTarget& target) {
+  return conv2d(p, layout, Conv2dActivationLayout{}, dtype, target);
+}
+
+bool conv2dSupportsActivationLayout(const Conv2dParams& p, const Conv2dActivationLayout& layout,
+                                    const ScheduleTarget& target) {
+  if (layout == Conv2dActivationLayout{}) return true;
+  if (p.groups != 1 || p.isDepthwise()) return false;
+  if (layout.inputBlock < 0 || (layout.inputBlock > 0 && p.channels % layout.inputBlock != 0)) return false;
+  return !layout.blockedOutput || p.filters % filterBlock(p, target) == 0;
+}
+
+Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dActivationLayout& activations,
+                DataType dtype, const ScheduleTarget& target) {
   TESSEL_ICHECK(p.validate().empty()) << "conv2d with invalid parameters: " << p.validate();
+  TESSEL_ICHECK(conv2dSupportsActivationLayout(p, activations, target))
+      << "conv2d cannot read NCHW" << activations.inputBlock << "c or write blocked output for these parameters";
   int64_t cpg = p.channelsPerGroup();
+  int64_t inputBlock = activations.inputBlock;
   bool prepacked = layout == Conv2dWeightLayout::Packed && !p.isDepthwise();
-  te::Tensor data = te::placeholder({Expr(p.batch), Expr(p.channels), Expr(p.height), Expr(p.width)}, dtype, "data");
+  te::Tensor data = inputBlock > 0 ? te::placeholder({Expr(p.batch), Expr(p.channels / inputBlock), Expr(p.height),
+                                                      Expr(p.width), Expr(inputBlock)},
+                                                     dtype, "data")
+                                   : te::placeholder({Expr(p.batch), Expr(p.channels), Expr(p.height), Expr(p.width)},
+                                                     dtype, "data");
   te::Tensor weight = prepacked ? te::placeholder(toExprs(conv2dPackedWeightShape(p, target)), dtype, "weight")
                                 : te::placeholder({Expr(p.filters), Expr(cpg), Expr(p.kernelH), Expr(p.kernelW)},
                                                   dtype, "weight");
@@ -171,7 +214,7 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, DataType dtype
   if (p.isDepthwise()) {
     w = depthwiseConv2d(p, dtype, data, weight, bias);
   } else {
-    te::Tensor padded = padInput(p, data, dtype);
+    te::Tensor padded = inputBlock > 0 ? padBlockedInput(p, data, inputBlock, dtype) : padInput(p, data, dtype);
     int64_t kb = filterBlock(p, target);
     int64_t blocks = (p.filters + kb - 1) / kb;
     int64_t blocksPerGroup = p.filtersPerGroup() / kb;  // exact when groups > 1
@@ -185,22 +228,44 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, DataType dtype
                         makeZero(dtype));
         },
         "weight.packed", {"ko", "c", "r", "s", "ki"}, "pack");
-    IterVar c = te::reduceAxis(Expr(cpg), "c");
     IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
     IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
     // The reduction runs in a blocked layout, filters innermost, so a tile of accumulators is
-    // contiguous vectors; the output copies it back to NCHW tile by tile.
-    te::Tensor blocked = te::compute(
+    // contiguous vectors; the output copies it back to NCHW tile by tile (or keeps it).
+    te::Tensor blocked;
+    if (inputBlock > 0) {
+      // Channels split as the input is: the reads of one channel block are contiguous.
+      IterVar co = te::reduceAxis(Expr(p.channels / inputBlock), "co");
+      IterVar ci = te::reduceAxis(Expr(inputBlock), "ci");
+      blocked = te::compute(
+          {Expr(p.batch), Expr(blocks), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
+          [&](const std::vector<Var>& v) {
+            Expr n = v[0], ko = v[1], y = v[2], x = v[3], ki = v[4];
+            return te::sum(padded(n, co, y * sh + r * p.dilationH, x * sw + s * p.dilationW, ci) *
+                               packed(ko, Expr(co) * inputBlock + ci, r, s, ki),
+                           {co, ci, r, s});
+          },
+          "conv.blocked", {"n", "ko", "y", "x", "ki"}, "conv2d");
+    } else {
+      IterVar c = te::reduceAxis(Expr(cpg), "c");
+      blocked = te::compute(
+          {Expr(p.batch), Expr(blocks), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
+          [&](const std::vector<Var>& v) {
+            Expr n = v[0], ko = v[1], y = v[2], x = v[3], ki = v[4];
+            Expr channel = p.groups == 1 ? Expr(c) : (ko / blocksPerGroup) * cpg + c;
+            return te::sum(padded(n, channel, y * sh + r * p.dilationH, x * sw + s * p.dilationW) *
+                               packed(ko, c, r, s, ki),
+                           {c, r, s});
+          },
+          "conv.blocked", {"n", "ko", "y", "x", "ki"}, "conv2d");
+    }
+    te::Tensor out = activations.blockedOutput ? te::compute(
         {Expr(p.batch), Expr(blocks), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
         [&](const std::vector<Var>& v) {
-          Expr n = v[0], ko = v[1], y = v[2], x = v[3], ki = v[4];
-          Expr channel = p.groups == 1 ? Expr(c) : (ko / blocksPerGroup) * cpg + c;
-          return te::sum(padded(n, channel, y * sh + r * p.dilationH, x * sw + s * p.dilationW) *
-                             packed(ko, c, r, s, ki),
-                         {c, r, s});
+          Expr value = blocked(v[0], v[1], v[2], v[3], v[4]);
+          return p.bias ? value + bias(v[1] * kb + v[4]) : value;
         },
-        "conv.blocked", {"n", "ko", "y", "x", "ki"}, "conv2d");
-    te::Tensor out = te::compute(
+        "conv", {"n", "ko", "y", "x", "ki"}, "bias") : te::compute(
         {Expr(p.batch), Expr(p.filters), Expr(p.outHeight()), Expr(p.outWidth())},
         [&](const std::vector<Var>& v) {
           Expr value = blocked(v[0], v[1] / kb, v[2], v[3], v[1] % kb);
@@ -210,6 +275,8 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, DataType dtype
     w.outputs = {out};
   }
   w.name = conv2dName(p) + (prepacked ? "_packed" : "");
+  if (inputBlock > 0) w.name += "_in" + std::to_string(inputBlock) + "c";
+  if (activations.blockedOutput) w.name += "_out" + std::to_string(filterBlock(p, target)) + "c";
   w.inputs = {data, weight};
   if (p.bias) w.inputs.push_back(bias);
   w.flops = 2.0 * double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth()) * double(cpg) *
@@ -303,7 +370,53 @@ Expected<Schedule> depthwiseSchedule(const Workload& workload, const Conv2dParam
 
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& p,
                                          const ScheduleTarget& target) {
+  return defaultConv2dSchedule(workload, p, Conv2dActivationLayout{}, target);
+}
+
+namespace {
+// The dense schedule over blocked activations: the same tiles as the NCHW one, the output
+// written tile by tile in the layout the accumulators already have.
+Expected<Schedule> blockedActivationSchedule(const Workload& workload, const Conv2dParams& p,
+                                             const Conv2dActivationLayout& activations, const ScheduleTarget& target) {
+  int64_t kb = filterBlock(p, target);
+  int64_t filterVectors = std::max<int64_t>(1, kb / target.vectorLanes);
+  int64_t xb = pixelBlock(p.outWidth(), filterVectors, target);
+  Schedule s(workload.outputs);
+  std::vector<Status> steps;
+  if (activations.blockedOutput) {
+    steps = {s.split("conv", "x", xb, "xo", "xi"), s.reorder("conv", {"n", "ko", "y", "xo", "xi", "ki"}),
+             s.fuse("conv", {"n", "ko", "y"}, "rows"), s.parallel("conv", "rows"), s.vectorize("conv", "ki")};
+  } else {
+    steps = {s.split("conv", "k", kb, "ko", "ki"), s.split("conv", "x", xb, "xo", "xi"),
+             s.reorder("conv", {"n", "ko", "y", "xo", "ki", "xi"}), s.fuse("conv", {"n", "ko", "y"}, "rows"),
+             s.parallel("conv", "rows")};
+  }
+  steps.push_back(s.computeAt("conv.blocked", "conv", "xo"));
+  if (activations.inputBlock > 0)
+    steps.push_back(s.reorder("conv.blocked", {"co", "r", "s", "ci", "x", "ki"}));
+  else
+    steps.push_back(s.reorder("conv.blocked", {"c", "r", "s", "x", "ki"}));
+  steps.push_back(s.unroll("conv.blocked", "x"));
+  steps.push_back(s.vectorize("conv.blocked", "ki"));
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
+  Status placed = !padded                        ? s.computeInline("data.pad")
+                  : activations.inputBlock > 0 ? s.parallel("data.pad", "co")
+                                                 : s.parallel("data.pad", "c");
+  if (!placed) return placed.error();
+  if (s.findStage("weight.packed")) {
+    for (const Status& status : {s.parallel("weight.packed", "ko"), s.vectorize("weight.packed", "ki")})
+      if (!status) return status.error();
+  }
+  return s;
+}
+}  // namespace
+
+Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& p,
+                                         const Conv2dActivationLayout& activations, const ScheduleTarget& target) {
   if (p.isDepthwise()) return depthwiseSchedule(workload, p, target);
+  if (!(activations == Conv2dActivationLayout{})) return blockedActivationSchedule(workload, p, activations, target);
   int64_t kb = filterBlock(p, target);
   int64_t filterVectors = std::max<int64_t>(1, kb / target.vectorLanes);
   int64_t xb = pixelBlock(p.outWidth(), filterVectors, target);

@@ -71,6 +71,28 @@ enum class Conv2dWeightLayout : uint8_t {
 Workload conv2d(const Conv2dParams& params, Conv2dWeightLayout layout, DataType dtype = DataType::float32(),
                 const ScheduleTarget& target = ScheduleTarget::host());
 
+/// The activation layouts of a dense convolution: NCHW, or channels in blocks ("NCHW<b>c":
+/// [n][c / b][y][x][b], channel c at [n][c / b][y][x][c % b]). Blocked tensors flow between
+/// convolutions without being copied back to NCHW in between.
+struct Conv2dActivationLayout {
+  int64_t inputBlock = 0;      ///< 0: the input is NCHW; else it is NCHW<inputBlock>c.
+  bool blockedOutput = false;  ///< The output is NCHW<kb>c with kb = conv2dFilterBlock.
+  bool operator==(const Conv2dActivationLayout& other) const = default;
+};
+
+/// Whether conv2d can read and write `layout` for these parameters: not depthwise and no
+/// groups when anything is blocked, the input block dividing the channels, the filter block
+/// dividing the filters for a blocked output.
+bool conv2dSupportsActivationLayout(const Conv2dParams& params, const Conv2dActivationLayout& layout,
+                                    const ScheduleTarget& target = ScheduleTarget::host());
+
+/// conv2d with blocked activations (see Conv2dActivationLayout; it must be supported). With a
+/// blocked input, "data.pad" is blocked too ([n][c / b][y][x][b]) and the channel reduction
+/// is split into "co" and "ci"; with a blocked output, "conv" is [n][k / kb][y][x][kb]
+/// (axes n, ko, y, x, ki): "conv.blocked" plus bias, no copy to NCHW.
+Workload conv2d(const Conv2dParams& params, Conv2dWeightLayout layout, const Conv2dActivationLayout& activations,
+                DataType dtype = DataType::float32(), const ScheduleTarget& target = ScheduleTarget::host());
+
 /// Filters per block of the packed weight (the vector lanes the kernel computes at once).
 int64_t conv2dFilterBlock(const Conv2dParams& params, const ScheduleTarget& target = ScheduleTarget::host());
 /// The packed weight's shape: [ceil(K / kb), C / G, R, S, kb] with kb = conv2dFilterBlock;
@@ -97,6 +119,11 @@ Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = Da
 /// Dense and grouped convolutions without padding read the input in place ("data.pad" is
 /// inlined rather than copied).
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
+                                         const ScheduleTarget& target = ScheduleTarget::host());
+/// The default schedule of conv2d with blocked activations (the same tiles, read and
+/// written in the blocked layouts).
+Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
+                                         const Conv2dActivationLayout& activations,
                                          const ScheduleTarget& target = ScheduleTarget::host());
 
 }  // namespace tessel

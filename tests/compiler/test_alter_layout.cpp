@@ -1,9 +1,12 @@
-// AlterLayout: which operations get weights packed at compile time, the graph it prints, and
-// that the rewritten operators compute what the originals did.
+// AlterLayout: which operations get weights packed at compile time, which activations go
+// channel-blocked (NCHW<b>c), the graph it prints, and that the rewritten graphs compute what
+// the originals did.
 #include <QtTest>
 
 #include "OpsTestSupport.h"
+#include "compiler/driver/Driver.h"
 #include "compiler/graph/AlterLayout.h"
+#include "compiler/graph/InferTypes.h"
 #include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/Matmul.h"
@@ -80,6 +83,62 @@ ScheduleTarget targetWithLanes(int lanes) {
   ScheduleTarget target = ScheduleTarget::host();
   target.vectorLanes = lanes;
   return target;
+}
+
+// An operation whose output type InferTypes fills in.
+Value untyped(const std::string& name, const std::string& op, std::vector<Value> inputs, Attributes attributes = {}) {
+  return makeOperation(name, op, std::move(inputs), std::move(attributes), {TensorType{}}, {{name, op, 13}})[0];
+}
+
+Attributes convAttributes(int64_t pad) { return {{"pads", std::vector<int64_t>{pad, pad, pad, pad}}}; }
+
+// conv1 -> relu -> conv2 -> add(relu) -> mul(per-channel) -> maxpool, and the block's output
+// also through a 1x1 conv: the chain AlterLayout keeps blocked, with an NCHW end.
+Graph convChain(int64_t channels, int64_t filters, int64_t size) {
+  Value x = makeInput("x", f32({1, channels, size, size}));
+  Value c1 = untyped("conv1", "Conv", {x, makeConstant("w1", patterned({filters, channels, 3, 3}, 1)),
+                                       makeConstant("b1", patterned({filters}, 2))},
+                     convAttributes(1));
+  Value r1 = untyped("relu1", "Relu", {c1});
+  Value c2 = untyped("conv2", "Conv", {r1, makeConstant("w2", patterned({filters, filters, 3, 3}, 3))},
+                     convAttributes(1));
+  Value sum = untyped("add", "Add", {c2, r1});
+  Value scaled = untyped("scale", "Mul", {sum, makeConstant("s", patterned({filters, 1, 1}, 4))});
+  Value pooled = untyped("pool", "MaxPool", {scaled}, {{"kernel_shape", std::vector<int64_t>{2, 2}},
+                                                       {"strides", std::vector<int64_t>{2, 2}}});
+  Value c3 = untyped("conv3", "Conv", {scaled, makeConstant("w3", patterned({filters, filters, 1, 1}, 5))},
+                     convAttributes(0));
+  return Graph{{x}, {pooled, c3}, {"pooled", "projected"}};
+}
+
+// Compiles through the driver (blocked activations on) and runs on `input`.
+std::vector<runtime::NDArray> runCompiled(const Graph& graph, const std::vector<std::string>& disabledPasses,
+                                          const runtime::NDArray& input, QString* optimizedText = nullptr) {
+  qputenv("TESSEL_BLOCKED_ACTIVATIONS", "1");
+  driver::CompileOptions options;
+  options.passes.disabledPasses = disabledPasses;
+  auto compiled = driver::compileGraph(graph, options);
+  if (!compiled) qFatal("%s", compiled.error().toString().c_str());
+  if (optimizedText) *optimizedText = QString::fromStdString(printGraph(compiled->snapshots.back().graph));
+  auto executor = driver::createExecutor(*compiled);
+  if (!executor) qFatal("%s", executor.error().toString().c_str());
+  (*executor)->setInput("x", input);
+  (*executor)->run();
+  std::vector<runtime::NDArray> outputs;
+  for (const std::string& name : (*executor)->outputNames()) outputs.push_back((*executor)->getOutput(name));
+  return outputs;
+}
+
+// The AlterLayout snapshot of a compile (before fusion), printed.
+QString alteredText(const Graph& graph, const ScheduleTarget& target) {
+  auto typed = inferTypes(graph);
+  if (!typed) qFatal("%s", typed.error().toString().c_str());
+  auto altered = alterLayout(*typed, target, AlterLayoutOptions{});
+  if (!altered) qFatal("%s", altered.error().toString().c_str());
+  auto retyped = inferTypes(*altered);  // the rewritten graph must type-check as it is
+  if (!retyped) qFatal("%s", retyped.error().toString().c_str());
+  if (printGraph(*retyped) != printGraph(*altered)) qFatal("InferTypes changed the altered graph");
+  return QString::fromStdString(printGraph(*altered));
 }
 }  // namespace
 
@@ -173,7 +232,9 @@ private slots:
     Value w = makeConstant("w", patterned({8, 8, 1, 1}, 1));
     Value a = conv("a", x, w, {1, 8, 6, 6}, {});
     Value b = conv("b", a, w, {1, 8, 6, 6}, {});
-    auto altered = alterLayout(Graph{{x}, {b}, {"y"}});
+    AlterLayoutOptions weightsOnly;
+    weightsOnly.blockedActivations = false;
+    auto altered = alterLayout(Graph{{x}, {b}, {"y"}}, ScheduleTarget::host(), weightsOnly);
     QVERIFY(altered.ok());
     QCOMPARE(constantCount(*altered), 1);
     QCOMPARE(QString::fromStdString(producer(altered->outputs[0])->op), QString("ConvPrepacked"));
@@ -234,6 +295,86 @@ private slots:
     auto kept = alterLayout(Graph{{x}, {scaled}, {"y"}});
     QVERIFY(kept.ok());
     QVERIFY(kept->outputs[0] == scaled);
+  }
+
+  void convChainStaysBlockedUntilItsNchwConsumers() {
+    // AVX2 lanes: 16 filters make one block of 16 (two vectors).
+    QString text = alteredText(convChain(8, 16, 6), targetWithLanes(8));
+    QString expected("graph(%x: float32[1, 8, 6, 6]) {\n"
+                     "  const @w1.OIHW16o: float32[1, 8, 3, 3, 16]@OIHW16o\n"
+                     "  const @b1: float32[16]\n"
+                     "  const @w2.OIHW16o: float32[1, 16, 3, 3, 16]@OIHW16o\n"
+                     "  const @s.NCHW16c: float32[1, 1, 1, 16]\n"
+                     "  const @w3.OIHW16o: float32[1, 16, 1, 1, 16]@OIHW16o\n"
+                     "  %conv1 = ConvPrepacked(%x, @w1.OIHW16o, @b1) {out_layout=\"NCHW16c\", pads=[1, 1, 1, 1],"
+                     " weight_shape=[16, 8, 3, 3]} : float32[1, 1, 6, 6, 16]@NCHW16c  # conv1\n"
+                     "  %relu1 = Relu(%conv1) : float32[1, 1, 6, 6, 16]@NCHW16c  # relu1\n"
+                     "  %conv2 = ConvPrepacked(%relu1, @w2.OIHW16o) {data_layout=\"NCHW16c\", out_layout=\"NCHW16c\","
+                     " pads=[1, 1, 1, 1], weight_shape=[16, 16, 3, 3]} : float32[1, 1, 6, 6, 16]@NCHW16c  # conv2\n"
+                     "  %add = Add(%conv2, %relu1) : float32[1, 1, 6, 6, 16]@NCHW16c  # add\n"
+                     "  %scale = Mul(%add, @s.NCHW16c) : float32[1, 1, 6, 6, 16]@NCHW16c  # scale\n"
+                     "  %scale.NCHW = LayoutTransform(%scale) {dst_layout=\"NCHW\", src_layout=\"NCHW16c\"}"
+                     " : float32[1, 16, 6, 6]\n"
+                     "  %pool = MaxPool(%scale.NCHW) {kernel_shape=[2, 2], strides=[2, 2]} : float32[1, 16, 3, 3]"
+                     "  # pool\n"
+                     "  %conv3 = ConvPrepacked(%scale, @w3.OIHW16o) {data_layout=\"NCHW16c\", pads=[0, 0, 0, 0],"
+                     " weight_shape=[16, 16, 1, 1]} : float32[1, 16, 6, 6]  # conv3\n"
+                     "  return %pool, %conv3\n"
+                     "}\n");
+    QVERIFY2(text == expected, qPrintable(text));
+  }
+
+  void blockedChainComputesWhatNchwDoes_data() {
+    QTest::addColumn<int>("channels");
+    QTest::addColumn<int>("filters");
+    QTest::addColumn<int>("size");
+    QTest::newRow("one block") << 8 << 16 << 6;
+    QTest::newRow("several blocks, odd size") << 5 << 64 << 9;
+    QTest::newRow("filters a vector does not divide") << 3 << 12 << 7;
+  }
+  void blockedChainComputesWhatNchwDoes() {
+    QFETCH(int, channels);
+    QFETCH(int, filters);
+    QFETCH(int, size);
+    Graph graph = convChain(channels, filters, size);
+    runtime::NDArray input = patterned({1, channels, size, size}, 7);
+    QString optimized;
+    auto blocked = runCompiled(graph, {}, input, &optimized);
+    auto reference = runCompiled(graph, {"AlterLayout"}, input);
+    QCOMPARE(blocked.size(), reference.size());
+    for (size_t i = 0; i < blocked.size(); ++i) {
+      QCOMPARE(blocked[i].shape(), reference[i].shape());
+      double worst = largestDifference(hostOf(blocked[i]), hostOf(reference[i]));
+      QVERIFY2(worst < 1e-3, qPrintable(QString("output %1 differs by %2").arg(i).arg(worst)));
+    }
+    // The chain ran blocked whenever the filter block divides the filters.
+    Conv2dParams conv1;
+    conv1.channels = channels;
+    conv1.filters = filters;
+    bool divides = filters % conv2dFilterBlock(conv1) == 0;
+    QCOMPARE(optimized.contains("NCHW"), divides);
+  }
+
+  void blockedActivationsCanBeTurnedOff() {
+    auto typed = inferTypes(convChain(8, 16, 6));
+    QVERIFY(typed.ok());
+    AlterLayoutOptions options;
+    options.blockedActivations = false;
+    auto altered = alterLayout(*typed, targetWithLanes(8), options);
+    QVERIFY(altered.ok());
+    QString text = QString::fromStdString(printGraph(*altered));
+    QVERIFY2(text.contains("ConvPrepacked") && !text.contains("NCHW16c") && !text.contains("LayoutTransform"),
+             qPrintable(text));
+  }
+
+  void layoutTransformRejectsMismatchedInput() {
+    Value x = makeInput("x", f32({1, 12, 4, 4}));
+    Value y = untyped("t", "LayoutTransform", {x}, {{"src_layout", std::string("NCHW")},
+                                                     {"dst_layout", std::string("NCHW8c")}});
+    auto typed = inferTypes(Graph{{x}, {y}, {"y"}});
+    QVERIFY(!typed.ok());
+    QString message = QString::fromStdString(typed.error().toString());
+    QVERIFY2(message.contains("'t'") && message.contains("12 channels"), qPrintable(message));
   }
 };
 

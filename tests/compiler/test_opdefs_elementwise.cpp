@@ -395,6 +395,18 @@ OpCall typedCall(const std::string& op, std::vector<std::pair<DataType, std::vec
   return call;
 }
 
+/// The loop IR of `call`'s kernel under its default schedule for `call.target`, printed;
+/// a test failure (qFatal) when any step fails, since the callers only inspect the text.
+QString loweredKernelText(const OpCall& call) {
+  auto kernel = graph::buildOpKernel(call);
+  if (!kernel) qFatal("%s does not build: %s", call.op.c_str(), kernel.error().toString().c_str());
+  auto schedule = kernel->schedule(kernel->workload, call.target);
+  if (!schedule) qFatal("%s has no default schedule: %s", call.op.c_str(), schedule.error().toString().c_str());
+  auto lowered = lower(*schedule, kernel->workload.args(), kernel->workload.name);
+  if (!lowered) qFatal("%s does not lower: %s", call.op.c_str(), lowered.error().toString().c_str());
+  return QString::fromStdString(toString(lowered->func));
+}
+
 }  // namespace
 
 class TestOpdefsElementwise : public QObject {
@@ -482,13 +494,7 @@ private slots:
     OpCall call = typedCall("Erf", {{f32, {64, 4096}}});
     call.target.vectorLanes = 16;
     call.target.threads = 4;
-    auto kernel = graph::buildOpKernel(call);
-    QVERIFY(kernel.ok());
-    auto schedule = kernel->schedule(kernel->workload, call.target);
-    QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, kernel->workload.args(), kernel->workload.name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredKernelText(call);
     QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
     QVERIFY2(!text.contains("if ("), qPrintable(text));  // no branches per element
   }
@@ -499,13 +505,7 @@ private slots:
     OpCall call = typedCall("Add", {{f32, {2, 64, 56, 56}}, {f32, {64, 1, 1}}});
     call.target.vectorLanes = 16;
     call.target.threads = 2;
-    auto kernel = graph::buildOpKernel(call);
-    QVERIFY(kernel.ok());
-    auto schedule = kernel->schedule(kernel->workload, call.target);
-    QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, kernel->workload.args(), kernel->workload.name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredKernelText(call);
     QVERIFY2(text.contains("in0[ramp(") && text.contains("out[ramp("), qPrintable(text));
     QVERIFY2(!text.contains("ramp(task"), qPrintable(text));  // no decomposed vector indices
   }

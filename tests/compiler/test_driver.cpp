@@ -5,8 +5,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <random>
 
+#include "NDArrayTestSupport.h"
 #include "compiler/driver/Driver.h"
 #include "core/graph/Graph.h"
 #include "runtime/GraphExecutor.h"
@@ -14,18 +14,11 @@
 using namespace tessel;
 using namespace tessel::graph;
 using runtime::NDArray;
+using testing::randomFloatArray;
 
 namespace {
 
 TensorType floats(std::vector<int64_t> shape) { return TensorType{DataType::float32(), std::move(shape), ""}; }
-
-NDArray randomArray(std::vector<int64_t> shape, unsigned seed) {
-  NDArray array = NDArray::empty(std::move(shape), runtime::DataType::float32());
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (float& v : array.values<float>()) v = uniform(rng);
-  return array;
-}
 
 /// An operation with unknown output types, as the importer makes them; InferTypes types it.
 Value op(const std::string& name, const std::string& opType, std::vector<Value> inputs, Attributes attributes = {},
@@ -65,7 +58,7 @@ private slots:
   // y = relu(x * w + b): a matmul with an epilogue, through every pass, JIT and export.
   void matmulBiasReluRunsThroughJitAndExport() {
     const int64_t m = 5, k = 7, n = 33;
-    NDArray w = randomArray({k, n}, 2), b = randomArray({n}, 3), x = randomArray({m, k}, 1);
+    NDArray w = randomFloatArray({k, n}, 2), b = randomFloatArray({n}, 3), x = randomFloatArray({m, k}, 1);
     Value input = makeInput("x", floats({m, k}));
     Value product = op("mm", "MatMul", {input, makeConstant("w", w)});
     Value biased = op("add", "Add", {product, makeConstant("b", b)});
@@ -104,7 +97,7 @@ private slots:
   // Outputs that no kernel of their own computes: an input passed through (Identity is
   // removed), a constant, and one value returned under two names.
   void outputsThatAreInputsConstantsOrRepeatsAreCopied() {
-    NDArray x = randomArray({3, 4}, 5), c = randomArray({2}, 6);
+    NDArray x = randomFloatArray({3, 4}, 5), c = randomFloatArray({2}, 6);
     Value input = makeInput("x", floats({3, 4}));
     Value passed = op("id", "Identity", {input});
     Value relu = op("relu", "Relu", {input});
@@ -135,7 +128,7 @@ private slots:
     QVERIFY(model.memory.naiveBytes == 5 * 64 * 64 * 4);
     QVERIFY2(model.memory.plannedBytes <= 2 * 64 * 64 * 4,
              qPrintable(QString("planned %1 bytes").arg(model.memory.plannedBytes)));
-    NDArray x = randomArray({64, 64}, 9);
+    NDArray x = randomFloatArray({64, 64}, 9);
     auto executor = executorOrFail(model);
     executor->setInput("x", x);
     executor->run();

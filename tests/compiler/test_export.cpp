@@ -4,8 +4,8 @@
 #include <QtTest>
 
 #include <cmath>
-#include <random>
 
+#include "NDArrayTestSupport.h"
 #include "compiler/export/ExportModule.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/ops/Elementwise.h"
@@ -18,6 +18,7 @@
 using namespace tessel;
 
 using runtime::NDArray;
+using testing::randomFloatArray;
 
 namespace {
 
@@ -47,14 +48,6 @@ runtime::GraphPlan twoNodePlan() {
   plan.outputs = {"y"};
   plan.nodes = {{"matmul_0", "fused_matmul_0", {"x", "w", "t1"}}, {"relu_0", "fused_relu_0", {"t1", "y"}}};
   return plan;
-}
-
-NDArray randomArray(std::vector<int64_t> shape, unsigned seed) {
-  NDArray array = NDArray::empty(std::move(shape), runtime::DataType::float32());
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (float& v : array.values<float>()) v = uniform(rng);
-  return array;
 }
 
 std::vector<float> reference(const NDArray& x, const NDArray& w) {
@@ -108,7 +101,7 @@ private slots:
     Workload relu = unaryElementwise(UnaryOp::Relu, {kRows, kColumns});
     kernels_ = {lowerWorkload(product, defaultMatmulSchedule(product), "fused_matmul_0"),
                 lowerWorkload(relu, defaultElementwiseSchedule(relu), "fused_relu_0")};
-    weights_ = randomArray({kDepth, kColumns}, 11);
+    weights_ = randomFloatArray({kDepth, kColumns}, 11);
     module_ = workspace_.path() + "/model";
     Status exported = exportModule(module_.toStdString(), kernels_, twoNodePlan(), {{"w", weights_}});
     QVERIFY2(exported.ok(), exported.ok() ? "" : exported.error().toString().c_str());
@@ -128,7 +121,7 @@ private slots:
     auto executor = runtime::GraphExecutor::load(module_.toStdString());
     QCOMPARE(executor->plan().params.size(), size_t(1));
     for (unsigned seed : {1u, 2u}) {  // a second run with other data: nothing stale survives
-      NDArray x = randomArray({kRows, kDepth}, seed);
+      NDArray x = randomFloatArray({kRows, kDepth}, seed);
       executor->setInput("x", x);
       executor->run();
       QString mismatch;
@@ -142,7 +135,7 @@ private slots:
   void cApiMatchesReference() {
     TesselModule* module = nullptr;
     QCOMPARE(tessel_module_load(module_.toUtf8().constData(), &module), TESSEL_OK);
-    NDArray x = randomArray({kRows, kDepth}, 3);
+    NDArray x = randomFloatArray({kRows, kDepth}, 3);
     std::vector<float> input = x.toVector<float>(), output(size_t(kRows * kColumns));
     QCOMPARE(tessel_module_set_input(module, "x", input.data(), input.size() * sizeof(float)), TESSEL_OK);
     QCOMPARE(tessel_module_run(module), TESSEL_OK);
@@ -155,7 +148,7 @@ private slots:
 
   void deployToolRunsOnNpyFiles() {
     QVERIFY2(QFile::exists(TESSEL_BINARY_DIR "/bin/tessel-deploy-run"), "build the tessel-deploy-run target first");
-    NDArray x = randomArray({kRows, kDepth}, 4);
+    NDArray x = randomFloatArray({kRows, kDepth}, 4);
     QString inputPath = workspace_.path() + "/x.npy";
     runtime::writeNpy(inputPath.toStdString(), x);
     QString outputDir = workspace_.path() + "/out";
@@ -176,7 +169,7 @@ private slots:
     ProcessResult missingInput = runTool({module_, "--output-dir", outputDir});
     QCOMPARE(missingInput.exitCode, 2);
     QVERIFY2(missingInput.output.contains("input 'x'"), qPrintable(missingInput.output));
-    runtime::writeNpy(inputPath.toStdString(), randomArray({kDepth, kRows}, 5));
+    runtime::writeNpy(inputPath.toStdString(), randomFloatArray({kDepth, kRows}, 5));
     ProcessResult wrongShape = runTool({module_, "--input", "x=" + inputPath});
     QCOMPARE(wrongShape.exitCode, 2);
     QVERIFY2(wrongShape.output.contains(QString("float32[%1, %2]").arg(kRows).arg(kDepth)), qPrintable(wrongShape.output));
@@ -243,7 +236,7 @@ private slots:
     if (failure == "kernel") plan.nodes[1].kernel = "fused_softmax_0";
     if (failure == "arguments") plan.nodes[0].args.pop_back();
     if (failure == "argument size") plan.tensors[2].shape = {kRows, kColumns - 1};
-    if (failure == "param") params["w"] = randomArray({kColumns, kDepth}, 6);
+    if (failure == "param") params["w"] = randomFloatArray({kColumns, kDepth}, 6);
     if (failure == "param name") params["bias"] = weights_;
     if (failure == "plan") plan.outputs.push_back("nope");
     if (failure == "compiler") options.compiler = dir.path().toStdString() + "/no-such-cc";

@@ -401,10 +401,20 @@ Expected<Schedule> blockedActivationSchedule(const Workload& workload, const Con
   for (const Status& status : steps)
     if (!status) return status.error();
   bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
-  Status placed = !padded                        ? s.computeInline("data.pad")
-                  : activations.inputBlock > 0 ? s.parallel("data.pad", "co")
-                                                 : s.parallel("data.pad", "c");
-  if (!placed) return placed.error();
+  if (!padded) {
+    steps = {s.computeInline("data.pad")};
+  } else if (activations.inputBlock > 0) {
+    // Blocked padding copies whole channel blocks: rows in parallel, the block as vector lanes.
+    steps.clear();
+    int64_t paddedRows = p.height + p.paddingTop() + p.paddingBottom();
+    parallelizeRows(s, "data.pad", {"n", "co", "y"}, p.batch * (p.channels / activations.inputBlock) * paddedRows,
+                    target, steps);
+    steps.push_back(s.vectorize("data.pad", "ci"));
+  } else {
+    steps = {s.parallel("data.pad", "c")};
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
   if (s.findStage("weight.packed")) {
     for (const Status& status : {s.parallel("weight.packed", "ko"), s.vectorize("weight.packed", "ki")})
       if (!status) return status.error();

@@ -44,6 +44,18 @@ const char* reductionName(ScatterReduction reduction) {
   return "?";
 }
 
+// Reduction axes u0, u1, ... over every update position, and those positions as indices;
+// a fresh set for each compute that searches the updates.
+std::pair<std::vector<IterVar>, std::vector<Expr>> updatePositions(const Shape& updateAxesShape) {
+  std::vector<IterVar> axes;
+  std::vector<Expr> positions;
+  for (size_t d = 0; d < updateAxesShape.size(); ++d) {
+    axes.push_back(te::reduceAxis(Expr(updateAxesShape[d]), "u" + std::to_string(d)));
+    positions.push_back(axes.back().var());
+  }
+  return {axes, positions};
+}
+
 // The output of a scatter at each data position, from `match(p, u)` (true where update u
 // targets position p) over the update positions `updateAxes`:
 //   None:     the last matching update (by flat update position), else the data element;
@@ -59,12 +71,7 @@ te::Tensor scatterOutput(const te::Tensor& data, const Shape& dataShape, const S
     te::Tensor source = te::compute(
         toExprs(dataShape),
         [&](const std::vector<Var>& p) {
-          std::vector<IterVar> axes;
-          std::vector<Expr> u;
-          for (size_t d = 0; d < updateAxesShape.size(); ++d) {
-            axes.push_back(te::reduceAxis(Expr(updateAxesShape[d]), "u" + std::to_string(d)));
-            u.push_back(axes.back().var());
-          }
+          auto [axes, u] = updatePositions(updateAxesShape);
           Expr flat = flatOffset(u, updateAxesShape);
           return te::maximum(select(match(p, u), flat, Expr(int64_t(-1))), axes);
         },
@@ -91,12 +98,7 @@ te::Tensor scatterOutput(const te::Tensor& data, const Shape& dataShape, const S
   te::Tensor combined = te::compute(
       toExprs(dataShape),
       [&](const std::vector<Var>& p) {
-        std::vector<IterVar> axes;
-        std::vector<Expr> u;
-        for (size_t d = 0; d < updateAxesShape.size(); ++d) {
-          axes.push_back(te::reduceAxis(Expr(updateAxesShape[d]), "u" + std::to_string(d)));
-          u.push_back(axes.back().var());
-        }
+        auto [axes, u] = updatePositions(updateAxesShape);
         // Starting from the data element folds it in exactly once, as ONNX's loop does.
         Expr value = updateAt(p, u);
         Expr matched = match(p, u);

@@ -446,16 +446,7 @@ Expected<Schedule> defaultSimpleNormalizationSchedule(const Workload& workload, 
     const auto* out = te::asCompute(s.findStage("lrn")->op);
     steps.push_back(s.computeAt("lrn.sum", "lrn", out->axes.back().name()));
   }
-  for (const Stage& stage : s.stages()) {
-    const auto* compute = te::asCompute(stage.op);
-    if (!compute || stage.attach != AttachKind::Root || target.threads < 2) continue;
-    // The outermost axis with more than one iteration runs in parallel (those outside it have one).
-    for (const IterVar& axis : compute->axes)
-      if (*asConstInt(axis->dom.extent) > 1) {
-        steps.push_back(s.parallel(stage.name, axis.name()));
-        break;
-      }
-  }
+  parallelizeRootStages(s, target, steps);
   for (const Status& status : steps)
     if (!status) return status.error();
   return s;

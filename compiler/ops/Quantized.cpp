@@ -111,16 +111,8 @@ Expected<Schedule> defaultQuantizedSchedule(const Workload& workload, const Sche
   std::vector<Status> steps;
   for (const char* shifted : {"A.shifted", "B.shifted"})
     if (s.findStage(shifted)) steps.push_back(s.computeInline(shifted));
-  for (const Stage& stage : s.stages()) {
-    const auto* compute = te::asCompute(stage.op);
-    if (!compute || stage.attach != AttachKind::Root || target.threads < 2) continue;
-    if (stage.name == "A.shifted" || stage.name == "B.shifted") continue;
-    for (const IterVar& axis : compute->axes)
-      if (*asConstInt(axis->dom.extent) > 1) {
-        steps.push_back(s.parallel(stage.name, axis.name()));
-        break;
-      }
-  }
+  // The shifted operands are inlined by now, so only the real stages are parallelized.
+  parallelizeRootStages(s, target, steps);
   for (const Status& status : steps)
     if (!status) return status.error();
   return s;

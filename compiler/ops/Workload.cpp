@@ -62,4 +62,17 @@ void parallelizeRows(Schedule& schedule, const std::string& stage, const std::ve
   steps.push_back(schedule.parallel(stage, loop));
 }
 
+void parallelizeRootStages(Schedule& schedule, const ScheduleTarget& target, std::vector<Status>& steps) {
+  if (target.threads < 2) return;
+  for (const Stage& stage : schedule.stages()) {
+    const auto* compute = te::asCompute(stage.op);
+    if (!compute || stage.attach != AttachKind::Root) continue;
+    for (const IterVar& axis : compute->axes)
+      if (*asConstInt(axis->dom.extent) > 1) {
+        steps.push_back(schedule.parallel(stage.name, axis.name()));
+        break;
+      }
+  }
+}
+
 }  // namespace tessel

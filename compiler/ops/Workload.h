@@ -54,4 +54,9 @@ std::string convOperandProblem(const std::vector<int64_t>& inputShape, const std
 void parallelizeRows(Schedule& schedule, const std::string& stage, const std::vector<std::string>& axes,
                      int64_t rows, const ScheduleTarget& target, std::vector<Status>& steps);
 
+/// With more than one thread, runs the outermost axis of more than one iteration of every
+/// root compute stage of `schedule` in parallel (the axes outside it have one iteration);
+/// each step's status is appended to `steps`. Inlined and attached stages are left alone.
+void parallelizeRootStages(Schedule& schedule, const ScheduleTarget& target, std::vector<Status>& steps);
+
 }  // namespace tessel

@@ -392,8 +392,10 @@ Expected<Schedule> blockedActivationSchedule(const Workload& workload, const Con
              s.parallel("conv", "rows")};
   }
   steps.push_back(s.computeAt("conv.blocked", "conv", "xo"));
+  // Channels outside the taps, as the packed weight is laid out ([ko][c][r][s][kb]): the
+  // weights stream in order.
   if (activations.inputBlock > 0)
-    steps.push_back(s.reorder("conv.blocked", {"co", "r", "s", "ci", "x", "ki"}));
+    steps.push_back(s.reorder("conv.blocked", {"co", "ci", "r", "s", "x", "ki"}));
   else
     steps.push_back(s.reorder("conv.blocked", {"c", "r", "s", "x", "ki"}));
   steps.push_back(s.unroll("conv.blocked", "x"));

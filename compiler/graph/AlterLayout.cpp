@@ -372,7 +372,6 @@ private:
 
 AlterLayoutOptions AlterLayoutOptions::fromEnvironment() {
   AlterLayoutOptions options;
-  options.blockedActivations = false;  // off in the standard pipeline until checked on the models
   const char* blocked = std::getenv("TESSEL_BLOCKED_ACTIVATIONS");
   if (blocked && std::strcmp(blocked, "0") == 0) options.blockedActivations = false;
   if (blocked && std::strcmp(blocked, "1") == 0) options.blockedActivations = true;

@@ -41,10 +41,9 @@ struct AlterLayoutOptions {
   bool packWeights = true;        ///< Constant weights packed (ConvPrepacked, DensePrepacked).
   bool blockedActivations = true;  ///< Activations between convolutions in NCHW<kb>c (needs packWeights).
 
-  /// What the standard pipeline does: weights packed, blocked activations not yet (they are
-  /// being checked on the models); the environment variable TESSEL_BLOCKED_ACTIVATIONS=1 or 0
-  /// turns them on or off (for comparing both from the command line; the driver has no option
-  /// for it).
+  /// What the standard pipeline does: both; the environment variable
+  /// TESSEL_BLOCKED_ACTIVATIONS=0 (or 1) turns blocked activations off (or on), for comparing
+  /// both from the command line (the driver has no option for it).
   static AlterLayoutOptions fromEnvironment();
 };
 

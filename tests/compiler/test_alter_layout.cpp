@@ -111,7 +111,8 @@ Graph convChain(int64_t channels, int64_t filters, int64_t size) {
   return Graph{{x}, {pooled, c3}, {"pooled", "projected"}};
 }
 
-// Compiles through the driver (blocked activations on) and runs on `input`.
+// Compiles through the driver (blocked activations on, whatever the environment says) and runs
+// on `input`.
 std::vector<runtime::NDArray> runCompiled(const Graph& graph, const std::vector<std::string>& disabledPasses,
                                           const runtime::NDArray& input, QString* optimizedText = nullptr) {
   qputenv("TESSEL_BLOCKED_ACTIVATIONS", "1");

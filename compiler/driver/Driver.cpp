@@ -77,8 +77,19 @@ graph::Pass makePass(std::string name, int minOptLevel, F function) {
 Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
   frontend::OnnxImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
-  for (auto& [name, value] : options.inputValues)
-    if (!importOptions.inputShapes.count(name)) importOptions.inputShapes[name] = value.shape();
+  if (!options.inputValues.empty()) {
+    // A value's shape stands in for dimensions the model leaves open; a static declared
+    // shape stays the model's (a mismatching value is reported when it is set).
+    auto declared = frontend::readOnnxInputs(path);
+    if (!declared) return declared.error();
+    for (auto& input : *declared) {
+      auto value = options.inputValues.find(input.name);
+      if (value == options.inputValues.end() || importOptions.inputShapes.count(input.name)) continue;
+      bool open = !input.rankKnown;
+      for (int64_t d : input.shape) open = open || d < 0;
+      if (open) importOptions.inputShapes[input.name] = value->second.shape();
+    }
+  }
   auto imported = frontend::importOnnxFile(path, importOptions);
   if (!imported) return imported.error();
   if (!options.inputValues.empty()) {
@@ -93,9 +104,9 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
   }
   auto typed = graph::inferTypes(*imported);
   if (!typed) {
+    // The message names the node and op already; the location becomes the file.
     Diagnostic d = typed.error();
-    if (d.location.empty()) d.location = path;
-    else d.message = path + ": " + d.message;
+    d.location = path;
     return d;
   }
   return typed;

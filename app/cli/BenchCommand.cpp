@@ -143,7 +143,7 @@ int runBench(const std::vector<std::string>& args) {
   double peak = runtime::median(peakRates);
   std::printf("workload=%s\nthreads=%d\nresult=matches reference (worst error %.3g of tolerance)\n", w.name.c_str(),
               pool.numThreads(), check.worstRatio);
-  std::printf("block_pairs=%zu\nmedian_ms=%.4f\ngflops=%.2f\npeak_gflops=%.2f\nfraction_of_peak=%.3f\n", kernelRates.size(),
+  std::printf("block_pairs=%zu\nmedian_ms=%.4f\ngflops=%.4g\npeak_gflops=%.4g\nfraction_of_peak=%.3g\n", kernelRates.size(),
               w.flops / gflops * 1e-6, gflops, peak, runtime::median(ratios));
   return kExitOk;
 }

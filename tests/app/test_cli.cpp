@@ -3,49 +3,18 @@
 
 #include <cmath>
 
+#include "CliTestSupport.h"
+
 #include "compiler/lower/Lower.h"
 
 namespace {
 
-const QString kTessel = QStringLiteral(TESSEL_BINARY_DIR "/bin/tessel");
+using testing::describe;
+using testing::keyValues;
+using testing::Run;
+using testing::kTessel;
+using testing::runTessel;
 
-// What one run of the tool showed.
-struct Run {
-  bool finished = false;
-  int exitCode = -1;
-  QString out;
-  QString err;
-};
-
-Run runTessel(const QStringList& arguments) {
-  QProcess process;
-  process.start(kTessel, arguments);
-  Run run;
-  // Generous: a loaded shared machine may be slow, and a hang must still end the test.
-  run.finished = process.waitForFinished(60000);
-  if (!run.finished) process.kill();
-  run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-  run.out = QString::fromUtf8(process.readAllStandardOutput());
-  run.err = QString::fromUtf8(process.readAllStandardError());
-  return run;
-}
-
-QString describe(const QStringList& arguments, const Run& run) {
-  return QString("tessel %1\nexit %2\nstdout:\n%3\nstderr:\n%4")
-      .arg(arguments.join(' '))
-      .arg(run.exitCode)
-      .arg(run.out.left(4000), run.err.left(4000));
-}
-
-// The key=value lines bench prints.
-QMap<QString, QString> keyValues(const QString& text) {
-  QMap<QString, QString> values;
-  for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) {
-    qsizetype eq = line.indexOf('=');
-    if (eq > 0) values[line.left(eq)] = line.mid(eq + 1);
-  }
-  return values;
-}
 
 // A positive finite number, or -1 when the text is not one.
 double positiveNumber(const QString& text) {

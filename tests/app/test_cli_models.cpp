@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "CliTestSupport.h"
+
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/RunModel.h"
 #include "compiler/opdefs/OpRegistry.h"
@@ -11,45 +13,13 @@
 
 namespace {
 
-const QString kTessel = QStringLiteral(TESSEL_BINARY_DIR "/bin/tessel");
+using testing::describe;
+using testing::keyValues;
+using testing::Run;
+using testing::kTessel;
+using testing::runTessel;
+
 const QString kNodeTests = QStringLiteral("/usr/share/libonnx-testdata/data/node");
-
-struct Run {
-  bool finished = false;
-  int exitCode = -1;
-  QString out;
-  QString err;
-};
-
-Run runTessel(const QStringList& arguments) {
-  QProcess process;
-  process.start(kTessel, arguments);
-  Run run;
-  // Generous: compiling on a loaded shared machine may be slow, and a hang must still end.
-  run.finished = process.waitForFinished(120000);
-  if (!run.finished) process.kill();
-  run.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-  run.out = QString::fromUtf8(process.readAllStandardOutput());
-  run.err = QString::fromUtf8(process.readAllStandardError());
-  return run;
-}
-
-QString describe(const QStringList& arguments, const Run& run) {
-  return QString("tessel %1\nexit %2\nstdout:\n%3\nstderr:\n%4")
-      .arg(arguments.join(' '))
-      .arg(run.exitCode)
-      .arg(run.out.left(4000), run.err.left(4000));
-}
-
-// The key=value lines the commands print.
-QMap<QString, QString> keyValues(const QString& text) {
-  QMap<QString, QString> values;
-  for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) {
-    qsizetype eq = line.indexOf('=');
-    if (eq > 0 && !line.left(eq).contains(' ')) values[line.left(eq)] = line.mid(eq + 1);
-  }
-  return values;
-}
 
 // The last pass of the standard pipeline (the names come from the driver, not from here).
 QString lastPassName() { return QString::fromStdString(tessel::driver::standardPasses().passNames().back()); }

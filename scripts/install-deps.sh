@@ -6,7 +6,10 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   llvm-dev zlib1g-dev libzstd-dev          # LLVM code generation (Debian default LLVM 14)
-  qt6-base-dev                              # Qt Test (the test framework) and, later, the Studio
+  qt6-base-dev qt6-svg-dev                  # Tessel Studio (Qt 6 Widgets, SVG export) and Qt Test
+  libqcustomplot-dev libqcustomplot2.1-qt6  # the Studio's plots (QCustomPlot built for Qt 6)
+  libgraphviz-dev                           # graph layout (dot through libgvc)
+  fonts-dejavu-core                         # readable text in headless screenshots
   nlohmann-json3-dev                        # JSON for schedule traces, records and project files
   libopenblas0-pthread                      # bench/compare_blas.sh: the peer we compare against
   libonnx-dev libprotobuf-dev protobuf-compiler  # the ONNX frontend (model files are protobuf)

@@ -1,0 +1,62 @@
+// The model open in the Studio: its file, load and compile options, and the compiled result
+// (graph after every pass, kernels, plan). Import and compile run as background jobs.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+#include "compiler/driver/Driver.h"
+#include "views/common/JobRunner.h"
+
+namespace tessel::views {
+
+/// One model and what the compiler made of it. Views observe it; nothing here draws. Every
+/// result is an immutable value behind a shared pointer, so views keep what they show alive
+/// while a newer compile replaces it.
+class ModelSession : public QObject {
+  Q_OBJECT
+
+public:
+  explicit ModelSession(QObject* parent = nullptr);
+
+  /// Imports and compiles `path` in the background (cancelling any compile in flight).
+  /// compiled() or failed() follows.
+  void open(const QString& path, const driver::LoadOptions& load = {}, const driver::CompileOptions& compile = {});
+  /// Compiles the open model again with other options (pass options from the timeline).
+  void recompile(const driver::CompileOptions& compile);
+  /// Stops the compile in flight; the previous result stays.
+  void cancel();
+  bool isBusy() const;
+
+  QString modelPath() const { return modelPath_; }
+  const driver::LoadOptions& loadOptions() const { return load_; }
+  const driver::CompileOptions& compileOptions() const { return compile_; }
+  /// The imported graph (types inferred), before any optimization pass; null until loaded.
+  std::shared_ptr<const graph::Graph> imported() const { return imported_; }
+  /// The last successful compile; null until one finished.
+  std::shared_ptr<const driver::CompiledModel> compiledModel() const { return compiled_; }
+
+  JobRunner& jobs() { return jobs_; }
+
+signals:
+  void compileStarted(const QString& path);
+  /// A new compiledModel() is available.
+  void compiled();
+  /// Import or compile failed; `message` is the compiler's diagnostic (file, node, hint).
+  void failed(const QString& message);
+
+private:
+  struct Result;
+  void startCompile(bool reimport);
+
+  JobRunner jobs_;
+  QString modelPath_;
+  driver::LoadOptions load_;
+  driver::CompileOptions compile_;
+  std::shared_ptr<const graph::Graph> imported_;
+  std::shared_ptr<const driver::CompiledModel> compiled_;
+};
+
+}  // namespace tessel::views

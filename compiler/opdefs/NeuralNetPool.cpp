@@ -1,10 +1,39 @@
-// Pooling operators: MaxPool (with its optional Indices), AveragePool, LpPool and their global forms.
+// Pooling operators: MaxPool (with its optional Indices), AveragePool, LpPool and their global
+// forms, over NCHW inputs or the channel-blocked NCHW<b>c ones AlterLayout keeps between
+// convolutions.
 #include "compiler/opdefs/NeuralNetSupport.h"
+#include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/Pooling.h"
 
 namespace tessel::graph::nn {
 
 namespace {
+
+// The channel block of input X (0: NCHW) and its logical NCHW shape. A blocked X must be a
+// 2-D NCHW<b>c tensor as AlterLayout makes them ([N, C / b, H, W, b]).
+struct PoolInput {
+  int64_t channelBlock = 0;
+  std::vector<int64_t> nchwShape;
+};
+
+Expected<PoolInput> poolInput(const OpCall& call) {
+  const TensorType& x = call.inputTypes[0];
+  std::optional<int64_t> block = channelBlockOf(x.layout);
+  if (!block) return call.error("X has layout '" + x.layout + "'; pooling reads NCHW or NCHW<block>c");
+  if (*block == 0) return PoolInput{0, x.shape};
+  if (x.shape.size() != 5 || x.shape[4] != *block)
+    return call.error("X is " + x.toString() + ", not a 2-D " + x.layout + " tensor",
+                      "LayoutTransform nodes make blocked tensors; insert one before the pool");
+  return PoolInput{*block, unblockedChannelShape(x.shape, *block)};
+}
+
+// The type of an output whose logical NCHW shape is `nchwShape`, in the layout of input X.
+TensorType outputLike(const OpCall& call, const PoolInput& input, const std::vector<int64_t>& nchwShape) {
+  if (!input.channelBlock) return typeLike(call, 0, nchwShape);
+  TensorType type = typeLike(call, 0, blockedChannelShape(nchwShape, input.channelBlock));
+  type.layout = blockedChannelLayout(input.channelBlock);
+  return type;
+}
 
 // The window attributes of MaxPool / AveragePool / LpPool as PoolParams (auto_pad resolved).
 Expected<PoolParams> poolParams(const OpCall& call, PoolKind kind) {
@@ -14,9 +43,12 @@ Expected<PoolParams> poolParams(const OpCall& call, PoolKind kind) {
     return *e;
   }
   if (auto e = requireRank(call, 0, 3, "X", true)) return *e;
+  auto input = poolInput(call);
+  if (!input) return input.error();
   PoolParams p;
   p.kind = kind;
-  p.inputShape = call.inputTypes[0].shape;
+  p.inputShape = input->nchwShape;
+  p.channelBlock = input->channelBlock;
   size_t rank = p.inputShape.size() - 2;
   if (!call.hasAttr("kernel_shape")) return call.error("the kernel_shape attribute is required");
   auto kernel = call.intsAttr("kernel_shape", {});
@@ -67,7 +99,10 @@ OpDef windowPoolDef(const char* name, PoolKind kind) {
     auto p = poolParams(call, kind);
     if (!p) return p.error();
     auto shape = poolOutputShape(*p);
-    std::vector<TensorType> types = {typeLike(call, 0, *shape)};
+    if (call.outputCount > 1 && p->channelBlock)
+      return call.error("the Indices output counts NCHW offsets, but X is " + call.inputTypes[0].toString(),
+                        "transform X to NCHW first");
+    std::vector<TensorType> types = {outputLike(call, PoolInput{p->channelBlock, {}}, *shape)};
     if (call.outputCount > 1) types.push_back(TensorType{DataType::int64(), *shape, ""});
     return types;
   };
@@ -102,14 +137,18 @@ OpDef globalPoolDef(const char* name, PoolKind kind) {
       return *e;
     }
     if (auto e = requireRank(call, 0, 3, "X", true)) return *e;
-    std::vector<int64_t> shape = call.inputTypes[0].shape;
+    auto input = poolInput(call);
+    if (!input) return input.error();
+    std::vector<int64_t> shape = input->nchwShape;
     std::fill(shape.begin() + 2, shape.end(), 1);
-    return std::vector<TensorType>{typeLike(call, 0, shape)};
+    return std::vector<TensorType>{outputLike(call, *input, shape)};
   };
   def.build = [kind](const OpCall& call) -> Expected<OpKernel> {
     auto exponent = call.intAttr("p", 2);
     if (!exponent) return exponent.error();
-    auto w = globalPool(kind, call.inputTypes[0].shape, call.inputTypes[0].dtype, *exponent);
+    auto input = poolInput(call);
+    if (!input) return input.error();
+    auto w = globalPool(kind, input->nchwShape, call.inputTypes[0].dtype, *exponent, input->channelBlock);
     if (!w) return atNode(call, w.error());
     return makeKernel(std::move(*w), {0}, poolSchedule());
   };

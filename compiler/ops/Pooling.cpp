@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "compiler/ops/LayoutTransform.h"
 #include "core/ir/IROperators.h"
 
 namespace tessel {
@@ -65,6 +66,11 @@ Expected<PoolParams> normalized(PoolParams p) {
     if (p.inputShape[d + 2] + p.padsBegin[d] + p.padsEnd[d] < window)
       return poolError(p.kind, "the kernel is larger than the padded input" + axis);
   }
+  if (p.channelBlock < 0) return poolError(p.kind, "the channel block must not be negative");
+  if (p.channelBlock > 0 && (rank != 2 || p.inputShape[1] % p.channelBlock != 0))
+    return poolError(p.kind, "a channel-blocked input must be 2-D with channels (" + std::to_string(p.inputShape[1]) +
+                                 ") in whole blocks of " + std::to_string(p.channelBlock),
+                     "transform the input to NCHW first");
   return p;
 }
 
@@ -128,14 +134,20 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype) {
   if (!outShape) return outShape.error();
   size_t rank = p.inputShape.size() - 2;
   std::vector<std::string> spatial = spatialAxisNames(rank);
-  std::vector<std::string> axisNames = {"n", "c"};
+  // A blocked tensor is indexed [n][c / b][y][x][c % b]: the block lane is one more
+  // per-channel axis, after the spatial ones.
+  int64_t block = p.channelBlock;
+  std::vector<std::string> axisNames = {"n", block ? "co" : "c"};
   axisNames.insert(axisNames.end(), spatial.begin(), spatial.end());
+  if (block) axisNames.push_back("ci");
+  std::vector<int64_t> storedOutShape = blockedChannelShape(*outShape, block);
 
   Workload w;
   w.name = std::string(poolName(p.kind)) + "_" + shapeName(p.inputShape) + "_k" + shapeName(p.kernel) + "_s" +
            shapeName(p.strides) + "_p" + shapeName(p.padsBegin) + "_" + shapeName(p.padsEnd) + "_d" +
-           shapeName(p.dilations) + (p.ceilMode ? "_ceil" : "") + (p.countIncludePad ? "_incpad" : "");
-  te::Tensor data = te::placeholder(toExprs(p.inputShape), dtype, "data");
+           shapeName(p.dilations) + (p.ceilMode ? "_ceil" : "") + (p.countIncludePad ? "_incpad" : "") +
+           (block ? "_" + blockedChannelLayout(block) : "");
+  te::Tensor data = te::placeholder(toExprs(blockedChannelShape(p.inputShape, block)), dtype, "data");
   std::vector<IterVar> window;
   for (size_t d = 0; d < rank; ++d) window.push_back(te::reduceAxis(Expr(p.kernel[d]), "r" + spatial[d]));
 
@@ -156,18 +168,19 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype) {
       }
       indices.push_back(position);
     }
+    if (block) indices.push_back(out[rank + 2]);
     Expr value = data(indices);
     return inside.defined() ? select(inside, value, padValue) : value;
   };
   w.inputs = {data};
   int64_t outputs = 1, taps = 1;
-  for (int64_t d : *outShape) outputs *= d;
+  for (int64_t d : *outShape) outputs *= d;  // logical: blocking moves elements, adds none
   for (int64_t k : p.kernel) taps *= k;
   w.flops = double(outputs) * double(taps);
 
   if (p.kind == PoolKind::Max) {
     w.outputs = {te::compute(
-        toExprs(*outShape), [&](const std::vector<Var>& out) { return te::maximum(tap(out), window); }, "pool",
+        toExprs(storedOutShape), [&](const std::vector<Var>& out) { return te::maximum(tap(out), window); }, "pool",
         axisNames, "pool")};
     return w;
   }
@@ -180,10 +193,10 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype) {
       return pow(fabs(v), makeConst(dtype, double(p.lpExponent)));
     };
     te::Tensor powers = te::compute(
-        toExprs(*outShape), [&](const std::vector<Var>& out) { return te::sum(power(tap(out)), window); },
+        toExprs(storedOutShape), [&](const std::vector<Var>& out) { return te::sum(power(tap(out)), window); },
         "pool.sum", axisNames, "pool");
     w.outputs = {te::compute(
-        toExprs(*outShape),
+        toExprs(storedOutShape),
         [&](const std::vector<Var>& out) {
           Expr total = powers(asExprs(out));
           if (p.lpExponent == 1) return total;
@@ -195,10 +208,10 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype) {
     return w;
   }
   te::Tensor sum = te::compute(
-      toExprs(*outShape), [&](const std::vector<Var>& out) { return te::sum(tap(out), window); }, "pool.sum",
+      toExprs(storedOutShape), [&](const std::vector<Var>& out) { return te::sum(tap(out), window); }, "pool.sum",
       axisNames, "pool");
   w.outputs = {te::compute(
-      toExprs(*outShape),
+      toExprs(storedOutShape),
       [&](const std::vector<Var>& out) {
         // count_include_pad counts padded taps but not those past the end padding (ceil_mode).
         Expr count;
@@ -219,7 +232,7 @@ Expected<Workload> pool(const PoolParams& params, DataType dtype) {
 }
 
 Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputShape, DataType dtype,
-                              int64_t lpExponent) {
+                              int64_t lpExponent, int64_t channelBlock) {
   if (inputShape.size() < 3)
     return poolError(kind, "the input must be N x C x D1 .. Dn with at least one spatial axis, got rank " +
                                std::to_string(inputShape.size()));
@@ -228,13 +241,19 @@ Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputSh
   p.inputShape = inputShape;
   p.kernel.assign(inputShape.begin() + 2, inputShape.end());
   p.lpExponent = lpExponent;
+  p.channelBlock = channelBlock;
   auto w = pool(p, dtype);
-  if (w) w->name = std::string("global_") + poolName(kind) + "_" + shapeName(inputShape);
+  if (w)
+    w->name = std::string("global_") + poolName(kind) + "_" + shapeName(inputShape) +
+              (channelBlock ? "_" + blockedChannelLayout(channelBlock) : "");
   return w;
 }
 
 Expected<Workload> maxPoolWithIndices(const PoolParams& params, bool columnMajor, DataType dtype) {
   if (params.kind != PoolKind::Max) return poolError(params.kind, "only max pooling returns indices");
+  if (params.channelBlock != 0)
+    return poolError(params.kind, "indices count NCHW offsets: the input must be NCHW, not channel-blocked",
+                     "transform the input to NCHW first");
   auto maxWorkload = pool(params, dtype);
   if (!maxWorkload) return maxWorkload.error();
   PoolParams p = *normalized(params);
@@ -300,10 +319,33 @@ Expected<Schedule> defaultMaxPoolWithIndicesSchedule(const Workload& workload, c
   return s;
 }
 
+namespace {
+// Over NCHW<b>c: the same per-element accumulator, with every window tap a vector load of the
+// block's b channels (contiguous in memory) instead of a scalar.
+Expected<Schedule> blockedPoolSchedule(Schedule s, const Workload& workload, const ScheduleTarget& target) {
+  const auto& shape = workload.outputs[0].shape();
+  int64_t rows = *asConstInt(shape[0]) * *asConstInt(shape[1]) * *asConstInt(shape[2]);
+  bool hasSum = s.findStage("pool.sum") != nullptr;
+  std::string accumulator = hasSum ? "pool.sum" : "pool.local";
+  std::vector<Status> steps;
+  if (!hasSum) steps.push_back(s.cacheWrite("pool", "local", accumulator));
+  parallelizeRows(s, "pool", {"n", "co", "y"}, rows, target, steps);
+  steps.push_back(s.computeAt(accumulator, "pool", "x"));
+  // The block lane innermost, inside the window loops, so each tap is one vector operation.
+  steps.push_back(s.reorder(accumulator, {"ry", "rx", "ci"}));
+  steps.push_back(s.vectorize(accumulator, "ci"));
+  steps.push_back(s.vectorize("pool", "ci"));
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+}  // namespace
+
 Expected<Schedule> defaultPoolSchedule(const Workload& workload, const ScheduleTarget& target) {
   Schedule s(workload.outputs);
   const Stage* out = s.findStage("pool");
   if (!out) return Diagnostic{"the workload has no stage named 'pool'", workload.name, 0, 0, ""};
+  if (out->findIterVar("ci").defined()) return blockedPoolSchedule(std::move(s), workload, target);
   const Stage* sumStage = s.findStage("pool.sum");
   const auto& shape = workload.outputs[0].shape();
   size_t rank = shape.size() - 2;

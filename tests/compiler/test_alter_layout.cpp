@@ -9,11 +9,14 @@
 #include "compiler/graph/InferTypes.h"
 #include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/Conv2d.h"
+#include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/Matmul.h"
 
 using namespace tessel;
 using namespace tessel::graph;
 using namespace tessel::testing;
+
+Q_DECLARE_METATYPE(tessel::graph::Attributes)
 
 namespace {
 TensorType f32(std::vector<int64_t> shape) { return TensorType{DataType::float32(), std::move(shape), ""}; }
@@ -77,6 +80,31 @@ double largestDifference(const HostTensor& a, const HostTensor& b) {
   double worst = 0;
   for (size_t i = 0; i < a.values.size(); ++i) worst = std::max(worst, std::abs(a.values[i] - b.values[i]));
   return worst;
+}
+
+// An NCHW tensor stored NCHW<block>c, and back: [n][c / b][y][x][c % b].
+HostTensor blockedCopy(const HostTensor& nchw, int64_t block) {
+  const std::vector<int64_t>& s = nchw.shape;
+  HostTensor blocked{blockedChannelShape(s, block), std::vector<double>(nchw.values.size())};
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t y = 0; y < s[2]; ++y)
+        for (int64_t x = 0; x < s[3]; ++x)
+          blocked.values[size_t((((n * (s[1] / block) + c / block) * s[2] + y) * s[3] + x) * block + c % block)] =
+              nchw.values[size_t(((n * s[1] + c) * s[2] + y) * s[3] + x)];
+  return blocked;
+}
+
+HostTensor nchwCopy(const HostTensor& blocked, int64_t block) {
+  std::vector<int64_t> s = unblockedChannelShape(blocked.shape, block);
+  HostTensor nchw{s, std::vector<double>(blocked.values.size())};
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t y = 0; y < s[2]; ++y)
+        for (int64_t x = 0; x < s[3]; ++x)
+          nchw.values[size_t(((n * s[1] + c) * s[2] + y) * s[3] + x)] =
+              blocked.values[size_t((((n * (s[1] / block) + c / block) * s[2] + y) * s[3] + x) * block + c % block)];
+  return nchw;
 }
 
 ScheduleTarget targetWithLanes(int lanes) {
@@ -366,6 +394,88 @@ private slots:
     QString text = QString::fromStdString(printGraph(*altered));
     QVERIFY2(text.contains("ConvPrepacked") && !text.contains("NCHW16c") && !text.contains("LayoutTransform"),
              qPrintable(text));
+  }
+
+  // Pooling is per channel: over NCHW<b>c it reads the blocked tensor in place and writes a
+  // blocked result holding what the NCHW kernel computes, for every attribute ONNX allows.
+  void poolsReadAndWriteBlockedActivations_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<int>("block");
+    QTest::addColumn<int>("size");
+    QTest::addColumn<Attributes>("attributes");
+    using Ints = std::vector<int64_t>;
+    auto window = [](Ints kernel, Ints strides, Ints pads) {
+      return Attributes{{"kernel_shape", kernel}, {"strides", strides}, {"pads", pads}};
+    };
+    QTest::newRow("ResNet's max pool 3x3 stride 2 pad 1") << "MaxPool" << 16 << 12 << window({3, 3}, {2, 2}, {1, 1, 1, 1});
+    Attributes ceil = window({3, 3}, {2, 2}, {0, 0, 0, 0});
+    ceil["ceil_mode"] = int64_t(1);
+    QTest::newRow("SqueezeNet's max pool, ceil_mode") << "MaxPool" << 8 << 13 << ceil;
+    Attributes dilated = window({2, 2}, {1, 1}, {1, 0, 0, 1});
+    dilated["dilations"] = Ints{2, 2};
+    QTest::newRow("dilated max pool, uneven pads") << "MaxPool" << 8 << 9 << dilated;
+    QTest::newRow("average pool, padding not counted")
+        << "AveragePool" << 16 << 10 << window({3, 3}, {1, 1}, {1, 1, 1, 1});
+    Attributes included = window({3, 2}, {2, 1}, {1, 0, 1, 1});
+    included["count_include_pad"] = int64_t(1);
+    included["ceil_mode"] = int64_t(1);
+    QTest::newRow("average pool, padding counted, ceil_mode") << "AveragePool" << 8 << 11 << included;
+    Attributes same{{"kernel_shape", Ints{3, 3}}, {"auto_pad", std::string("SAME_UPPER")}};
+    QTest::newRow("average pool, auto_pad") << "AveragePool" << 16 << 7 << same;
+    QTest::newRow("global average pool") << "GlobalAveragePool" << 16 << 7 << Attributes{};
+    QTest::newRow("global max pool") << "GlobalMaxPool" << 8 << 5 << Attributes{};
+  }
+  void poolsReadAndWriteBlockedActivations() {
+    QFETCH(QString, op);
+    QFETCH(int, block);
+    QFETCH(int, size);
+    QFETCH(Attributes, attributes);
+    const Attributes& onnx = attributes;
+    ScheduleTarget target = targetWithLanes(8);
+    const int64_t channels = 32;
+    std::vector<int64_t> shape = {2, channels, size, size};
+    Value x = makeInput("x", f32(shape));
+    Value nchwPool = untyped("pool", op.toStdString(), {x}, onnx);
+    auto typed = inferTypes(Graph{{x}, {nchwPool}, {"y"}});
+    QVERIFY2(typed.ok(), typed.ok() ? "" : typed.error().toString().c_str());
+    const TensorType& nchwType = typed->outputs[0].type();
+
+    std::string layout = blockedChannelLayout(block);
+    Value blockedX = makeInput("x", TensorType{DataType::float32(), blockedChannelShape(shape, block), layout});
+    Value blockedPool = untyped("pool", op.toStdString(), {blockedX}, onnx);
+    auto blockedTyped = inferTypes(Graph{{blockedX}, {blockedPool}, {"y"}});
+    QVERIFY2(blockedTyped.ok(), blockedTyped.ok() ? "" : blockedTyped.error().toString().c_str());
+    const TensorType& blockedType = blockedTyped->outputs[0].type();
+    QCOMPARE(QString::fromStdString(blockedType.layout), QString::fromStdString(layout));
+    QCOMPARE(blockedType.shape, blockedChannelShape(nchwType.shape, block));
+
+    HostTensor data = hostOf(patterned(shape, 11));
+    auto expected = runNode(*producer(typed->outputs[0]), {data}, target);
+    auto got = runNode(*producer(blockedTyped->outputs[0]), {blockedCopy(data, block)}, target);
+    QCOMPARE(expected.size(), size_t(1));
+    QCOMPARE(got.size(), size_t(1));
+    QCOMPARE(got[0].shape, blockedType.shape);
+    double worst = largestDifference(nchwCopy(got[0], block), expected[0]);
+    QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
+  }
+
+  void blockedPoolRefusesWhatNeedsNchw() {
+    Value x = makeInput("x", TensorType{DataType::float32(), {1, 2, 4, 4, 8}, "NCHW8c"});
+    Attributes window{{"kernel_shape", std::vector<int64_t>{2, 2}}};
+    // MaxPool's Indices are offsets into an NCHW tensor.
+    std::vector<Value> withIndices = makeOperation("pool", "MaxPool", {x}, window, {TensorType{}, TensorType{}},
+                                                   {{"pool", "MaxPool", 13}});
+    auto typed = inferTypes(Graph{{x}, {withIndices[0], withIndices[1]}, {"y", "indices"}});
+    QVERIFY(!typed.ok());
+    QString message = QString::fromStdString(typed.error().toString());
+    QVERIFY2(message.contains("'pool'") && message.contains("Indices") && message.contains("NCHW"),
+             qPrintable(message));
+    // A blocked shape that does not match its layout.
+    Value wrong = makeInput("w", TensorType{DataType::float32(), {1, 2, 4, 4, 4}, "NCHW8c"});
+    auto mismatched = inferTypes(Graph{{wrong}, {untyped("gap", "GlobalAveragePool", {wrong})}, {"y"}});
+    QVERIFY(!mismatched.ok());
+    message = QString::fromStdString(mismatched.error().toString());
+    QVERIFY2(message.contains("'gap'") && message.contains("NCHW8c"), qPrintable(message));
   }
 
   void layoutTransformRejectsMismatchedInput() {

@@ -1,0 +1,69 @@
+// Measuring one operator under one schedule: latency, GFLOP/s and the fraction of machine peak.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "compiler/ops/Workload.h"
+#include "compiler/schedule/Schedule.h"
+
+namespace tessel::driver {
+
+/// How long and how carefully to time a kernel.
+struct MeasureOptions {
+  /// Untimed calls first (page faults, caches, CPU frequency ramp-up, thread pool start).
+  int warmupCalls = 1;
+  /// Take at least this many timed samples...
+  int minRepeats = 10;
+  /// ...and keep sampling until they add up to at least this long...
+  double minSeconds = 0.2;
+  /// ...but never take more than this many.
+  int maxRepeats = 2000;
+  /// Seed of the random inputs: the same seed fills the same values, so two variants of a
+  /// schedule are timed on identical data.
+  unsigned seed = 42;
+  /// Asked between calls; returning true stops the measurement (it then fails with a
+  /// Diagnostic saying it was cancelled).
+  std::function<bool()> cancelled;
+  /// Told the percentage done (0-100) after every sample.
+  std::function<void(int percent)> progress;
+};
+
+/// What one measurement found. A sample is one timed batch of calls divided by its size
+/// (calls shorter than 0.1 ms are batched, because a single microsecond call is dominated by
+/// the clock's resolution).
+struct Measurement {
+  std::string kernelName;
+  double medianMilliseconds = 0;  ///< Median over the samples: robust to a preempted sample.
+  double minMilliseconds = 0;     ///< The fastest sample: what the kernel can do undisturbed.
+  int samples = 0;
+  double flops = 0;         ///< Floating-point operations per call (the workload's count).
+  double gflops = 0;        ///< flops / median latency, in 10^9 per second.
+  double peakGflops = 0;    ///< The machine's peak (machinePeakGflops) with `threads` threads.
+  double fractionOfPeak = 0;  ///< gflops / peakGflops.
+  int threads = 1;          ///< Threads the runtime's parallel loops used.
+};
+
+/// JIT-builds `workload` under `schedule` for the host, fills its inputs with deterministic
+/// random data (floats uniform in [-1, 1); integers and booleans zero, a valid index and
+/// shape value for every operator), and times it: options.warmupCalls untimed calls, then
+/// samples until both options.minRepeats and options.minSeconds are reached. A schedule that
+/// does not lower or build, or a kernel that fails at run time, is a Diagnostic naming the
+/// kernel.
+Expected<Measurement> measureKernel(const Workload& workload, const Schedule& schedule,
+                                    const MeasureOptions& options = {});
+
+/// The same after replaying `trace` on the workload's outputs (a schedule edited as text);
+/// a trace that does not replay is its Diagnostic, with the primitive's line and column.
+Expected<Measurement> measureKernel(const Workload& workload, const Trace& trace, const MeasureOptions& options = {});
+
+/// Peak float32 GFLOP/s of this machine with `threads` threads (0 or less: the runtime's
+/// thread count): not a data-sheet estimate but a measurement. Every thread runs the widest
+/// FMA loop the CPU supports (AVX-512, AVX2 or scalar, chosen at run time) on registers only,
+/// and the fastest of many short samples counts (interference only ever slows a sample down),
+/// so it is the vector width x FMA units x clock x threads this machine really sustains,
+/// turbo and throttling included. Measured once per thread count (about 0.2 s) and cached
+/// for the life of the process; thread-safe.
+double machinePeakGflops(int threads = 0);
+
+}  // namespace tessel::driver

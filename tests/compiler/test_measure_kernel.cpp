@@ -1,0 +1,81 @@
+// Measuring a kernel: a matmul gets a positive latency and a rate below the machine's peak,
+// bad schedules report their line, and a cancelled measurement stops.
+#include <QtTest>
+
+#include "compiler/driver/MeasureKernel.h"
+#include "compiler/ops/Matmul.h"
+#include "compiler/schedule/TraceText.h"
+
+using namespace tessel;
+using namespace tessel::driver;
+
+class TestMeasureKernel : public QObject {
+  Q_OBJECT
+private slots:
+  void matmulHasPositiveLatencyBelowPeak() {
+    Workload workload = matmul(64, 64, 64);
+    auto schedule = defaultMatmulSchedule(workload);
+    QVERIFY(schedule.ok());
+    MeasureOptions options;
+    options.minSeconds = 0.05;
+    int lastPercent = -1;
+    options.progress = [&](int percent) { lastPercent = percent; };
+    auto measured = measureKernel(workload, *schedule, options);
+    QVERIFY2(measured.ok(), measured.ok() ? "" : measured.error().toString().c_str());
+    QCOMPARE(measured->kernelName, workload.name);
+    QVERIFY(measured->samples >= options.minRepeats);
+    QVERIFY(measured->minMilliseconds > 0);
+    QVERIFY(measured->minMilliseconds <= measured->medianMilliseconds);
+    QCOMPARE(measured->flops, 2.0 * 64 * 64 * 64);
+    QVERIFY(measured->gflops > 0);
+    QVERIFY(measured->peakGflops > 0);
+    QVERIFY2(measured->gflops <= measured->peakGflops,
+             qPrintable(QString("%1 GFLOP/s above a peak of %2").arg(measured->gflops).arg(measured->peakGflops)));
+    QVERIFY(measured->fractionOfPeak > 0 && measured->fractionOfPeak <= 1);
+    QCOMPARE(lastPercent, 100);
+  }
+
+  void peakIsCachedPerThreadCount() {
+    double first = machinePeakGflops(1);
+    QVERIFY(first > 0);
+    QCOMPARE(machinePeakGflops(1), first);
+  }
+
+  void measuresAnEditedTrace() {
+    Workload workload = matmul(32, 32, 16);
+    auto trace = parseTraceText("io, jo, ii, ji = tile(C, i, j, 8, 8)\nvectorize(C, ji)\n");
+    QVERIFY(trace.ok());
+    MeasureOptions options;
+    options.minSeconds = 0.01;
+    auto measured = measureKernel(workload, *trace, options);
+    QVERIFY2(measured.ok(), measured.ok() ? "" : measured.error().toString().c_str());
+    QVERIFY(measured->medianMilliseconds > 0);
+  }
+
+  void badTraceNamesItsLine() {
+    Workload workload = matmul(16, 16, 16);
+    auto trace = parseTraceText("vectorize(C, j)\nunroll(C, nosuchaxis)\n");
+    QVERIFY(trace.ok());
+    auto measured = measureKernel(workload, *trace);
+    QVERIFY(!measured.ok());
+    QCOMPARE(measured.error().line, 2);
+    QVERIFY2(QString::fromStdString(measured.error().message).contains("nosuchaxis"),
+             measured.error().message.c_str());
+  }
+
+  void cancellingStopsTheMeasurement() {
+    Workload workload = matmul(32, 32, 32);
+    auto schedule = defaultMatmulSchedule(workload);
+    QVERIFY(schedule.ok());
+    MeasureOptions options;
+    options.minSeconds = 60;  // would take a minute if cancelling did not work
+    int asked = 0;
+    options.cancelled = [&] { return ++asked > 3; };
+    auto measured = measureKernel(workload, *schedule, options);
+    QVERIFY(!measured.ok());
+    QVERIFY(QString::fromStdString(measured.error().message).contains("cancelled"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestMeasureKernel)
+#include "test_measure_kernel.moc"

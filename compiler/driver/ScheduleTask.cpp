@@ -1,0 +1,121 @@
+// Tasks of a compiled model and lowering one of them under schedule text.
+#include "compiler/driver/ScheduleTask.h"
+
+#include "compiler/driver/FusedKernel.h"
+#include "compiler/lower/Lower.h"
+#include "compiler/schedule/TraceText.h"
+#include "core/ir/IRPrinter.h"
+
+namespace tessel::driver {
+
+namespace {
+
+/// "Conv" for a primitive operation; "fused(Conv+Relu)" for a fused one, listing its body's
+/// operators in order so two fused groups of different make-up read differently.
+std::string operationSummary(const graph::OperationNode& node) {
+  if (!node.isFused()) return node.op;
+  std::string summary = "fused(";
+  bool first = true;
+  for (const graph::OperationNode* op : node.body->operations()) {
+    if (!first) summary += "+";
+    summary += op->op;
+    first = false;
+  }
+  return summary + ")";
+}
+
+Expected<ScheduleTask> taskForKernel(const CompiledKernel& kernel, const ScheduleTarget& target) {
+  const graph::OperationNode& node = *kernel.node;
+  Expected<graph::OpKernel> built = Diagnostic{};
+  try {
+    built = buildKernelForNode(node, target);
+  } catch (const UserError& error) {
+    Diagnostic d = error.diagnostic;
+    d.message = node.op + " '" + node.name + "': " + d.message;
+    d.location = node.name;
+    return d;
+  }
+  if (!built) return built.error();
+  ScheduleTask task;
+  task.name = kernel.name;
+  task.nodeName = node.name;
+  task.op = operationSummary(node);
+  task.workload = built->workload;
+  task.workloadName = task.workload.name;
+  task.flops = task.workload.flops;
+  Expected<Schedule> schedule = built->schedule ? built->schedule(task.workload, target)
+                                                : Expected<Schedule>(Schedule(task.workload.outputs));
+  if (!schedule) {
+    Diagnostic d = schedule.error();
+    d.message = node.op + " '" + node.name + "': default schedule: " + d.message;
+    return d;
+  }
+  task.defaultTrace = schedule->trace();
+  return task;
+}
+
+std::vector<LoweringStepText> printSteps(const std::vector<LoweringStep>& steps) {
+  std::vector<LoweringStepText> printed;
+  printed.reserve(steps.size());
+  for (const LoweringStep& step : steps) printed.push_back({step.name, toString(step.func), step.milliseconds});
+  return printed;
+}
+
+}  // namespace
+
+std::string ScheduleTask::defaultTraceText() const { return printTraceText(defaultTrace); }
+
+Expected<std::vector<ScheduleTask>> extractTasks(const CompiledModel& model, const ScheduleTarget& target) {
+  std::vector<ScheduleTask> tasks;
+  for (const CompiledKernel& kernel : model.kernels) {
+    if (!kernel.node) continue;
+    Expected<ScheduleTask> task = taskForKernel(kernel, target);
+    if (!task) return task.error();
+    tasks.push_back(std::move(*task));
+  }
+  return tasks;
+}
+
+std::vector<StageLoops> stageLoopsOf(const Schedule& schedule) {
+  std::vector<StageLoops> stages;
+  for (const Stage& stage : schedule.stages()) {
+    StageLoops loops;
+    loops.stage = stage.name;
+    loops.placeholder = te::asCompute(stage.op) == nullptr;
+    loops.inlined = stage.attach == AttachKind::Inline;
+    for (const IterVar& iv : stage.leafIterVars) loops.loops.push_back(iv.name());
+    for (const IterVar& iv : stage.allIterVars) loops.allLoops.push_back(iv.name());
+    stages.push_back(std::move(loops));
+  }
+  return stages;
+}
+
+Expected<TaskLowering> lowerTaskSchedule(const ScheduleTask& task, const std::string& traceText,
+                                         const TaskLoweringOptions& options) {
+  Expected<Trace> trace = parseTraceText(traceText);
+  if (!trace) return trace.error();
+  TaskLowering result;
+  result.trace = *trace;
+  try {
+    // Applying one primitive at a time gives the loops after every line (for completion)
+    // and the same schedule Schedule::replay would build.
+    Schedule schedule(task.workload.outputs);
+    result.initialStages = stageLoopsOf(schedule);
+    for (const Primitive& primitive : trace->primitives) {
+      Status applied = schedule.apply(primitive);
+      if (!applied) return applied.error();
+      result.stagesAfter.push_back(stageLoopsOf(schedule));
+    }
+    Expected<LoweredFunction> lowered = lower(schedule, task.workload.args(), task.name);
+    if (!lowered) return lowered.error();
+    result.loopNest = toString(lowered->func);
+    result.steps = printSteps(lowered->steps);
+    if (options.llvmIR) result.llvmIR = emitLLVMIR({lowered->func}, options.target);
+    if (options.assembly) result.assembly = emitAssembly({lowered->func}, options.target);
+  } catch (const UserError& error) {
+    return error.diagnostic;
+  }
+  return result;
+}
+
+}  // namespace tessel::driver

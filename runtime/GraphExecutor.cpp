@@ -1,6 +1,8 @@
 // Loading, validating and running an exported model directory.
 #include "runtime/GraphExecutor.h"
 
+#include "runtime/CpuFeatures.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -56,6 +58,16 @@ std::unique_ptr<GraphExecutor> GraphExecutor::load(const std::string& directory)
                     "': bytes [" + std::to_string(param.offset) + ", " + std::to_string(param.offset + param.bytes) +
                     ") lie outside " + paramsPath.string() + " (" + std::to_string(params.size()) + " bytes)");
     }
+  }
+
+  // Loading kernels built for instructions this CPU lacks would die on SIGILL at the first run.
+  std::vector<std::string> missing = missingCpuFeatures(plan.target.features);
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& feature : missing) list += (list.empty() ? "" : ", ") + feature;
+    throw Error(graphPath.string() + ": target: the kernels were compiled for a CPU with " + list + " (" +
+                (plan.target.cpu.empty() ? std::string("unknown model") : plan.target.cpu) +
+                "), which this machine lacks; compile the model again for this machine (tessel compile MODEL -o DIR)");
   }
 
   fs::path libraryPath = root / plan.library;

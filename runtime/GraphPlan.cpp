@@ -132,6 +132,12 @@ GraphPlan parseGraphJson(const std::string& text, const std::string& sourceName)
 
   GraphPlan plan;
   plan.library = top.string("library");
+  if (top.has("target")) {
+    FieldReader target(top.field("target"), "target", sourceName);
+    plan.target.triple = target.string("triple");
+    plan.target.cpu = target.string("cpu");
+    plan.target.features = target.strings("features");
+  }
   const Json& storages = top.array("storages");
   for (size_t i = 0; i < storages.size(); ++i) {
     FieldReader entry(storages[i], indexed("storages", i), sourceName);
@@ -269,6 +275,10 @@ std::string writeGraphJson(const GraphPlan& plan) {
   text += "  \"format\": " + compact(Json(GraphPlan::kFormatName)) + ",\n";
   text += "  \"version\": " + std::to_string(GraphPlan::kVersion) + ",\n";
   text += "  \"library\": " + compact(Json(plan.library)) + ",\n";
+  if (!plan.target.triple.empty() || !plan.target.features.empty())
+    text += "  \"target\": " +
+            compact(Json{{"triple", plan.target.triple}, {"cpu", plan.target.cpu}, {"features", plan.target.features}}) +
+            ",\n";
   text += "  \"storages\": " + list(storages) + ",\n";
   text += "  \"tensors\": " + list(tensors) + ",\n";
   text += "  \"inputs\": " + compact(Json(plan.inputs)) + ",\n";

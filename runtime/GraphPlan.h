@@ -46,6 +46,14 @@ struct GraphNode {
   std::vector<std::string> args;
 };
 
+/// The machine the kernels were compiled for. Empty in files written before it was recorded;
+/// the runtime then cannot check and trusts the file.
+struct GraphTarget {
+  std::string triple;                 ///< "x86_64-pc-linux-gnu".
+  std::string cpu;                    ///< LLVM's CPU name, e.g. "sapphirerapids".
+  std::vector<std::string> features;  ///< Enabled LLVM features, e.g. "avx2", "avx512f", "fma".
+};
+
 /// The whole of graph.json. Nodes run in order.
 struct GraphPlan {
   static constexpr int kVersion = 1;
@@ -54,6 +62,7 @@ struct GraphPlan {
   static constexpr int64_t kAlignment = 64;
 
   std::string library = "kernels.so";
+  GraphTarget target;
   std::vector<GraphStorage> storages;
   std::vector<GraphTensor> tensors;
   std::vector<std::string> inputs;

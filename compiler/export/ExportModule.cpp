@@ -174,6 +174,16 @@ Expected<std::string> packParams(runtime::GraphPlan& plan, const std::map<std::s
   return contents;
 }
 
+/// The target as graph.json records it: the enabled features only, without LLVM's "+".
+runtime::GraphTarget graphTarget(const TargetInfo& target) {
+  runtime::GraphTarget recorded{target.triple, target.cpu, {}};
+  std::stringstream features(target.features);
+  for (std::string feature; std::getline(features, feature, ',');)
+    if (feature.size() > 1 && feature[0] == '+') recorded.features.push_back(feature.substr(1));
+  std::sort(recorded.features.begin(), recorded.features.end());
+  return recorded;
+}
+
 }  // namespace
 
 Status exportModule(const std::string& directory, const std::vector<PrimFunc>& kernels, runtime::GraphPlan plan,
@@ -187,6 +197,7 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
     return problem(error.what(), "exportModule", "fix the plan given to exportModule");
   }
   if (Status checked = checkNodesAgainstKernels(plan, kernels); !checked) return checked;
+  plan.target = graphTarget(options.target);
   auto compiler = findCompiler(options);
   if (!compiler) return compiler.error();
 

@@ -11,6 +11,7 @@
 #include "compiler/ops/Elementwise.h"
 #include "compiler/ops/Matmul.h"
 #include "core/ir/IRPrinter.h"
+#include "runtime/CpuFeatures.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/Npy.h"
 #include "runtime/tessel_runtime.h"
@@ -210,6 +211,47 @@ private slots:
       message = error.what();
     }
     QVERIFY2(message.contains("nodes[1] 'relu_0'") && message.contains("fused_relu_9"), qPrintable(message));
+  }
+
+  void graphJsonRecordsTheTargetMachine() {
+    runtime::GraphPlan plan = runtime::GraphExecutor::load(module_.toStdString())->plan();
+    TargetInfo host = TargetInfo::host();
+    QCOMPARE(plan.target.triple, host.triple);
+    QCOMPARE(plan.target.cpu, host.cpu);
+    QVERIFY(!plan.target.features.empty());
+    for (const std::string& feature : plan.target.features) {
+      QVERIFY2(host.features.find("+" + feature) != std::string::npos, feature.c_str());
+      QVERIFY2(runtime::hostHasCpuFeature(feature), feature.c_str());
+    }
+  }
+
+  void loadRefusesKernelsForAnotherCpu() {
+    // Some checkable feature is always missing: the list holds both Intel-only and AMD-only ones.
+    std::string absent;
+    for (const std::string& feature : runtime::checkableCpuFeatures())
+      if (!runtime::hostHasCpuFeature(feature)) absent = feature;
+    QVERIFY2(!absent.empty(), "this x86 machine claims every checkable feature");
+    QString copy = workspace_.path() + "/other_cpu";
+    QVERIFY(QDir().mkpath(copy));
+    for (const char* file : {"kernels.so", "params.bin"}) QVERIFY(QFile::copy(module_ + "/" + file, copy + "/" + file));
+    QFile graph(module_ + "/graph.json");
+    QVERIFY(graph.open(QIODevice::ReadOnly));
+    QByteArray text = graph.readAll();
+    QVERIFY(text.contains("\"features\":["));
+    text.replace("\"features\":[", QByteArray("\"features\":[\"") + absent.c_str() + "\",");
+    QFile edited(copy + "/graph.json");
+    QVERIFY(edited.open(QIODevice::WriteOnly));
+    edited.write(text);
+    edited.close();
+    QString message;
+    try {
+      runtime::GraphExecutor::load(copy.toStdString());
+    } catch (const runtime::Error& error) {
+      message = error.what();
+    }
+    QVERIFY2(message.contains("target") && message.contains(QString::fromStdString(absent)) &&
+                 message.contains("tessel compile"),
+             qPrintable(message));
   }
 
   void exportFailuresAreDiagnostics_data() {

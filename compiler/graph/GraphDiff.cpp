@@ -98,6 +98,13 @@ public:
     diff_.after = after;
     beforeOrder_ = diff_.before.topologicalOrder();
     afterOrder_ = diff_.after.topologicalOrder();
+    for (const GraphNode* node : beforeOrder_) {
+      beforePosition_.emplace(node, beforePosition_.size());
+      if (auto* op = asOperation(node)) {
+        provenance_[node] = provenanceNames(op);
+        for (auto& name : provenance_[node]) byProvenance_[name].push_back(node);
+      }
+    }
   }
 
   GraphDiff run() {
@@ -111,6 +118,22 @@ public:
   }
 
 private:
+  const std::set<std::string>& provenanceOf(const GraphNode* before) const { return provenance_.at(before); }
+
+  // The before graph's operations naming any of `names` in their provenance, in topological
+  // order (an index, so large graphs do not compare every pair of nodes).
+  std::vector<const GraphNode*> beforeOperationsSharingProvenance(const std::set<std::string>& names) const {
+    std::vector<const GraphNode*> found;
+    for (auto& name : names)
+      if (auto it = byProvenance_.find(name); it != byProvenance_.end())
+        found.insert(found.end(), it->second.begin(), it->second.end());
+    std::sort(found.begin(), found.end(), [&](const GraphNode* a, const GraphNode* b) {
+      return beforePosition_.at(a) < beforePosition_.at(b);
+    });
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    return found;
+  }
+
   bool matched(const GraphNode* before) const { return partner_.count(before) || absorbedBy_.count(before); }
   bool afterMatched(const GraphNode* after) const { return reverse_.count(after) || absorbed_.count(after); }
 
@@ -144,9 +167,9 @@ private:
       auto* fused = asOperation(node);
       if (!fused || !fused->isFused() || afterMatched(node)) continue;
       auto names = provenanceNames(fused);
-      for (const GraphNode* candidate : beforeOrder_) {
+      for (const GraphNode* candidate : beforeOperationsSharingProvenance(names)) {
         auto* op = asOperation(candidate);
-        if (op && op->isFused() && !matched(candidate) && !names.empty() && provenanceNames(op) == names) {
+        if (op->isFused() && !matched(candidate) && provenanceOf(candidate) == names) {
           pair(candidate, node);
           break;
         }
@@ -171,19 +194,17 @@ private:
         bodyPartner_[it->second] = primitive;
       }
       auto names = provenanceNames(fused);
-      for (const GraphNode* candidate : beforeOrder_) {
-        auto* op = asOperation(candidate);
-        if (!op || matched(candidate)) continue;
-        auto own = provenanceNames(op);
+      for (const GraphNode* candidate : beforeOperationsSharingProvenance(names)) {
+        if (matched(candidate)) continue;
+        const auto& own = provenanceOf(candidate);
         if (own.empty() || !std::includes(names.begin(), names.end(), own.begin(), own.end())) continue;
         absorbed.push_back(candidate);
         absorbedBy_[candidate] = node;
       }
       if (absorbed.empty()) continue;
-      std::unordered_map<const GraphNode*, size_t> position;
-      for (const GraphNode* n : beforeOrder_) position.emplace(n, position.size());
-      std::sort(absorbed.begin(), absorbed.end(),
-                [&](const GraphNode* a, const GraphNode* b) { return position.at(a) < position.at(b); });
+      std::sort(absorbed.begin(), absorbed.end(), [&](const GraphNode* a, const GraphNode* b) {
+        return beforePosition_.at(a) < beforePosition_.at(b);
+      });
       absorbed_[node] = std::move(absorbed);
     }
   }
@@ -197,11 +218,11 @@ private:
         if (!op || op->isFused() || afterMatched(node)) continue;
         auto names = provenanceNames(op);
         if (names.empty()) continue;
-        for (const GraphNode* candidate : beforeOrder_) {
+        for (const GraphNode* candidate : beforeOperationsSharingProvenance(names)) {
           auto* other = asOperation(candidate);
-          if (!other || other->isFused() || matched(candidate)) continue;
+          if (other->isFused() || matched(candidate)) continue;
           if (sameOpOnly && other->op != op->op) continue;
-          if (provenanceNames(other) != names) continue;
+          if (provenanceOf(candidate) != names) continue;
           pair(candidate, node);
           break;
         }
@@ -426,6 +447,9 @@ private:
 
   GraphDiff diff_;
   std::vector<const GraphNode*> beforeOrder_, afterOrder_;
+  std::unordered_map<const GraphNode*, size_t> beforePosition_;
+  std::unordered_map<const GraphNode*, std::set<std::string>> provenance_;  // before operations
+  std::unordered_map<std::string, std::vector<const GraphNode*>> byProvenance_;
   std::unordered_map<const GraphNode*, const GraphNode*> partner_;  // before -> after
   std::unordered_map<const GraphNode*, const GraphNode*> reverse_;  // after -> before
   std::unordered_map<const GraphNode*, const GraphNode*> absorbedBy_;  // before -> fused after node

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "app/cli/Commands.h"
+#include "app/cli/InputFlags.h"
 #include "app/cli/ModelCommand.h"
 #include "compiler/driver/RunModel.h"
 #include "runtime/ThreadPool.h"
@@ -18,8 +19,10 @@ namespace tessel::cli {
 
 namespace {
 
-// Inputs to time with: floats uniform in [-1, 1] from a fixed seed (so runs are comparable),
-// integers and booleans zero (a random index could fall outside what a Gather reads).
+// Inputs not given on the command line: floats uniform in [-1, 1] from a fixed seed (so runs
+// are comparable), integers and booleans zero (a random index could fall outside what a Gather
+// reads). A model whose integer input means something (token ids, a shape) takes real values
+// with --input / --inputs-dir.
 runtime::NDArray randomInput(const runtime::GraphTensor& tensor, std::mt19937& rng) {
   auto array = runtime::NDArray::empty(tensor.shape, tensor.dtype);
   std::vector<unsigned char> zeros(size_t(array.byteSize()), 0);
@@ -46,29 +49,37 @@ int runModelBench(const std::vector<std::string>& args) {
                                  {"repeat", "timed runs; the median is reported", true, "20"},
                                  {"profile", "print per-operator times, slowest first", false, ""},
                                  inputShapeFlag()};
+  for (auto& flag : inputFlags()) flags.push_back(flag);
   for (auto& flag : passFlags()) flags.push_back(flag);
   ModelCommand command;
   if (auto done = parseModelCommand(
           "bench", "MODEL [options]",
           "Compiles MODEL (an ONNX file; a module directory is loaded as it is), runs it once to warm\n"
-          "up, then --repeat times on random inputs and prints latency_ms= (the median run).\n"
+          "up, then --repeat times and prints latency_ms= (the median run). Inputs not given with --input or\n"
+          "--inputs-dir are random floats (integers and booleans zero).\n"
           "--profile adds each operator's median time and share of the total, slowest first.\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
   driver::LoadOptions load;
-  driver::CompileOptions options;
+  driver::RunRequest request;
+  request.model = command.model;
   int64_t repeat = 0;
-  for (auto error : {readInputShapes(line, &load), readPassOptions(line, &options), applyThreads(line),
+  for (auto error : {readInputShapes(line, &load), readPassOptions(line, &request.compile), applyThreads(line),
                      line.getInt("repeat", &repeat)})
     if (error) return reportUsageError("bench", *error);
+  request.inputShapes = load.inputShapes;
+  std::optional<Diagnostic> unreadable;
+  if (auto error = readInputFlags(line, &request, &unreadable)) {
+    if (unreadable) return reportDiagnostic(*unreadable);
+    return reportUsageError("bench", *error);
+  }
 
-  auto prepared = driver::prepareModel(command.model, load, options);
+  std::mt19937 rng(42);
+  auto prepared = driver::prepareWithInputs(
+      request, [&](const runtime::GraphTensor& tensor) { return randomInput(tensor, rng); });
   if (!prepared) return reportDiagnostic(prepared.error());
   runtime::GraphExecutor& executor = *prepared->executor;
-  std::mt19937 rng(42);
-  for (const std::string& name : executor.inputNames())
-    executor.setInput(name, randomInput(executor.tensorInfo(name), rng));
 
   // One untimed run: first-touch page faults, thread pool start-up, caches.
   executor.run();

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/cli/Commands.h"
+#include "app/cli/InputFlags.h"
 #include "app/cli/ModelCommand.h"
 #include "compiler/driver/RunModel.h"
 #include "runtime/Npy.h"
@@ -37,13 +38,12 @@ std::string typeAndShape(const runtime::NDArray& array) {
 
 int runRun(const std::vector<std::string>& args) {
   std::vector<FlagSpec> flags = {
-      {"input", "NAME=FILE: an input's value from a .npy or ONNX .pb file", true, "", true},
-      {"inputs-dir", "directory of input_0.pb, input_1.pb, ... in graph-input order (the ONNX test layout)", true, ""},
       {"output-dir", "write every output there as NAME.npy", true, ""},
       {"expect-dir", "directory of output_0.pb, output_1.pb, ...: compare the outputs with them", true, ""},
       {"rtol", "relative tolerance of the comparison", true, "0.001"},
       {"atol", "absolute tolerance of the comparison", true, "1e-07"},
       inputShapeFlag()};
+  for (auto& flag : inputFlags()) flags.push_back(flag);
   for (auto& flag : passFlags()) flags.push_back(flag);
   flags.push_back(threadsFlag());
   ModelCommand command;
@@ -65,22 +65,10 @@ int runRun(const std::vector<std::string>& args) {
     if (error) return reportUsageError("run", *error);
   request.inputShapes = load.inputShapes;
 
-  if (line.has("inputs-dir")) {
-    auto inputs = driver::readNumberedTensors(line.get("inputs-dir"), "input_");
-    if (!inputs) return reportDiagnostic(inputs.error());
-    if (inputs->empty())
-      return reportUsageError("run", "--inputs-dir " + line.get("inputs-dir") + " holds no input_0.pb");
-    request.positionalInputs = std::move(*inputs);
-  }
-  for (const std::string& text : line.getAll("input")) {
-    auto eq = text.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-      return reportUsageError("run", "--input takes NAME=FILE, got '" + text + "'");
-    std::string name = text.substr(0, eq);
-    if (request.namedInputs.count(name)) return reportUsageError("run", "--input gives '" + name + "' twice");
-    auto value = driver::readTensorFile(text.substr(eq + 1));
-    if (!value) return reportDiagnostic(value.error());
-    request.namedInputs[name] = std::move(*value);
+  std::optional<Diagnostic> unreadable;
+  if (auto error = readInputFlags(line, &request, &unreadable)) {
+    if (unreadable) return reportDiagnostic(*unreadable);
+    return reportUsageError("run", *error);
   }
   if (line.has("expect-dir")) {
     auto expected = driver::readNumberedTensors(line.get("expect-dir"), "output_");

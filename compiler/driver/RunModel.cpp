@@ -254,8 +254,9 @@ bool RunResult::allMatch() const {
   return std::all_of(comparisons.begin(), comparisons.end(), [](auto& c) { return c.matches; });
 }
 
-Expected<RunResult> runModel(const RunRequest& request) {
-  return catchErrors(request.model, [&]() -> Expected<RunResult> {
+Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
+                                          const std::function<runtime::NDArray(const runtime::GraphTensor&)>& fillMissing) {
+  return catchErrors(request.model, [&]() -> Expected<PreparedModel> {
     // The input names come first: positional values are matched to them, and an ONNX model
     // is compiled with every value known (the compiler binds those it needs by value).
     std::vector<std::string> inputNames;
@@ -302,7 +303,6 @@ Expected<RunResult> runModel(const RunRequest& request) {
       values[name] = asDeclaredBFloat16(value, declaredBFloat16[size_t(position - inputNames.begin())]);
     }
 
-    RunResult result;
     if (!module) {
       LoadOptions load;
       load.inputShapes = request.inputShapes;
@@ -315,12 +315,12 @@ Expected<RunResult> runModel(const RunRequest& request) {
       if (!compiled) return compiled.error();
       prepared = std::move(*compiled);
     }
-    result.loadSeconds = prepared->loadSeconds;
-    result.compileSeconds = prepared->compileSeconds;
     runtime::GraphExecutor& executor = *prepared->executor;
 
     for (auto& name : executor.inputNames()) {
       auto value = values.find(name);
+      if (value == values.end() && fillMissing)
+        value = values.emplace(name, fillMissing(executor.tensorInfo(name))).first;
       if (value == values.end())
         return failure("input '" + name + "' has no value", request.model,
                           "give it with --input " + name + "=FILE (.npy or .pb)");
@@ -330,6 +330,18 @@ Expected<RunResult> runModel(const RunRequest& request) {
         return failure("input '" + name + "': " + error.what(), request.model);
       }
     }
+    return std::move(*prepared);
+  });
+}
+
+Expected<RunResult> runModel(const RunRequest& request) {
+  return catchErrors(request.model, [&]() -> Expected<RunResult> {
+    auto prepared = prepareWithInputs(request);
+    if (!prepared) return prepared.error();
+    RunResult result;
+    result.loadSeconds = prepared->loadSeconds;
+    result.compileSeconds = prepared->compileSeconds;
+    runtime::GraphExecutor& executor = *prepared->executor;
     auto start = Clock::now();
     executor.run();
     result.runSeconds = secondsSince(start);

@@ -3,6 +3,7 @@
 // conformance suite share, so a test that passes in the suite passes on the command line.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -100,6 +101,14 @@ struct RunResult {
 /// every user-side problem: unreadable model, unsupported operator, a missing, extra or
 /// ill-shaped input, a different number of expected outputs than the model has.
 Expected<RunResult> runModel(const RunRequest& request);
+
+/// The first half of runModel: prepares the model for the request's inputs and sets them, so
+/// the executor is ready to run (`tessel bench` times it). An input with no value is an error,
+/// unless `fillMissing` is given: it then makes the value from the input's declared tensor.
+/// Expected outputs and the tolerance are ignored.
+Expected<PreparedModel> prepareWithInputs(
+    const RunRequest& request,
+    const std::function<runtime::NDArray(const runtime::GraphTensor&)>& fillMissing = nullptr);
 
 /// Reads an array from a .npy file or an ONNX TensorProto (.pb) file, by extension.
 Expected<runtime::NDArray> readTensorFile(const std::string& path);

@@ -284,6 +284,24 @@ private slots:
     for (qsizetype i = 1; i < times.size(); ++i) QVERIFY2(times[i - 1] >= times[i], qPrintable(run.out));
   }
 
+  // A model that needs an input's value while compiling (here Reshape's shape) cannot be timed
+  // on made-up inputs; given the values, it is.
+  void benchTakesInputValues() {
+    const QString test = "test_reshape_reordered_all_dims";
+    QStringList madeUp{"bench", model(test), "--repeat", "3"};
+    Run refused = runTessel(madeUp);
+    QVERIFY2(refused.finished && refused.exitCode == 2, qPrintable(describe(madeUp, refused)));
+    QVERIFY2(refused.err.contains("Reshape") && refused.err.contains("shape"), qPrintable(describe(madeUp, refused)));
+    QStringList given{"bench", model(test), "--repeat", "3", "--inputs-dir", dataSet(test)};
+    Run run = runTessel(given);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(given, run)));
+    QVERIFY2(keyValues(run.out).contains("latency_ms"), qPrintable(run.out));
+    QStringList missingFile{"bench", model(test), "--input", "shape=no_such_file.pb"};
+    Run unreadable = runTessel(missingFile);
+    QVERIFY2(unreadable.finished && unreadable.exitCode == 2 && unreadable.err.contains("no_such_file.pb"),
+             qPrintable(describe(missingFile, unreadable)));
+  }
+
   // An argument that looks like a model but is missing is reported as a file, not an operator.
   void benchMissingModelNamesTheFile() {
     QStringList arguments{"bench", "missing.onnx"};

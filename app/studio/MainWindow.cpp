@@ -1,69 +1,681 @@
-// MainWindow: wires the model session to the views and reports background work.
+// MainWindow: wires the model session, the views, the docks and the background jobs.
 #include "app/studio/MainWindow.h"
 
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QProgressBar>
+#include <QMimeData>
+#include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
+#include <QStyle>
+#include <QToolBar>
 #include <QToolButton>
+
+#include "app/studio/ModeBar.h"
+#include "app/studio/ShortcutsDialog.h"
+#include "app/studio/StudioIcons.h"
+#include "app/studio/ViewPlaceholder.h"
+#include "views/common/DiagnosticsPanel.h"
+#include "views/common/ImageExport.h"
+#include "views/common/JobStatusWidget.h"
 
 namespace tessel::studio {
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
-  setWindowTitle(tr("Tessel Studio"));
-  resize(1280, 800);
-  createActions();
-  createStatusBar();
-  connect(&session_, &views::ModelSession::compiled, this, [this] {
-    setWindowTitle(tr("%1 - Tessel Studio").arg(session_.modelPath()));
-  });
-  connect(&session_, &views::ModelSession::failed, this, [this](const QString& message) {
-    statusLabel_->setText(message.section('\n', 0, 0));
-  });
+namespace {
+
+const QString kOpenChannel = QStringLiteral("open");
+const QString kExportChannel = QStringLiteral("export");
+constexpr int kStatusMessageMs = 8000;
+
+int indexOf(StudioView view) { return static_cast<int>(view); }
+
+bool isOpenable(const QString& path) {
+  QString suffix = QFileInfo(path).suffix().toLower();
+  return suffix == "onnx" || suffix == "tessel";
 }
 
-void MainWindow::openFile(const QString& path) { session_.open(path); }
+QString describeException(const std::exception& error) {
+  return QObject::tr("internal compiler error (please report): %1").arg(error.what());
+}
+
+}  // namespace
+
+QString studioViewName(StudioView view) {
+  switch (view) {
+    case StudioView::Graph:
+      return QStringLiteral("graph");
+    case StudioView::Timeline:
+      return QStringLiteral("timeline");
+    case StudioView::Schedule:
+      return QStringLiteral("schedule");
+  }
+  return {};
+}
+
+bool parseStudioView(const QString& name, StudioView* view) {
+  for (StudioView candidate : {StudioView::Graph, StudioView::Timeline, StudioView::Schedule}) {
+    if (name.compare(studioViewName(candidate), Qt::CaseInsensitive) == 0) {
+      *view = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setObjectName("TesselStudioMainWindow");
+  setAcceptDrops(true);
+  setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+  setDocumentMode(true);
+  jobList_.watch(&jobs_, tr("Studio"));
+  jobList_.watch(&session_.jobs(), tr("Compiler"));
+
+  createViews();
+  createDocks();
+  createActions();
+  createToolBar();
+  createStatusBar();
+  connectSession();
+  restoreSettings();
+  // The remembered theme (light the first time).
+  setTheme(theme_);
+  updateTitle();
+}
+
+MainWindow::~MainWindow() {
+  // Jobs deliver into this window; stop them before its members go.
+  jobs_.cancelAll();
+  session_.cancel();
+}
+
+void MainWindow::createViews() {
+  auto* center = new QWidget;
+  auto* row = new QHBoxLayout(center);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->setSpacing(0);
+  modeBar_ = new ModeBar;
+  central_ = new QStackedWidget;
+  row->addWidget(modeBar_);
+  row->addWidget(central_, 1);
+  setCentralWidget(center);
+
+  views_[indexOf(StudioView::Graph)].widget = new ViewPlaceholder(tr("Graph"), "views/graph (GraphWorkbench)");
+  views_[indexOf(StudioView::Timeline)].widget =
+      new ViewPlaceholder(tr("Pass timeline"), "views/timeline (TimelineWorkbench)");
+  views_[indexOf(StudioView::Schedule)].widget =
+      new ViewPlaceholder(tr("Schedule editor"), "views/schedule (ScheduleWorkbench)");
+  for (const ViewSlot& slot : views_) central_->addWidget(slot.widget);
+
+  modeBar_->addMode({}, tr("Graph"), tr("The model's graph (Ctrl+1)"));
+  modeBar_->addMode({}, tr("Timeline"), tr("The graph after every pass, compared (Ctrl+2)"));
+  modeBar_->addMode({}, tr("Schedule"), tr("Each kernel's schedule, lowered code and speed (Ctrl+3)"));
+  connect(modeBar_, &ModeBar::modeSelected, this, [this](int mode) { setCurrentView(static_cast<StudioView>(mode)); });
+}
+
+void MainWindow::createDocks() {
+  auto makeDock = [this](const QString& title, const QString& objectName, QWidget* content) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(objectName);
+    dock->setWidget(content);
+    dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
+                      QDockWidget::DockWidgetFloatable);
+    return dock;
+  };
+  propertiesDock_ = makeDock(tr("Properties"), "PropertiesDock",
+                             new ViewPlaceholder(tr("Properties"), "views/graph (properties panel)"));
+  passOptionsDock_ = makeDock(tr("Pass Options"), "PassOptionsDock",
+                              new ViewPlaceholder(tr("Pass options"), "views/timeline (pass options panel)"));
+  tasksDock_ = makeDock(tr("Tasks"), "TasksDock", new ViewPlaceholder(tr("Tasks"), "views/schedule (task list)"));
+  measurementsDock_ = makeDock(tr("Measurements"), "MeasurementsDock",
+                               new ViewPlaceholder(tr("Measurements"), "views/schedule (MeasurePanel)"));
+  diagnosticsDock_ = makeDock(tr("Diagnostics"), "DiagnosticsDock", new views::DiagnosticsPanel(&diagnostics_));
+  applyDefaultLayout(StudioView::Graph);
+}
+
+QAction* MainWindow::addStudioAction(QMenu* menu, const QString& objectName, const QString& text,
+                                     const QKeySequence& shortcut, std::function<void()> trigger) {
+  auto* action = new QAction(text, this);
+  action->setObjectName(objectName);
+  if (!shortcut.isEmpty()) action->setShortcut(shortcut);
+  // Shortcuts work while focus is in a dock or a floating panel too.
+  action->setShortcutContext(Qt::ApplicationShortcut);
+  connect(action, &QAction::triggered, this, [trigger = std::move(trigger)] { trigger(); });
+  if (menu) menu->addAction(action);
+  actions_ << action;
+  return action;
+}
 
 void MainWindow::createActions() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&Open..."), QKeySequence::Open, this, [this] {
-    QString path = QFileDialog::getOpenFileName(this, tr("Open model"), {}, tr("Models (*.onnx);;All files (*)"));
+  addStudioAction(file, "actionOpen", tr("&Open Model or Project..."), QKeySequence::Open, [this] {
+    QString path = QFileDialog::getOpenFileName(this, tr("Open model or project"), QFileInfo(currentFile_).path(),
+                                                tr("Models and projects (*.onnx *.tessel);;ONNX models (*.onnx);;"
+                                                   "Tessel projects (*.tessel);;All files (*)"));
     if (!path.isEmpty()) openFile(path);
   });
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  connect(&recent_, &RecentFiles::changed, this, &MainWindow::rebuildRecentMenu);
+  rebuildRecentMenu();
   file->addSeparator();
-  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  addStudioAction(file, "actionSave", tr("&Save Project"), QKeySequence::Save, [this] {
+    statusBar()->showMessage(tr("Projects are not available yet"), kStatusMessageMs);
+  });
+  addStudioAction(file, "actionSaveAs", tr("Save Project &As..."), QKeySequence::SaveAs, [this] {
+    statusBar()->showMessage(tr("Projects are not available yet"), kStatusMessageMs);
+  });
+  file->addSeparator();
+  addStudioAction(file, "actionExportModule", tr("Export &Deployable Module..."), QKeySequence(tr("Ctrl+E")), [this] {
+    QString directory = QFileDialog::getExistingDirectory(this, tr("Export deployable module into"));
+    if (!directory.isEmpty()) exportModule(directory);
+  });
+  addStudioAction(file, "actionExportView", tr("Export &View as Image..."), QKeySequence(tr("Ctrl+Shift+E")), [this] {
+    QString suggested = QFileInfo(currentFile_).completeBaseName() + "-" + studioViewName(currentView_) + ".png";
+    QString path = QFileDialog::getSaveFileName(this, tr("Export view"), suggested,
+                                                tr("PNG image (*.png);;SVG drawing (*.svg)"));
+    if (!path.isEmpty()) exportCurrentView(path);
+  });
+  file->addSeparator();
+  addStudioAction(file, "actionQuit", tr("&Quit"), QKeySequence::Quit, [this] { close(); });
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  addStudioAction(edit, "actionFind", tr("&Find..."), QKeySequence::Find, [this] {
+    if (auto& find = views_[indexOf(currentView_)].find) find();
+  });
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  auto* viewGroup = new QActionGroup(this);
+  const std::array<std::pair<StudioView, QString>, 3> modes = {
+      {{StudioView::Graph, tr("&Graph")}, {StudioView::Timeline, tr("Pass &Timeline")},
+       {StudioView::Schedule, tr("&Schedule Editor")}}};
+  for (const auto& [mode, text] : modes) {
+    QString name = studioViewName(mode);
+    name[0] = name[0].toUpper();
+    QAction* action = addStudioAction(view, "actionView" + name, text,
+                                      QKeySequence(QStringLiteral("Ctrl+%1").arg(indexOf(mode) + 1)),
+                                      [this, mode] { setCurrentView(mode); });
+    action->setCheckable(true);
+    action->setChecked(mode == currentView_);
+    viewGroup->addAction(action);
+  }
+  view->addSeparator();
+  addStudioAction(view, "actionFit", tr("&Fit to Window"), QKeySequence(tr("Ctrl+0")), [this] {
+    if (auto& fit = views_[indexOf(currentView_)].fit) fit();
+  });
+  addStudioAction(view, "actionZoomIn", tr("Zoom &In"), QKeySequence::ZoomIn, [this] {
+    if (auto& zoom = views_[indexOf(currentView_)].zoomIn) zoom();
+  });
+  addStudioAction(view, "actionZoomOut", tr("Zoom &Out"), QKeySequence::ZoomOut, [this] {
+    if (auto& zoom = views_[indexOf(currentView_)].zoomOut) zoom();
+  });
+  view->addSeparator();
+  QMenu* panels = view->addMenu(tr("&Panels"));
+  for (QDockWidget* dock : {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_})
+    panels->addAction(dock->toggleViewAction());
+  diagnosticsDock_->toggleViewAction()->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
+  actions_ << diagnosticsDock_->toggleViewAction();
+  QMenu* themes = view->addMenu(tr("&Theme"));
+  auto* themeGroup = new QActionGroup(this);
+  QAction* light = addStudioAction(themes, "actionThemeLight", tr("&Light"), {}, [this] { setTheme(views::Theme::Light); });
+  QAction* dark = addStudioAction(themes, "actionThemeDark", tr("&Dark"), {}, [this] { setTheme(views::Theme::Dark); });
+  for (QAction* action : {light, dark}) {
+    action->setCheckable(true);
+    themeGroup->addAction(action);
+  }
+  addStudioAction(themes, "actionToggleTheme", tr("&Switch Light/Dark"), QKeySequence(tr("Ctrl+Shift+T")), [this] {
+    setTheme(theme_ == views::Theme::Dark ? views::Theme::Light : views::Theme::Dark);
+  });
+  addStudioAction(view, "actionResetLayout", tr("&Reset Layout"), {}, [this] { resetLayout(); });
+
+  QMenu* build = menuBar()->addMenu(tr("&Build"));
+  addStudioAction(build, "actionRecompile", tr("&Recompile"), QKeySequence(tr("F5")), [this] {
+    if (!session_.modelPath().isEmpty()) session_.recompile(session_.compileOptions());
+  });
+  addStudioAction(build, "actionCancelJobs", tr("&Cancel Background Jobs"), QKeySequence(tr("Shift+F5")),
+                  [this] { jobList_.cancelAll(); });
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  addStudioAction(help, "actionShortcuts", tr("&Keyboard Shortcuts"), QKeySequence(tr("Ctrl+/")), [this] {
+    ShortcutsDialog dialog(actions_, this);
+    dialog.exec();
+  });
+  addStudioAction(help, "actionAbout", tr("&About Tessel Studio"), {}, [this] {
+    QMessageBox::about(this, tr("About Tessel Studio"),
+                       tr("<h3>Tessel Studio</h3><p>See, compare, edit and measure a model's graph, its "
+                          "optimization passes and every operator's schedule.</p><p>Part of Tessel, a deep "
+                          "learning compiler in the spirit of TVM and Halide.</p>"));
+  });
+}
+
+void MainWindow::createToolBar() {
+  QToolBar* bar = addToolBar(tr("Main"));
+  bar->setObjectName("MainToolBar");
+  bar->setMovable(false);
+  bar->setIconSize(QSize(18, 18));
+  for (const char* name : std::initializer_list<const char*>{"actionOpen", "actionSave", nullptr, "actionFit", "actionZoomIn", "actionZoomOut", nullptr,
+                           "actionExportView", "actionExportModule", nullptr, "actionToggleTheme"}) {
+    if (!name)
+      bar->addSeparator();
+    else
+      bar->addAction(studioAction(name));
+  }
+  refreshIcons();
 }
 
 void MainWindow::createStatusBar() {
-  statusLabel_ = new QLabel(tr("Ready"));
-  progress_ = new QProgressBar;
-  progress_->setMaximumWidth(180);
-  progress_->hide();
-  cancelButton_ = new QToolButton;
-  cancelButton_->setText(tr("Cancel"));
-  cancelButton_->hide();
-  statusBar()->addWidget(statusLabel_, 1);
-  statusBar()->addPermanentWidget(progress_);
-  statusBar()->addPermanentWidget(cancelButton_);
-  auto& jobs = session_.jobs();
-  connect(cancelButton_, &QToolButton::clicked, &session_, &views::ModelSession::cancel);
-  connect(&jobs, &views::JobRunner::jobStarted, this, [this](const QString&, const QString& title) {
-    statusLabel_->setText(title);
-    progress_->setRange(0, 0);
-    progress_->show();
-    cancelButton_->show();
+  modelInfo_ = new QLabel;
+  modelInfo_->setObjectName("ModelInfo");
+  errorBadge_ = new QToolButton;
+  errorBadge_->setObjectName("ErrorBadge");
+  errorBadge_->setAutoRaise(true);
+  errorBadge_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  errorBadge_->setIcon(style()->standardIcon(QStyle::SP_MessageBoxCritical));
+  errorBadge_->setToolTip(tr("Show the diagnostics log"));
+  errorBadge_->hide();
+  auto* jobsWidget = new views::JobStatusWidget(&jobList_);
+  jobsWidget->setObjectName("JobStatus");
+  statusBar()->addPermanentWidget(jobsWidget);
+  statusBar()->addPermanentWidget(modelInfo_);
+  statusBar()->addPermanentWidget(errorBadge_);
+  connect(errorBadge_, &QToolButton::clicked, this, [this] {
+    diagnosticsDock_->show();
+    diagnosticsDock_->raise();
   });
-  connect(&jobs, &views::JobRunner::jobProgress, this, [this](const QString&, int percent, const QString& message) {
-    if (percent >= 0) progress_->setRange(0, 100), progress_->setValue(percent);
-    if (!message.isEmpty()) statusLabel_->setText(message);
+  connect(&diagnostics_, &views::DiagnosticsModel::entryAdded, this, [this](const views::DiagnosticEntry& entry) {
+    int errors = diagnostics_.errorCount();
+    errorBadge_->setVisible(errors > 0);
+    errorBadge_->setText(QString::number(errors));
+    if (entry.severity == views::Severity::Error) {
+      // The first line in the status bar, all of it in the log, which comes forward.
+      statusBar()->showMessage(entry.message.section('\n', 0, 0), kStatusMessageMs);
+      diagnosticsDock_->show();
+      diagnosticsDock_->raise();
+    }
   });
-  connect(&jobs, &views::JobRunner::jobFinished, this, [this](const QString&, bool cancelled) {
-    progress_->hide();
-    cancelButton_->hide();
-    statusLabel_->setText(cancelled ? tr("Cancelled") : tr("Ready"));
+  connect(&diagnostics_, &QAbstractItemModel::modelReset, errorBadge_, &QWidget::hide);
+  statusBar()->showMessage(tr("Ready"));
+}
+
+void MainWindow::connectSession() {
+  connect(&session_, &views::ModelSession::compiled, this, &MainWindow::modelCompiled);
+  connect(&session_, &views::ModelSession::failed, this, [this](const QString& message) {
+    QString path = session_.modelPath();
+    reportFailure(tr("Compile"), path, message);
+    if (path == pendingFile_) {
+      pendingFile_.clear();
+      emit openFailed(path, message);
+    }
+    // Keep the model that worked: the views still show it; bring the session back to it.
+    if (!lastGood_.path.isEmpty() && lastGood_.path != path) {
+      diagnostics_.add(views::Severity::Note, tr("Open"), tr("Keeping %1").arg(QFileInfo(lastGood_.path).fileName()));
+      session_.open(lastGood_.path, lastGood_.load, lastGood_.compile);
+    }
   });
+}
+
+void MainWindow::openFile(const QString& path) {
+  QFileInfo info(path);
+  if (!info.exists()) {
+    reportFailure(tr("Open"), path, tr("%1: no such file").arg(path));
+    recent_.remove(path);
+    emit openFailed(path, tr("%1: no such file").arg(path));
+    return;
+  }
+  if (info.suffix().compare("tessel", Qt::CaseInsensitive) == 0) {
+    QString message = tr("%1: opening projects is not available yet").arg(path);
+    reportFailure(tr("Open"), path, message);
+    emit openFailed(path, message);
+    return;
+  }
+  openModel(info.absoluteFilePath(), {}, {});
+}
+
+void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
+                           const driver::CompileOptions& compile) {
+  pendingFile_ = path;
+  statusBar()->showMessage(tr("Opening %1").arg(path));
+  std::string file = path.toStdString();
+  // Import once on a worker before handing the file to the session: a file that does not
+  // import is reported without disturbing the model on screen.
+  jobs_.start<QString>(
+      kOpenChannel, tr("Opening %1").arg(QFileInfo(path).fileName()),
+      [file, load](views::JobContext& job) -> QString {
+        job.reportProgress(-1, QObject::tr("Reading the model"));
+        try {
+          auto graph = driver::loadModel(file, load);
+          if (!graph) return QString::fromStdString(graph.error().toString());
+        } catch (const std::exception& error) {
+          return describeException(error);
+        }
+        return {};
+      },
+      [this, path, load, compile](QString error) {
+        if (!error.isEmpty()) {
+          pendingFile_.clear();
+          reportFailure(tr("Open"), path, error);
+          emit openFailed(path, error);
+          return;
+        }
+        session_.open(path, load, compile);
+      });
+}
+
+void MainWindow::modelCompiled() {
+  auto model = session_.compiledModel();
+  if (!model) return;
+  QString path = session_.modelPath();
+  bool newFile = path != currentFile_;
+  currentFile_ = path;
+  lastGood_ = {path, session_.loadOptions(), session_.compileOptions()};
+  if (path == pendingFile_) pendingFile_.clear();
+  if (newFile) {
+    recent_.add(path);
+    diagnostics_.add(views::Severity::Note, tr("Open"),
+                     tr("Opened %1: %2 operations, %3 kernels after %4 passes (%5 ms in passes, %6 ms lowering)")
+                         .arg(path)
+                         .arg(session_.imported() ? session_.imported()->operationCount() : 0)
+                         .arg(model->kernels.size())
+                         .arg(model->snapshots.size())
+                         .arg(model->passSeconds * 1000, 0, 'f', 1)
+                         .arg(model->lowerSeconds * 1000, 0, 'f', 1));
+  }
+  statusBar()->showMessage(tr("Compiled %1").arg(QFileInfo(path).fileName()), kStatusMessageMs);
+  showModelInViews();
+  updateTitle();
+  updateActions();
+  emit fileOpened(path);
+}
+
+void MainWindow::showModelInViews() {
+  auto model = session_.compiledModel();
+  auto imported = session_.imported();
+  QString summary;
+  if (model && imported) {
+    summary = tr("%1: %2 operations imported, %3 after optimization, %4 kernels")
+                  .arg(QFileInfo(currentFile_).fileName())
+                  .arg(imported->operationCount())
+                  .arg(model->optimized.operationCount())
+                  .arg(model->kernels.size());
+    double plannedMiB = model->memory.plannedBytes / (1024.0 * 1024.0);
+    modelInfo_->setText(tr("%1  ·  %2 ops → %3 kernels  ·  %4 MiB planned")
+                            .arg(QFileInfo(currentFile_).fileName())
+                            .arg(imported->operationCount())
+                            .arg(model->kernels.size())
+                            .arg(plannedMiB, 0, 'f', 2));
+  }
+  for (const ViewSlot& slot : views_)
+    if (auto* placeholder = qobject_cast<ViewPlaceholder*>(slot.widget)) placeholder->setDetail(summary);
+}
+
+void MainWindow::reportFailure(const QString& source, const QString& path, const QString& message) {
+  Q_UNUSED(path);
+  diagnostics_.add(views::Severity::Error, source, message);
+}
+
+void MainWindow::updateTitle() {
+  QString name = currentFile_.isEmpty() ? QString() : QFileInfo(currentFile_).fileName();
+  setWindowTitle(name.isEmpty() ? tr("Tessel Studio") : tr("%1 — Tessel Studio").arg(name));
+  setWindowFilePath(currentFile_);
+}
+
+void MainWindow::updateActions() {
+  const ViewSlot& slot = views_[indexOf(currentView_)];
+  studioAction("actionFit")->setEnabled(bool(slot.fit));
+  studioAction("actionZoomIn")->setEnabled(bool(slot.zoomIn));
+  studioAction("actionZoomOut")->setEnabled(bool(slot.zoomOut));
+  studioAction("actionFind")->setEnabled(bool(slot.find));
+  studioAction("actionExportModule")->setEnabled(hasModel());
+  studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty());
+  studioAction("actionSave")->setEnabled(false);
+  studioAction("actionSaveAs")->setEnabled(false);
+  QString name = studioViewName(currentView_);
+  name[0] = name[0].toUpper();
+  if (QAction* action = studioAction("actionView" + name)) action->setChecked(true);
+  studioAction("actionThemeLight")->setChecked(theme_ == views::Theme::Light);
+  studioAction("actionThemeDark")->setChecked(theme_ == views::Theme::Dark);
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  const QStringList files = recent_.files();
+  for (int i = 0; i < files.size(); ++i) {
+    QString path = files[i];
+    // Alt+1..9 style mnemonics make the list keyboard friendly.
+    QString text = i < 9 ? QStringLiteral("&%1  %2").arg(i + 1).arg(QFileInfo(path).fileName())
+                         : QFileInfo(path).fileName();
+    QAction* action = recentMenu_->addAction(text, this, [this, path] { openFile(path); });
+    action->setToolTip(path);
+    action->setStatusTip(path);
+  }
+  if (files.isEmpty()) recentMenu_->addAction(tr("No recent files"))->setEnabled(false);
+  recentMenu_->addSeparator();
+  recentMenu_->addAction(tr("Clear List"), &recent_, &RecentFiles::clear)->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::refreshIcons() {
+  QColor ink = palette().color(QPalette::WindowText);
+  auto set = [&](const char* name, StudioIcon icon) {
+    if (QAction* action = studioAction(name)) action->setIcon(studioIcon(icon, ink));
+  };
+  set("actionOpen", StudioIcon::Open);
+  set("actionSave", StudioIcon::Save);
+  set("actionFit", StudioIcon::Fit);
+  set("actionZoomIn", StudioIcon::ZoomIn);
+  set("actionZoomOut", StudioIcon::ZoomOut);
+  set("actionExportView", StudioIcon::ExportImage);
+  set("actionExportModule", StudioIcon::ExportModule);
+  set("actionToggleTheme", StudioIcon::Theme);
+  // The mode bar is dark in both themes.
+  QColor modeInk("#c9ccd1");
+  modeBar_->button(0)->setIcon(studioIcon(StudioIcon::Graph, modeInk));
+  modeBar_->button(1)->setIcon(studioIcon(StudioIcon::Timeline, modeInk));
+  modeBar_->button(2)->setIcon(studioIcon(StudioIcon::Schedule, modeInk));
+}
+
+QAction* MainWindow::studioAction(const QString& objectName) const {
+  for (QAction* action : actions_)
+    if (action->objectName() == objectName) return action;
+  return nullptr;
+}
+
+QWidget* MainWindow::viewWidget(StudioView view) const { return views_[indexOf(view)].widget; }
+
+QDockWidget* MainWindow::dock(Dock which) const {
+  switch (which) {
+    case Dock::Properties:
+      return propertiesDock_;
+    case Dock::PassOptions:
+      return passOptionsDock_;
+    case Dock::Tasks:
+      return tasksDock_;
+    case Dock::Measurements:
+      return measurementsDock_;
+    case Dock::Diagnostics:
+      return diagnosticsDock_;
+  }
+  return nullptr;
+}
+
+void MainWindow::setCurrentView(StudioView view) {
+  if (view == currentView_) return;
+  // Each view keeps its own dock arrangement, as Qt Creator's modes do.
+  layoutByView_[indexOf(currentView_)] = saveState();
+  currentView_ = view;
+  central_->setCurrentIndex(indexOf(view));
+  modeBar_->setCurrentMode(indexOf(view));
+  const QByteArray& saved = layoutByView_[indexOf(view)];
+  if (saved.isEmpty() || !restoreState(saved)) applyDefaultLayout(view);
+  updateActions();
+  emit currentViewChanged(view);
+}
+
+void MainWindow::applyDefaultLayout(StudioView view) {
+  const QList<QDockWidget*> all = {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_};
+  for (QDockWidget* dock : all) {
+    dock->setFloating(false);
+    removeDockWidget(dock);
+  }
+  QList<QDockWidget*> shown;
+  switch (view) {
+    case StudioView::Graph:
+      addDockWidget(Qt::RightDockWidgetArea, propertiesDock_);
+      shown = {propertiesDock_};
+      break;
+    case StudioView::Timeline:
+      addDockWidget(Qt::RightDockWidgetArea, passOptionsDock_);
+      addDockWidget(Qt::RightDockWidgetArea, propertiesDock_);
+      splitDockWidget(passOptionsDock_, propertiesDock_, Qt::Vertical);
+      shown = {passOptionsDock_, propertiesDock_};
+      break;
+    case StudioView::Schedule:
+      addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
+      addDockWidget(Qt::RightDockWidgetArea, measurementsDock_);
+      shown = {tasksDock_, measurementsDock_};
+      break;
+  }
+  addDockWidget(Qt::BottomDockWidgetArea, diagnosticsDock_);
+  shown << diagnosticsDock_;
+  // Docks not used by this view still need an area, so the Panels menu can bring them back.
+  for (QDockWidget* dock : all) {
+    if (!shown.contains(dock)) {
+      if (dockWidgetArea(dock) == Qt::NoDockWidgetArea) addDockWidget(Qt::RightDockWidgetArea, dock);
+      dock->hide();
+    } else {
+      dock->show();
+    }
+  }
+  resizeDocks({diagnosticsDock_}, {150}, Qt::Vertical);
+  QList<QDockWidget*> sides;
+  QList<int> widths;
+  for (QDockWidget* dock : shown) {
+    if (dock == diagnosticsDock_) continue;
+    sides << dock;
+    widths << (dock == tasksDock_ ? 240 : 320);
+  }
+  resizeDocks(sides, widths, Qt::Horizontal);
+}
+
+void MainWindow::resetLayout() {
+  applyDefaultLayout(currentView_);
+  layoutByView_[indexOf(currentView_)] = saveState();
+}
+
+void MainWindow::setTheme(views::Theme theme) {
+  if (auto* application = qobject_cast<QApplication*>(QCoreApplication::instance()))
+    views::applyTheme(*application, theme);
+  theme_ = theme;
+  QSettings().setValue("theme", views::themeName(theme));
+  refreshIcons();
+  updateActions();
+  emit themeChanged(theme);
+}
+
+bool MainWindow::exportCurrentView(const QString& path) {
+  Status status = views::exportViewImage(viewWidget(currentView_), path);
+  if (!status) {
+    reportFailure(tr("Export"), path, QString::fromStdString(status.error().toString()));
+    return false;
+  }
+  diagnostics_.add(views::Severity::Note, tr("Export"), tr("Saved the %1 view as %2").arg(studioViewName(currentView_), path));
+  statusBar()->showMessage(tr("Saved %1").arg(path), kStatusMessageMs);
+  return true;
+}
+
+void MainWindow::exportModule(const QString& directory) {
+  auto model = session_.compiledModel();
+  if (!model) {
+    QString message = tr("%1: there is no compiled model to export; open a model first").arg(directory);
+    reportFailure(tr("Export"), directory, message);
+    emit moduleExported(directory, false, message);
+    return;
+  }
+  TargetInfo target = session_.compileOptions().target;
+  jobs_.start<QString>(
+      kExportChannel, tr("Exporting to %1").arg(directory),
+      [model, directory, target](views::JobContext& job) -> QString {
+        job.reportProgress(-1, QObject::tr("Generating code and writing the module"));
+        try {
+          Status status = driver::exportModel(*model, directory.toStdString(), target);
+          if (!status) return QString::fromStdString(status.error().toString());
+        } catch (const std::exception& error) {
+          return describeException(error);
+        }
+        return {};
+      },
+      [this, directory](QString error) {
+        if (!error.isEmpty()) {
+          reportFailure(tr("Export"), directory, error);
+        } else {
+          diagnostics_.add(views::Severity::Note, tr("Export"), tr("Exported the deployable module to %1").arg(directory));
+          statusBar()->showMessage(tr("Exported to %1").arg(directory), kStatusMessageMs);
+        }
+        emit moduleExported(directory, error.isEmpty(), error);
+      });
+}
+
+bool MainWindow::isIdle() const { return pendingFile_.isEmpty() && jobList_.allIdle(); }
+
+bool MainWindow::hasModel() const { return !currentFile_.isEmpty(); }
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  saveSettings();
+  jobList_.cancelAll();
+  event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  const QMimeData* mime = event->mimeData();
+  if (!mime->hasUrls()) return;
+  for (const QUrl& url : mime->urls()) {
+    if (url.isLocalFile() && isOpenable(url.toLocalFile())) {
+      event->acceptProposedAction();
+      return;
+    }
+  }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile() && isOpenable(url.toLocalFile())) {
+      event->acceptProposedAction();
+      openFile(url.toLocalFile());
+      return;
+    }
+  }
+}
+
+void MainWindow::saveSettings() {
+  QSettings settings;
+  layoutByView_[indexOf(currentView_)] = saveState();
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/view", studioViewName(currentView_));
+  for (StudioView view : {StudioView::Graph, StudioView::Timeline, StudioView::Schedule})
+    settings.setValue("window/layout/" + studioViewName(view), layoutByView_[indexOf(view)]);
+}
+
+void MainWindow::restoreSettings() {
+  QSettings settings;
+  theme_ = views::themeFromName(settings.value("theme").toString(), views::Theme::Light);
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  if (settings.value("window/geometry").isNull()) resize(1440, 900);
+  for (StudioView view : {StudioView::Graph, StudioView::Timeline, StudioView::Schedule})
+    layoutByView_[indexOf(view)] = settings.value("window/layout/" + studioViewName(view)).toByteArray();
+  StudioView view = StudioView::Graph;
+  parseStudioView(settings.value("window/view").toString(), &view);
+  currentView_ = view;
+  central_->setCurrentIndex(indexOf(view));
+  modeBar_->setCurrentMode(indexOf(view));
+  const QByteArray& saved = layoutByView_[indexOf(view)];
+  if (saved.isEmpty() || !restoreState(saved)) applyDefaultLayout(view);
 }
 
 }  // namespace tessel::studio

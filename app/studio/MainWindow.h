@@ -1,34 +1,162 @@
-// Tessel Studio's main window: menus, docks and the central views over one model session.
+// Tessel Studio's main window: menus, toolbar, the mode bar switching the central view
+// (Graph / Timeline / Schedule), dock panels whose layout is remembered, a status bar showing
+// every background job, and the diagnostics log. It wires one model session to the views.
 #pragma once
 
+#include <QByteArray>
 #include <QMainWindow>
 
+#include <array>
+#include <functional>
+
+#include "app/studio/RecentFiles.h"
+#include "views/common/DiagnosticsModel.h"
+#include "views/common/JobListModel.h"
+#include "views/common/JobRunner.h"
+#include "views/common/Theme.h"
 #include "views/session/ModelSession.h"
 
+class QDockWidget;
 class QLabel;
-class QProgressBar;
+class QMenu;
+class QStackedWidget;
 class QToolButton;
 
 namespace tessel::studio {
 
+class ModeBar;
+
+/// The central views, in mode bar order.
+enum class StudioView { Graph = 0, Timeline = 1, Schedule = 2 };
+/// "graph" / "timeline" / "schedule".
+QString studioViewName(StudioView view);
+/// Parses studioViewName's output; false for anything else.
+bool parseStudioView(const QString& name, StudioView* view);
+
+/// Settings (window geometry, dock layout per view, theme, recent files) go to the default
+/// QSettings (organization "Tessel", application "Tessel Studio"): tests redirect them with
+/// QStandardPaths::setTestModeEnabled or QSettings::setPath.
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
 public:
   explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Opens a model (.onnx) or project (.tessel) in the background. A file that fails to
+  /// open is reported in the diagnostics log and the status bar; the open model stays.
+  void openFile(const QString& path);
+  /// The file the window shows (empty before the first successful open).
+  QString currentFile() const { return currentFile_; }
+
+  void setCurrentView(StudioView view);
+  StudioView currentView() const { return currentView_; }
+  /// The widget in the central area for `view`.
+  QWidget* viewWidget(StudioView view) const;
+
+  void setTheme(views::Theme theme);
+  views::Theme theme() const { return theme_; }
+
+  /// Docks by role; their object names ("PropertiesDock", ...) key the saved layout.
+  enum class Dock { Properties, PassOptions, Tasks, Measurements, Diagnostics };
+  QDockWidget* dock(Dock which) const;
+  /// Puts every dock back where it starts for the current view.
+  void resetLayout();
+
+  /// Saves the view as PNG or SVG (by suffix). False, with a diagnostic logged, on failure.
+  bool exportCurrentView(const QString& path);
+  /// Writes the deployable module of the compiled model into `directory` in the background.
+  void exportModule(const QString& directory);
+
+  /// True when no background job of the window, the session or any view is running and no
+  /// open is pending: what screenshot mode and tests wait for.
+  bool isIdle() const;
+  /// Whether a compiled model is shown.
+  bool hasModel() const;
 
   views::ModelSession& session() { return session_; }
-  /// Opens a model (or, later, a project) file in the background.
-  void openFile(const QString& path);
+  views::JobListModel& jobs() { return jobList_; }
+  views::DiagnosticsModel& diagnostics() { return diagnostics_; }
+  RecentFiles& recentFiles() { return recent_; }
+  /// Every action with its shortcut (File, View, Help menus), for the shortcuts dialog and
+  /// tests; each has an object name ("actionOpen").
+  QList<QAction*> studioActions() const { return actions_; }
+  QAction* studioAction(const QString& objectName) const;
+
+signals:
+  /// A model (or project) finished opening and compiling; views show it.
+  void fileOpened(const QString& path);
+  /// Opening `path` failed; `message` is the compiler's diagnostic. The previous model stays.
+  void openFailed(const QString& path, const QString& message);
+  void currentViewChanged(tessel::studio::StudioView view);
+  void themeChanged(tessel::views::Theme theme);
+  /// A deployable module was written (`ok`) or failed (`message` says why).
+  void moduleExported(const QString& directory, bool ok, const QString& message);
+
+protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
 private:
+  /// What the window needs from a central view: its widget and how to route the View
+  /// menu's navigation actions to it (null functions disable the actions there).
+  struct ViewSlot {
+    QWidget* widget = nullptr;
+    std::function<void()> fit, zoomIn, zoomOut, find;
+  };
+
+  void createViews();
+  void createDocks();
   void createActions();
+  void createToolBar();
   void createStatusBar();
+  void connectSession();
+  void openModel(const QString& path, const driver::LoadOptions& load, const driver::CompileOptions& compile);
+  void modelCompiled();
+  void reportFailure(const QString& source, const QString& path, const QString& message);
+  void showModelInViews();
+  void updateTitle();
+  void updateActions();
+  void rebuildRecentMenu();
+  void refreshIcons();
+  void applyDefaultLayout(StudioView view);
+  void saveSettings();
+  void restoreSettings();
+  QAction* addStudioAction(QMenu* menu, const QString& objectName, const QString& text, const QKeySequence& shortcut,
+                           std::function<void()> trigger);
 
   views::ModelSession session_;
-  QLabel* statusLabel_ = nullptr;
-  QProgressBar* progress_ = nullptr;
-  QToolButton* cancelButton_ = nullptr;
+  views::JobRunner jobs_;  // the window's own work: checking a file before opening, exports
+  views::JobListModel jobList_;
+  views::DiagnosticsModel diagnostics_;
+  RecentFiles recent_;
+
+  QString currentFile_;      // shown in the views
+  QString pendingFile_;      // being opened
+  struct Opened {
+    QString path;
+    driver::LoadOptions load;
+    driver::CompileOptions compile;
+  };
+  Opened lastGood_;  // reopened when a compile of a newer file fails
+
+  StudioView currentView_ = StudioView::Graph;
+  std::array<ViewSlot, 3> views_;
+  std::array<QByteArray, 3> layoutByView_;
+  views::Theme theme_ = views::Theme::Light;
+
+  ModeBar* modeBar_ = nullptr;
+  QStackedWidget* central_ = nullptr;
+  QDockWidget* propertiesDock_ = nullptr;
+  QDockWidget* passOptionsDock_ = nullptr;
+  QDockWidget* tasksDock_ = nullptr;
+  QDockWidget* measurementsDock_ = nullptr;
+  QDockWidget* diagnosticsDock_ = nullptr;
+  QMenu* recentMenu_ = nullptr;
+  QLabel* modelInfo_ = nullptr;
+  QToolButton* errorBadge_ = nullptr;
+  QList<QAction*> actions_;
 };
 
 }  // namespace tessel::studio

@@ -1,0 +1,34 @@
+// Screenshot mode (`tessel-studio --screenshot OUT.png ...`): opens a file, waits until every
+// background job (import, compile, layout, lowering) has finished, grabs the window and saves
+// it, for documentation and CI. Works headless on the offscreen platform.
+#pragma once
+
+#include <QSize>
+#include <QString>
+
+#include <optional>
+
+#include "app/studio/MainWindow.h"
+#include "views/common/Theme.h"
+
+namespace tessel::studio {
+
+struct ScreenshotRequest {
+  QString output;                       ///< The PNG to write.
+  QString file;                         ///< Model or project to open.
+  StudioView view = StudioView::Graph;
+  QSize size{1440, 900};
+  std::optional<views::Theme> theme;    ///< The remembered theme when unset.
+  int timeoutMs = 10 * 60 * 1000;       ///< Gives up (exit 2) when work takes longer.
+};
+
+/// Parses the value of --size ("1440x900"); false when malformed or absurd.
+bool parseScreenshotSize(const QString& text, QSize* size);
+
+/// Opens request.file in `window`, shows it at request.size with request.view and theme,
+/// waits for every job to finish, and saves a grab of the window to request.output.
+/// Returns the exit code (0, or 2 with `error` set: the file did not open, the wait timed
+/// out or the PNG could not be written). Runs the event loop while it waits.
+int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString* error);
+
+}  // namespace tessel::studio

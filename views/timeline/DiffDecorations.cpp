@@ -1,0 +1,113 @@
+// Turns a GraphDiff into per-node decorations for the two sides of a comparison.
+#include "views/timeline/DiffDecorations.h"
+
+namespace tessel::views {
+
+using graph::NodeChange;
+
+QColor diffColour(NodeChange change, bool dark) {
+  switch (change) {
+    case NodeChange::Added: return dark ? QColor(0x56, 0xd3, 0x64) : QColor(0x1a, 0x7f, 0x37);
+    case NodeChange::Removed: return dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xcf, 0x22, 0x2e);
+    case NodeChange::Fused: return dark ? QColor(0xc2, 0x97, 0xff) : QColor(0x82, 0x50, 0xdf);
+    case NodeChange::Relaid: return dark ? QColor(0x58, 0xa6, 0xff) : QColor(0x09, 0x69, 0xda);
+    case NodeChange::Modified: return dark ? QColor(0xff, 0xa6, 0x57) : QColor(0xd9, 0x6c, 0x00);
+    case NodeChange::Unchanged: break;
+  }
+  return {};
+}
+
+QString diffLabel(NodeChange change) {
+  switch (change) {
+    case NodeChange::Added: return QStringLiteral("Added");
+    case NodeChange::Removed: return QStringLiteral("Removed");
+    case NodeChange::Fused: return QStringLiteral("Fused");
+    case NodeChange::Relaid: return QStringLiteral("Re-laid-out");
+    case NodeChange::Modified: return QStringLiteral("Modified");
+    case NodeChange::Unchanged: break;
+  }
+  return QStringLiteral("Unchanged");
+}
+
+namespace {
+QString nodeText(const graph::GraphNode* node) {
+  QString name = QString::fromStdString(node->name).toHtmlEscaped();
+  if (auto* op = graph::asOperation(node)) return QStringLiteral("%1 <i>%2</i>").arg(QString::fromStdString(op->op), name);
+  return name;
+}
+
+QString detailText(const graph::NodeDiff& entry) {
+  return QString::fromStdString(entry.detail).toHtmlEscaped().replace(QStringLiteral("; "), QStringLiteral("<br>"));
+}
+
+// Constants are drawn inside their consumers' boxes, so only boxes get decorations.
+bool hasBox(const graph::GraphNode* node) { return node && !graph::asConstant(node); }
+
+NodeDecoration decoration(const graph::GraphNode* node, NodeChange change, bool dark) {
+  NodeDecoration d;
+  d.nodeId = QString::fromStdString(node->name);
+  d.change = change;
+  d.colour = diffColour(change, dark);
+  return d;
+}
+}  // namespace
+
+std::vector<NodeDecoration> diffDecorations(const graph::GraphDiff& diff, DiffSide side, bool dark) {
+  std::vector<NodeDecoration> result;
+  for (const graph::NodeDiff& entry : diff.entries) {
+    switch (entry.change) {
+      case NodeChange::Unchanged: break;
+      case NodeChange::Added:
+        if (side == DiffSide::After && hasBox(entry.after)) {
+          auto d = decoration(entry.after, entry.change, dark);
+          d.badge = QStringLiteral("added");
+          d.tooltip = QStringLiteral("<b>Added</b> %1").arg(nodeText(entry.after));
+          if (!entry.detail.empty()) d.tooltip += QStringLiteral("<br>") + detailText(entry);
+          result.push_back(d);
+        }
+        break;
+      case NodeChange::Removed:
+        if (side == DiffSide::Before && hasBox(entry.before)) {
+          auto d = decoration(entry.before, entry.change, dark);
+          d.badge = QStringLiteral("removed");
+          d.tooltip = QStringLiteral("<b>Removed</b> %1").arg(nodeText(entry.before));
+          result.push_back(d);
+        }
+        break;
+      case NodeChange::Fused: {
+        QStringList absorbed;
+        for (const graph::GraphNode* node : entry.absorbed) absorbed << nodeText(node);
+        if (side == DiffSide::After) {
+          auto d = decoration(entry.after, entry.change, dark);
+          d.badge = QStringLiteral("fused %1").arg(entry.absorbed.size());
+          d.tooltip = QStringLiteral("<b>Fused</b> %1<br>absorbed:<br>&nbsp;&nbsp;%2")
+                          .arg(nodeText(entry.after), absorbed.join(QStringLiteral("<br>&nbsp;&nbsp;")));
+          result.push_back(d);
+        } else {
+          for (const graph::GraphNode* node : entry.absorbed) {
+            if (!hasBox(node)) continue;
+            auto d = decoration(node, entry.change, dark);
+            d.badge = QStringLiteral("→ fused");
+            d.tooltip = QStringLiteral("<b>Fused</b> into %1 with:<br>&nbsp;&nbsp;%2")
+                            .arg(nodeText(entry.after), absorbed.join(QStringLiteral("<br>&nbsp;&nbsp;")));
+            result.push_back(d);
+          }
+        }
+        break;
+      }
+      case NodeChange::Relaid:
+      case NodeChange::Modified: {
+        const graph::GraphNode* node = side == DiffSide::After ? entry.after : entry.before;
+        if (!hasBox(node)) break;
+        auto d = decoration(node, entry.change, dark);
+        d.badge = entry.change == NodeChange::Relaid ? QStringLiteral("layout") : QStringLiteral("modified");
+        d.tooltip = QStringLiteral("<b>%1</b> %2<br>%3").arg(diffLabel(entry.change), nodeText(node), detailText(entry));
+        result.push_back(d);
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace tessel::views

@@ -1,0 +1,28 @@
+// Draws one pass timeline step as a card: pass name, a bar for its time, node count and what
+// it changed, with the compared pair marked A and B.
+#pragma once
+
+#include <QStyledItemDelegate>
+
+namespace tessel::views {
+
+class PassTimelineDelegate : public QStyledItemDelegate {
+  Q_OBJECT
+
+public:
+  explicit PassTimelineDelegate(QObject* parent = nullptr);
+
+  /// The steps shown side by side (-1: none); their cards carry an "A" / "B" badge.
+  void setComparedSteps(int before, int after);
+
+  static constexpr int kCardWidth = 176;
+  static constexpr int kCardHeight = 88;
+
+  void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+  QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+
+private:
+  int comparedBefore_ = -1, comparedAfter_ = -1;
+};
+
+}  // namespace tessel::views

@@ -1,0 +1,75 @@
+// The pass timeline as an item model: the imported graph, then the graph after every pass of a
+// compile, with each pass's time, node count and what it changed.
+#pragma once
+
+#include <QAbstractListModel>
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+#include "compiler/driver/Driver.h"
+#include "core/graph/Graph.h"
+
+namespace tessel::views {
+
+/// One step of the timeline: step 0 is the imported graph, step i the graph after pass i.
+struct TimelineStep {
+  QString name;               ///< "Imported" or the pass name ("FuseOps").
+  double milliseconds = -1;   ///< The pass's time; -1 for the imported graph.
+  int operationCount = 0;
+  /// What the step changed against the previous one (GraphDiff::summary): "-4 nodes, 3
+  /// fused", "no change", "skipped"; "imported" for step 0.
+  QString changeSummary;
+  bool skipped = false;  ///< Disabled or below the opt level: the graph is the previous one.
+  std::shared_ptr<const graph::Graph> graph;  ///< Shares ownership with the compiled model.
+};
+
+/// The steps of a compile: diffs every step against the previous one, so it takes time on big
+/// graphs; call it on a worker (JobRunner). Empty when `imported` or `compiled` is null.
+std::vector<TimelineStep> makeTimelineSteps(std::shared_ptr<const graph::Graph> imported,
+                                            std::shared_ptr<const driver::CompiledModel> compiled);
+
+/// A list model over TimelineSteps. Display is one line ("FuseOps  0.103 ms  8 nodes  -5 nodes,
+/// 3 fused"); the roles give each part.
+class PassTimelineModel : public QAbstractListModel {
+  Q_OBJECT
+
+public:
+  enum Role {
+    PassNameRole = Qt::UserRole + 1,  ///< QString.
+    MillisecondsRole,                 ///< double; invalid for the imported step.
+    NodeCountRole,                    ///< int: operations in the step's graph.
+    ChangeSummaryRole,                ///< QString: TimelineStep::changeSummary.
+    SkippedRole,                      ///< bool.
+    TimeFractionRole,                 ///< double 0-1: the pass's share of the slowest pass's time.
+  };
+
+  explicit PassTimelineModel(QObject* parent = nullptr);
+
+  /// Replaces the steps (a model reset).
+  void setSteps(std::vector<TimelineStep> steps);
+  /// setSteps(makeTimelineSteps(...)) on this thread: for small graphs and tests.
+  void setCompiledModel(std::shared_ptr<const graph::Graph> imported,
+                        std::shared_ptr<const driver::CompiledModel> compiled);
+  void clear();
+
+  /// The step at `row`, or null outside 0..rowCount()-1.
+  const TimelineStep* step(int row) const;
+  /// The graph at `row`, or null.
+  std::shared_ptr<const graph::Graph> graphAt(int row) const;
+  const std::vector<TimelineStep>& steps() const { return steps_; }
+
+  int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QHash<int, QByteArray> roleNames() const override;
+
+private:
+  std::vector<TimelineStep> steps_;
+  double slowestMilliseconds_ = 0;
+};
+
+/// "0.103 ms", "12.7 ms", "1.23 s": a pass time with three significant digits.
+QString formatMilliseconds(double milliseconds);
+
+}  // namespace tessel::views

@@ -1,0 +1,103 @@
+// The measured variants of every task's schedule, and how one schedule differs from the last.
+#include "views/schedule/MeasureHistory.h"
+
+#include <algorithm>
+
+namespace tessel::views {
+
+namespace {
+
+// Longest change label spelled out primitive by primitive; longer ones are counted instead.
+constexpr int kMaxSpelledChange = 64;
+
+// The primitives of schedule text, one per line, without comments or blank lines.
+QStringList primitiveLines(const QString& text) {
+  QStringList lines;
+  for (QString line : text.split('\n')) {
+    int comment = line.indexOf('#');
+    if (comment >= 0) line.truncate(comment);
+    line = line.simplified();
+    if (!line.isEmpty()) lines << line;
+  }
+  return lines;
+}
+
+// Lines of `from` missing in `to`, each as often as it is missing (multiset difference).
+QStringList missingFrom(QStringList from, const QStringList& to) {
+  for (const QString& line : to) from.removeOne(line);
+  return from;
+}
+
+}  // namespace
+
+QString describeScheduleChange(const QString* previous, const QString& current) {
+  QStringList now = primitiveLines(current);
+  if (!previous) return now.isEmpty() ? QStringLiteral("default schedule") : QStringLiteral("first measurement");
+  QStringList before = primitiveLines(*previous);
+  if (before == now) return QStringLiteral("unchanged");
+  QStringList added = missingFrom(now, before);
+  QStringList removed = missingFrom(before, now);
+  if (added.isEmpty() && removed.isEmpty()) return QStringLiteral("reordered primitives");
+  QStringList parts;
+  for (const QString& line : removed) parts << QStringLiteral("- ") + line;
+  for (const QString& line : added) parts << QStringLiteral("+ ") + line;
+  QString spelled = parts.join(QStringLiteral("; "));
+  if (spelled.size() <= kMaxSpelledChange) return spelled;
+  QStringList counts;
+  if (!added.isEmpty()) counts << QStringLiteral("+%1").arg(added.size());
+  if (!removed.isEmpty()) counts << QStringLiteral("-%1").arg(removed.size());
+  return counts.join(' ') + (added.size() + removed.size() == 1 ? QStringLiteral(" primitive")
+                                                                 : QStringLiteral(" primitives"));
+}
+
+MeasureHistory::MeasureHistory(QObject* parent) : QObject(parent) {}
+
+const MeasuredVariant& MeasureHistory::add(const QString& task, const QString& traceText,
+                                           const driver::Measurement& measurement, const QDateTime& measuredAt) {
+  std::vector<MeasuredVariant>& list = variants_[task];
+  MeasuredVariant variant;
+  variant.number = list.empty() ? 1 : list.back().number + 1;
+  variant.measuredAt = measuredAt;
+  variant.traceText = traceText;
+  variant.change = describeScheduleChange(list.empty() ? nullptr : &list.back().traceText, traceText);
+  variant.measurement = measurement;
+  emit variantAboutToBeAdded(task);
+  list.push_back(std::move(variant));
+  emit variantAdded(task);
+  return variants_[task].back();
+}
+
+void MeasureHistory::restore(const QString& task, std::vector<MeasuredVariant> variants) {
+  emit historyAboutToBeReset(task);
+  if (variants.empty())
+    variants_.erase(task);
+  else
+    variants_[task] = std::move(variants);
+  emit historyReset(task);
+}
+
+void MeasureHistory::clear(const QString& task) { restore(task, {}); }
+
+const std::vector<MeasuredVariant>& MeasureHistory::variants(const QString& task) const {
+  static const std::vector<MeasuredVariant> none;
+  auto found = variants_.find(task);
+  return found == variants_.end() ? none : found->second;
+}
+
+QStringList MeasureHistory::tasks() const {
+  QStringList names;
+  for (const auto& [name, list] : variants_)
+    if (!list.empty()) names << name;
+  return names;
+}
+
+int MeasureHistory::bestIndex(const QString& task) const {
+  const std::vector<MeasuredVariant>& list = variants(task);
+  if (list.empty()) return -1;
+  auto best = std::min_element(list.begin(), list.end(), [](const MeasuredVariant& a, const MeasuredVariant& b) {
+    return a.measurement.medianMilliseconds < b.measurement.medianMilliseconds;
+  });
+  return int(best - list.begin());
+}
+
+}  // namespace tessel::views

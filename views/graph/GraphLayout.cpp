@@ -1,0 +1,311 @@
+// Turns a graph::Graph into boxes, edges and clusters, then places them with dot or, for
+// very large graphs, with the layered fallback.
+#include "views/graph/GraphLayout.h"
+
+#include <algorithm>
+#include <map>
+
+#include "views/graph/DotPlacement.h"
+#include "views/graph/LayeredPlacement.h"
+
+namespace tessel::views {
+
+namespace {
+
+// Where a value comes from in the drawing: a box, or a constant folded into its consumers.
+struct Endpoint {
+  int node = -1;
+  const graph::ConstantNode* constant = nullptr;
+  // The producing node's output in its own scope (for the edge's name and type).
+  const graph::GraphNode* producer = nullptr;
+  int index = 0;
+
+  QString tensorName() const {
+    if (!producer) return {};
+    std::string name = producer->name;
+    if (index > 0) name += ":" + std::to_string(index);
+    return QString::fromStdString(name);
+  }
+  const graph::TensorType* type() const {
+    return producer && size_t(index) < producer->outputTypes.size() ? &producer->outputTypes[size_t(index)] : nullptr;
+  }
+};
+
+using ValueKey = std::pair<const graph::GraphNode*, int>;
+
+// Role names Netron-style for the inputs of common operators, so a folded weight reads
+// "W 64x3x7x7" instead of its (often generated) tensor name.
+QString inputRole(const std::string& op, size_t index) {
+  static const std::map<std::string, std::vector<const char*>> roles = {
+      {"Conv", {"X", "W", "B"}},
+      {"ConvPrepacked", {"X", "W", "B"}},
+      {"ConvTranspose", {"X", "W", "B"}},
+      {"Gemm", {"A", "B", "C"}},
+      {"MatMul", {"A", "B"}},
+      {"DensePrepacked", {"X", "W"}},
+      {"BatchNormalization", {"X", "scale", "B", "mean", "var"}},
+      {"InstanceNormalization", {"X", "scale", "B"}},
+      {"LayerNormalization", {"X", "scale", "B"}},
+      {"Reshape", {"data", "shape"}},
+      {"Clip", {"X", "min", "max"}},
+      {"PRelu", {"X", "slope"}},
+      {"Pad", {"data", "pads", "value"}},
+      {"Resize", {"X", "roi", "scales", "sizes"}},
+      {"Slice", {"data", "starts", "ends", "axes", "steps"}},
+      {"Gather", {"data", "indices"}},
+  };
+  auto it = roles.find(op);
+  if (it != roles.end() && index < it->second.size()) return QString::fromLatin1(it->second[index]);
+  return QStringLiteral("in%1").arg(index);
+}
+
+QString typeText(const graph::TensorType& type) {
+  if (!type.known()) return QStringLiteral("?");
+  QString text = QString::fromStdString(type.dtype.toString());
+  if (!type.layout.empty()) text += QLatin1Char('@') + QString::fromStdString(type.layout);
+  return text;
+}
+
+QString shapeOf(const graph::TensorType& type) {
+  return type.known() ? shapeText(type.shape) : QStringLiteral("?");
+}
+
+// "Conv + Relu" from a fused operation's body, in execution order.
+QString fusedTitle(const graph::OperationNode& op) {
+  QStringList ops;
+  for (const auto* inner : op.body->operations()) ops << QString::fromStdString(inner->op);
+  return ops.isEmpty() ? QString::fromStdString(op.op) : ops.join(QStringLiteral(" + "));
+}
+
+// Builds the abstract drawing (boxes with sizes, edges, clusters) with no positions yet.
+class LayoutBuilder {
+public:
+  LayoutBuilder(const GraphLayoutOptions& options, JobContext& job, GraphLayout& layout)
+      : options_(options), job_(job), layout_(layout) {}
+
+  // False when cancelled.
+  bool build(const graph::Graph& graph) {
+    totalHint_ = std::max<size_t>(1, graph.topologicalOrder().size());
+    std::map<const graph::GraphNode*, Endpoint> noBindings;
+    std::vector<Endpoint> outputs;
+    if (!addGraph(graph, noBindings, QString(), outputs)) return false;
+    for (size_t i = 0; i < graph.outputs.size(); ++i) {
+      const graph::Value& value = graph.outputs[i];
+      QString name = i < graph.outputNames.size() ? QString::fromStdString(graph.outputNames[i])
+                                                  : QString::fromStdString(value.name());
+      LayoutNode box;
+      box.id = uniqueId(QStringLiteral("output:") + name);
+      box.name = name;
+      box.op = QStringLiteral("Output");
+      box.title = QStringLiteral("Output");
+      box.category = NodeCategory::InputOutput;
+      box.source = value.node();
+      box.details << shapeOf(value.type()) + QStringLiteral("  ") + typeText(value.type());
+      box.tensorNames << name << QString::fromStdString(value.name());
+      int index = addNode(std::move(box));
+      connect(outputs[i], index);
+    }
+    return true;
+  }
+
+private:
+  // Adds the boxes of `graph` (the top level or a fused body whose inputs are `bindings`);
+  // `outputs` receives where each of its outputs comes from.
+  bool addGraph(const graph::Graph& graph, const std::map<const graph::GraphNode*, Endpoint>& bindings,
+                const QString& clusterId, std::vector<Endpoint>& outputs) {
+    std::map<ValueKey, Endpoint> produced;
+    auto endpointOf = [&](const graph::Value& value) -> Endpoint {
+      auto bound = bindings.find(value.node());
+      if (bound != bindings.end()) return bound->second;
+      auto it = produced.find({value.node(), value.index()});
+      if (it != produced.end()) return it->second;
+      return Endpoint{-1, nullptr, value.node(), value.index()};
+    };
+
+    for (const graph::GraphNode* node : graph.topologicalOrder()) {
+      if (++visited_ % 64 == 0) {
+        if (job_.cancelled()) return false;
+        job_.reportProgress(int(std::min<size_t>(30, 30 * visited_ / totalHint_)),
+                            QStringLiteral("Building the graph (%1 nodes)").arg(visited_));
+      }
+      if (bindings.count(node)) continue;
+      if (const auto* input = graph::asInput(node)) {
+        LayoutNode box;
+        box.id = uniqueId(QString::fromStdString(input->name));
+        box.name = QString::fromStdString(input->name);
+        box.op = QStringLiteral("Input");
+        box.title = QStringLiteral("Input");
+        box.category = NodeCategory::InputOutput;
+        box.source = input;
+        box.clusterId = clusterId;
+        box.details << shapeOf(input->outputTypes[0]) + QStringLiteral("  ") + typeText(input->outputTypes[0]);
+        box.tensorNames << box.name;
+        int index = addNode(std::move(box));
+        produced[{node, 0}] = Endpoint{index, nullptr, node, 0};
+        continue;
+      }
+      if (const auto* constant = graph::asConstant(node)) {
+        produced[{node, 0}] = Endpoint{-1, constant, node, 0};
+        continue;
+      }
+      const auto* op = graph::asOperation(node);
+      if (!op) continue;
+      QString name = QString::fromStdString(op->name);
+      bool expand = op->isFused() && (options_.expandAllFused || options_.expandedFusedNodes.count(name));
+      if (expand) {
+        LayoutCluster cluster;
+        cluster.id = name;
+        cluster.title = fusedTitle(*op);
+        cluster.parentClusterId = clusterId;
+        cluster.source = op;
+        layout_.clusters.push_back(cluster);
+        std::map<const graph::GraphNode*, Endpoint> bodyBindings;
+        for (size_t i = 0; i < op->body->inputs.size() && i < op->inputs.size(); ++i) {
+          if (op->inputs[i].defined()) bodyBindings[op->body->inputs[i].node()] = endpointOf(op->inputs[i]);
+        }
+        std::vector<Endpoint> bodyOutputs;
+        if (!addGraph(*op->body, bodyBindings, name, bodyOutputs)) return false;
+        for (size_t j = 0; j < bodyOutputs.size(); ++j) produced[{node, int(j)}] = bodyOutputs[j];
+        continue;
+      }
+      LayoutNode box;
+      box.id = uniqueId(name);
+      box.name = name;
+      box.op = QString::fromStdString(op->op);
+      box.collapsedFused = op->isFused();
+      box.title = op->isFused() ? fusedTitle(*op) : box.op;
+      box.category = op->isFused() ? NodeCategory::Fused : categorizeOperator(op->op);
+      box.clusterId = clusterId;
+      box.source = op;
+      for (size_t j = 0; j < op->outputTypes.size(); ++j) box.tensorNames << Endpoint{-1, nullptr, op, int(j)}.tensorName();
+      int index = addNode(std::move(box));
+      for (size_t i = 0; i < op->inputs.size(); ++i) {
+        if (!op->inputs[i].defined()) continue;
+        Endpoint from = endpointOf(op->inputs[i]);
+        if (from.constant) {
+          auto& target = layout_.nodes[size_t(index)];
+          target.tensorNames << QString::fromStdString(from.constant->name);
+          QString line = inputRole(op->op, i) + QLatin1Char(' ') + shapeOf(from.constant->outputTypes[0]);
+          if (target.details.size() < kMaxDetailLines) target.details << line;
+          else if (target.details.size() == kMaxDetailLines) target.details << QStringLiteral("…");
+          continue;
+        }
+        layout_.nodes[size_t(index)].tensorNames << from.tensorName();
+        connect(from, index);
+      }
+      for (size_t j = 0; j < op->outputTypes.size(); ++j) produced[{node, int(j)}] = Endpoint{index, nullptr, op, int(j)};
+    }
+    for (const auto& value : graph.outputs) outputs.push_back(endpointOf(value));
+    return true;
+  }
+
+  void connect(const Endpoint& from, int to) {
+    if (from.node < 0 || from.node == to) return;
+    LayoutEdge edge;
+    edge.from = from.node;
+    edge.to = to;
+    edge.tensor = from.tensorName();
+    if (const auto* type = from.type()) {
+      edge.shapeText = shapeOf(*type);
+      edge.dtypeText = typeText(*type);
+    }
+    layout_.edges.push_back(std::move(edge));
+  }
+
+  int addNode(LayoutNode box) {
+    sizeBox(box);
+    int index = int(layout_.nodes.size());
+    layout_.nodeIndexById.insert(box.id, index);
+    layout_.nodes.push_back(std::move(box));
+    return index;
+  }
+
+  QString uniqueId(const QString& wanted) {
+    if (!layout_.nodeIndexById.contains(wanted)) return wanted;
+    for (int n = 2;; ++n) {
+      QString candidate = wanted + QStringLiteral("#%1").arg(n);
+      if (!layout_.nodeIndexById.contains(candidate)) return candidate;
+    }
+  }
+
+  // Box size from its text, with the widths the scene will draw it with (bold title, name
+  // elided at kMaxNameCharacters).
+  void sizeBox(LayoutNode& box) const {
+    const double cw = options_.characterWidth;
+    double textWidth = std::max(double(box.title.size()) * cw * 1.1,
+                                double(std::min<qsizetype>(box.name.size(), kMaxNameCharacters)) * cw * 0.92);
+    for (const auto& line : box.details) textWidth = std::max(textWidth, double(line.size()) * cw * 0.92);
+    double width = std::clamp(textWidth + 24.0, 96.0, 300.0);
+    double height = options_.lineHeight * 1.5 + options_.lineHeight + 6.0 +
+                    double(box.details.size()) * options_.lineHeight * 0.95;
+    box.box = QRectF(0, 0, std::round(width), std::round(height));
+  }
+
+  static constexpr qsizetype kMaxNameCharacters = 34;
+  static constexpr qsizetype kMaxDetailLines = 4;
+
+  const GraphLayoutOptions& options_;
+  JobContext& job_;
+  GraphLayout& layout_;
+  size_t visited_ = 0, totalHint_ = 1;
+};
+
+Diagnostic cancelledDiagnostic() {
+  return Diagnostic{"layout cancelled", "", 0, 0, ""};
+}
+
+}  // namespace
+
+QString shapeText(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return QStringLiteral("scalar");
+  QStringList parts;
+  for (int64_t extent : shape) parts << QString::number(extent);
+  return parts.join(QLatin1Char('x'));
+}
+
+const LayoutNode* GraphLayout::findNode(const QString& id) const {
+  int index = indexOf(id);
+  return index < 0 ? nullptr : &nodes[size_t(index)];
+}
+
+int GraphLayout::indexOf(const QString& id) const { return nodeIndexById.value(id, -1); }
+
+const LayoutCluster* GraphLayout::findCluster(const QString& id) const {
+  for (const auto& cluster : clusters)
+    if (cluster.id == id) return &cluster;
+  return nullptr;
+}
+
+Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, const GraphLayoutOptions& options,
+                                  JobContext& job) {
+  TESSEL_ICHECK(graph) << "layoutGraph needs a graph";
+  GraphLayout layout;
+  layout.graph = graph;
+  LayoutBuilder builder(options, job, layout);
+  if (!builder.build(*graph)) return cancelledDiagnostic();
+  if (job.cancelled()) return cancelledDiagnostic();
+
+  if (int(layout.nodes.size()) <= options.dotNodeLimit) {
+    layout.engine = QStringLiteral("dot");
+    Status placed = placeWithDot(layout, job);
+    if (!placed) return placed.error();
+  } else {
+    layout.engine = QStringLiteral("layered");
+    job.reportProgress(35, QStringLiteral("%1 nodes: above the dot limit of %2, using the fast layered layout")
+                               .arg(layout.nodes.size())
+                               .arg(options.dotNodeLimit));
+    if (!placeLayered(layout, job)) return cancelledDiagnostic();
+  }
+  if (job.cancelled()) return cancelledDiagnostic();
+
+  QRectF bounds;
+  for (const auto& node : layout.nodes) bounds |= node.box;
+  for (const auto& cluster : layout.clusters) bounds |= cluster.box;
+  for (const auto& edge : layout.edges)
+    for (const auto& point : edge.spline) bounds |= QRectF(point, QSizeF(1, 1));
+  layout.bounds = bounds.adjusted(-20, -20, 20, 20);
+  job.reportProgress(100, QStringLiteral("Laid out %1 nodes").arg(layout.nodes.size()));
+  return layout;
+}
+
+}  // namespace tessel::views

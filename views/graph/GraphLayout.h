@@ -1,0 +1,110 @@
+// A graph::Graph laid out for drawing: node boxes, edge splines with shape labels and clusters
+// for expanded fused operations. A value computed on a worker thread; nothing here draws.
+#pragma once
+
+#include <QPointF>
+#include <QRectF>
+#include <QString>
+#include <QHash>
+#include <QStringList>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/graph/Graph.h"
+#include "core/support/Error.h"
+#include "views/common/JobRunner.h"
+#include "views/graph/NodeCategory.h"
+
+namespace tessel::views {
+
+/// What to lay out and how. Sizes are in scene units (pixels at zoom 1).
+struct GraphLayoutOptions {
+  /// Fused operations drawn as a cluster holding their body's operations (by node name);
+  /// the others are drawn as one box.
+  std::set<QString> expandedFusedNodes;
+  /// Expands every fused operation (expandedFusedNodes is then ignored).
+  bool expandAllFused = false;
+  /// Above this many boxes `dot` is too slow to wait for (it cannot be interrupted), so a
+  /// simpler layered layout places the nodes; GraphLayout::engine says which one ran.
+  int dotNodeLimit = 1200;
+  /// Width of one character of node text and height of one text line, measured by the
+  /// caller on the GUI thread from the fonts it draws with.
+  double characterWidth = 6.6;
+  double lineHeight = 15.0;
+};
+
+/// One box. `id` is unique in the layout: the graph node's name (an operation, a graph input),
+/// "output:NAME" for a graph output, or for an operation inside an expanded fused group its
+/// name, prefixed with "FUSED/" only where it would clash with another id.
+struct LayoutNode {
+  QString id;
+  QString name;      ///< The graph node's name (the output's name for an output box).
+  QString op;        ///< Operator ("Conv", a fused kernel's op), "Input" or "Output".
+  QString title;     ///< What the box's header says: the op, fused ops as "Conv + Relu".
+  /// Lines under the name: the constants/weights folded into this node ("W 64x3x7x7"), or
+  /// a graph input's/output's type.
+  QStringList details;
+  NodeCategory category = NodeCategory::Other;
+  QString clusterId;            ///< The expanded fused operation holding it; empty at top level.
+  bool collapsedFused = false;  ///< A fused operation drawn as one box (it can be expanded).
+  /// The node it stands for: an OperationNode, InputNode or, for an output box, the producer.
+  const graph::GraphNode* source = nullptr;
+  QStringList tensorNames;  ///< Names of the tensors it reads and writes (for find).
+  QRectF box;               ///< In scene coordinates (y grows downward).
+};
+
+/// A data dependency between two boxes, drawn as a cubic spline ending in an arrowhead.
+struct LayoutEdge {
+  int from = -1, to = -1;  ///< Indices into GraphLayout::nodes.
+  QString tensor;          ///< The value's name.
+  QString shapeText;       ///< "1x64x56x56" ("scalar" for rank 0, "?" when unknown).
+  QString dtypeText;       ///< "float32", with "@NCHW16c" for a blocked layout.
+  /// Cubic Bezier control points: p0, then three per segment (1 + 3k points).
+  std::vector<QPointF> spline;
+  QPointF arrowTip;  ///< Where the arrowhead points; the spline ends at its base.
+  QPointF labelCenter;
+  QString label() const { return shapeText + QStringLiteral("  ") + dtypeText; }
+};
+
+/// An expanded fused operation: a frame around its body's boxes.
+struct LayoutCluster {
+  QString id;     ///< The fused operation's name (also the id its collapsed box would have).
+  QString title;  ///< Its op, as "Conv + Relu".
+  QString parentClusterId;
+  const graph::OperationNode* source = nullptr;
+  QRectF box;
+};
+
+struct GraphLayout {
+  /// Keeps every node that `source` pointers point into alive.
+  std::shared_ptr<const graph::Graph> graph;
+  std::vector<LayoutNode> nodes;
+  std::vector<LayoutEdge> edges;
+  std::vector<LayoutCluster> clusters;
+  QRectF bounds;
+  QString engine;  ///< "dot" or "layered" (the fallback for graphs above dotNodeLimit).
+
+  /// The box with this id, or null.
+  const LayoutNode* findNode(const QString& id) const;
+  int indexOf(const QString& id) const;
+  const LayoutCluster* findCluster(const QString& id) const;
+
+  QHash<QString, int> nodeIndexById;  ///< Filled by layoutGraph.
+};
+
+/// Lays `graph` out top to bottom with Graphviz `dot` (graphs up to options.dotNodeLimit
+/// boxes; above it, a layered layout that stays fast on tens of thousands of nodes). Graph
+/// inputs and outputs get boxes; constants and weights do not: like Netron, they are listed
+/// in their consumer's box. Reports progress to `job` and returns early with a Diagnostic
+/// when it is cancelled (dot itself cannot be interrupted). Thread-safe: Graphviz calls hold
+/// graphvizMutex().
+Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, const GraphLayoutOptions& options,
+                                  JobContext& job);
+
+/// "1x64x56x56" for a shape, "scalar" for rank 0.
+QString shapeText(const std::vector<int64_t>& shape);
+
+}  // namespace tessel::views

@@ -1,0 +1,200 @@
+// Painting and interaction of one graph box, with level of detail: far out a box is a
+// coloured rectangle, closer its op appears, closest its name and weights.
+#include "views/graph/GraphNodeItem.h"
+
+#include <QFontMetricsF>
+#include <QGraphicsSceneMouseEvent>
+#include <QPainter>
+#include <QStyleOptionGraphicsItem>
+
+#include "views/graph/GraphScene.h"
+
+namespace tessel::views {
+
+namespace {
+
+constexpr double kRadius = 5.0;
+constexpr double kPadding = 8.0;
+constexpr double kToggleSize = 13.0;
+// Zoom levels (device pixels per scene unit) below which detail is left out: text smaller
+// than a few pixels costs time and reads as noise.
+constexpr double kShowTitle = 0.4;
+constexpr double kShowBody = 0.6;
+
+}  // namespace
+
+GraphNodeItem::GraphNodeItem(const LayoutNode& node, const GraphItemStyle* style)
+    : style_(style),
+      id_(node.id),
+      box_(node.box),
+      category_(node.category),
+      collapsedFused_(node.collapsedFused),
+      title_(node.title),
+      name_(node.name),
+      details_(node.details) {
+  setPos(box_.topLeft());
+  setFlag(ItemIsSelectable);
+  setZValue(2);
+  baseTooltip_ = QStringLiteral("<b>%1</b><br>%2").arg(node.title.toHtmlEscaped(), node.name.toHtmlEscaped());
+  if (node.collapsedFused && node.op != node.title) baseTooltip_ += QStringLiteral("<br><i>%1</i>").arg(node.op.toHtmlEscaped());
+  for (const auto& line : node.details) baseTooltip_ += QStringLiteral("<br>") + line.toHtmlEscaped();
+  if (collapsedFused_) baseTooltip_ += QStringLiteral("<br><i>Click + to show the fused operations</i>");
+  setToolTip(baseTooltip_);
+  elideTexts();
+}
+
+void GraphNodeItem::elideTexts() {
+  double room = box_.width() - 2 * kPadding - (collapsedFused_ ? kToggleSize + 4 : 0);
+  title_ = QFontMetricsF(style_->titleFont).elidedText(title_, Qt::ElideRight, room);
+  name_ = QFontMetricsF(style_->nameFont).elidedText(name_, Qt::ElideMiddle, box_.width() - 2 * kPadding);
+  QFontMetricsF detail(style_->detailFont);
+  for (auto& line : details_) line = detail.elidedText(line, Qt::ElideMiddle, box_.width() - 2 * kPadding);
+}
+
+void GraphNodeItem::setDecoration(const QColor& colour, const QString& badge, const QString& tooltip) {
+  prepareGeometryChange();
+  decoration_ = colour;
+  badge_ = badge;
+  setToolTip(tooltip.isEmpty() ? baseTooltip_ : baseTooltip_ + QStringLiteral("<hr>") + tooltip.toHtmlEscaped());
+  update();
+}
+
+void GraphNodeItem::setFindState(FindState state) {
+  if (state == findState_) return;
+  findState_ = state;
+  update();
+}
+
+QRectF GraphNodeItem::toggleRect() const {
+  double header = style_->headerHeight();
+  return QRectF(box_.right() - kPadding / 2 - kToggleSize, box_.top() + (header - kToggleSize) / 2, kToggleSize,
+                kToggleSize);
+}
+
+QRectF GraphNodeItem::boundingRect() const {
+  // Room for the thick outlines and for a badge that sticks out above the top-right corner.
+  QRectF rect(QPointF(0, 0), box_.size());
+  rect.adjust(-4, badge_.isEmpty() ? -4 : -14, 4, 4);
+  if (!badge_.isEmpty()) rect.setRight(rect.right() + 20);
+  return rect;
+}
+
+QPainterPath GraphNodeItem::shape() const {
+  QPainterPath path;
+  path.addRect(QRectF(QPointF(0, 0), box_.size()));
+  return path;
+}
+
+void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
+  const GraphPalette& palette = style_->palette;
+  const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+  const QRectF rect(QPointF(0, 0), box_.size());
+  const QColor header = palette.category(category_);
+
+  QColor outline = palette.nodeBorder;
+  double outlineWidth = 1.0;
+  if (decoration_.isValid()) {
+    outline = decoration_;
+    outlineWidth = 2.5;
+  }
+  if (findState_ == FindState::Match) {
+    outline = palette.findMatch;
+    outlineWidth = 2.5;
+  } else if (findState_ == FindState::Current) {
+    outline = palette.findCurrent;
+    outlineWidth = 3.5;
+  }
+  if (isSelected()) {
+    outline = palette.selection;
+    outlineWidth = 3.0;
+  }
+
+  if (lod < kShowTitle) {
+    // Far out: a flat box in the category colour; outlines scale up so they stay visible.
+    painter->setRenderHint(QPainter::Antialiasing, false);
+    painter->fillRect(rect, header);
+    if (outline != palette.nodeBorder) {
+      painter->setPen(QPen(outline, std::max(outlineWidth, 2.0 / std::max(lod, 0.01))));
+      painter->setBrush(Qt::NoBrush);
+      painter->drawRect(rect);
+    }
+    return;
+  }
+
+  painter->setRenderHint(QPainter::Antialiasing, true);
+  QPainterPath body;
+  body.addRoundedRect(rect, kRadius, kRadius);
+  painter->setPen(Qt::NoPen);
+  painter->setBrush(palette.nodeBody);
+  painter->drawPath(body);
+
+  const double headerHeight = std::min(style_->headerHeight(), rect.height());
+  QPainterPath headerPath;
+  headerPath.addRoundedRect(QRectF(0, 0, rect.width(), headerHeight + kRadius), kRadius, kRadius);
+  QPainterPath headerClip;
+  headerClip.addRect(QRectF(0, 0, rect.width(), headerHeight));
+  painter->setBrush(header);
+  painter->drawPath(headerPath.intersected(headerClip));
+
+  painter->setBrush(Qt::NoBrush);
+  painter->setPen(QPen(outline, outlineWidth));
+  painter->drawPath(body);
+
+  painter->setFont(style_->titleFont);
+  painter->setPen(palette.headerText);
+  painter->drawText(QRectF(kPadding, 0, rect.width() - 2 * kPadding, headerHeight), Qt::AlignLeft | Qt::AlignVCenter,
+                    title_);
+
+  if (collapsedFused_) {
+    QRectF toggle = toggleRect().translated(-box_.topLeft());
+    painter->setPen(QPen(palette.headerText, 1.2));
+    painter->drawRoundedRect(toggle, 2.5, 2.5);
+    QPointF c = toggle.center();
+    painter->drawLine(QPointF(c.x() - 3.5, c.y()), QPointF(c.x() + 3.5, c.y()));
+    painter->drawLine(QPointF(c.x(), c.y() - 3.5), QPointF(c.x(), c.y() + 3.5));
+  }
+
+  if (lod >= kShowBody) {
+    double y = headerHeight + 2;
+    painter->setFont(style_->nameFont);
+    painter->setPen(palette.text);
+    painter->drawText(QRectF(kPadding, y, rect.width() - 2 * kPadding, style_->lineHeight),
+                      Qt::AlignLeft | Qt::AlignVCenter, name_);
+    y += style_->lineHeight;
+    painter->setFont(style_->detailFont);
+    painter->setPen(palette.mutedText);
+    for (const auto& line : details_) {
+      painter->drawText(QRectF(kPadding, y, rect.width() - 2 * kPadding, style_->lineHeight * 0.95),
+                        Qt::AlignLeft | Qt::AlignVCenter, line);
+      y += style_->lineHeight * 0.95;
+    }
+  }
+
+  if (!badge_.isEmpty()) {
+    painter->setFont(style_->detailFont);
+    QFontMetricsF metrics(style_->detailFont);
+    double width = std::max(18.0, metrics.horizontalAdvance(badge_) + 10);
+    QRectF pill(rect.right() - width + 12, -10, width, 17);
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(decoration_.isValid() ? decoration_ : palette.selection);
+    painter->drawRoundedRect(pill, 8.5, 8.5);
+    painter->setPen(Qt::white);
+    painter->drawText(pill, Qt::AlignCenter, badge_);
+  }
+}
+
+void GraphNodeItem::mousePressEvent(QGraphicsSceneMouseEvent* event) {
+  if (collapsedFused_ && event->button() == Qt::LeftButton && toggleRect().contains(event->scenePos())) {
+    if (auto* graphScene = qobject_cast<GraphScene*>(scene())) graphScene->requestFusedToggle(id_, true);
+    event->accept();
+    return;
+  }
+  QGraphicsItem::mousePressEvent(event);
+}
+
+void GraphNodeItem::mouseDoubleClickEvent(QGraphicsSceneMouseEvent* event) {
+  if (auto* graphScene = qobject_cast<GraphScene*>(scene())) graphScene->activateNode(id_);
+  event->accept();
+}
+
+}  // namespace tessel::views

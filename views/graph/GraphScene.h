@@ -1,0 +1,83 @@
+// The QGraphicsScene of a laid-out graph: one item per box, edge and fused-group frame, plus
+// selection, find highlights and decorations other views put on nodes.
+#pragma once
+
+#include <QGraphicsScene>
+#include <QHash>
+#include <QStringList>
+
+#include <memory>
+
+#include "views/graph/GraphItemStyle.h"
+#include "views/graph/GraphLayout.h"
+
+namespace tessel::views {
+
+class GraphNodeItem;
+
+class GraphScene : public QGraphicsScene {
+  Q_OBJECT
+
+public:
+  explicit GraphScene(QObject* parent = nullptr);
+
+  /// Replaces the items with those of `layout` (null clears). Selection, decorations and
+  /// find highlights of nodes that exist in the new layout are kept.
+  void setGraphLayout(std::shared_ptr<const GraphLayout> layout);
+  std::shared_ptr<const GraphLayout> graphLayout() const { return layout_; }
+
+  void setGraphPalette(const GraphPalette& palette);
+  const GraphPalette& graphPalette() const { return style_.palette; }
+  /// Layout options matching this scene's fonts (text widths, line height); lay out with
+  /// these so text fits its boxes.
+  GraphLayoutOptions layoutOptions() const;
+
+  GraphNodeItem* nodeItem(const QString& id) const { return nodeItems_.value(id); }
+  /// The scene rectangle of a box or of a fused group's frame; null when neither exists.
+  QRectF itemRect(const QString& id) const;
+
+  /// Selects one node (an empty id clears the selection); emits nodeSelected.
+  void selectNode(const QString& id);
+  QString selectedNode() const { return selected_; }
+
+  /// See GraphNodeItem::setDecoration. Decorations survive a new layout of the same graph.
+  void setNodeDecoration(const QString& id, const QColor& colour, const QString& badge, const QString& tooltip);
+  void clearDecorations();
+
+  /// Outlines `matches` (and `current` more strongly), replacing earlier highlights.
+  void setFindHighlights(const QStringList& matches, const QString& current);
+
+  /// Called by items: ask the owner to expand or collapse a fused group.
+  void requestFusedToggle(const QString& fusedNodeName, bool expand);
+  /// Called by items: the user double-clicked a node.
+  void activateNode(const QString& id);
+
+signals:
+  /// The selected node changed; empty when nothing is selected.
+  void nodeSelected(const QString& id);
+  /// A node was double-clicked (e.g. open a fused node's schedule).
+  void nodeActivated(const QString& id);
+  /// The user clicked a fused group's +/- toggle or double-clicked its frame.
+  void fusedGroupToggleRequested(const QString& fusedNodeName, bool expand);
+
+private:
+  struct Decoration {
+    QColor colour;
+    QString badge;
+    QString tooltip;
+  };
+  void onSelectionChanged();
+  void applyDecorationsAndHighlights();
+
+  GraphItemStyle style_;
+  std::shared_ptr<const GraphLayout> layout_;
+  QHash<QString, GraphNodeItem*> nodeItems_;
+  QHash<QString, QRectF> clusterRects_;
+  QHash<QString, Decoration> decorations_;
+  QStringList findMatches_;
+  QString findCurrent_;
+  QString selected_;
+  bool rebuilding_ = false;
+};
+
+}  // namespace tessel::views

@@ -1,0 +1,187 @@
+// The layered fallback placement: longest-path ranks, barycenter ordering, straight splines.
+#include "views/graph/LayeredPlacement.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tessel::views {
+
+namespace {
+
+constexpr double kNodeGap = 28.0;
+constexpr double kRankGap = 56.0;  // Room for an edge label between ranks.
+constexpr double kArrowLength = 7.0;
+
+class LayeredPlacer {
+public:
+  LayeredPlacer(GraphLayout& layout, JobContext& job) : layout_(layout), job_(job), n_(layout.nodes.size()) {}
+
+  bool run() {
+    predecessors_.assign(n_, {});
+    successors_.assign(n_, {});
+    for (const auto& edge : layout_.edges) {
+      predecessors_[size_t(edge.to)].push_back(edge.from);
+      successors_[size_t(edge.from)].push_back(edge.to);
+    }
+    assignRanks();
+    if (job_.cancelled()) return false;
+    job_.reportProgress(50, QStringLiteral("Ordering %1 ranks").arg(ranks_.size()));
+    orderRanks();
+    if (job_.cancelled()) return false;
+    job_.reportProgress(70, QStringLiteral("Placing nodes"));
+    assignCoordinates();
+    if (job_.cancelled()) return false;
+    routeEdges();
+    frameClusters();
+    return true;
+  }
+
+private:
+  // Longest path from the sources, in a topological order (Kahn); anything left on a cycle
+  // (which a dataflow graph does not have) stays in rank 0 rather than looping.
+  void assignRanks() {
+    std::vector<int> rank(n_, 0), pending(n_, 0);
+    for (size_t v = 0; v < n_; ++v) pending[v] = int(predecessors_[v].size());
+    std::vector<int> queue;
+    for (size_t v = 0; v < n_; ++v)
+      if (pending[v] == 0) queue.push_back(int(v));
+    for (size_t head = 0; head < queue.size(); ++head) {
+      int v = queue[head];
+      for (int w : successors_[size_t(v)]) {
+        rank[size_t(w)] = std::max(rank[size_t(w)], rank[size_t(v)] + 1);
+        if (--pending[size_t(w)] == 0) queue.push_back(w);
+      }
+    }
+    int rankCount = n_ ? *std::max_element(rank.begin(), rank.end()) + 1 : 0;
+    ranks_.assign(size_t(rankCount), {});
+    for (size_t v = 0; v < n_; ++v) ranks_[size_t(rank[v])].push_back(int(v));
+    rank_ = std::move(rank);
+  }
+
+  // Barycenter heuristic: a few sweeps down (by predecessors) and up (by successors).
+  void orderRanks() {
+    position_.assign(n_, 0.0);
+    for (const auto& members : ranks_)
+      for (size_t i = 0; i < members.size(); ++i) position_[size_t(members[i])] = double(i);
+    for (int sweep = 0; sweep < 4; ++sweep) {
+      bool down = sweep % 2 == 0;
+      for (size_t r = 0; r < ranks_.size(); ++r) {
+        auto& members = ranks_[down ? r : ranks_.size() - 1 - r];
+        if (members.size() < 2) continue;
+        std::vector<std::pair<double, int>> keyed;
+        keyed.reserve(members.size());
+        for (int v : members) {
+          const auto& neighbours = down ? predecessors_[size_t(v)] : successors_[size_t(v)];
+          double key = position_[size_t(v)];
+          if (!neighbours.empty()) {
+            key = 0;
+            for (int w : neighbours) key += position_[size_t(w)];
+            key /= double(neighbours.size());
+          }
+          keyed.push_back({key, v});
+        }
+        std::stable_sort(keyed.begin(), keyed.end(), [](auto& a, auto& b) { return a.first < b.first; });
+        for (size_t i = 0; i < keyed.size(); ++i) {
+          members[i] = keyed[i].second;
+          position_[size_t(keyed[i].second)] = double(i);
+        }
+      }
+    }
+  }
+
+  // Each rank sits below the previous one; within a rank a node goes under the mean of its
+  // predecessors, then nodes are pushed apart (in their order) until none overlap.
+  void assignCoordinates() {
+    std::vector<double> centerX(n_, 0.0);
+    double top = 0;
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      const auto& members = ranks_[r];
+      double height = 0;
+      std::vector<double> wanted(members.size());
+      double cursor = 0;
+      for (size_t i = 0; i < members.size(); ++i) {
+        const auto& box = layout_.nodes[size_t(members[i])].box;
+        height = std::max(height, box.height());
+        const auto& preds = predecessors_[size_t(members[i])];
+        if (preds.empty()) {
+          wanted[i] = cursor + box.width() / 2;
+        } else {
+          double sum = 0;
+          for (int p : preds) sum += centerX[size_t(p)];
+          wanted[i] = sum / double(preds.size());
+        }
+        cursor += box.width() + kNodeGap;
+      }
+      // Left-to-right: no overlap, as close to the wanted centers as the order allows.
+      std::vector<double> x(members.size());
+      for (size_t i = 0; i < members.size(); ++i) {
+        double half = layout_.nodes[size_t(members[i])].box.width() / 2;
+        x[i] = wanted[i];
+        if (i > 0) {
+          double previousHalf = layout_.nodes[size_t(members[i - 1])].box.width() / 2;
+          x[i] = std::max(x[i], x[i - 1] + previousHalf + kNodeGap + half);
+        }
+      }
+      // Pushing only rightwards drifts a crowded rank; shift it back so its mean matches the
+      // mean of what it wanted.
+      if (!members.empty()) {
+        double shift = (std::accumulate(wanted.begin(), wanted.end(), 0.0) - std::accumulate(x.begin(), x.end(), 0.0)) /
+                       double(members.size());
+        for (auto& value : x) value += shift;
+      }
+      for (size_t i = 0; i < members.size(); ++i) {
+        auto& box = layout_.nodes[size_t(members[i])].box;
+        centerX[size_t(members[i])] = x[i];
+        box.moveTopLeft(QPointF(x[i] - box.width() / 2, top + (height - box.height()) / 2));
+      }
+      top += height + kRankGap;
+    }
+    // Scene coordinates start at the origin like dot's.
+    double left = 0;
+    for (const auto& node : layout_.nodes) left = std::min(left, node.box.left());
+    for (auto& node : layout_.nodes) node.box.translate(-left, 0);
+  }
+
+  void routeEdges() {
+    for (auto& edge : layout_.edges) {
+      const QRectF& from = layout_.nodes[size_t(edge.from)].box;
+      const QRectF& to = layout_.nodes[size_t(edge.to)].box;
+      QPointF start(from.center().x(), from.bottom());
+      QPointF tip(to.center().x(), to.top());
+      QPointF end(tip.x(), tip.y() - kArrowLength);
+      double bend = std::max(12.0, (end.y() - start.y()) / 2);
+      edge.spline = {start, start + QPointF(0, bend), end - QPointF(0, bend), end};
+      edge.arrowTip = tip;
+      edge.labelCenter = (edge.spline[0] + 3 * edge.spline[1] + 3 * edge.spline[2] + edge.spline[3]) / 8;
+    }
+  }
+
+  // Frames enclose their members; children come after their parents in the list, so walking
+  // backwards grows each parent around its finished children.
+  void frameClusters() {
+    for (auto& cluster : layout_.clusters) cluster.box = QRectF();
+    for (const auto& node : layout_.nodes) {
+      if (node.clusterId.isEmpty()) continue;
+      for (auto& cluster : layout_.clusters)
+        if (cluster.id == node.clusterId) cluster.box |= node.box;
+    }
+    for (auto it = layout_.clusters.rbegin(); it != layout_.clusters.rend(); ++it) {
+      it->box = it->box.adjusted(-10, -26, 10, 10);
+      for (auto& parent : layout_.clusters)
+        if (parent.id == it->parentClusterId) parent.box |= it->box;
+    }
+  }
+
+  GraphLayout& layout_;
+  JobContext& job_;
+  size_t n_;
+  std::vector<std::vector<int>> predecessors_, successors_, ranks_;
+  std::vector<int> rank_;
+  std::vector<double> position_;
+};
+
+}  // namespace
+
+bool placeLayered(GraphLayout& layout, JobContext& job) { return LayeredPlacer(layout, job).run(); }
+
+}  // namespace tessel::views

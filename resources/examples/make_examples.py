@@ -5,6 +5,9 @@ which has python3-torch and python3-onnx):
   tiny_resnet.onnx   a small residual CNN (conv, BatchNorm, ReLU, max pool, a residual block,
                      global average pool, linear) on a 1x3x32x32 image, random weights (seed 0)
   tiny_resnet/test_data_set_0/{input_0,output_0}.pb   an input and PyTorch's output for it
+  long_chain.onnx    a model of a few thousand small operations (blocks of a 1x1 convolution,
+                     bias, ReLU, scale and a residual add on 1x4x8x8 activations), for testing
+                     that Tessel Studio stays responsive while a large graph loads and lays out
 
 Usage: resources/examples/make_examples.py [DIR]   (default: this script's folder)
 """
@@ -35,6 +38,44 @@ class TinyResNet(torch.nn.Module):
         return torch.softmax(self.head(x), dim=1)
 
 
+def make_long_chain(path, blocks=600):
+    """Writes long_chain.onnx: `blocks` residual blocks, five operations each, built with the
+    ONNX helper directly (no tracing: a trace of 3,000 operations takes minutes). Weights are
+    tiny (4x4 1x1 kernels) so the file stays small enough to commit."""
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(0)
+    channels = 4
+    nodes, initializers = [], []
+    current = "input"
+    for b in range(blocks):
+        weight, bias, scale = f"block{b}.weight", f"block{b}.bias", f"block{b}.scale"
+        initializers.append(onnx.numpy_helper.from_array(
+            (rng.standard_normal((channels, channels, 1, 1)) * 0.3).astype(np.float32), weight))
+        initializers.append(onnx.numpy_helper.from_array(
+            (rng.standard_normal((1, channels, 1, 1)) * 0.1).astype(np.float32), bias))
+        initializers.append(onnx.numpy_helper.from_array(
+            rng.uniform(0.5, 1.0, (1, channels, 1, 1)).astype(np.float32), scale))
+        conv, biased, relu, scaled, out = (f"b{b}_{n}" for n in ("conv", "bias", "relu", "scale", "out"))
+        nodes += [
+            helper.make_node("Conv", [current, weight], [conv], name=f"block{b}/Conv"),
+            helper.make_node("Add", [conv, bias], [biased], name=f"block{b}/Add_bias"),
+            helper.make_node("Relu", [biased], [relu], name=f"block{b}/Relu"),
+            helper.make_node("Mul", [relu, scale], [scaled], name=f"block{b}/Mul_scale"),
+            helper.make_node("Add", [scaled, current], [out], name=f"block{b}/Add_residual"),
+        ]
+        current = out
+    nodes.append(helper.make_node("Identity", [current], ["output"], name="output/Identity"))
+    graph = helper.make_graph(
+        nodes, "long_chain",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, channels, 8, 8])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, channels, 8, 8])],
+        initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_examples.py")
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    print(path)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     torch.manual_seed(0)
@@ -56,6 +97,7 @@ def main():
         with open(os.path.join(data, name + ".pb"), "wb") as f:
             f.write(proto.SerializeToString())
     print(path)
+    make_long_chain(os.path.join(out, "long_chain.onnx"))
 
 
 if __name__ == "__main__":

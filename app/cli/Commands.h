@@ -1,5 +1,6 @@
 // The tessel subcommands. Each takes its arguments (after the command name) and returns
-// the process exit code: 0 success, 2 usage or input error, 3 wrong results.
+// the process exit code: 0 success, 2 usage or input error, 3 wrong results, 4 an expectation
+// of a project failed.
 #pragma once
 
 #include <string>
@@ -10,6 +11,7 @@ namespace tessel::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitError = 2;
 constexpr int kExitMismatch = 3;
+constexpr int kExitExpectationFailed = 4;
 
 int runLower(const std::vector<std::string>& args);
 int runBench(const std::vector<std::string>& args);
@@ -18,6 +20,8 @@ int runCompile(const std::vector<std::string>& args);
 int runRun(const std::vector<std::string>& args);
 int runInspect(const std::vector<std::string>& args);
 int runOps(const std::vector<std::string>& args);
+/// `tessel project run|new|check|tasks`: project files (app/project).
+int runProject(const std::vector<std::string>& args);
 
 /// `tessel bench MODEL`: runBench hands a model argument (see isModelArgument) to it.
 int runModelBench(const std::vector<std::string>& args);

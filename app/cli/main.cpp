@@ -14,6 +14,8 @@ const char* kUsage =
     "  bench MODEL           measure a model's latency (--profile: per operator)\n"
     "  inspect MODEL         show the graph after each optimization pass, with timings\n"
     "  ops                   list the supported operators and their fusion patterns\n"
+    "  project run FILE      run a project (.tessel): compile with its schedules, verify, benchmark,\n"
+    "                        check its expectations (also: project new, check, tasks)\n"
     "  lower OP              print the loop IR of an operator (matmul, dense, conv2d) after lowering\n"
     "  bench OP              check an operator against a reference and measure its GFLOP/s\n"
     "  demo                  lower, check and benchmark a matmul and a conv2d\n"
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
     if (command == "run") return runRun(args);
     if (command == "inspect") return runInspect(args);
     if (command == "ops") return runOps(args);
+    if (command == "project") return runProject(args);
   } catch (const tessel::UserError& error) {
     std::cerr << error.diagnostic.toString() << "\n";
     return kExitError;

@@ -1,0 +1,249 @@
+// tessel project run|new|check|tasks: project files (.tessel) on the command line, for CI and
+// for people who want a project without opening the Studio.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/Commands.h"
+#include "app/cli/ModelCommand.h"
+#include "app/project/Project.h"
+#include "app/project/ProjectRunner.h"
+#include "compiler/driver/ScheduleEdits.h"
+
+namespace tessel::cli {
+
+namespace {
+
+const char* kProjectUsage =
+    "usage: tessel project SUBCOMMAND [options]\n"
+    "\n"
+    "subcommands:\n"
+    "  run FILE.tessel        import, apply the saved schedules, compile, verify, benchmark, check the\n"
+    "                         expectations, export; exit 3 when outputs differ, 4 when an expectation fails\n"
+    "  new MODEL -o FILE      write a starter project for MODEL\n"
+    "  check FILE.tessel      validate a project (--compile: also compile it with its schedules)\n"
+    "  tasks FILE.tessel      list the kernels a schedule can be written for (--trace TASK: its schedule)\n"
+    "\n"
+    "Run `tessel project SUBCOMMAND --help` for a subcommand's options.\n";
+
+// Parses `FILE [flags]` of a subcommand; an exit code when there is nothing more to do.
+std::optional<int> parseSubcommand(const std::string& name, const std::string& synopsis, const std::string& description,
+                                   const std::vector<std::string>& args, const std::vector<FlagSpec>& flags,
+                                   ModelCommand* out) {
+  return parseModelCommand("project " + name, synopsis, description, args, flags, out);
+}
+
+// An integer flag given as an override (absent: the project's own setting).
+std::optional<std::string> readOverride(const CommandLine& line, const std::string& name, std::optional<int>* out) {
+  if (!line.has(name)) return std::nullopt;
+  int64_t value = 0;
+  if (auto error = line.getInt(name, &value)) return error;
+  *out = int(value);
+  return std::nullopt;
+}
+
+// The key=value summary, as `tessel bench` prints it, with a line per comparison and expectation.
+void printSummary(const std::string& file, const project::ProjectRunReport& report) {
+  std::printf("project=%s\nmodel=%s\nthreads=%d\ntasks_edited=%d\n", file.c_str(), report.model.c_str(),
+              report.threads, report.tasksEdited);
+  std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\n", report.loadSeconds, report.compileSeconds);
+  for (auto& comparison : report.comparisons) std::printf("%s\n", comparison.describe().c_str());
+  std::printf("verify=%s\n", report.comparisons.empty() ? "skipped" : report.outputsMatch() ? "match" : "mismatch");
+  if (report.benchmarked) {
+    std::printf("runs=%d\nlatency_ms=%.4f\nmin_ms=%.4f\n", report.runs, report.latencyMs, report.minMs);
+    for (auto& expectation : report.expectations) std::printf("expectation %s\n", expectation.describe().c_str());
+    std::printf("expectations=%s\n",
+                report.expectations.empty() ? "none" : report.expectationsMet() ? "pass" : "fail");
+  }
+  if (!report.exportedTo.empty()) std::printf("exported_to=%s\n", report.exportedTo.c_str());
+}
+
+void printJson(const std::string& file, const project::ProjectRunReport& report) {
+  nlohmann::ordered_json out;
+  out["project"] = file;
+  out["model"] = report.model;
+  out["threads"] = report.threads;
+  out["tasks_edited"] = report.tasksEdited;
+  out["load_seconds"] = report.loadSeconds;
+  out["compile_seconds"] = report.compileSeconds;
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  for (auto& comparison : report.comparisons)
+    outputs.push_back({{"name", comparison.name}, {"matches", comparison.matches}, {"message", comparison.describe()}});
+  out["verify"] = report.comparisons.empty() ? "skipped" : report.outputsMatch() ? "match" : "mismatch";
+  out["outputs"] = outputs;
+  if (report.benchmarked) {
+    out["runs"] = report.runs;
+    out["latency_ms"] = report.latencyMs;
+    out["min_ms"] = report.minMs;
+    nlohmann::ordered_json expectations = nlohmann::ordered_json::array();
+    for (auto& e : report.expectations)
+      expectations.push_back({{"name", e.name}, {"measured", e.measured}, {"limit", e.limit}, {"passed", e.passed}});
+    out["expectations"] = expectations;
+  }
+  if (!report.exportedTo.empty()) out["exported_to"] = report.exportedTo;
+  std::cout << out.dump(2) << "\n";
+}
+
+int runProjectRun(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {threadsFlag(),
+                                 {"repeat", "timed runs (instead of the project's benchmark.repeats)", true, ""},
+                                 {"export", "export the deployable module to DIR (whatever the project says)", true, ""},
+                                 {"json", "print the summary as one JSON object", false, ""}};
+  ModelCommand command;
+  if (auto done = parseSubcommand(
+          "run", "FILE.tessel [options]",
+          "Runs a project headless: imports its model, compiles it with the saved schedules, runs it on\n"
+          "the reference inputs and compares the outputs (when the project names reference data), then\n"
+          "measures the median latency (latency_ms=) and checks each expectation (PASS/FAIL), and exports\n"
+          "when asked. Exit status: 0 all good, 2 any error (project, model, schedule), 3 outputs differ\n"
+          "from the reference, 4 an expectation failed.\n",
+          args, flags, &command))
+    return *done;
+  const CommandLine& line = command.line;
+  project::ProjectRunOptions options;
+  for (auto error : {readOverride(line, "threads", &options.threads), readOverride(line, "repeat", &options.repeats)})
+    if (error) return reportUsageError("project run", *error);
+  if (line.has("export")) options.exportDirectory = std::filesystem::absolute(line.get("export")).string();
+
+  auto loaded = project::loadProject(command.model);
+  if (!loaded) return reportDiagnostic(loaded.error());
+  auto report = project::runProject(*loaded, options);
+  if (!report) return reportDiagnostic(report.error());
+  if (line.has("json")) printJson(command.model, *report);
+  else printSummary(command.model, *report);
+
+  if (!report->outputsMatch()) {
+    std::cerr << "tessel project run: outputs differ from the reference data in " << loaded->reference.directory
+              << " (rtol " << loaded->reference.rtol << ", atol " << loaded->reference.atol << ")\n";
+    return kExitMismatch;
+  }
+  if (!report->expectationsMet()) {
+    for (auto& expectation : report->expectations)
+      if (!expectation.passed) std::cerr << "tessel project run: expectation failed: " << expectation.describe() << "\n";
+    return kExitExpectationFailed;
+  }
+  return kExitOk;
+}
+
+int runProjectNew(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {{"output", "the project file to write", true, "", false, "o"},
+                                 {"force", "replace FILE when it exists", false, ""},
+                                 inputShapeFlag()};
+  ModelCommand command;
+  if (auto done = parseSubcommand("new", "MODEL -o FILE.tessel [options]",
+                                  "Writes a starter project for MODEL: default passes and schedules, no expectations,\n"
+                                  "and the reference data when MODEL sits in the ONNX test layout (test_data_set_0/).\n"
+                                  "Edit it in Tessel Studio or a text editor; see README.md, \"Project files\".\n",
+                                  args, flags, &command))
+    return *done;
+  const CommandLine& line = command.line;
+  if (!line.has("output")) return reportUsageError("project new", "-o FILE.tessel is required");
+  std::string file = line.get("output");
+  driver::LoadOptions load;
+  if (auto error = readInputShapes(line, &load)) return reportUsageError("project new", *error);
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(command.model, ignored))
+    return reportDiagnostic({"no such file", command.model, 0, 0, "give an .onnx model file"});
+  if (std::filesystem::exists(file, ignored) && !line.has("force"))
+    return reportUsageError("project new", file + " exists (--force replaces it)");
+
+  project::Project project = project::starterProject(command.model);
+  project.inputShapes = load.inputShapes;
+  Status saved = project::saveProject(project, file);
+  if (!saved) return reportDiagnostic(saved.error());
+  // Read back, so a starter the loader would reject (a model that moved meanwhile) shows now.
+  auto loaded = project::loadProject(file);
+  if (!loaded) return reportDiagnostic(loaded.error());
+  std::printf("project=%s\nmodel=%s\nreference=%s\n", file.c_str(), loaded->model.c_str(),
+              loaded->reference.directory.empty() ? "none" : loaded->reference.directory.c_str());
+  return kExitOk;
+}
+
+int runProjectCheck(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {{"compile", "also compile the model and apply the schedules", false, ""}};
+  ModelCommand command;
+  if (auto done = parseSubcommand("check", "FILE.tessel [--compile]",
+                                  "Validates a project file (exit 0, or 2 with the problem and where it is). With\n"
+                                  "--compile, also imports and compiles the model and replays every schedule edit.\n",
+                                  args, flags, &command))
+    return *done;
+  auto loaded = project::loadProject(command.model);
+  if (!loaded) return reportDiagnostic(loaded.error());
+  if (command.line.has("compile")) {
+    driver::LoadOptions load;
+    load.inputShapes = loaded->inputShapes;
+    auto graph = driver::loadModel(loaded->model, load);
+    if (!graph) return reportDiagnostic(graph.error());
+    driver::CompileOptions options = project::compileOptionsFor(*loaded);
+    auto compiled = driver::compileGraph(*graph, options);
+    if (!compiled) return reportDiagnostic(compiled.error());
+    auto edited = driver::applyScheduleEdits(std::move(*compiled), loaded->tasks, options.schedule);
+    if (!edited) return reportDiagnostic(edited.error());
+  }
+  std::printf("project=%s\nmodel=%s\ntasks=%zu\nresult=valid\n", command.model.c_str(), loaded->model.c_str(),
+              loaded->tasks.size());
+  return kExitOk;
+}
+
+int runProjectTasks(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {{"trace", "print TASK's schedule (the project's edit, else the default)", true, ""}};
+  ModelCommand command;
+  if (auto done = parseSubcommand("tasks", "FILE.tessel [--trace TASK]",
+                                  "Compiles the project's model and lists its kernels (the task names a schedule edit\n"
+                                  "uses) with their workloads, marking those the project edits. --trace TASK prints\n"
+                                  "the task's schedule, ready to paste into the project's \"tasks\".\n",
+                                  args, flags, &command))
+    return *done;
+  auto loaded = project::loadProject(command.model);
+  if (!loaded) return reportDiagnostic(loaded.error());
+  driver::LoadOptions load;
+  load.inputShapes = loaded->inputShapes;
+  auto graph = driver::loadModel(loaded->model, load);
+  if (!graph) return reportDiagnostic(graph.error());
+  driver::CompileOptions options = project::compileOptionsFor(*loaded);
+  auto compiled = driver::compileGraph(*graph, options);
+  if (!compiled) return reportDiagnostic(compiled.error());
+
+  if (command.line.has("trace")) {
+    std::string task = command.line.get("trace");
+    if (const driver::ScheduleEdit* edit = loaded->findTask(task)) {
+      std::printf("# %s (%s), as the project edits it\n%s", task.c_str(), edit->workload.c_str(), edit->trace.c_str());
+      return kExitOk;
+    }
+    auto edit = driver::defaultScheduleEdit(*compiled, task, options.schedule);
+    if (!edit) return reportDiagnostic(edit.error());
+    std::printf("# %s (%s), default schedule\n%s", task.c_str(), edit->workload.c_str(), edit->trace.c_str());
+    return kExitOk;
+  }
+  std::vector<std::string> tasks = driver::schedulableTasks(*compiled);
+  int width = 4;
+  for (auto& task : tasks) width = std::max(width, int(task.size()));
+  std::printf("%-*s  %-6s  %s\n", width, "task", "edited", "workload");
+  for (const std::string& task : tasks) {
+    auto edit = driver::defaultScheduleEdit(*compiled, task, options.schedule);
+    std::printf("%-*s  %-6s  %s\n", width, task.c_str(), loaded->findTask(task) ? "yes" : "",
+                edit ? edit->workload.c_str() : ("(" + edit.error().message + ")").c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int runProject(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kProjectUsage;
+    return args.empty() ? kExitError : kExitOk;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "run") return runProjectRun(rest);
+  if (args[0] == "new") return runProjectNew(rest);
+  if (args[0] == "check") return runProjectCheck(rest);
+  if (args[0] == "tasks") return runProjectTasks(rest);
+  std::cerr << "tessel project: unknown subcommand '" << args[0] << "'\n\n" << kProjectUsage;
+  return kExitError;
+}
+
+}  // namespace tessel::cli

@@ -1,0 +1,212 @@
+// `tessel project` as CI meets it: the shipped example runs and passes; a failed expectation,
+// outputs that differ from the reference and a broken schedule each give their own exit status
+// and say what went wrong; `project new` and `project check` make and validate projects.
+#include <QtTest>
+
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "CliTestSupport.h"
+
+#include "app/project/Project.h"
+
+namespace {
+
+using testing::describe;
+using testing::keyValues;
+using testing::Run;
+using testing::kTessel;
+using testing::runTessel;
+namespace fs = std::filesystem;
+
+const QString kExampleProject = QStringLiteral(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.tessel");
+const QString kExampleModel = QStringLiteral(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+
+tessel::project::Project exampleProject() {
+  auto loaded = tessel::project::loadProject(kExampleProject.toStdString());
+  if (!loaded) qFatal("%s", loaded.error().toString().c_str());
+  return *loaded;
+}
+
+}  // namespace
+
+class TestProjectCli : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QVERIFY2(QFileInfo(kTessel).isExecutable(), qPrintable(kTessel + " is not built"));
+    QVERIFY(directory_.isValid());
+  }
+
+  void helpNamesTheSubcommandsAndExitCodes() {
+    Run top = runTessel({"--help"});
+    QVERIFY2(top.out.contains("project run"), qPrintable(top.out));
+    Run project = runTessel({"project", "--help"});
+    QVERIFY2(project.exitCode == 0, qPrintable(describe({"project", "--help"}, project)));
+    for (const char* subcommand : {"run", "new", "check", "tasks"})
+      QVERIFY2(project.out.contains(subcommand), qPrintable(project.out));
+    Run run = runTessel({"project", "run", "--help"});
+    for (const char* mention : {"--threads", "--repeat", "--export", "--json", "3", "4"})
+      QVERIFY2(run.out.contains(mention), qPrintable(run.out));
+  }
+
+  void exampleProjectRunsAndPasses() {
+    QStringList arguments{"project", "run", kExampleProject, "--repeat", "5"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    auto values = keyValues(run.out);
+    QCOMPARE(values["verify"], QString("match"));
+    QCOMPARE(values["tasks_edited"], QString("1"));
+    QCOMPARE(values["runs"], QString("5"));
+    QCOMPARE(values["expectations"], QString("pass"));
+    bool ok = false;
+    double latency = values["latency_ms"].toDouble(&ok);
+    QVERIFY2(ok && latency > 0, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.out.contains("expectation max_latency_ms: measured") && run.out.contains(": PASS"),
+             qPrintable(run.out));
+    QVERIFY2(run.out.contains("output 'probabilities' matches"), qPrintable(run.out));
+  }
+
+  void jsonSummaryAndExport() {
+    QString exportDir = directory_.filePath("module");
+    QStringList arguments{"project", "run", kExampleProject, "--repeat", "2", "--json", "--export", exportDir};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QJsonParseError error;
+    QJsonObject summary = QJsonDocument::fromJson(run.out.toUtf8(), &error).object();
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(run.out));
+    QCOMPARE(summary["verify"].toString(), QString("match"));
+    QVERIFY(summary["latency_ms"].toDouble() > 0);
+    QCOMPARE(summary["exported_to"].toString(), exportDir);
+    QVERIFY2(QFileInfo(exportDir + "/graph.json").exists(), qPrintable(describe(arguments, run)));
+  }
+
+  void failingExpectationExitsFour() {
+    tessel::project::Project project = exampleProject();
+    // No run of a real model takes a picosecond, however fast the machine.
+    project.benchmark.maxLatencyMs = 1e-9;
+    project.benchmark.baselineMs = 1e-6;
+    project.benchmark.maxRatio = 1.5;
+    std::string path = directory_.filePath("too_strict.tessel").toStdString();
+    QVERIFY(tessel::project::saveProject(project, path).ok());
+    QStringList arguments{"project", "run", QString::fromStdString(path), "--repeat", "3"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 4, qPrintable(describe(arguments, run)));
+    auto values = keyValues(run.out);
+    QCOMPARE(values["verify"], QString("match"));
+    QCOMPARE(values["expectations"], QString("fail"));
+    QVERIFY2(run.out.contains("expectation max_latency_ms: measured") && run.out.contains("limit 1e-09 ms: FAIL"),
+             qPrintable(run.out));
+    QVERIFY2(run.out.contains("expectation max_ratio: measured") && run.out.contains("baseline"), qPrintable(run.out));
+    QVERIFY2(run.err.contains("expectation failed: max_latency_ms"), qPrintable(run.err));
+  }
+
+  void brokenScheduleExitsTwoNamingTaskAndLine() {
+    tessel::project::Project project = exampleProject();
+    QVERIFY(!project.tasks.empty());
+    std::string task = project.tasks[0].task;
+    project.tasks[0].trace = project.tasks[0].trace + "unroll(softmax, no_such_axis)\n";
+    int badLine = int(std::count(project.tasks[0].trace.begin(), project.tasks[0].trace.end(), '\n'));
+    std::string path = directory_.filePath("broken_schedule.tessel").toStdString();
+    QVERIFY(tessel::project::saveProject(project, path).ok());
+    QStringList arguments{"project", "run", QString::fromStdString(path)};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains(QString::fromStdString(task)), qPrintable(run.err));
+    QVERIFY2(run.err.contains(QString(":%1:").arg(badLine)), qPrintable(run.err));
+    QVERIFY2(run.err.contains("no_such_axis"), qPrintable(run.err));
+    QVERIFY2(!run.out.contains("latency_ms="), qPrintable(run.out));
+  }
+
+  void outputsDifferingFromTheReferenceExitThree() {
+    tessel::project::Project project = exampleProject();
+    // The reference data with its expected output changed: the model cannot reproduce it.
+    fs::path reference = directory_.filePath("wrong_reference").toStdString();
+    fs::create_directories(reference);
+    fs::copy_file(fs::path(project.reference.directory) / "input_0.pb", reference / "input_0.pb");
+    fs::copy_file(fs::path(project.reference.directory) / "output_0.pb", reference / "output_0.pb");
+    {
+      // The float data is the end of the TensorProto: make the last probability a large number.
+      std::fstream file(reference / "output_0.pb", std::ios::in | std::ios::out | std::ios::binary);
+      file.seekp(-1, std::ios::end);
+      file.put(char(0x4f));
+    }
+    project.reference.directory = reference.string();
+    std::string path = directory_.filePath("mismatch.tessel").toStdString();
+    QVERIFY(tessel::project::saveProject(project, path).ok());
+    QStringList arguments{"project", "run", QString::fromStdString(path)};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 3, qPrintable(describe(arguments, run)));
+    QCOMPARE(keyValues(run.out)["verify"], QString("mismatch"));
+    QVERIFY2(run.out.contains("worst at"), qPrintable(run.out));
+    QVERIFY2(!run.out.contains("latency_ms="), qPrintable(run.out));
+    QVERIFY2(run.err.contains(QString::fromStdString(reference.string())), qPrintable(run.err));
+  }
+
+  void badProjectFileExitsTwoAndIsLeftAlone() {
+    QString path = directory_.filePath("newer.tessel");
+    QByteArray text = R"({"format": "tessel-project", "version": 3, "model": "x.onnx"})";
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(text);
+    file.close();
+    for (const char* subcommand : {"run", "check"}) {
+      QStringList arguments{"project", subcommand, path};
+      Run run = runTessel(arguments);
+      QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+      QVERIFY2(run.err.contains(path) && run.err.contains("newer Tessel (version 3)"), qPrintable(run.err));
+    }
+    QFile again(path);
+    QVERIFY(again.open(QIODevice::ReadOnly));
+    QCOMPARE(again.readAll(), text);
+  }
+
+  void newWritesAProjectThatChecksAndRuns() {
+    QString path = directory_.filePath("starter.tessel");
+    QStringList arguments{"project", "new", kExampleModel, "-o", path};
+    Run created = runTessel(arguments);
+    QVERIFY2(created.finished && created.exitCode == 0, qPrintable(describe(arguments, created)));
+    QVERIFY2(keyValues(created.out)["reference"].endsWith("test_data_set_0"), qPrintable(created.out));
+
+    Run again = runTessel(arguments);
+    QVERIFY2(again.exitCode == 2 && again.err.contains("--force"), qPrintable(describe(arguments, again)));
+
+    QStringList check{"project", "check", path, "--compile"};
+    Run checked = runTessel(check);
+    QVERIFY2(checked.finished && checked.exitCode == 0, qPrintable(describe(check, checked)));
+    QCOMPARE(keyValues(checked.out)["result"], QString("valid"));
+
+    QStringList tasks{"project", "tasks", path};
+    Run listed = runTessel(tasks);
+    QVERIFY2(listed.finished && listed.exitCode == 0, qPrintable(describe(tasks, listed)));
+    QVERIFY2(listed.out.contains("Softmax"), qPrintable(listed.out));
+
+    QStringList run{"project", "run", path, "--repeat", "2"};
+    Run ran = runTessel(run);
+    QVERIFY2(ran.finished && ran.exitCode == 0, qPrintable(describe(run, ran)));
+    QCOMPARE(keyValues(ran.out)["verify"], QString("match"));
+    QCOMPARE(keyValues(ran.out)["expectations"], QString("none"));
+  }
+
+  void checkWithCompileCatchesAStaleWorkload() {
+    tessel::project::Project project = exampleProject();
+    project.tasks[0].workload = "softmax_1x1000_axis1";
+    std::string path = directory_.filePath("stale.tessel").toStdString();
+    QVERIFY(tessel::project::saveProject(project, path).ok());
+    Run plain = runTessel({"project", "check", QString::fromStdString(path)});
+    QCOMPARE(plain.exitCode, 0);
+    QStringList arguments{"project", "check", QString::fromStdString(path), "--compile"};
+    Run compiled = runTessel(arguments);
+    QVERIFY2(compiled.exitCode == 2 && compiled.err.contains("model changed"), qPrintable(describe(arguments, compiled)));
+  }
+
+private:
+  QTemporaryDir directory_;
+};
+
+QTEST_GUILESS_MAIN(TestProjectCli)
+#include "test_project_cli.moc"

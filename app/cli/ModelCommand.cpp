@@ -14,8 +14,19 @@ FlagSpec inputShapeFlag() {
 }
 
 std::vector<FlagSpec> passFlags() {
+  // The options come from the passes themselves, so a new one shows up here by itself.
+  std::string options;
+  graph::PassManager standard = driver::standardPasses();
+  for (const graph::Pass& pass : standard.passes())
+    for (const graph::PassOption& option : pass.options) {
+      std::string values;
+      for (const std::string& value : option.values) values += (values.empty() ? "" : "|") + value;
+      options += "\n      " + pass.name + "." + option.name + "=" + values + ": " + option.help + " (default " +
+                 option.defaultValue + ")";
+    }
   return {{"opt-level", "graph optimization level, 0 to 3", true, "3"},
-          {"disable-pass", "skip the graph pass NAME (see tessel inspect for the names)", true, "", true}};
+          {"disable-pass", "skip the graph pass NAME (see tessel inspect for the names)", true, "", true},
+          {"pass-config", "KEY=VALUE sets a pass option; the options:" + options, true, "", true}};
 }
 
 FlagSpec threadsFlag() { return {"threads", "worker threads (also TESSEL_NUM_THREADS)", true, ""}; }
@@ -55,7 +66,15 @@ std::optional<std::string> readPassOptions(const CommandLine& line, driver::Comp
   if (level > 3) return "--opt-level must be between 0 and 3, got " + line.get("opt-level");
   options->passes.optLevel = int(level);
   options->passes.disabledPasses = line.getAll("disable-pass");
-  // A misspelled pass name is a mistake worth stopping for, before any work is done.
+  for (const std::string& setting : line.getAll("pass-config")) {
+    size_t equals = setting.find('=');
+    if (equals == std::string::npos || equals == 0)
+      return "--pass-config " + setting + ": expected KEY=VALUE (AlterLayout.blocked_activations=false)";
+    std::string key = setting.substr(0, equals);
+    if (options->passes.config.count(key)) return "--pass-config gives '" + key + "' twice";
+    options->passes.config[key] = setting.substr(equals + 1);
+  }
+  // A misspelled pass or option name is a mistake worth stopping for, before any work is done.
   if (Status checked = driver::standardPasses(options->schedule).checkOptions(options->passes); !checked)
     return checked.error().message + (checked.error().hint.empty() ? "" : " (" + checked.error().hint + ")");
   return std::nullopt;

@@ -1,5 +1,6 @@
 // What the model commands (compile, run, bench MODEL, inspect) share: parsing MODEL and its
-// flags, and turning --input-shape, --opt-level, --disable-pass and --threads into options.
+// flags, and turning --input-shape, --opt-level, --disable-pass, --pass-config and --threads
+// into options.
 #pragma once
 
 #include <optional>
@@ -13,7 +14,8 @@ namespace tessel::cli {
 
 /// --input-shape NAME:D0,D1,... (repeatable).
 FlagSpec inputShapeFlag();
-/// --opt-level N and --disable-pass NAME (repeatable).
+/// --opt-level N, --disable-pass NAME (repeatable) and --pass-config KEY=VALUE (repeatable;
+/// its help lists every pass option of the standard pipeline, with values and defaults).
 std::vector<FlagSpec> passFlags();
 /// --threads T.
 FlagSpec threadsFlag();
@@ -32,7 +34,8 @@ std::optional<int> parseModelCommand(const std::string& command, const std::stri
 
 /// Reads --input-shape values into `options`; an error message for a malformed one.
 std::optional<std::string> readInputShapes(const CommandLine& line, driver::LoadOptions* options);
-/// Reads --opt-level and --disable-pass (where the command has them) into `options`.
+/// Reads --opt-level, --disable-pass and --pass-config (where the command has them) into
+/// `options`; an error message for a malformed or unknown one.
 std::optional<std::string> readPassOptions(const CommandLine& line, driver::CompileOptions* options);
 /// Applies --threads (when given) to the runtime's thread pool.
 std::optional<std::string> applyThreads(const CommandLine& line);

@@ -62,14 +62,10 @@ std::set<std::string> inputsNeededByValue(const Graph& graph) {
   return names;
 }
 
-/// A pass from a function returning either Graph or Expected<Graph>.
+/// A pass without options from a function returning either Graph or Expected<Graph>.
 template <class F>
 graph::Pass makePass(std::string name, int minOptLevel, F function) {
-  graph::Pass pass;
-  pass.name = std::move(name);
-  pass.minOptLevel = minOptLevel;
-  pass.run = [function](const Graph& g) -> Expected<Graph> { return function(g); };
-  return pass;
+  return graph::Pass(std::move(name), minOptLevel, [function](const Graph& g) -> Expected<Graph> { return function(g); });
 }
 
 }  // namespace
@@ -122,7 +118,10 @@ graph::PassManager standardPasses(const ScheduleTarget& target) {
   passes.push_back(makePass("FoldConstant", 0, graph::foldConstant));
   passes.push_back(makePass("EliminateCommonSubexpr", 2, graph::eliminateCommonSubexpr));
   passes.push_back(makePass("DeadCodeElimination", 0, [](const Graph& g) { return graph::deadCodeElimination(g); }));
-  passes.push_back(makePass("AlterLayout", 3, [target](const Graph& g) { return graph::alterLayout(g, target); }));
+  passes.push_back(graph::Pass("AlterLayout", 3, graph::AlterLayoutOptions::declared(),
+                               [target](const Graph& g, const graph::PassConfig& config) {
+                                 return graph::alterLayout(g, target, graph::AlterLayoutOptions::fromConfig(config));
+                               }));
   passes.push_back(makePass("FuseOps", 1, [](const Graph& g) { return graph::fuseOps(g); }));
   return graph::PassManager(std::move(passes));
 }

@@ -35,7 +35,9 @@ struct LoadOptions {
 Expected<graph::Graph> loadModel(const std::string& path, const LoadOptions& options = {});
 
 /// The standard pass pipeline, in order (InferTypes, SimplifyInference, FoldConstant,
-/// EliminateCommonSubexpr, DeadCodeElimination, AlterLayout, FuseOps).
+/// EliminateCommonSubexpr, DeadCodeElimination, AlterLayout, FuseOps). Their options
+/// (CompileOptions::passes.config, `--pass-config`) are listed by configKeys(): AlterLayout's
+/// "AlterLayout.blocked_activations" and "AlterLayout.pack_weights".
 graph::PassManager standardPasses(const ScheduleTarget& target = ScheduleTarget::host());
 
 struct CompileOptions {

@@ -3,8 +3,6 @@
 // convolutions and elementwise operations moved to channel-blocked activations.
 #include "compiler/graph/AlterLayout.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -155,7 +153,28 @@ bool layoutFreeUnary(const std::string& op) {
 // Binary operations that broadcast: blocked when their operands can be laid out alike.
 bool layoutFreeBinary(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
 
-int64_t channelBlockOfValue(const Value& v) { return channelBlockOf(v.type().layout).value_or(0); }
+// Pools work per channel, so their kernels read a blocked input in place and write a blocked
+// output (MaxPool only with its one output: Indices count NCHW offsets).
+bool channelwisePool(const std::string& op) {
+  return op == "MaxPool" || op == "AveragePool" || op == "GlobalMaxPool" || op == "GlobalAveragePool";
+}
+
+int64_t channelBlockOfType(const TensorType& type) { return channelBlockOf(type.layout).value_or(0); }
+int64_t channelBlockOfValue(const Value& v) { return channelBlockOfType(v.type()); }
+
+// The logical (NCHW) shape of a tensor of `type`, blocked or not.
+std::vector<int64_t> logicalShape(const TensorType& type) {
+  return unblockedChannelShape(type.shape, channelBlockOfType(type));
+}
+
+// An operation an earlier run already laid out: it reads or writes a channel-blocked tensor.
+bool readsOrWritesBlocked(const OperationNode& op) {
+  for (const Value& input : op.inputs)
+    if (input.defined() && channelBlockOfValue(input)) return true;
+  for (const TensorType& type : op.outputTypes)
+    if (channelBlockOfType(type)) return true;
+  return false;
+}
 
 using ValueKey = std::pair<const GraphNode*, int>;
 ValueKey keyOf(const Value& v) { return {v.node(), v.index()}; }
@@ -171,6 +190,11 @@ public:
   }
 
   std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
+    // A transform the graph already had becomes one of the rewritten input, so it cancels
+    // against a transform next to it instead of piling up.
+    if (!op.isFused() && op.op == "LayoutTransform")
+      return std::vector<Value>{inLayout(inputs[0], channelBlockOfType(op.outputTypes[0]))};
+    if (readsOrWritesBlocked(op)) return keptLaidOut(op, inputs);
     if (!op.isFused() && op.op == "ConvPrepacked") return rewriteConv(op, inputs);
     bool anyBlocked = false;
     for (const Value& input : inputs) anyBlocked = anyBlocked || (input.defined() && channelBlockOfValue(input));
@@ -180,13 +204,18 @@ public:
         if (auto blocked = rewriteUnary(op, inputs)) return blocked;
       if (layoutFreeBinary(op.op) && inputs.size() == 2)
         if (auto blocked = rewriteBinary(op, inputs)) return blocked;
+      // A pool's output is no larger than its input: transforming after it never costs more.
+      if (channelwisePool(op.op) && channelBlockOfValue(inputs[0]))
+        if (auto blocked = typedOperation(op, inputs, op.attributes)) return blocked;
     }
     return rebuiltOnNchw(op, inputs);
   }
 
-  /// Graph outputs in NCHW.
-  Graph withNchwOutputs(Graph graph) {
-    for (Value& output : graph.outputs) output = toNchw(output);
+  /// Each graph output in the layout it had in `original` (NCHW, unless the input graph
+  /// returned a blocked tensor).
+  Graph withOutputLayoutsOf(const Graph& original, Graph graph) {
+    for (size_t i = 0; i < graph.outputs.size(); ++i)
+      graph.outputs[i] = inLayout(graph.outputs[i], channelBlockOfValue(original.outputs[i]));
     return graph;
   }
 
@@ -203,18 +232,21 @@ private:
   }
 
   // Whether output `key` of the packed graph reaches a dense convolution through operations
-  // that stay blocked: only then is writing it blocked worth the transforms back elsewhere.
+  // that stay blocked (or transforms the graph already had): only then is writing it blocked
+  // worth the transforms back elsewhere.
   bool feedsBlockedConv(const ValueKey& key) {
     auto known = feedsConv_.find(key);
     if (known != feedsConv_.end()) return known->second;
-    const std::vector<int64_t>& shape = key.first->outputTypes[size_t(key.second)].shape;
+    std::vector<int64_t> shape = logicalShape(key.first->outputTypes[size_t(key.second)]);
     bool feeds = false;
     for (const OperationNode* consumer : consumers_[key]) {
       if (consumer->isFused() || consumer->outputTypes.size() != 1) continue;
       bool isData = keyOf(consumer->inputs[0]) == key;
+      bool staysBlocked = (layoutFreeUnary(consumer->op) || channelwisePool(consumer->op) ||
+                           consumer->op == "LayoutTransform") && isData;
       if (consumer->op == "ConvPrepacked")
         feeds = isData && denseConvParams(*consumer, shape).has_value();
-      else if ((layoutFreeUnary(consumer->op) && isData) || layoutFreeBinary(consumer->op))
+      else if (staysBlocked || layoutFreeBinary(consumer->op))
         feeds = feedsBlockedConv({consumer, 0});
       if (feeds) break;
     }
@@ -224,6 +256,9 @@ private:
 
   std::optional<std::vector<Value>> rewriteConv(const OperationNode& op, const std::vector<Value>& inputs) {
     Value data = inputs[0];
+    // Read through a transform to NCHW (the input graph had it) when the source can be read in
+    // place; if it cannot, toNchw below finds the same transform again.
+    if (const Value* blocked = blockedSourceOf(data)) data = *blocked;
     int64_t inputBlock = channelBlockOfValue(data);
     std::vector<int64_t> nchwShape = unblockedChannelShape(data.type().shape, inputBlock);
     auto params = denseConvParams(op, nchwShape);
@@ -315,6 +350,15 @@ private:
     return makeOperation(op.name, op.op, inputs, attributes, *types, op.provenance);
   }
 
+  // An operation an earlier run laid out, as it was: each input in the layout it had then.
+  std::vector<Value> keptLaidOut(const OperationNode& op, const std::vector<Value>& inputs) {
+    std::vector<Value> laidOut;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      laidOut.push_back(inputs[i].defined() ? inLayout(inputs[i], channelBlockOfValue(op.inputs[i])) : inputs[i]);
+    if (op.isFused()) return makeFusedOperation(op.name, op.op, laidOut, *op.body, op.provenance);
+    return makeOperation(op.name, op.op, laidOut, op.attributes, op.outputTypes, op.provenance);
+  }
+
   // `op` with every blocked input transformed back to NCHW (its output types unchanged).
   std::vector<Value> rebuiltOnNchw(const OperationNode& op, const std::vector<Value>& inputs) {
     std::vector<Value> nchw;
@@ -329,6 +373,13 @@ private:
     if (!producer || producer->op != "LayoutTransform") return nullptr;
     const Value& source = producer->inputs[0];
     return channelBlockOfValue(source) == block ? &source : nullptr;
+  }
+
+  // The blocked value `value` is a LayoutTransform to NCHW of, or null.
+  static const Value* blockedSourceOf(const Value& value) {
+    const OperationNode* producer = asOperation(value.node());
+    if (!producer || producer->op != "LayoutTransform" || channelBlockOfValue(value)) return nullptr;
+    return channelBlockOfValue(producer->inputs[0]) ? &producer->inputs[0] : nullptr;
   }
 
   Value transform(const Value& value, int64_t destinationBlock) {
@@ -362,6 +413,9 @@ private:
     return transform(value, block);
   }
 
+  // `value` with channel block `block` (0: NCHW).
+  Value inLayout(const Value& value, int64_t block) { return block ? toBlocked(value, block) : toNchw(value); }
+
   ScheduleTarget target_;
   std::map<ValueKey, std::vector<const OperationNode*>> consumers_;
   std::map<ValueKey, bool> feedsConv_;
@@ -370,16 +424,22 @@ private:
 };
 }  // namespace
 
-AlterLayoutOptions AlterLayoutOptions::fromEnvironment() {
+std::vector<PassOption> AlterLayoutOptions::declared() {
+  return {PassOption::flag("blocked_activations", true,
+                           "keep activations between convolutions channel-blocked (NCHW<b>c)"),
+          PassOption::flag("pack_weights", true,
+                           "pack constant Conv/MatMul/Gemm weights at compile time (false: AlterLayout does nothing)")};
+}
+
+AlterLayoutOptions AlterLayoutOptions::fromConfig(const PassConfig& config) {
   AlterLayoutOptions options;
-  const char* blocked = std::getenv("TESSEL_BLOCKED_ACTIVATIONS");
-  if (blocked && std::strcmp(blocked, "0") == 0) options.blockedActivations = false;
-  if (blocked && std::strcmp(blocked, "1") == 0) options.blockedActivations = true;
+  options.packWeights = config.flag("pack_weights");
+  options.blockedActivations = config.flag("blocked_activations");
   return options;
 }
 
 Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target) {
-  return alterLayout(graph, target, AlterLayoutOptions::fromEnvironment());
+  return alterLayout(graph, target, AlterLayoutOptions{});
 }
 
 Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target, const AlterLayoutOptions& options) {
@@ -394,7 +454,7 @@ Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target, co
   Graph blocked = rewriteGraph(packed, [&](const OperationNode& op, const std::vector<Value>& inputs) {
     return blocker.rewrite(op, inputs);
   });
-  return blocker.withNchwOutputs(std::move(blocked));
+  return blocker.withOutputLayoutsOf(graph, std::move(blocked));
 }
 
 }  // namespace tessel::graph

@@ -2,6 +2,7 @@
 // activations kept channel-blocked (NCHW<b>c) between convolutions.
 #pragma once
 
+#include "compiler/graph/PassManager.h"
 #include "compiler/ops/Workload.h"
 #include "core/graph/Graph.h"
 #include "core/support/Error.h"
@@ -26,14 +27,23 @@ namespace tessel::graph {
 /// blocked, and a dense ConvPrepacked reads a blocked input in place ("data_layout" /
 /// "out_layout" attributes). Unary elementwise operations (Relu, Clip, ...) and Add, Sub, Mul,
 /// Div of full-sized tensors, per-channel constants ([C, 1, 1] becomes [C / kb, 1, 1, kb]) or
-/// scalars stay blocked. Every other consumer and every graph output gets a LayoutTransform
-/// back to NCHW (one per value), and a transform that would undo another is not inserted: the
-/// original value is used instead. Output types of rewritten operations come from the
-/// registry's inferTypes, so the graph stays InferTypes-consistent.
+/// scalars stay blocked, and so do MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool
+/// of a blocked input (pooling is per channel, so the kernels read the blocked tensor in place
+/// and their output is no larger than their input); a result reaching a convolution through
+/// any of these counts as feeding it. Every other consumer and every graph output gets a
+/// LayoutTransform back to NCHW (one per value), and a transform that would undo another is
+/// not inserted: the original value is used instead. Output types of rewritten operations come
+/// from the registry's inferTypes, so the graph stays InferTypes-consistent.
+///
+/// A graph that already holds layouts (the result of an earlier alterLayout, or one built with
+/// LayoutTransform nodes) is accepted: each LayoutTransform becomes a transform of its
+/// rewritten input, so inverse pairs cancel; a dense convolution reads the blocked source of a
+/// transform to NCHW in place; operations that already read or write blocked tensors keep
+/// their layouts; graph outputs keep theirs. Running alterLayout on its own result changes
+/// nothing.
 ///
 /// Packing depends on `target`'s vector width: build the result for the same target.
 /// Types must be inferred (InferTypes); a Diagnostic names a node whose attributes are invalid.
-/// This overload does what AlterLayoutOptions::fromEnvironment() says.
 Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target = ScheduleTarget::host());
 
 /// What alterLayout changes.
@@ -41,10 +51,12 @@ struct AlterLayoutOptions {
   bool packWeights = true;        ///< Constant weights packed (ConvPrepacked, DensePrepacked).
   bool blockedActivations = true;  ///< Activations between convolutions in NCHW<kb>c (needs packWeights).
 
-  /// What the standard pipeline does: both; the environment variable
-  /// TESSEL_BLOCKED_ACTIVATIONS=0 (or 1) turns blocked activations off (or on), for comparing
-  /// both from the command line (the driver has no option for it).
-  static AlterLayoutOptions fromEnvironment();
+  /// The options the AlterLayout pass declares to the pass manager (keys
+  /// "AlterLayout.pack_weights" and "AlterLayout.blocked_activations", true or false, both
+  /// true by default).
+  static std::vector<PassOption> declared();
+  /// The options a pass manager's config for AlterLayout (see declared()) asks for.
+  static AlterLayoutOptions fromConfig(const PassConfig& config);
 };
 
 /// alterLayout doing only what `options` asks for.

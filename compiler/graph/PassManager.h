@@ -1,8 +1,10 @@
-// Runs named graph passes in order, with opt levels, disabling by name, timing and a snapshot
-// of the graph after every pass (the Studio's pass timeline and `tessel inspect` use them).
+// Runs named graph passes in order, with opt levels, disabling by name, per-pass options,
+// timing and a snapshot of the graph after every pass (the Studio's pass timeline and
+// `tessel inspect` use them).
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,11 +13,47 @@
 
 namespace tessel::graph {
 
-/// A graph pass: a pure function from one graph to the next.
+/// One setting a pass understands, given as PassOptions::config["<Pass>.<name>"] (in the
+/// spirit of TVM's PassContext config).
+struct PassOption {
+  std::string name;                 ///< "blocked_activations".
+  std::string defaultValue;         ///< What the pass sees when the config does not set it.
+  std::string help;                 ///< One line, for --help and the Studio.
+  std::vector<std::string> values;  ///< The values it accepts.
+
+  /// An option taking "true" or "false".
+  static PassOption flag(std::string name, bool defaultValue, std::string help);
+};
+
+/// The values of one pass's options for one run: every option the pass declares, as the
+/// config gives it or its default.
+class PassConfig {
+public:
+  PassConfig() = default;
+  explicit PassConfig(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+  /// The value of option `name`; asking for an option the pass did not declare is a
+  /// compiler bug.
+  const std::string& get(const std::string& name) const;
+  /// A PassOption::flag option's value.
+  bool flag(const std::string& name) const { return get(name) == "true"; }
+
+private:
+  std::map<std::string, std::string> values_;
+};
+
+/// A graph pass: a pure function from one graph (and its options' values) to the next.
 struct Pass {
-  std::string name;   ///< "FoldConstant", "FuseOps", ...
+  std::string name;     ///< "FoldConstant", "FuseOps", ...
   int minOptLevel = 0;  ///< Runs only at this opt level or above.
-  std::function<Expected<Graph>(const Graph&)> run;
+  std::vector<PassOption> options;  ///< What PassOptions::config may set for it.
+  std::function<Expected<Graph>(const Graph&, const PassConfig&)> run;
+
+  Pass() = default;
+  /// A pass without options.
+  Pass(std::string name, int minOptLevel, std::function<Expected<Graph>(const Graph&)> run);
+  /// A pass reading `options`.
+  Pass(std::string name, int minOptLevel, std::vector<PassOption> options,
+       std::function<Expected<Graph>(const Graph&, const PassConfig&)> run);
 };
 
 /// The graph after one pass, for viewers and `--print-after`.
@@ -29,6 +67,9 @@ struct PassSnapshot {
 struct PassOptions {
   int optLevel = 3;
   std::vector<std::string> disabledPasses;
+  /// Pass options by "<Pass>.<option>" ("AlterLayout.blocked_activations" -> "false"); each
+  /// key must be an option its pass declares, each value one the option accepts.
+  std::map<std::string, std::string> config;
 };
 
 class PassManager {
@@ -38,8 +79,11 @@ public:
   const std::vector<Pass>& passes() const { return passes_; }
   /// The names of the passes, in order.
   std::vector<std::string> passNames() const;
-  /// A Diagnostic for option mistakes: an opt level outside 0-3 or a disabled pass that
-  /// does not exist (named, with the pass names listed).
+  /// Every key PassOptions::config accepts ("AlterLayout.blocked_activations", ...), in pass order.
+  std::vector<std::string> configKeys() const;
+  /// A Diagnostic for option mistakes: an opt level outside 0-3, a disabled pass that does not
+  /// exist (named, with the pass names listed), a config key no pass declares (with the valid
+  /// keys listed) or a value its option does not accept (with the accepted values).
   Status checkOptions(const PassOptions& options) const;
 
   /// Runs every pass in order; returns one snapshot per pass (skipped ones included), the

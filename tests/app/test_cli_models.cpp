@@ -25,6 +25,9 @@ const QString kNodeTests = QStringLiteral("/usr/share/libonnx-testdata/data/node
 QString lastPassName() { return QString::fromStdString(tessel::driver::standardPasses().passNames().back()); }
 
 QString model(const QString& test) { return kNodeTests + "/" + test + "/model.onnx"; }
+// A small residual CNN with constant weights (convolutions AlterLayout rewrites), checked in.
+const QString kTinyResNet = QStringLiteral(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+const QString kTinyResNetData = QStringLiteral(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet/test_data_set_0");
 QString dataSet(const QString& test) { return kNodeTests + "/" + test + "/test_data_set_0"; }
 
 // A float32 array whose element i is f(i).
@@ -61,6 +64,9 @@ private slots:
     QTest::newRow("inspect") << QStringList{"inspect", "--help"}
                              << QStringList{"--print-after", "--disable-pass", "--input-shape"};
     QTest::newRow("ops") << QStringList{"ops", "--help"} << QStringList{"pattern"};
+    QTest::newRow("inspect lists the pass options")
+        << QStringList{"inspect", "--help"}
+        << QStringList{"--pass-config", "AlterLayout.blocked_activations=true|false", "AlterLayout.pack_weights"};
   }
   void helpListsEveryFlag() {
     QFETCH(QStringList, arguments);
@@ -151,6 +157,15 @@ private slots:
     QTest::newRow("bad tolerance") << QStringList{"run", model("test_add"), "--rtol", "-1"} << QStringList{"--rtol"};
     QTest::newRow("unknown pass") << QStringList{"run", model("test_add"), "--disable-pass", "NoSuchPass"}
                                   << QStringList{"NoSuchPass", lastPassName()};
+    QTest::newRow("unknown pass option")
+        << QStringList{"run", model("test_add"), "--pass-config", "AlterLayout.blocked=false"}
+        << QStringList{"AlterLayout.blocked", "AlterLayout.blocked_activations"};
+    QTest::newRow("bad pass option value")
+        << QStringList{"run", model("test_add"), "--pass-config", "AlterLayout.blocked_activations=off"}
+        << QStringList{"'off'", "true or false"};
+    QTest::newRow("pass option without a value")
+        << QStringList{"run", model("test_add"), "--pass-config", "AlterLayout.blocked_activations"}
+        << QStringList{"--pass-config", "KEY=VALUE"};
   }
   void runErrorsExitTwoWithAMessage() {
     QFETCH(QStringList, arguments);
@@ -258,6 +273,27 @@ private slots:
     QVERIFY2(run.out.contains("// ---- after " + pass + " (skipped)"), qPrintable(run.out));
     QVERIFY2(QRegularExpression("^" + pass + R"(\s+skipped)", QRegularExpression::MultilineOption).match(run.out).hasMatch(),
              qPrintable(run.out));
+  }
+
+  // --pass-config reaches the pass: with blocked activations off no tensor is channel-blocked,
+  // and the model still computes its expected output.
+  void passConfigTurnsBlockedActivationsOff() {
+    if (!QFileInfo(kTinyResNet).exists()) QSKIP("resources/examples/tiny_resnet.onnx is missing");
+    QStringList standard{"inspect", kTinyResNet, "--print-after", "AlterLayout"};
+    Run blocked = runTessel(standard);
+    QVERIFY2(blocked.finished && blocked.exitCode == 0, qPrintable(describe(standard, blocked)));
+    QVERIFY2(blocked.out.contains("@NCHW"), qPrintable(blocked.out));
+    QStringList off = standard + QStringList{"--pass-config", "AlterLayout.blocked_activations=false"};
+    Run unblocked = runTessel(off);
+    QVERIFY2(unblocked.finished && unblocked.exitCode == 0, qPrintable(describe(off, unblocked)));
+    QVERIFY2(unblocked.out.contains("ConvPrepacked") && !unblocked.out.contains("NCHW") &&
+                 !unblocked.out.contains("LayoutTransform"),
+             qPrintable(unblocked.out));
+    QStringList run{"run", kTinyResNet, "--inputs-dir", kTinyResNetData, "--expect-dir", kTinyResNetData,
+                    "--pass-config", "AlterLayout.blocked_activations=false"};
+    Run ran = runTessel(run);
+    QVERIFY2(ran.finished && ran.exitCode == 0, qPrintable(describe(run, ran)));
+    QCOMPARE(keyValues(ran.out).value("result"), QString("match"));
   }
 
   void inspectUnknownPassIsAnError() {

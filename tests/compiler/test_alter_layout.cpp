@@ -120,35 +120,52 @@ Value untyped(const std::string& name, const std::string& op, std::vector<Value>
 
 Attributes convAttributes(int64_t pad) { return {{"pads", std::vector<int64_t>{pad, pad, pad, pad}}}; }
 
-// conv1 -> relu -> conv2 -> add(relu) -> mul(per-channel) -> maxpool, and the block's output
-// also through a 1x1 conv: the chain AlterLayout keeps blocked, with an NCHW end.
+// ResNet's stem and a residual block in small: conv1 -> relu -> maxpool -> conv2 -> add(maxpool)
+// -> mul(per-channel), which ends three ways: an average pool, a 1x1 conv and a global average
+// pool flattened as a classifier reads it. The chain AlterLayout keeps blocked, with NCHW ends.
 Graph convChain(int64_t channels, int64_t filters, int64_t size) {
   Value x = makeInput("x", f32({1, channels, size, size}));
   Value c1 = untyped("conv1", "Conv", {x, makeConstant("w1", patterned({filters, channels, 3, 3}, 1)),
                                        makeConstant("b1", patterned({filters}, 2))},
                      convAttributes(1));
   Value r1 = untyped("relu1", "Relu", {c1});
-  Value c2 = untyped("conv2", "Conv", {r1, makeConstant("w2", patterned({filters, filters, 3, 3}, 3))},
+  Value p1 = untyped("maxpool", "MaxPool", {r1}, {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                                  {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Value c2 = untyped("conv2", "Conv", {p1, makeConstant("w2", patterned({filters, filters, 3, 3}, 3))},
                      convAttributes(1));
-  Value sum = untyped("add", "Add", {c2, r1});
+  Value sum = untyped("add", "Add", {c2, p1});
   Value scaled = untyped("scale", "Mul", {sum, makeConstant("s", patterned({filters, 1, 1}, 4))});
-  Value pooled = untyped("pool", "MaxPool", {scaled}, {{"kernel_shape", std::vector<int64_t>{2, 2}},
-                                                       {"strides", std::vector<int64_t>{2, 2}}});
+  Value pooled = untyped("pool", "AveragePool", {scaled}, {{"kernel_shape", std::vector<int64_t>{2, 2}},
+                                                           {"strides", std::vector<int64_t>{2, 2}}});
   Value c3 = untyped("conv3", "Conv", {scaled, makeConstant("w3", patterned({filters, filters, 1, 1}, 5))},
                      convAttributes(0));
-  return Graph{{x}, {pooled, c3}, {"pooled", "projected"}};
+  Value features = untyped("flatten", "Flatten", {untyped("gap", "GlobalAveragePool", {scaled})});
+  return Graph{{x}, {pooled, c3, features}, {"pooled", "projected", "features"}};
 }
 
-// Compiles through the driver (blocked activations on, whatever the environment says) and runs
-// on `input`.
-std::vector<runtime::NDArray> runCompiled(const Graph& graph, const std::vector<std::string>& disabledPasses,
-                                          const runtime::NDArray& input, QString* optimizedText = nullptr) {
-  qputenv("TESSEL_BLOCKED_ACTIVATIONS", "1");
+PassOptions disabling(const std::string& pass) {
+  PassOptions options;
+  options.disabledPasses = {pass};
+  return options;
+}
+
+PassOptions configured(const std::string& key, const std::string& value) {
+  PassOptions options;
+  options.config[key] = value;
+  return options;
+}
+
+// Compiles through the driver and runs on `input`; `alteredText` receives the graph after
+// AlterLayout.
+std::vector<runtime::NDArray> runCompiled(const Graph& graph, const PassOptions& passes, const runtime::NDArray& input,
+                                          QString* alteredText = nullptr) {
   driver::CompileOptions options;
-  options.passes.disabledPasses = disabledPasses;
+  options.passes = passes;
   auto compiled = driver::compileGraph(graph, options);
   if (!compiled) qFatal("%s", compiled.error().toString().c_str());
-  if (optimizedText) *optimizedText = QString::fromStdString(printGraph(compiled->snapshots.back().graph));
+  for (const PassSnapshot& snapshot : compiled->snapshots)
+    if (alteredText && snapshot.passName == "AlterLayout")
+      *alteredText = QString::fromStdString(printGraph(snapshot.graph));
   auto executor = driver::createExecutor(*compiled);
   if (!executor) qFatal("%s", executor.error().toString().c_str());
   (*executor)->setInput("x", input);
@@ -156,6 +173,20 @@ std::vector<runtime::NDArray> runCompiled(const Graph& graph, const std::vector<
   std::vector<runtime::NDArray> outputs;
   for (const std::string& name : (*executor)->outputNames()) outputs.push_back((*executor)->getOutput(name));
   return outputs;
+}
+
+// Fails the test unless both runs computed the same outputs.
+void compareOutputs(const std::vector<runtime::NDArray>& got, const std::vector<runtime::NDArray>& expected) {
+  QCOMPARE(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    QCOMPARE(got[i].shape(), expected[i].shape());
+    double worst = largestDifference(hostOf(got[i]), hostOf(expected[i]));
+    QVERIFY2(worst < 1e-3, qPrintable(QString("output %1 differs by %2").arg(i).arg(worst)));
+  }
+}
+
+Value layoutTransform(const std::string& name, Value data, const std::string& from, const std::string& to) {
+  return untyped(name, "LayoutTransform", {std::move(data)}, {{"src_layout", from}, {"dst_layout", to}});
 }
 
 // The AlterLayout snapshot of a compile (before fusion), printed.
@@ -338,17 +369,23 @@ private slots:
                      "  %conv1 = ConvPrepacked(%x, @w1.OIHW16o, @b1) {out_layout=\"NCHW16c\", pads=[1, 1, 1, 1],"
                      " weight_shape=[16, 8, 3, 3]} : float32[1, 1, 6, 6, 16]@NCHW16c  # conv1\n"
                      "  %relu1 = Relu(%conv1) : float32[1, 1, 6, 6, 16]@NCHW16c  # relu1\n"
-                     "  %conv2 = ConvPrepacked(%relu1, @w2.OIHW16o) {data_layout=\"NCHW16c\", out_layout=\"NCHW16c\","
+                     "  %maxpool = MaxPool(%relu1) {kernel_shape=[3, 3], pads=[1, 1, 1, 1]}"
+                     " : float32[1, 1, 6, 6, 16]@NCHW16c  # maxpool\n"
+                     "  %conv2 = ConvPrepacked(%maxpool, @w2.OIHW16o) {data_layout=\"NCHW16c\", out_layout=\"NCHW16c\","
                      " pads=[1, 1, 1, 1], weight_shape=[16, 16, 3, 3]} : float32[1, 1, 6, 6, 16]@NCHW16c  # conv2\n"
-                     "  %add = Add(%conv2, %relu1) : float32[1, 1, 6, 6, 16]@NCHW16c  # add\n"
+                     "  %add = Add(%conv2, %maxpool) : float32[1, 1, 6, 6, 16]@NCHW16c  # add\n"
                      "  %scale = Mul(%add, @s.NCHW16c) : float32[1, 1, 6, 6, 16]@NCHW16c  # scale\n"
-                     "  %scale.NCHW = LayoutTransform(%scale) {dst_layout=\"NCHW\", src_layout=\"NCHW16c\"}"
-                     " : float32[1, 16, 6, 6]\n"
-                     "  %pool = MaxPool(%scale.NCHW) {kernel_shape=[2, 2], strides=[2, 2]} : float32[1, 16, 3, 3]"
-                     "  # pool\n"
+                     "  %pool = AveragePool(%scale) {kernel_shape=[2, 2], strides=[2, 2]}"
+                     " : float32[1, 1, 3, 3, 16]@NCHW16c  # pool\n"
+                     "  %pool.NCHW = LayoutTransform(%pool) {dst_layout=\"NCHW\", src_layout=\"NCHW16c\"}"
+                     " : float32[1, 16, 3, 3]\n"
                      "  %conv3 = ConvPrepacked(%scale, @w3.OIHW16o) {data_layout=\"NCHW16c\", pads=[0, 0, 0, 0],"
                      " weight_shape=[16, 16, 1, 1]} : float32[1, 16, 6, 6]  # conv3\n"
-                     "  return %pool, %conv3\n"
+                     "  %gap = GlobalAveragePool(%scale) : float32[1, 1, 1, 1, 16]@NCHW16c  # gap\n"
+                     "  %gap.NCHW = LayoutTransform(%gap) {dst_layout=\"NCHW\", src_layout=\"NCHW16c\"}"
+                     " : float32[1, 16, 1, 1]\n"
+                     "  %flatten = Flatten(%gap.NCHW) : float32[1, 16]  # flatten\n"
+                     "  return %pool.NCHW, %conv3, %flatten\n"
                      "}\n");
     QVERIFY2(text == expected, qPrintable(text));
   }
@@ -369,13 +406,8 @@ private slots:
     runtime::NDArray input = patterned({1, channels, size, size}, 7);
     QString optimized;
     auto blocked = runCompiled(graph, {}, input, &optimized);
-    auto reference = runCompiled(graph, {"AlterLayout"}, input);
-    QCOMPARE(blocked.size(), reference.size());
-    for (size_t i = 0; i < blocked.size(); ++i) {
-      QCOMPARE(blocked[i].shape(), reference[i].shape());
-      double worst = largestDifference(hostOf(blocked[i]), hostOf(reference[i]));
-      QVERIFY2(worst < 1e-3, qPrintable(QString("output %1 differs by %2").arg(i).arg(worst)));
-    }
+    auto reference = runCompiled(graph, disabling("AlterLayout"), input);
+    compareOutputs(blocked, reference);
     // The chain ran blocked whenever the filter block divides the filters.
     Conv2dParams conv1;
     conv1.channels = channels;
@@ -394,6 +426,78 @@ private slots:
     QString text = QString::fromStdString(printGraph(*altered));
     QVERIFY2(text.contains("ConvPrepacked") && !text.contains("NCHW16c") && !text.contains("LayoutTransform"),
              qPrintable(text));
+  }
+
+  // The driver's pass options reach AlterLayout: each turns its part off, the numbers stay.
+  void passOptionsTurnAlterLayoutPartsOff() {
+    Graph graph = convChain(8, 32, 7);
+    runtime::NDArray input = patterned({1, 8, 7, 7}, 3);
+    QString standard, unblocked, unpacked;
+    auto reference = runCompiled(graph, {}, input, &standard);
+    QVERIFY2(standard.contains("@NCHW"), qPrintable(standard));
+    compareOutputs(runCompiled(graph, configured("AlterLayout.blocked_activations", "false"), input, &unblocked),
+                   reference);
+    QVERIFY2(unblocked.contains("ConvPrepacked") && !unblocked.contains("NCHW") &&
+                 !unblocked.contains("LayoutTransform"),
+             qPrintable(unblocked));
+    compareOutputs(runCompiled(graph, configured("AlterLayout.pack_weights", "false"), input, &unpacked), reference);
+    QVERIFY2(!unpacked.contains("Prepacked") && !unpacked.contains("NCHW"), qPrintable(unpacked));
+
+    driver::CompileOptions misspelled;
+    misspelled.passes = configured("AlterLayout.blocked_activations", "off");
+    auto refused = driver::compileGraph(graph, misspelled);
+    QVERIFY(!refused.ok());
+    QString message = QString::fromStdString(refused.error().toString());
+    QVERIFY2(message.contains("AlterLayout.blocked_activations") && message.contains("'off'") &&
+                 message.contains("true or false"),
+             qPrintable(message));
+  }
+
+  // A graph holding LayoutTransforms: each becomes a transform of its rewritten input, so an
+  // inverse pair cancels, and a convolution reads a transform's blocked source in place.
+  void existingTransformsCancel() {
+    Value x = makeInput("x", f32({1, 16, 5, 5}));
+    Value blocked = layoutTransform("to_blocked", x, "NCHW", "NCHW16c");
+    Value back = layoutTransform("to_nchw", blocked, "NCHW16c", "NCHW");
+    Value conv1 = untyped("conv1", "Conv", {back, makeConstant("w1", patterned({16, 16, 1, 1}, 1))}, convAttributes(0));
+    Value relu = untyped("relu", "Relu", {layoutTransform("again_blocked", x, "NCHW", "NCHW16c")});
+    Value conv2 = untyped("conv2", "Conv", {layoutTransform("again_nchw", relu, "NCHW16c", "NCHW"),
+                                            makeConstant("w2", patterned({16, 16, 3, 3}, 2))},
+                          convAttributes(1));
+    Graph graph{{x}, {conv1, conv2}, {"direct", "through_relu"}};
+    QString text = alteredText(graph, targetWithLanes(8));
+    QString expected("graph(%x: float32[1, 16, 5, 5]) {\n"
+                     "  const @w1.OIHW16o: float32[1, 16, 1, 1, 16]@OIHW16o\n"
+                     "  const @w2.OIHW16o: float32[1, 16, 3, 3, 16]@OIHW16o\n"
+                     "  %conv1 = ConvPrepacked(%x, @w1.OIHW16o) {pads=[0, 0, 0, 0], weight_shape=[16, 16, 1, 1]}"
+                     " : float32[1, 16, 5, 5]  # conv1\n"
+                     "  %x.NCHW16c = LayoutTransform(%x) {dst_layout=\"NCHW16c\", src_layout=\"NCHW\"}"
+                     " : float32[1, 1, 5, 5, 16]@NCHW16c\n"
+                     "  %relu = Relu(%x.NCHW16c) : float32[1, 1, 5, 5, 16]@NCHW16c  # relu\n"
+                     "  %conv2 = ConvPrepacked(%relu, @w2.OIHW16o) {data_layout=\"NCHW16c\", pads=[1, 1, 1, 1],"
+                     " weight_shape=[16, 16, 3, 3]} : float32[1, 16, 5, 5]  # conv2\n"
+                     "  return %conv1, %conv2\n"
+                     "}\n");
+    QVERIFY2(text == expected, qPrintable(text));
+
+    runtime::NDArray input = patterned({1, 16, 5, 5}, 4);
+    compareOutputs(runCompiled(graph, {}, input), runCompiled(graph, disabling("AlterLayout"), input));
+  }
+
+  // AlterLayout's result already has its layouts: a second run keeps every one of them, and
+  // the graph computes what the NCHW original does.
+  void alterLayoutOfItsOwnResultChangesNothing() {
+    ScheduleTarget host = ScheduleTarget::host();
+    auto typed = inferTypes(convChain(8, 32, 7));
+    QVERIFY(typed.ok());
+    auto once = alterLayout(*typed, host);
+    QVERIFY(once.ok());
+    auto twice = alterLayout(*once, host);
+    QVERIFY(twice.ok());
+    QCOMPARE(QString::fromStdString(printGraph(*twice)), QString::fromStdString(printGraph(*once)));
+
+    runtime::NDArray input = patterned({1, 8, 7, 7}, 5);
+    compareOutputs(runCompiled(*once, {}, input), runCompiled(*typed, disabling("AlterLayout"), input));
   }
 
   // Pooling is per channel: over NCHW<b>c it reads the blocked tensor in place and writes a

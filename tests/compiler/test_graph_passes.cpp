@@ -15,6 +15,17 @@ Value op(const std::string& name, const std::string& kind, std::vector<Value> in
   return makeOperation(name, kind, std::move(inputs), std::move(attributes), {f32({4})},
                        {{name + "_onnx", kind}})[0];
 }
+// A pass with two options that records the values it was run with.
+Pass recordingPass(std::map<std::string, std::string>* seen) {
+  return Pass("Record", 0,
+              {PassOption::flag("keep", true, "keep things"), PassOption{"mode", "fast", "how", {"fast", "small", "exact"}}},
+              [seen](const Graph& g, const PassConfig& config) -> Expected<Graph> {
+                (*seen)["keep"] = config.flag("keep") ? "yes" : "no";
+                (*seen)["mode"] = config.get("mode");
+                return g;
+              });
+}
+
 runtime::NDArray filled(float value) {
   auto array = runtime::NDArray::empty({4}, runtime::DataType::float32());
   for (float& v : array.values<float>()) v = value;
@@ -97,6 +108,54 @@ private slots:
     QVERIFY(QString::fromStdString(unknown.error().toString()).contains("no pass named 'FoldConstants'"));
     QVERIFY(QString::fromStdString(unknown.error().toString()).contains("passes: A"));
     QVERIFY(!manager.run(g, {4, {}}).ok());
+  }
+
+  void passOptionsReachTheirPass() {
+    std::map<std::string, std::string> seen;
+    PassManager manager({recordingPass(&seen), {"Plain", 0, [](const Graph& g) -> Expected<Graph> { return g; }}});
+    QCOMPARE(manager.configKeys(), (std::vector<std::string>{"Record.keep", "Record.mode"}));
+    Graph g{{makeInput("x", f32({4}))}, {}, {}};
+    QVERIFY(manager.run(g, {}).ok());
+    QCOMPARE(seen["keep"], std::string("yes"));  // the defaults
+    QCOMPARE(seen["mode"], std::string("fast"));
+    PassOptions options;
+    options.config = {{"Record.keep", "false"}, {"Record.mode", "exact"}};
+    QVERIFY(manager.run(g, options).ok());
+    QCOMPARE(seen["keep"], std::string("no"));
+    QCOMPARE(seen["mode"], std::string("exact"));
+  }
+
+  void passManagerRejectsBadConfig_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QStringList>("mentions");
+    QTest::newRow("misspelled option") << "Record.kep" << "true"
+                                       << QStringList{"no pass option 'Record.kep'", "Record.keep, Record.mode"};
+    QTest::newRow("option of a pass without options")
+        << "Plain.keep" << "true" << QStringList{"'Plain.keep'", "Record.keep, Record.mode"};
+    QTest::newRow("no pass name") << "keep" << "true" << QStringList{"'keep'", "Record.keep"};
+    QTest::newRow("flag that is not true or false") << "Record.keep" << "1"
+                                                    << QStringList{"Record.keep", "'1'", "true or false"};
+    QTest::newRow("value not among the choices") << "Record.mode" << "slow"
+                                                 << QStringList{"Record.mode", "'slow'", "fast, small or exact"};
+  }
+  void passManagerRejectsBadConfig() {
+    QFETCH(QString, key);
+    QFETCH(QString, value);
+    QFETCH(QStringList, mentions);
+    std::map<std::string, std::string> seen;
+    PassManager manager({recordingPass(&seen), {"Plain", 0, [](const Graph& g) -> Expected<Graph> { return g; }}});
+    PassOptions options;
+    options.config[key.toStdString()] = value.toStdString();
+    Status checked = manager.checkOptions(options);
+    QVERIFY(!checked);
+    QString message = QString::fromStdString(checked.error().toString());
+    for (const QString& mention : mentions) QVERIFY2(message.contains(mention), qPrintable(message));
+    // Running refuses the same way, before any pass sees the graph.
+    auto ran = manager.run(Graph{{makeInput("x", f32({4}))}, {}, {}}, options);
+    QVERIFY(!ran.ok());
+    QCOMPARE(QString::fromStdString(ran.error().toString()), message);
+    QVERIFY(seen.empty());
   }
 
   void aFailingPassNamesItself() {

@@ -79,8 +79,12 @@ void printJson(const std::string& file, const project::ProjectRunReport& report)
     out["latency_ms"] = report.latencyMs;
     out["min_ms"] = report.minMs;
     nlohmann::ordered_json expectations = nlohmann::ordered_json::array();
-    for (auto& e : report.expectations)
-      expectations.push_back({{"name", e.name}, {"measured", e.measured}, {"limit", e.limit}, {"passed", e.passed}});
+    for (auto& e : report.expectations) {
+      nlohmann::ordered_json expectation = {
+          {"name", e.name}, {"measured", e.measured}, {"limit", e.limit}, {"passed", e.passed}};
+      if (e.baselineMs > 0) expectation["baseline_ms"] = e.baselineMs;
+      expectations.push_back(expectation);
+    }
     out["expectations"] = expectations;
   }
   if (!report.exportedTo.empty()) out["exported_to"] = report.exportedTo;

@@ -55,13 +55,14 @@ private slots:
   }
 
   void exampleProjectRunsAndPasses() {
-    QStringList arguments{"project", "run", kExampleProject, "--repeat", "5"};
+    QStringList arguments{"project", "run", kExampleProject, "--repeat", "5", "--threads", "1"};
     Run run = runTessel(arguments);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
     auto values = keyValues(run.out);
     QCOMPARE(values["verify"], QString("match"));
     QCOMPARE(values["tasks_edited"], QString("1"));
     QCOMPARE(values["runs"], QString("5"));
+    QCOMPARE(values["threads"], QString("1"));
     QCOMPARE(values["expectations"], QString("pass"));
     bool ok = false;
     double latency = values["latency_ms"].toDouble(&ok);

@@ -10,6 +10,7 @@
 #include "app/project/AtomicFile.h"
 #include "app/project/Autosave.h"
 #include "compiler/driver/Driver.h"
+#include "compiler/frontend/onnx/OnnxImporter.h"
 #include "compiler/schedule/TraceText.h"
 
 namespace tessel::project {
@@ -296,6 +297,16 @@ private:
     if (!fs::is_regular_file(project.model, error))
       fail("model", "no such file: " + project.model,
            "move the model back, or change \"model\" (a path relative to " + directory_.string() + ")");
+    if (!project.inputShapes.empty()) {
+      auto inputs = frontend::readOnnxInputs(project.model);
+      if (!inputs) fail("model", inputs.error().message, inputs.error().hint);
+      std::vector<std::string> names;
+      for (auto& input : *inputs) names.push_back(input.name);
+      for (auto& [name, shape] : project.inputShapes)
+        if (std::find(names.begin(), names.end(), name) == names.end())
+          fail(child("input_shapes", name), "the model has no input named '" + name + "'",
+               "its inputs: " + joinNames(names));
+    }
     if (!project.reference.directory.empty()) {
       if (!fs::is_directory(project.reference.directory, error))
         fail("reference.directory", "no such directory: " + project.reference.directory,

@@ -119,7 +119,8 @@ enum class FileChecks {
 /// ("written by a newer Tessel (version 3); this build reads version 1"), a wrong type or
 /// value (with the JSON path: "tasks[2].trace: line 3, column 7: ..."), an unknown key, a
 /// schedule trace that does not parse, pass options the pass manager rejects, or (with
-/// FileChecks::Required) a missing model or reference directory.
+/// FileChecks::Required) a missing model or reference directory, or an input shape for an
+/// input the model does not have.
 Expected<Project> loadProject(const std::string& path, FileChecks checks = FileChecks::Required);
 
 /// The same from JSON text, as if read from `path` (relative paths resolve against its

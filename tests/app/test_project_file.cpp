@@ -216,6 +216,17 @@ private slots:
     QVERIFY(project::loadProject(path).ok());
   }
 
+  void inputShapesMustNameModelInputs() {
+    std::string path = root_ + "/shapes.tessel";
+    writeFile(path, documentWith("  \"input_shapes\": {\"imagee\": [1, 3, 32, 32]},\n"));
+    auto loaded = project::loadProject(path);
+    QVERIFY(!loaded.ok());
+    QString message = QString::fromStdString(loaded.error().toString());
+    QVERIFY2(message.contains("input_shapes.imagee") && message.contains("image"), qPrintable(message));
+    writeFile(path, documentWith("  \"input_shapes\": {\"image\": [1, 3, 32, 32]},\n"));
+    QVERIFY(project::loadProject(path).ok());
+  }
+
   void unknownDataUnderMetadataIsKept() {
     std::string path = root_ + "/meta.tessel";
     writeFile(path, documentWith("  \"metadata\": {\"dashboard\": {\"pinned\": [3, 1]}},\n"));

@@ -10,8 +10,10 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
 #include "app/project/Project.h"
+#include "app/project/ProjectOptions.h"
 #include "app/project/ProjectRunner.h"
 #include "compiler/driver/ScheduleEdits.h"
+#include "runtime/ThreadPool.h"
 
 namespace tessel::cli {
 
@@ -89,6 +91,16 @@ void printJson(const std::string& file, const project::ProjectRunReport& report)
   }
   if (!report.exportedTo.empty()) out["exported_to"] = report.exportedTo;
   std::cout << out.dump(2) << "\n";
+}
+
+// The project's model compiled as `project run` compiles it (its threads, passes and target),
+// before its schedule edits; `options` receives the options used.
+Expected<driver::CompiledModel> compileProjectModel(const project::Project& project, driver::CompileOptions* options) {
+  if (project.target.threads > 0) runtime::ThreadPool::global().setNumThreads(project.target.threads);
+  auto graph = driver::loadModel(project.model, project::loadOptionsFor(project));
+  if (!graph) return graph.error();
+  *options = project::compileOptionsFor(project);
+  return driver::compileGraph(*graph, *options);
 }
 
 int runProjectRun(const std::vector<std::string>& args) {
@@ -177,12 +189,8 @@ int runProjectCheck(const std::vector<std::string>& args) {
   auto loaded = project::loadProject(command.model);
   if (!loaded) return reportDiagnostic(loaded.error());
   if (command.line.has("compile")) {
-    driver::LoadOptions load;
-    load.inputShapes = loaded->inputShapes;
-    auto graph = driver::loadModel(loaded->model, load);
-    if (!graph) return reportDiagnostic(graph.error());
-    driver::CompileOptions options = project::compileOptionsFor(*loaded);
-    auto compiled = driver::compileGraph(*graph, options);
+    driver::CompileOptions options;
+    auto compiled = compileProjectModel(*loaded, &options);
     if (!compiled) return reportDiagnostic(compiled.error());
     auto edited = driver::applyScheduleEdits(std::move(*compiled), loaded->tasks, options.schedule);
     if (!edited) return reportDiagnostic(edited.error());
@@ -203,12 +211,8 @@ int runProjectTasks(const std::vector<std::string>& args) {
     return *done;
   auto loaded = project::loadProject(command.model);
   if (!loaded) return reportDiagnostic(loaded.error());
-  driver::LoadOptions load;
-  load.inputShapes = loaded->inputShapes;
-  auto graph = driver::loadModel(loaded->model, load);
-  if (!graph) return reportDiagnostic(graph.error());
-  driver::CompileOptions options = project::compileOptionsFor(*loaded);
-  auto compiled = driver::compileGraph(*graph, options);
+  driver::CompileOptions options;
+  auto compiled = compileProjectModel(*loaded, &options);
   if (!compiled) return reportDiagnostic(compiled.error());
 
   if (command.line.has("trace")) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "app/project/ProjectOptions.h"
 #include "compiler/driver/ScheduleEdits.h"
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "runtime/ThreadPool.h"
@@ -125,8 +126,7 @@ private:
   // Known input values are given to the compiler: one it needs by value (a Reshape's shape) is
   // bound as a constant, and values complete open dimensions, as in `tessel run`.
   driver::LoadOptions loadOptions() const {
-    driver::LoadOptions load;
-    load.inputShapes = project_.inputShapes;
+    driver::LoadOptions load = loadOptionsFor(project_);
     load.inputValues = referenceInputs_;
     return load;
   }
@@ -214,16 +214,6 @@ bool ProjectRunReport::outputsMatch() const {
 
 bool ProjectRunReport::expectationsMet() const {
   return std::all_of(expectations.begin(), expectations.end(), [](auto& e) { return e.passed; });
-}
-
-driver::CompileOptions compileOptionsFor(const Project& project) {
-  driver::CompileOptions options;
-  options.passes.optLevel = project.passes.optLevel;
-  options.passes.disabledPasses = project.passes.disabledPasses;
-  options.passes.config = project.passes.config;
-  options.schedule = ScheduleTarget::host();
-  if (project.target.vectorLanes > 0) options.schedule.vectorLanes = project.target.vectorLanes;
-  return options;
 }
 
 Expected<ProjectRunReport> runProject(const Project& project, const ProjectRunOptions& options) {

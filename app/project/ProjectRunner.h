@@ -68,8 +68,4 @@ struct ProjectRunReport {
 /// expectation is not an error but part of the report.
 Expected<ProjectRunReport> runProject(const Project& project, const ProjectRunOptions& options = {});
 
-/// The compile options a project asks for (passes and schedule target), as runProject and the
-/// Studio's compile use them. Reads the runtime's thread count for the schedule target.
-driver::CompileOptions compileOptionsFor(const Project& project);
-
 }  // namespace tessel::project

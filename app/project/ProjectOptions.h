@@ -1,0 +1,18 @@
+// What a project asks of the compiler: the import and compile options its settings stand for,
+// shared by the project runner and the Studio (which hands them to its model session).
+#pragma once
+
+#include "app/project/Project.h"
+#include "compiler/driver/Driver.h"
+
+namespace tessel::project {
+
+/// The import options: the project's input shapes.
+driver::LoadOptions loadOptionsFor(const Project& project);
+
+/// The compile options: opt level, disabled passes and pass config, and the schedule target
+/// (the host's, with the project's vector lanes when set). The target's thread count is the
+/// runtime's at the time of the call: set the thread pool first (runProject does).
+driver::CompileOptions compileOptionsFor(const Project& project);
+
+}  // namespace tessel::project

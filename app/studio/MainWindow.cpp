@@ -28,6 +28,7 @@
 #include "views/common/DiagnosticsPanel.h"
 #include "views/common/ImageExport.h"
 #include "views/common/JobStatusWidget.h"
+#include "views/timeline/PassOptionsPanel.h"
 
 namespace tessel::studio {
 
@@ -133,8 +134,15 @@ void MainWindow::createDocks() {
   };
   propertiesDock_ = makeDock(tr("Properties"), "PropertiesDock",
                              new ViewPlaceholder(tr("Properties"), "views/graph (properties panel)"));
-  passOptionsDock_ = makeDock(tr("Pass Options"), "PassOptionsDock",
-                              new ViewPlaceholder(tr("Pass options"), "views/timeline (pass options panel)"));
+  passOptions_ = new views::PassOptionsPanel;
+  passOptionsDock_ = makeDock(tr("Pass Options"), "PassOptionsDock", passOptions_);
+  connect(passOptions_, &views::PassOptionsPanel::optionsChanged, this, [this](const graph::PassOptions& passes) {
+    if (session_.modelPath().isEmpty()) return;
+    driver::CompileOptions options = session_.compileOptions();
+    options.passes = passes;
+    diagnostics_.add(views::Severity::Note, tr("Compile"), tr("Recompiling with opt level %1").arg(passes.optLevel));
+    session_.recompile(options);
+  });
   tasksDock_ = makeDock(tr("Tasks"), "TasksDock", new ViewPlaceholder(tr("Tasks"), "views/schedule (task list)"));
   measurementsDock_ = makeDock(tr("Measurements"), "MeasurementsDock",
                                new ViewPlaceholder(tr("Measurements"), "views/schedule (MeasurePanel)"));
@@ -185,7 +193,7 @@ void MainWindow::createActions() {
     if (!path.isEmpty()) exportCurrentView(path);
   });
   file->addSeparator();
-  addStudioAction(file, "actionQuit", tr("&Quit"), QKeySequence::Quit, [this] { close(); });
+  addStudioAction(file, "actionQuit", tr("&Quit"), QKeySequence(tr("Ctrl+Q")), [this] { close(); });
 
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
   addStudioAction(edit, "actionFind", tr("&Find..."), QKeySequence::Find, [this] {
@@ -412,6 +420,7 @@ void MainWindow::showModelInViews() {
                             .arg(model->kernels.size())
                             .arg(plannedMiB, 0, 'f', 2));
   }
+  passOptions_->setOptions(session_.compileOptions().passes);
   for (const ViewSlot& slot : views_)
     if (auto* placeholder = qobject_cast<ViewPlaceholder*>(slot.widget)) placeholder->setDetail(summary);
 }
@@ -462,7 +471,7 @@ void MainWindow::rebuildRecentMenu() {
 }
 
 void MainWindow::refreshIcons() {
-  QColor ink = palette().color(QPalette::WindowText);
+  QColor ink = QApplication::palette().color(QPalette::WindowText);
   auto set = [&](const char* name, StudioIcon icon) {
     if (QAction* action = studioAction(name)) action->setIcon(studioIcon(icon, ink));
   };

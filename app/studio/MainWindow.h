@@ -22,6 +22,10 @@ class QMenu;
 class QStackedWidget;
 class QToolButton;
 
+namespace tessel::views {
+class PassOptionsPanel;
+}
+
 namespace tessel::studio {
 
 class ModeBar;
@@ -148,6 +152,7 @@ private:
 
   ModeBar* modeBar_ = nullptr;
   QStackedWidget* central_ = nullptr;
+  views::PassOptionsPanel* passOptions_ = nullptr;
   QDockWidget* propertiesDock_ = nullptr;
   QDockWidget* passOptionsDock_ = nullptr;
   QDockWidget* tasksDock_ = nullptr;

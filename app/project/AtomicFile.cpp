@@ -47,7 +47,16 @@ void syncDirectory(const fs::path& directory) {
 
 }  // namespace
 
-Status writeFileAtomically(const std::string& path, const std::string& contents, const AtomicWriteHooks& hooks) {
+Status writeFileAtomically(const std::string& requestedPath, const std::string& contents,
+                           const AtomicWriteHooks& hooks) {
+  // A project kept as a symbolic link (in a dotfiles repository, say) stays a link: the rename
+  // replaces the file it points to, not the link.
+  std::string path = requestedPath;
+  std::error_code linkError;
+  if (fs::is_symlink(path, linkError)) {
+    fs::path target = fs::read_symlink(path, linkError);
+    if (!linkError) path = (target.is_relative() ? fs::path(path).parent_path() / target : target).string();
+  }
   const std::string temporary = path + ".tmp";
   // The old file's permissions carry over (a project shared read-only by a group stays so).
   mode_t mode = 0644;

@@ -19,7 +19,8 @@ struct AtomicWriteHooks {
 /// Replaces the file at `path` with `contents`, atomically: writes PATH.tmp in the same
 /// directory, flushes and fsyncs it, renames it over PATH and fsyncs the directory. A reader
 /// (or a crash) sees either the old file whole or the new one whole. The new file keeps the
-/// old one's permissions. On failure the temporary file is removed, PATH is untouched, and a
+/// old one's permissions; when PATH is a symbolic link, the file it points to is replaced and the
+/// link stays. On failure the temporary file is removed, PATH is untouched, and a
 /// Diagnostic located at PATH says what failed (with the system's reason).
 Status writeFileAtomically(const std::string& path, const std::string& contents,
                            const AtomicWriteHooks& hooks = {});

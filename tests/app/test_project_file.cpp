@@ -136,6 +136,19 @@ private slots:
     QCOMPARE(project::loadProject(path)->benchmark.repeats, 99);
   }
 
+  void savingThroughASymbolicLinkKeepsTheLink() {
+    fs::create_directories(root_ + "/dotfiles");
+    std::string target = root_ + "/dotfiles/real.tessel", link = root_ + "/linked.tessel";
+    QVERIFY(project::saveProject(fullProject(root_), target).ok());
+    fs::create_symlink("dotfiles/real.tessel", link);
+    project::Project changed = fullProject(root_);
+    changed.benchmark.repeats = 3;
+    QVERIFY(project::saveProject(changed, link).ok());
+    QVERIFY(fs::is_symlink(link));
+    QVERIFY(*project::loadProject(link) == changed);
+    QCOMPARE(project::loadProject(target, project::FileChecks::Skipped)->benchmark.repeats, 3);
+  }
+
   void badFilesAreReportedAndNeverOverwritten_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QStringList>("mentions");

@@ -120,6 +120,21 @@ private slots:
     saveScreenshot(view, "iteration_order_schedule.png");
   }
 
+  void moreThreadsSplitTheParallelLoopFurther() {
+    IterationOrderView view;
+    view.setAutoPlay(false);
+    view.setThreads(2);
+    QSignalSpy changed(&view, &IterationOrderView::orderChanged);
+    view.setSchedule(matmul(32, 16, 8), kTiledVectorParallel);
+    QVERIFY(changed.wait(30000));
+    QCOMPARE(view.order()->threads, 2);
+    int64_t twoThreadSteps = view.stepCount();
+    view.setThreads(4);
+    QVERIFY(changed.wait(30000));
+    QCOMPARE(view.order()->threads, 4);
+    QCOMPARE(view.stepCount() * 2, twoThreadSteps);
+  }
+
   void playingRunsToTheEnd() {
     IterationOrderView view;
     view.resize(400, 440);

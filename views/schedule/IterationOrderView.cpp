@@ -8,6 +8,7 @@
 #include <QPainter>
 #include <QShortcut>
 #include <QSlider>
+#include <QSpinBox>
 #include <QStyle>
 #include <QTimer>
 #include <QToolButton>
@@ -17,6 +18,7 @@
 
 #include "compiler/lower/Lower.h"
 #include "compiler/schedule/TraceText.h"
+#include "runtime/ThreadPool.h"
 #include "views/schedule/IterationOrderCanvas.h"
 
 namespace tessel::views {
@@ -117,13 +119,21 @@ void IterationOrderView::buildUi() {
     if (value != step_) setCurrentStep(value);
   });
   stepLabel_ = new QLabel;
-  stepLabel_->setMinimumWidth(stepLabel_->fontMetrics().horizontalAdvance(QStringLiteral("step 00000 / 00000 · 0000 / 0000 cells")));
+  stepLabel_->setMinimumWidth(stepLabel_->fontMetrics().horizontalAdvance(QStringLiteral("step 00000/00000 · 0000/0000 cells")));
   speed_ = new QComboBox;
   speed_->setToolTip(tr("Animation speed"));
   for (double speed : kSpeeds) speed_->addItem(tr("%1 steps/s").arg(speed), speed);
   connect(speed_, &QComboBox::activated, this, [this](int index) {
     setStepsPerSecond(speed_->itemData(index).toDouble());
   });
+
+  threadsBox_ = new QSpinBox;
+  threadsBox_->setRange(1, 64);
+  threadsBox_->setValue(threads());
+  threadsBox_->setSuffix(tr(" threads"));
+  threadsBox_->setToolTip(tr("How many threads parallel loops are split over in this picture "
+                             "(the runtime here uses %1)").arg(runtime::ThreadPool::global().numThreads()));
+  connect(threadsBox_, &QSpinBox::valueChanged, this, [this](int value) { setThreads(value); });
 
   auto* controls = new QHBoxLayout;
   controls->setSpacing(2);
@@ -135,7 +145,11 @@ void IterationOrderView::buildUi() {
   controls->addWidget(slider_, 1);
   controls->addSpacing(6);
   controls->addWidget(stepLabel_);
-  controls->addWidget(speed_);
+
+  auto* header = new QHBoxLayout;
+  header->addWidget(summary_, 1);
+  header->addWidget(speed_, 0, Qt::AlignTop);
+  header->addWidget(threadsBox_, 0, Qt::AlignTop);
 
   legend_ = new QWidget;
   auto* legendLayout = new QHBoxLayout(legend_);
@@ -150,7 +164,7 @@ void IterationOrderView::buildUi() {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(8, 8, 8, 8);
   layout->setSpacing(6);
-  layout->addWidget(summary_);
+  layout->addLayout(header);
   layout->addWidget(canvas_, 1);
   layout->addWidget(legend_);
   layout->addLayout(controls);
@@ -167,14 +181,28 @@ void IterationOrderView::buildUi() {
   setFocusPolicy(Qt::StrongFocus);
 }
 
+void IterationOrderView::setThreads(int threads) {
+  options_.threads = threads;
+  threadsBox_->blockSignals(true);
+  threadsBox_->setValue(this->threads());
+  threadsBox_->blockSignals(false);
+  if (source_) startJob(source_);
+}
+
+int IterationOrderView::threads() const {
+  return options_.threads > 0 ? options_.threads : runtime::ThreadPool::global().numThreads();
+}
+
 void IterationOrderView::setJobRunner(JobRunner* jobs) {
   if (jobs) jobs_ = jobs;
 }
 
-void IterationOrderView::startJob(std::function<Expected<IterationOrder>()> work) {
+void IterationOrderView::startJob(OrderSource source) {
+  source_ = std::move(source);
   QPointer<IterationOrderView> self(this);
+  IterationOrderOptions options = options_;
   jobs_->start<Expected<IterationOrder>>(
-      channel_, tr("Following the loop nest"), [work = std::move(work)](JobContext&) { return work(); },
+      channel_, tr("Following the loop nest"), [source = source_, options](JobContext&) { return source(options); },
       [self](Expected<IterationOrder> order) {
         if (!self) return;
         if (!order) {
@@ -190,8 +218,7 @@ void IterationOrderView::startJob(std::function<Expected<IterationOrder>()> work
 
 void IterationOrderView::setSchedule(const Workload& workload, const QString& traceText) {
   std::string text = traceText.toStdString();
-  IterationOrderOptions options = options_;
-  startJob([workload, text, options]() -> Expected<IterationOrder> {
+  startJob([workload, text](const IterationOrderOptions& options) -> Expected<IterationOrder> {
     auto trace = parseTraceText(text);
     if (!trace) return trace.error();
     auto schedule = Schedule::replay(workload.outputs, *trace);
@@ -206,14 +233,14 @@ void IterationOrderView::setSchedule(const Workload& workload, const QString& tr
 }
 
 void IterationOrderView::setLoweredFunction(const PrimFunc& func, const Buffer& output) {
-  IterationOrderOptions options = options_;
-  startJob([func, output, options]() -> Expected<IterationOrder> {
+  startJob([func, output](const IterationOrderOptions& options) -> Expected<IterationOrder> {
     return output.defined() ? iterationOrder(func, output, options) : iterationOrder(func, options);
   });
 }
 
 void IterationOrderView::setOrder(const IterationOrder& order) {
   jobs_->cancel(channel_);  // a slower request in flight must not replace this order
+  source_ = nullptr;
   showOrder(std::make_shared<const IterationOrder>(order));
 }
 
@@ -353,7 +380,7 @@ void IterationOrderView::updateControls() {
     w->setEnabled(hasOrder);
   playButton_->setIcon(style()->standardIcon(isPlaying() ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
   int64_t cells = order_ ? int64_t(order_->cells.size()) : 0;
-  stepLabel_->setText(tr("step %1 / %2 · %3 / %4 cells").arg(step_).arg(steps).arg(producedCellCount()).arg(cells));
+  stepLabel_->setText(tr("step %1/%2 · %3/%4 cells").arg(step_).arg(steps).arg(producedCellCount()).arg(cells));
 }
 
 void IterationOrderView::updateLegend() {

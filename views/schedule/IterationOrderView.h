@@ -13,6 +13,7 @@
 #include "views/common/JobRunner.h"
 
 class QComboBox;
+class QSpinBox;
 class QLabel;
 class QSlider;
 class QTimer;
@@ -42,8 +43,11 @@ public:
   void setJobRunner(JobRunner* jobs);
   void setJobChannel(const QString& channel) { channel_ = channel; }
   QString jobChannel() const { return channel_; }
-  /// Threads parallel loops are split over in the picture (0: the runtime's thread count).
-  void setThreads(int threads) { options_.threads = threads; }
+  /// Threads parallel loops are split over in the picture (0: the runtime's thread count; the
+  /// threads box of the view changes it too). Recomputes the order shown when it came from
+  /// setSchedule or setLoweredFunction.
+  void setThreads(int threads);
+  int threads() const;
   /// Play from the start whenever a new order arrives (on by default).
   void setAutoPlay(bool autoPlay) { autoPlay_ = autoPlay; }
   bool autoPlay() const { return autoPlay_; }
@@ -89,7 +93,9 @@ signals:
 
 private:
   void buildUi();
-  void startJob(std::function<Expected<IterationOrder>()> work);
+  /// Computes an order with the given options (on a worker thread).
+  using OrderSource = std::function<Expected<IterationOrder>(const IterationOrderOptions&)>;
+  void startJob(OrderSource source);
   void showOrder(std::shared_ptr<const IterationOrder> order);
   void advance();
   void updateControls();
@@ -99,6 +105,7 @@ private:
   JobRunner* jobs_ = nullptr;
   QString channel_ = QStringLiteral("iteration-order");
   IterationOrderOptions options_;
+  OrderSource source_;  // where the order shown came from, to recompute it for other thread counts
   bool autoPlay_ = true;
 
   std::shared_ptr<const IterationOrder> order_;
@@ -117,6 +124,7 @@ private:
   QSlider* slider_ = nullptr;
   QLabel* stepLabel_ = nullptr;
   QComboBox* speed_ = nullptr;
+  QSpinBox* threadsBox_ = nullptr;
   QLabel* summary_ = nullptr;
   QWidget* legend_ = nullptr;
   QLabel* message_ = nullptr;

@@ -31,6 +31,10 @@ const char* kProjectUsage =
     "\n"
     "Run `tessel project SUBCOMMAND --help` for a subcommand's options.\n";
 
+// How much slower than its saved baseline a run may be when --save-baseline sets the first one:
+// enough for the noise of a shared CI machine, not enough to hide a lost optimization.
+constexpr double kDefaultBaselineRatio = 1.5;
+
 // Parses `FILE [flags]` of a subcommand; an exit code when there is nothing more to do.
 std::optional<int> parseSubcommand(const std::string& name, const std::string& synopsis, const std::string& description,
                                    const std::vector<std::string>& args, const std::vector<FlagSpec>& flags,
@@ -107,7 +111,11 @@ int runProjectRun(const std::vector<std::string>& args) {
   std::vector<FlagSpec> flags = {threadsFlag(),
                                  {"repeat", "timed runs (instead of the project's benchmark.repeats)", true, ""},
                                  {"export", "export the deployable module to DIR (whatever the project says)", true, ""},
-                                 {"json", "print the summary as one JSON object", false, ""}};
+                                 {"json", "print the summary as one JSON object", false, ""},
+                                 {"save-baseline",
+                                  "store the measured latency as benchmark.baseline_ms in the project (max_ratio "
+                                  "1.5 unless it has one)",
+                                  false, ""}};
   ModelCommand command;
   if (auto done = parseSubcommand(
           "run", "FILE.tessel [options]",
@@ -115,7 +123,8 @@ int runProjectRun(const std::vector<std::string>& args) {
           "the reference inputs and compares the outputs (when the project names reference data), then\n"
           "measures the median latency (latency_ms=) and checks each expectation (PASS/FAIL), and exports\n"
           "when asked. Exit status: 0 all good, 2 any error (project, model, schedule), 3 outputs differ\n"
-          "from the reference, 4 an expectation failed.\n",
+          "from the reference, 4 an expectation failed. --save-baseline records this run's latency for\n"
+          "later runs' max_ratio check (the expectations of this run are checked before it is saved).\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
@@ -135,6 +144,16 @@ int runProjectRun(const std::vector<std::string>& args) {
     std::cerr << "tessel project run: outputs differ from the reference data in " << loaded->reference.directory
               << " (rtol " << loaded->reference.rtol << ", atol " << loaded->reference.atol << ")\n";
     return kExitMismatch;
+  }
+  if (line.has("save-baseline")) {
+    project::Project updated = *loaded;
+    updated.benchmark.baselineMs = report->latencyMs;
+    if (!updated.benchmark.maxRatio) updated.benchmark.maxRatio = kDefaultBaselineRatio;
+    Status saved = project::saveProject(updated, command.model);
+    if (!saved) return reportDiagnostic(saved.error());
+    // On stderr: stdout stays the summary (and valid JSON with --json).
+    std::cerr << "tessel project run: saved benchmark.baseline_ms=" << report->latencyMs << " in " << command.model
+              << "\n";
   }
   if (!report->expectationsMet()) {
     for (auto& expectation : report->expectations)

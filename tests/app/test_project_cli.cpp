@@ -86,6 +86,28 @@ private slots:
     QVERIFY2(QFileInfo(exportDir + "/graph.json").exists(), qPrintable(describe(arguments, run)));
   }
 
+  void savedBaselineIsCheckedByLaterRuns() {
+    tessel::project::Project project = exampleProject();
+    project.benchmark.baselineMs.reset();
+    project.benchmark.maxRatio.reset();
+    std::string path = directory_.filePath("baseline.tessel").toStdString();
+    QVERIFY(tessel::project::saveProject(project, path).ok());
+    QStringList arguments{"project", "run", QString::fromStdString(path), "--repeat", "3", "--save-baseline"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    auto saved = tessel::project::loadProject(path);
+    QVERIFY(saved.ok());
+    QVERIFY(saved->benchmark.baselineMs && saved->benchmark.maxRatio);
+    // The summary prints four decimals; the project keeps the full value.
+    QVERIFY2(qAbs(*saved->benchmark.baselineMs - keyValues(run.out)["latency_ms"].toDouble()) <= 1e-4,
+             qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains("baseline_ms="), qPrintable(run.err));
+
+    QStringList again{"project", "run", QString::fromStdString(path), "--repeat", "3"};
+    Run checked = runTessel(again);
+    QVERIFY2(checked.out.contains("expectation max_ratio: measured"), qPrintable(describe(again, checked)));
+  }
+
   void failingExpectationExitsFour() {
     tessel::project::Project project = exampleProject();
     // No run of a real model takes a picosecond, however fast the machine.

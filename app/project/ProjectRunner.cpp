@@ -52,8 +52,10 @@ public:
       runtime::ThreadPool::global().setNumThreads(threads);
     report_.threads = runtime::ThreadPool::global().numThreads();
 
-    if (Status s = stage("reading reference data"); !s) return s.error();
-    if (Status s = readReference(); !s) return s.error();
+    if (!project_.reference.directory.empty()) {
+      if (Status s = stage("reading reference data"); !s) return s.error();
+      if (Status s = readReference(); !s) return s.error();
+    }
     if (Status s = stage("importing " + project_.model); !s) return s.error();
     auto start = Clock::now();
     auto graph = driver::loadModel(project_.model, loadOptions());
@@ -104,7 +106,6 @@ private:
 
   Status readReference() {
     const std::string& directory = project_.reference.directory;
-    if (directory.empty()) return Status::success();
     auto inputs = driver::readNumberedTensors(directory, "input_");
     if (!inputs) return inputs.error();
     auto outputs = driver::readNumberedTensors(directory, "output_");

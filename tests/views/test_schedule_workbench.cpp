@@ -1,0 +1,382 @@
+// The schedule workbench driven as a user would: typing schedule text with key events, seeing
+// the diagnostic at the right place, the loop nest following the fix, completion, per-task
+// undo/redo, reset, and the links between schedule lines and loops.
+#include <QtTest>
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QCompleter>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QStringListModel>
+#include <QTableView>
+#include <QTextBlock>
+
+#include "compiler/driver/ScheduleTask.h"
+#include "core/ir/IRPrinter.h"
+#include "views/schedule/LoweringPanel.h"
+#include "views/schedule/ScheduleEditor.h"
+#include "views/schedule/ScheduleWorkbench.h"
+#include "views/schedule/TaskListModel.h"
+
+using namespace tessel;
+using namespace tessel::views;
+
+namespace {
+
+std::shared_ptr<const driver::CompiledModel> exampleModel() {
+  static std::shared_ptr<const driver::CompiledModel> model = [] {
+    auto graph = driver::loadModel(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+    if (!graph) qFatal("%s", graph.error().toString().c_str());
+    auto compiled = driver::compileGraph(*graph);
+    if (!compiled) qFatal("%s", compiled.error().toString().c_str());
+    return std::make_shared<const driver::CompiledModel>(std::move(*compiled));
+  }();
+  return model;
+}
+
+const std::vector<driver::ScheduleTask>& exampleTasks() {
+  static std::vector<driver::ScheduleTask> tasks = *driver::extractTasks(*exampleModel());
+  return tasks;
+}
+
+/// The task's output stage and its first axis of at least 4 iterations (a split by 2 keeps
+/// both loops in the lowered code).
+std::pair<QString, QString> splittable(const driver::ScheduleTask& task) {
+  const te::Operation& op = task.workload.outputs.front().op();
+  for (const IterVar& axis : te::asCompute(op)->axes) {
+    auto* extent = axis.dom().extent.as<IntImmNode>();
+    if (extent && extent->value >= 4) return {QString::fromStdString(op.name()), QString::fromStdString(axis.name())};
+  }
+  qFatal("no splittable axis");
+}
+
+/// Waits for the next lowering of the open task and returns whether it succeeded.
+bool waitForLowering(ScheduleWorkbench& workbench) {
+  QSignalSpy finished(&workbench, &ScheduleWorkbench::loweringFinished);
+  if (!finished.wait(30000)) qFatal("no lowering arrived");
+  return finished.last().at(1).toBool();
+}
+
+/// Replaces the editor's text by typing: select all, delete, type each line (hiding the
+/// completion popup before Return, as a user would press Escape).
+void typeSchedule(ScheduleEditor* editor, const QStringList& lines) {
+  QTest::keyClick(editor, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClick(editor, Qt::Key_Delete);
+  for (int i = 0; i < lines.size(); ++i) {
+    if (i > 0) {
+      editor->completer()->popup()->hide();
+      QTest::keyClick(editor, Qt::Key_Return);
+    }
+    QTest::keyClicks(editor, lines[i]);
+  }
+  editor->completer()->popup()->hide();
+}
+
+/// Puts the editor's cursor at the start of `line` (1-based).
+void moveCursorToLine(QPlainTextEdit* view, int line) {
+  QTextCursor cursor(view->document()->findBlockByNumber(line - 1));
+  view->setTextCursor(cursor);
+}
+
+int lineContaining(const QString& text, const QString& needle) {
+  QStringList lines = text.split('\n');
+  for (int i = 0; i < lines.size(); ++i)
+    if (lines[i].contains(needle)) return i;
+  return -1;
+}
+
+}  // namespace
+
+class TestScheduleWorkbench : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<ScheduleWorkbench> workbench;
+
+  /// A workbench showing the example model's tasks with the first one open and lowered.
+  void openFirstTask() {
+    workbench = std::make_unique<ScheduleWorkbench>();
+    workbench->resize(1500, 820);
+    workbench->show();
+    QSignalSpy ready(workbench.get(), &ScheduleWorkbench::tasksReady);
+    QSignalSpy lowered(workbench.get(), &ScheduleWorkbench::loweringFinished);
+    workbench->setModel(exampleModel());
+    QVERIFY(ready.wait(30000));
+    QCOMPARE(workbench->taskNames().size(), qsizetype(exampleTasks().size()));
+    QCOMPARE(workbench->currentTaskName(), QString::fromStdString(exampleTasks().front().name));
+    QVERIFY(lowered.wait(30000));
+    QVERIFY(lowered.last().at(1).toBool());
+  }
+
+private slots:
+  void init() { openFirstTask(); }
+  void cleanup() { workbench.reset(); }
+
+  void opensWithTheDefaultScheduleLowered() {
+    const auto& task = exampleTasks().front();
+    QCOMPARE(workbench->editor()->toPlainText(), QString::fromStdString(task.defaultTraceText()));
+    // What the panel shows is the compiled kernel's loop nest.
+    QCOMPARE(workbench->loweringPanel()->loopNestView()->toPlainText(),
+             QString::fromStdString(toString(exampleModel()->kernels.front().function)));
+    QVERIFY(!workbench->loweringPanel()->isStale());
+    QVERIFY(workbench->editedSchedules().empty());
+  }
+
+  void badAxisIsMarkedThenTheFixShowsTheSplitLoops() {
+    auto [stage, axis] = splittable(exampleTasks().front());
+    ScheduleEditor* editor = workbench->editor();
+    QString goodNest = workbench->loweringPanel()->loopNestView()->toPlainText();
+
+    // A loop name the stage does not have, on the second line.
+    typeSchedule(editor, {"# try a split", "outer, inner = split(" + stage + ", bogus, factor=2)"});
+    QVERIFY(!waitForLowering(*workbench));
+    QVERIFY(editor->diagnostic());
+    QCOMPARE(editor->diagnostic()->line, 2);
+    QCOMPARE(editor->diagnostic()->column, int(QString("outer, inner = ").size()) + 1);
+    // The squiggle marks the unknown name itself.
+    auto [start, end] = editor->diagnosticRange();
+    QTextBlock second = editor->document()->findBlockByNumber(1);
+    QCOMPARE(second.text().mid(start - second.position(), end - start), QString("bogus"));
+    QVERIFY2(workbench->messageLine()->text().contains("bogus"), qPrintable(workbench->messageLine()->text()));
+    QVERIFY(workbench->messageLine()->text().startsWith("Line 2, column 16"));
+    // The last good code stays, greyed out.
+    QVERIFY(workbench->loweringPanel()->isStale());
+    QCOMPARE(workbench->loweringPanel()->loopNestView()->toPlainText(), goodNest);
+
+    // Fix it: the squiggle goes, and the loop nest has the two loops of the split.
+    typeSchedule(editor, {"# try a split", "outer, inner = split(" + stage + ", " + axis + ", factor=2)"});
+    QVERIFY(waitForLowering(*workbench));
+    QVERIFY(!editor->diagnostic());
+    QCOMPARE(editor->diagnosticRange().first, -1);
+    QVERIFY(!workbench->loweringPanel()->isStale());
+    QString nest = workbench->loweringPanel()->loopNestView()->toPlainText();
+    QVERIFY2(nest.contains("for (inner, 0, 2)"), qPrintable(nest));
+    QVERIFY(nest.contains("for (outer, 0, "));
+    QVERIFY(workbench->messageLine()->text().startsWith("Lowered in"));
+
+    // The edit is reported for the project and marked in the task list.
+    QString name = workbench->currentTaskName();
+    QCOMPARE(workbench->editedSchedules().count(name), size_t(1));
+    QVERIFY(workbench->taskModel()->isEdited(name));
+    workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench.png");
+  }
+
+  void errorScreenshot() {
+    auto [stage, axis] = splittable(exampleTasks().front());
+    typeSchedule(workbench->editor(), {"# loops of " + stage, "outer, inner = split(" + stage + ", bogus, factor=2)"});
+    QVERIFY(!waitForLowering(*workbench));
+    workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_error.png");
+  }
+
+  void scheduleEditedIsReportedAfterTheTypingPause() {
+    QSignalSpy edited(workbench.get(), &ScheduleWorkbench::scheduleEdited);
+    QTest::keyClicks(workbench->editor(), "# note");
+    QCOMPARE(edited.count(), 0);  // not on every keystroke
+    QVERIFY(edited.wait(5000));
+    QCOMPARE(edited.count(), 1);
+    QCOMPARE(edited.last().at(0).toString(), workbench->currentTaskName());
+    QVERIFY(edited.last().at(1).toString().startsWith("# note"));
+  }
+
+  void completionOffersTheStagesLoops() {
+    auto [stage, axis] = splittable(exampleTasks().front());
+    ScheduleEditor* editor = workbench->editor();
+    QTest::keyClick(editor, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClick(editor, Qt::Key_Delete);
+    QTest::keyClicks(editor, "vec");
+    QVERIFY(editor->completer()->popup()->isVisible());
+    auto* model = qobject_cast<QStringListModel*>(editor->completer()->model());
+    QVERIFY(model);
+    QCOMPARE(model->stringList(), QStringList{"vectorize"});
+    // Accepting inserts the rest of the name.
+    QTest::keyClick(editor->completer()->popup(), Qt::Key_Return);
+    QCOMPARE(editor->toPlainText(), QString("vectorize"));
+
+    QTest::keyClicks(editor, "(" + stage + ", ");
+    QVERIFY(editor->completer()->popup()->isVisible());
+    // The stage's loops before any primitive: the operator's axes, outermost first.
+    QStringList expected;
+    auto lowering = workbench->currentLowering();
+    for (auto& loops : lowering->initialStages)
+      if (QString::fromStdString(loops.stage) == stage)
+        for (auto& loop : loops.loops) expected << QString::fromStdString(loop);
+    QVERIFY(expected.contains(axis));
+    QCOMPARE(model->stringList(), expected);
+  }
+
+  void completionSeesLoopsCreatedByEarlierLines() {
+    auto [stage, axis] = splittable(exampleTasks().front());
+    ScheduleEditor* editor = workbench->editor();
+    typeSchedule(editor, {"outer, inner = split(" + stage + ", " + axis + ", factor=2)"});
+    QVERIFY(waitForLowering(*workbench));
+    editor->moveCursor(QTextCursor::End);
+    QTest::keyClick(editor, Qt::Key_Return);
+    QTest::keyClicks(editor, "unroll(" + stage + ", in");
+    QVERIFY(editor->completer()->popup()->isVisible());
+    auto* model = qobject_cast<QStringListModel*>(editor->completer()->model());
+    QCOMPARE(model->stringList(), QStringList{"inner"});
+  }
+
+  void undoAndRedoArePerTask() {
+    QStringList names = workbench->taskNames();
+    QVERIFY(names.size() >= 2);
+    ScheduleEditor* editor = workbench->editor();
+    QString firstDefault = editor->toPlainText();
+    editor->moveCursor(QTextCursor::End);
+    QTest::keyClicks(editor, "# first");
+    QVERIFY(workbench->openTask(names[1]));
+    QString secondDefault = editor->toPlainText();
+    editor->moveCursor(QTextCursor::End);
+    QTest::keyClicks(editor, "# second");
+
+    QVERIFY(workbench->openTask(names[0]));
+    QCOMPARE(editor->toPlainText(), firstDefault + "# first");
+    QTest::keyClick(editor, Qt::Key_Z, Qt::ControlModifier);
+    QCOMPARE(editor->toPlainText(), firstDefault);
+    QTest::keyClick(editor, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(editor->toPlainText(), firstDefault + "# first");
+
+    // The other task's history is its own.
+    QVERIFY(workbench->openTask(names[1]));
+    QCOMPARE(editor->toPlainText(), secondDefault + "# second");
+    workbench->undo();
+    QCOMPARE(editor->toPlainText(), secondDefault);
+    QCOMPARE(workbench->scheduleText(names[0]), firstDefault + "# first");
+  }
+
+  void resetToDefaultIsUndoable() {
+    QString name = workbench->currentTaskName();
+    ScheduleEditor* editor = workbench->editor();
+    QString original = editor->toPlainText();
+    typeSchedule(editor, {"# nothing scheduled"});
+    QVERIFY(workbench->taskModel()->isEdited(name));
+    workbench->resetToDefault();
+    QCOMPARE(editor->toPlainText(), original);
+    QVERIFY(!workbench->taskModel()->isEdited(name));
+    workbench->undo();
+    QCOMPARE(editor->toPlainText(), QString("# nothing scheduled"));
+    QVERIFY(workbench->taskModel()->isEdited(name));
+  }
+
+  void scheduleLineHighlightsItsLoopsAndBack() {
+    auto [stage, axis] = splittable(exampleTasks().front());
+    ScheduleEditor* editor = workbench->editor();
+    typeSchedule(editor, {"# split", "outer, inner = split(" + stage + ", " + axis + ", factor=2)",
+                          "parallel(" + stage + ", outer)"});
+    QVERIFY(waitForLowering(*workbench));
+    LoweringPanel* panel = workbench->loweringPanel();
+    QString nest = panel->loopNestView()->toPlainText();
+    int outerLine = lineContaining(nest, "for (outer, ");
+    int innerLine = lineContaining(nest, "for (inner, ");
+    QVERIFY2(outerLine >= 0 && innerLine > outerLine, qPrintable(nest));
+    QStringList lines = nest.split('\n');
+
+    // Cursor on the split line: the two loops it made are highlighted, no other.
+    moveCursorToLine(editor, 2);
+    QCOMPARE(panel->highlightedLoopHeaders(), (QList<int>{outerLine, innerLine}));
+    // The parallel line links to the loop it runs in parallel.
+    moveCursorToLine(editor, 3);
+    QCOMPARE(panel->highlightedLoopHeaders(), QList<int>{outerLine});
+    // A comment line links to nothing.
+    moveCursorToLine(editor, 1);
+    QVERIFY(panel->highlightedLoopHeaders().isEmpty());
+
+    // Pointing at the inner loop in the loop nest marks the line that made it.
+    moveCursorToLine(panel->loopNestView(), innerLine + 1);
+    QCOMPARE(editor->linkedLines(), QList<int>{2});
+    // An axis of the operator itself came from no line.
+    int operatorLoop = -1;
+    for (int i = 0; i < lines.size(); ++i)
+      if (lines[i].contains("for (") && !lines[i].contains("for (outer,") && !lines[i].contains("for (inner,")) operatorLoop = i;
+    QVERIFY(operatorLoop >= 0);
+    moveCursorToLine(panel->loopNestView(), operatorLoop + 1);
+    QVERIFY(editor->linkedLines().isEmpty());
+    workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_linking.png");
+  }
+
+  void generatedCodeIsEmittedForItsTabAndLinked() {
+    // The default schedule of a convolution runs its rows in parallel: its outlined function
+    // is the code linked to the parallel line.
+    const auto& task = exampleTasks().front();
+    int parallelLine = 0;
+    for (auto& p : task.defaultTrace.primitives)
+      if (p.kind == PrimitiveKind::Parallel) {
+        parallelLine = &p - task.defaultTrace.primitives.data() + 1;
+        break;
+      }
+    if (parallelLine == 0) QSKIP("the default schedule runs nothing in parallel on this machine (one thread)");
+    LoweringPanel* panel = workbench->loweringPanel();
+    QVERIFY(panel->llvmView()->toPlainText().contains("emitted while this tab is open"));
+    QSignalSpy finished(workbench.get(), &ScheduleWorkbench::loweringFinished);
+    panel->setCurrentTab(LoweringPanel::Tab::LlvmIR);
+    QVERIFY(finished.wait(30000));
+    QString llvm = panel->llvmView()->toPlainText();
+    QVERIFY(llvm.contains("define"));
+    moveCursorToLine(workbench->editor(), parallelLine);
+    QList<QTextEdit::ExtraSelection> marked = panel->llvmView()->extraSelections();
+    QVERIFY(!marked.isEmpty());
+    // The parallel loop is outlined into "<kernel>_parallel_<k>"; its definition is marked.
+    QString function = "@" + workbench->currentTaskName() + "_parallel_";
+    QStringList markedDefinitions;
+    for (auto& selection : marked)
+      if (selection.cursor.block().text().startsWith("define")) markedDefinitions << selection.cursor.block().text();
+    QVERIFY(!markedDefinitions.isEmpty());
+    for (auto& definition : markedDefinitions) QVERIFY2(definition.contains(function), qPrintable(definition));
+
+    panel->setCurrentTab(LoweringPanel::Tab::Assembly);
+    QVERIFY(finished.wait(30000));
+    QVERIFY(panel->assemblyView()->toPlainText().contains(workbench->currentTaskName() + ":"));
+    moveCursorToLine(workbench->editor(), 1);
+    moveCursorToLine(workbench->editor(), parallelLine);
+    QVERIFY(!panel->assemblyView()->extraSelections().isEmpty());
+    panel->setCurrentTab(LoweringPanel::Tab::LlvmIR);
+    workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_llvm.png");
+  }
+
+  void stepsShowTheIRAfterEachStep() {
+    LoweringPanel* panel = workbench->loweringPanel();
+    auto lowering = workbench->currentLowering();
+    QCOMPARE(panel->stepSelector()->count(), int(lowering->steps.size()));
+    panel->setCurrentTab(LoweringPanel::Tab::Steps);
+    panel->stepSelector()->setCurrentIndex(0);
+    auto* stepText = panel->findChild<QPlainTextEdit*>("stepText");
+    QCOMPARE(stepText->toPlainText(), QString::fromStdString(lowering->steps.front().text));
+    panel->stepSelector()->setCurrentIndex(panel->stepSelector()->count() - 1);
+    QCOMPARE(stepText->toPlainText(), QString::fromStdString(lowering->loopNest));
+  }
+
+  void projectTextIsLoadedWithoutBeingReportedBack() {
+    QSignalSpy edited(workbench.get(), &ScheduleWorkbench::scheduleEdited);
+    QString second = workbench->taskNames().at(1);
+    QVERIFY(workbench->setScheduleText(second, "# from the project\n"));
+    QVERIFY(!workbench->setScheduleText("no_such_task", "x"));
+    QCOMPARE(workbench->scheduleText(second), QString("# from the project\n"));
+    QVERIFY(workbench->taskModel()->isEdited(second));
+    QTest::qWait(500);
+    QCOMPARE(edited.count(), 0);
+    QVERIFY(workbench->openTaskForNode(QString::fromStdString(exampleTasks().at(1).nodeName)));
+    QCOMPARE(workbench->currentTaskName(), second);
+  }
+
+  void taskListModelIsAWellBehavedModel() {
+    TaskListModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setTasks(exampleTasks());
+    QCOMPARE(model.rowCount(), int(exampleTasks().size()));
+    QString name = model.nameAt(0);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.setEdited(name, true);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.index(0, TaskListModel::Edited).data().toString(), QString("edited"));
+    model.setEdited(name, true);
+    QCOMPARE(changed.count(), 1);
+    QVERIFY(model.index(0, TaskListModel::Operation).data().toString().startsWith("fused("));
+    QCOMPARE(model.index(0, TaskListModel::Gflop).data(TaskListModel::SortRole).toDouble(),
+             exampleTasks().front().flops / 1e9);
+    model.setTasks({});
+    QCOMPARE(model.rowCount(), 0);
+  }
+};
+
+QTEST_MAIN(TestScheduleWorkbench)
+#include "test_schedule_workbench.moc"

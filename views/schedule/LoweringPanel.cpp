@@ -1,0 +1,225 @@
+// The lowering panel: code tabs, the step selector, stale dimming and loop highlights.
+#include "views/schedule/LoweringPanel.h"
+
+#include <QComboBox>
+#include <QEvent>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPlainTextEdit>
+#include <QScrollBar>
+#include <QTabWidget>
+#include <QTextBlock>
+#include <QVBoxLayout>
+
+#include "views/common/Theme.h"
+
+namespace tessel::views {
+
+namespace {
+
+QPlainTextEdit* makeCodeView(const QString& objectName) {
+  auto* view = new QPlainTextEdit;
+  view->setObjectName(objectName);
+  view->setReadOnly(true);
+  view->setLineWrapMode(QPlainTextEdit::NoWrap);
+  view->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+  view->setMouseTracking(true);
+  QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  font.setPointSizeF(std::max(font.pointSizeF(), 10.0));
+  view->setFont(font);
+  view->setFrameShape(QFrame::NoFrame);
+  return view;
+}
+
+/// Replaces a view's text only when it changed, so scroll position survives re-lowering that
+/// produced the same code (most keystrokes inside a comment, or a no-op edit).
+void setCode(QPlainTextEdit* view, const QString& text) {
+  if (view->toPlainText() == text) return;
+  int scroll = view->verticalScrollBar() ? view->verticalScrollBar()->value() : 0;
+  view->setPlainText(text);
+  view->verticalScrollBar()->setValue(scroll);
+}
+
+QSet<QString> loopNamesOf(const driver::TaskLowering& lowering) {
+  QSet<QString> names;
+  auto collect = [&](const std::vector<driver::StageLoops>& stages) {
+    for (auto& stage : stages)
+      for (auto& loop : stage.allLoops) names.insert(QString::fromStdString(loop));
+  };
+  collect(lowering.initialStages);
+  for (auto& stages : lowering.stagesAfter) collect(stages);
+  return names;
+}
+
+}  // namespace
+
+LoweringPanel::LoweringPanel(QWidget* parent)
+    : QWidget(parent),
+      tabs_(new QTabWidget(this)),
+      loopNest_(makeCodeView(QStringLiteral("loopNest"))),
+      stepSelector_(new QComboBox),
+      stepTiming_(new QLabel),
+      stepText_(makeCodeView(QStringLiteral("stepText"))),
+      llvm_(makeCodeView(QStringLiteral("llvmIR"))),
+      assembly_(makeCodeView(QStringLiteral("assembly"))) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  tabs_->setDocumentMode(true);
+  layout->addWidget(tabs_);
+
+  tabs_->addTab(loopNest_, tr("Loop nest"));
+  auto* steps = new QWidget;
+  auto* stepsLayout = new QVBoxLayout(steps);
+  stepsLayout->setContentsMargins(0, 0, 0, 0);
+  stepsLayout->setSpacing(0);
+  auto* stepBar = new QHBoxLayout;
+  stepBar->setContentsMargins(6, 4, 6, 4);
+  stepBar->addWidget(new QLabel(tr("After step:")));
+  stepSelector_->setObjectName(QStringLiteral("stepSelector"));
+  stepSelector_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  stepBar->addWidget(stepSelector_);
+  stepBar->addStretch();
+  stepTiming_->setForegroundRole(QPalette::PlaceholderText);
+  stepBar->addWidget(stepTiming_);
+  stepsLayout->addLayout(stepBar);
+  stepsLayout->addWidget(stepText_);
+  tabs_->addTab(steps, tr("Steps"));
+  tabs_->addTab(llvm_, tr("LLVM IR"));
+  tabs_->addTab(assembly_, tr("Assembly"));
+
+  connect(stepSelector_, qOverload<int>(&QComboBox::currentIndexChanged), this, &LoweringPanel::showStep);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if ((wantsLlvmIR() && lowering_ && !lowering_->llvmIR) || (wantsAssembly() && lowering_ && !lowering_->assembly))
+      emit codeWanted();
+  });
+  connect(loopNest_, &QPlainTextEdit::cursorPositionChanged, this,
+          [this] { pointAtLoopNestLine(loopNest_->textCursor().blockNumber()); });
+  loopNest_->viewport()->installEventFilter(this);
+}
+
+void LoweringPanel::setLowering(std::shared_ptr<const driver::TaskLowering> lowering, const QString& functionName) {
+  lowering_ = std::move(lowering);
+  if (!lowering_) {
+    linking_ = {};
+    for (auto* view : {loopNest_, stepText_, llvm_, assembly_}) view->clear();
+    stepSelector_->clear();
+    return;
+  }
+  linking_ = LoopLinking(lowering_->trace, QString::fromStdString(lowering_->loopNest), loopNamesOf(*lowering_),
+                         functionName);
+  setCode(loopNest_, QString::fromStdString(lowering_->loopNest));
+
+  int previousStep = stepSelector_->currentIndex();
+  {
+    QSignalBlocker block(stepSelector_);
+    stepSelector_->clear();
+    for (size_t i = 0; i < lowering_->steps.size(); ++i)
+      stepSelector_->addItem(QStringLiteral("%1. %2").arg(i + 1).arg(QString::fromStdString(lowering_->steps[i].name)));
+    int count = int(lowering_->steps.size());
+    stepSelector_->setCurrentIndex(previousStep >= 0 && previousStep < count ? previousStep : count - 1);
+  }
+  showStep(stepSelector_->currentIndex());
+
+  const QString pending = tr("; emitted while this tab is open");
+  setCode(llvm_, lowering_->llvmIR ? QString::fromStdString(*lowering_->llvmIR) : pending);
+  setCode(assembly_, lowering_->assembly ? QString::fromStdString(*lowering_->assembly) : QString(pending).replace(';', '#'));
+  highlightLoops(highlighted_);
+}
+
+void LoweringPanel::showStep(int index) {
+  if (!lowering_ || index < 0 || index >= int(lowering_->steps.size())) {
+    stepText_->clear();
+    stepTiming_->clear();
+    return;
+  }
+  const auto& step = lowering_->steps[size_t(index)];
+  setCode(stepText_, QString::fromStdString(step.text));
+  stepTiming_->setText(tr("%1 ms").arg(step.milliseconds, 0, 'f', 3));
+}
+
+void LoweringPanel::setStale(bool stale) {
+  stale_ = stale;
+  for (auto* view : {loopNest_, stepText_, llvm_, assembly_}) {
+    QPalette pal = palette();
+    if (stale) pal.setColor(QPalette::Text, pal.color(QPalette::PlaceholderText));
+    view->setPalette(pal);
+  }
+  tabs_->setToolTip(stale ? tr("The schedule has an error; this is the code of the last schedule that lowered.")
+                          : QString());
+}
+
+bool LoweringPanel::wantsLlvmIR() const { return currentTab() == Tab::LlvmIR; }
+bool LoweringPanel::wantsAssembly() const { return currentTab() == Tab::Assembly; }
+LoweringPanel::Tab LoweringPanel::currentTab() const { return Tab(tabs_->currentIndex()); }
+void LoweringPanel::setCurrentTab(Tab tab) { tabs_->setCurrentIndex(int(tab)); }
+
+void LoweringPanel::highlightLoops(const QStringList& loops) {
+  highlighted_ = loops;
+  applyHighlights(loopNest_, linking_.loopNestRanges(loops), true);
+  applyHighlights(llvm_, lowering_ && lowering_->llvmIR ? linking_.llvmRanges(llvm_->toPlainText(), loops)
+                                                        : QList<LineRange>{},
+                  true);
+  applyHighlights(assembly_, lowering_ && lowering_->assembly
+                                 ? linking_.assemblyRanges(assembly_->toPlainText(), loops)
+                                 : QList<LineRange>{},
+                  true);
+}
+
+QList<int> LoweringPanel::highlightedLoopHeaders() const {
+  QList<int> lines;
+  for (auto& range : linking_.loopNestRanges(highlighted_)) lines << range.first;
+  return lines;
+}
+
+void LoweringPanel::applyHighlights(QPlainTextEdit* view, const QList<LineRange>& ranges, bool strongFirstLine) {
+  bool dark = palette().color(QPalette::Base).lightness() < 128;
+  QColor body = dark ? QColor(0xe0, 0xb0, 0x40, 34) : QColor(0xff, 0xd8, 0x60, 60);
+  QColor header = dark ? QColor(0xe0, 0xb0, 0x40, 80) : QColor(0xff, 0xd8, 0x60, 150);
+  QList<QTextEdit::ExtraSelection> selections;
+  QTextDocument* document = view->document();
+  for (const LineRange& range : ranges) {
+    for (int line = range.first; line <= range.last; ++line) {
+      QTextBlock block = document->findBlockByNumber(line);
+      if (!block.isValid()) break;
+      QTextEdit::ExtraSelection selection;
+      selection.format.setBackground(strongFirstLine && line == range.first ? header : body);
+      selection.format.setProperty(QTextFormat::FullWidthSelection, true);
+      selection.cursor = QTextCursor(block);
+      selections << selection;
+    }
+  }
+  view->setExtraSelections(selections);
+  // Bring the first linked code into view, as Compiler Explorer does, without moving the
+  // cursor the user may be reading with.
+  if (!ranges.isEmpty() && view != loopNest_) {
+    // In a plain-text view without wrapping the scroll bar counts lines.
+    QScrollBar* scroll = view->verticalScrollBar();
+    int first = ranges.first().first;
+    int visibleLines = std::max(1, view->viewport()->height() / std::max(1, view->fontMetrics().height()));
+    if (first < scroll->value() || first >= scroll->value() + visibleLines) scroll->setValue(std::max(0, first - 3));
+  }
+}
+
+void LoweringPanel::pointAtLoopNestLine(int line) {
+  const PrintedLoop* loop = linking_.loopAtLine(line);
+  QString name = loop ? loop->name : QString();
+  if (name == pointed_) return;
+  pointed_ = name;
+  emit loopPointedAt(name);
+}
+
+bool LoweringPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == loopNest_->viewport()) {
+    if (event->type() == QEvent::MouseMove) {
+      auto* mouse = static_cast<QMouseEvent*>(event);
+      pointAtLoopNestLine(loopNest_->cursorForPosition(mouse->position().toPoint()).blockNumber());
+    } else if (event->type() == QEvent::Leave) {
+      pointAtLoopNestLine(loopNest_->textCursor().blockNumber());
+    }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+}  // namespace tessel::views

@@ -1,0 +1,82 @@
+// What a schedule lowers to, in tabs: the loop nest, the IR after each lowering step, the LLVM IR
+// and the assembly; with the loops linked to the schedule line pointed at.
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+
+#include "compiler/driver/ScheduleTask.h"
+#include "views/schedule/LoopLinking.h"
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QTabWidget;
+
+namespace tessel::views {
+
+/// Read-only views of one lowering. The LLVM IR and assembly are expensive to emit, so the
+/// panel asks for them (codeWanted) only while their tab is visible; a lowering without them
+/// shows "emitted when this tab is open" there.
+class LoweringPanel : public QWidget {
+  Q_OBJECT
+
+public:
+  enum class Tab { LoopNest, Steps, LlvmIR, Assembly };
+
+  explicit LoweringPanel(QWidget* parent = nullptr);
+
+  /// Shows `lowering` (null: empty), named after the function `functionName`, linked to the
+  /// schedule it came from.
+  void setLowering(std::shared_ptr<const driver::TaskLowering> lowering, const QString& functionName);
+  std::shared_ptr<const driver::TaskLowering> lowering() const { return lowering_; }
+  /// Greys the code out: the schedule text has an error, and this is the last good result.
+  void setStale(bool stale);
+  bool isStale() const { return stale_; }
+
+  /// Highlights the code generated for the loops `loops` (schedule names) in every tab.
+  void highlightLoops(const QStringList& loops);
+  /// The 0-based "for" lines of the loop-nest loops highlighted now, in order.
+  QList<int> highlightedLoopHeaders() const;
+
+  /// Whether the visible tab needs the LLVM IR / assembly.
+  bool wantsLlvmIR() const;
+  bool wantsAssembly() const;
+
+  Tab currentTab() const;
+  void setCurrentTab(Tab tab);
+  const LoopLinking& linking() const { return linking_; }
+  QPlainTextEdit* loopNestView() const { return loopNest_; }
+  QPlainTextEdit* llvmView() const { return llvm_; }
+  QPlainTextEdit* assemblyView() const { return assembly_; }
+  QComboBox* stepSelector() const { return stepSelector_; }
+
+signals:
+  /// The user points at (hovers, or puts the cursor in) a loop of the loop nest: its schedule
+  /// name, or empty when they point at none.
+  void loopPointedAt(const QString& loop);
+  /// A tab that needs LLVM IR or assembly became visible and this lowering has none.
+  void codeWanted();
+
+private:
+  void showStep(int index);
+  void pointAtLoopNestLine(int line);
+  void applyHighlights(QPlainTextEdit* view, const QList<LineRange>& ranges, bool strongFirstLine);
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+  QTabWidget* tabs_;
+  QPlainTextEdit* loopNest_;
+  QComboBox* stepSelector_;
+  QLabel* stepTiming_;
+  QPlainTextEdit* stepText_;
+  QPlainTextEdit* llvm_;
+  QPlainTextEdit* assembly_;
+  std::shared_ptr<const driver::TaskLowering> lowering_;
+  LoopLinking linking_;
+  QStringList highlighted_;
+  QString pointed_;
+  bool stale_ = false;
+};
+
+}  // namespace tessel::views

@@ -1,0 +1,145 @@
+// The schedule workbench the Studio window embeds: the task list, the schedule editor, the
+// lowered code beside it (re-lowered as the user types), and task tools (measure, iteration
+// order) below the code.
+#pragma once
+
+#include <QWidget>
+
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "compiler/driver/ScheduleTask.h"
+#include "views/common/JobRunner.h"
+
+class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTabWidget;
+class QTableView;
+class QTextDocument;
+class QTimer;
+class QToolButton;
+
+namespace tessel::views {
+
+class LoweringPanel;
+class MeasurePanel;
+class ScheduleEditor;
+class TaskListModel;
+
+/// Usage from the window:
+///   auto* workbench = new ScheduleWorkbench(parent);
+///   workbench->setModel(session->compiledModel());            // tasks extracted in the background
+///   connect(workbench, &ScheduleWorkbench::scheduleEdited, project, &Project::saveScheduleEdit);
+///   workbench->setScheduleText(task, savedText);               // edits loaded from a project
+///   workbench->openTaskForNode(nodeName);                      // double-click on a graph node
+/// Each task keeps its own text document, so undo/redo history survives switching tasks. Edits
+/// are lowered 300 ms after the last keystroke on the channel "lower:<task>" of jobs(), so
+/// only the latest text's result is shown; while the text has an error the last good code
+/// stays visible, greyed out, and the error is marked in the editor and shown below it.
+class ScheduleWorkbench : public QWidget {
+  Q_OBJECT
+
+public:
+  explicit ScheduleWorkbench(QWidget* parent = nullptr);
+  ~ScheduleWorkbench() override;
+
+  /// Shows the tasks of `model` (null: none). Tasks are rebuilt on a worker; tasksReady()
+  /// follows. Text of tasks whose workload is unchanged (same name and workload) is kept.
+  void setModel(std::shared_ptr<const driver::CompiledModel> model,
+                const ScheduleTarget& target = ScheduleTarget::host());
+  /// Shows `tasks` at once (what setModel does when its worker is done).
+  void setTasks(std::vector<driver::ScheduleTask> tasks);
+
+  /// Opens task `name` (the kernel symbol) in the editor; false if there is no such task.
+  bool openTask(const QString& name);
+  /// Opens the task computing graph operation `nodeName` (a fused node's name).
+  bool openTaskForNode(const QString& nodeName);
+  QString currentTaskName() const;
+  /// The open task, or null.
+  const driver::ScheduleTask* currentTask() const;
+  QStringList taskNames() const;
+
+  /// Replaces task `name`'s schedule text (e.g. from a project file) as an undoable edit,
+  /// without emitting scheduleEdited. False if there is no such task.
+  bool setScheduleText(const QString& name, const QString& text);
+  /// Task `name`'s current text (its default schedule until edited).
+  QString scheduleText(const QString& name) const;
+  /// The text of every task whose schedule differs from its default, by task name.
+  std::map<QString, QString> editedSchedules() const;
+  /// The last schedule text of the open task that lowered without error (what measuring and
+  /// the iteration-order view should use), and its lowering; null before the first result.
+  std::shared_ptr<const driver::TaskLowering> currentLowering() const;
+
+  /// Puts the open task's default schedule back (undoable with undo()).
+  void resetToDefault();
+  void undo();
+  void redo();
+  /// Lowers the open task's text now instead of after the typing pause.
+  void lowerNow();
+
+  /// A tab beside the code for a tool working on the open task (Measure, Iteration order).
+  /// Replaces the placeholder tab of the same title, if any.
+  void addToolTab(QWidget* tool, const QString& title);
+
+  ScheduleEditor* editor() const { return editor_; }
+  LoweringPanel* loweringPanel() const { return panel_; }
+  TaskListModel* taskModel() const { return taskModel_; }
+  QTableView* taskView() const { return taskView_; }
+  QTabWidget* toolTabs() const { return toolTabs_; }
+  /// The "Measure" tool tab: follows the open task and its text; runs on jobs().
+  MeasurePanel* measurePanel() const { return measure_; }
+  /// The line under the editor showing the current diagnostic (or "Lowered in N ms").
+  QLabel* messageLine() const { return message_; }
+  JobRunner& jobs() { return jobs_; }
+
+signals:
+  /// The tasks of a new model are shown.
+  void tasksReady();
+  /// Extracting tasks from a model failed; `message` is the compiler's diagnostic.
+  void failed(const QString& message);
+  void taskOpened(const QString& name);
+  /// The user changed task `name`'s schedule text (after the typing pause); for the project.
+  void scheduleEdited(const QString& name, const QString& text);
+  /// A lowering of task `name` arrived: `ok` false when the text has an error.
+  void loweringFinished(const QString& name, bool ok);
+  /// The open task's schedule lowered successfully with `text` (tools re-measure/re-animate).
+  void currentScheduleChanged(const driver::ScheduleTask& task, const QString& text);
+
+private:
+  struct TaskState;
+  TaskState* state(const QString& name);
+  const TaskState* state(const QString& name) const;
+  void onTextChanged(const QString& name);
+  void startLowering(const QString& name);
+  void showState(const TaskState& state);
+  bool codeMatchesText() const;
+  void linkScheduleLine(int line);
+  void linkLoop(const QString& loop);
+  void buildLayout();
+
+  JobRunner jobs_;
+  std::vector<std::unique_ptr<TaskState>> tasks_;
+  QString current_;
+  bool loadingText_ = false;
+  int modelGeneration_ = 0;
+
+  TaskListModel* taskModel_;
+  QSortFilterProxyModel* taskFilter_;
+  QTableView* taskView_;
+  QLineEdit* taskSearch_;
+  QLabel* taskTitle_;
+  QToolButton* undoButton_;
+  QToolButton* redoButton_;
+  QToolButton* resetButton_;
+  ScheduleEditor* editor_;
+  QLabel* message_;
+  LoweringPanel* panel_;
+  QTabWidget* toolTabs_;
+  MeasurePanel* measure_;
+  QTimer* debounce_;
+  QTextDocument* emptyDocument_;
+};
+
+}  // namespace tessel::views

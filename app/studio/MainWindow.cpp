@@ -9,7 +9,6 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -21,6 +20,7 @@
 #include <QToolBar>
 #include <QToolButton>
 
+#include "app/project/ProjectOptions.h"
 #include "app/studio/ModeBar.h"
 #include "app/studio/ShortcutsDialog.h"
 #include "app/studio/StudioIcons.h"
@@ -78,6 +78,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setAcceptDrops(true);
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
   setDocumentMode(true);
+  projects_ = new ProjectController(this, this);
   jobList_.watch(&jobs_, tr("Studio"));
   jobList_.watch(&session_.jobs(), tr("Compiler"));
 
@@ -100,15 +101,18 @@ MainWindow::~MainWindow() {
 }
 
 void MainWindow::createViews() {
-  auto* center = new QWidget;
-  auto* row = new QHBoxLayout(center);
-  row->setContentsMargins(0, 0, 0, 0);
-  row->setSpacing(0);
+  // The mode bar sits in a fixed tool bar on the left edge, outside the dock areas, so a
+  // left dock (the task list) opens between it and the view, as in Qt Creator.
   modeBar_ = new ModeBar;
+  auto* modeHost = new QToolBar(tr("Modes"));
+  modeHost->setObjectName("ModeBarHost");
+  modeHost->setMovable(false);
+  modeHost->setFloatable(false);
+  modeHost->toggleViewAction()->setVisible(false);
+  modeHost->addWidget(modeBar_);
+  addToolBar(Qt::LeftToolBarArea, modeHost);
   central_ = new QStackedWidget;
-  row->addWidget(modeBar_);
-  row->addWidget(central_, 1);
-  setCentralWidget(center);
+  setCentralWidget(central_);
 
   views_[indexOf(StudioView::Graph)].widget = new ViewPlaceholder(tr("Graph"), "views/graph (GraphWorkbench)");
   views_[indexOf(StudioView::Timeline)].widget =
@@ -141,6 +145,7 @@ void MainWindow::createDocks() {
     driver::CompileOptions options = session_.compileOptions();
     options.passes = passes;
     diagnostics_.add(views::Severity::Note, tr("Compile"), tr("Recompiling with opt level %1").arg(passes.optLevel));
+    projects_->setPassOptions(options.passes);
     session_.recompile(options);
   });
   tasksDock_ = makeDock(tr("Tasks"), "TasksDock", new ViewPlaceholder(tr("Tasks"), "views/schedule (task list)"));
@@ -176,10 +181,10 @@ void MainWindow::createActions() {
   rebuildRecentMenu();
   file->addSeparator();
   addStudioAction(file, "actionSave", tr("&Save Project"), QKeySequence::Save, [this] {
-    statusBar()->showMessage(tr("Projects are not available yet"), kStatusMessageMs);
+    if (projects_->save()) recent_.add(projects_->path());
   });
   addStudioAction(file, "actionSaveAs", tr("Save Project &As..."), QKeySequence::SaveAs, [this] {
-    statusBar()->showMessage(tr("Projects are not available yet"), kStatusMessageMs);
+    if (projects_->saveAs()) recent_.add(projects_->path());
   });
   file->addSeparator();
   addStudioAction(file, "actionExportModule", tr("Export &Deployable Module..."), QKeySequence(tr("Ctrl+E")), [this] {
@@ -314,12 +319,25 @@ void MainWindow::createStatusBar() {
 }
 
 void MainWindow::connectSession() {
+  connect(projects_, &ProjectController::diagnostic, this,
+          [this](views::Severity severity, const QString& source, const QString& message) {
+            diagnostics_.add(severity, source, message);
+          });
+  connect(projects_, &ProjectController::modifiedChanged, this, [this] {
+    updateTitle();
+    updateActions();
+  });
+  connect(projects_, &ProjectController::pathChanged, this, [this](const QString& path) {
+    if (!path.isEmpty()) currentFile_ = path;
+    updateTitle();
+  });
   connect(&session_, &views::ModelSession::compiled, this, &MainWindow::modelCompiled);
   connect(&session_, &views::ModelSession::failed, this, [this](const QString& message) {
     QString path = session_.modelPath();
     reportFailure(tr("Compile"), path, message);
     if (path == pendingFile_) {
       pendingFile_.clear();
+      pendingProject_.reset();
       emit openFailed(path, message);
     }
     // Keep the model that worked: the views still show it; bring the session back to it.
@@ -338,12 +356,25 @@ void MainWindow::openFile(const QString& path) {
     emit openFailed(path, tr("%1: no such file").arg(path));
     return;
   }
+  // Unsaved changes of the open project are settled first (or the open is cancelled).
+  if (!projects_->confirmClose()) return;
   if (info.suffix().compare("tessel", Qt::CaseInsensitive) == 0) {
-    QString message = tr("%1: opening projects is not available yet").arg(path);
-    reportFailure(tr("Open"), path, message);
-    emit openFailed(path, message);
+    auto document = projects_->load(info.absoluteFilePath());
+    if (!document) {
+      QString message = QString::fromStdString(document.error().toString());
+      reportFailure(tr("Open"), path, message);
+      emit openFailed(path, message);
+      return;
+    }
+    const project::Project& project = document->project();
+    QString model = QString::fromStdString(project.model);
+    driver::LoadOptions load = project::loadOptionsFor(project);
+    driver::CompileOptions compile = project::compileOptionsFor(project);
+    pendingProject_ = std::move(*document);
+    openModel(model, load, compile);
     return;
   }
+  pendingProject_.reset();
   openModel(info.absoluteFilePath(), {}, {});
 }
 
@@ -368,9 +399,11 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
       },
       [this, path, load, compile](QString error) {
         if (!error.isEmpty()) {
+          QString file = pendingProject_ ? QString::fromStdString(pendingProject_->path()) : path;
           pendingFile_.clear();
+          pendingProject_.reset();
           reportFailure(tr("Open"), path, error);
-          emit openFailed(path, error);
+          emit openFailed(file, error);
           return;
         }
         session_.open(path, load, compile);
@@ -380,16 +413,32 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
 void MainWindow::modelCompiled() {
   auto model = session_.compiledModel();
   if (!model) return;
-  QString path = session_.modelPath();
-  bool newFile = path != currentFile_;
+  QString modelPath = session_.modelPath();
+  QString previousFile = currentFile_;
+  bool opening = modelPath == pendingFile_;
+  QString path = modelPath;
+  if (opening) {
+    // The project (or the untitled project over a model) becomes the open document only now
+    // that its model compiled: a failure keeps the previous one.
+    if (pendingProject_) {
+      path = QString::fromStdString(pendingProject_->path());
+      projects_->adopt(std::move(*pendingProject_));
+      pendingProject_.reset();
+    } else {
+      projects_->startUntitled(modelPath);
+    }
+    pendingFile_.clear();
+  } else if (!projects_->isUntitled()) {
+    path = projects_->path();
+  }
+  bool newFile = path != previousFile;
   currentFile_ = path;
-  lastGood_ = {path, session_.loadOptions(), session_.compileOptions()};
-  if (path == pendingFile_) pendingFile_.clear();
+  lastGood_ = {modelPath, session_.loadOptions(), session_.compileOptions()};
   if (newFile) {
     recent_.add(path);
     diagnostics_.add(views::Severity::Note, tr("Open"),
                      tr("Opened %1: %2 operations, %3 kernels after %4 passes (%5 ms in passes, %6 ms lowering)")
-                         .arg(path)
+                         .arg(path == modelPath ? path : tr("%1 (model %2)").arg(path, modelPath))
                          .arg(session_.imported() ? session_.imported()->operationCount() : 0)
                          .arg(model->kernels.size())
                          .arg(model->snapshots.size())
@@ -432,8 +481,8 @@ void MainWindow::reportFailure(const QString& source, const QString& path, const
 
 void MainWindow::updateTitle() {
   QString name = currentFile_.isEmpty() ? QString() : QFileInfo(currentFile_).fileName();
-  setWindowTitle(name.isEmpty() ? tr("Tessel Studio") : tr("%1 — Tessel Studio").arg(name));
-  setWindowFilePath(currentFile_);
+  setWindowTitle(name.isEmpty() ? tr("Tessel Studio") : tr("%1[*] — Tessel Studio").arg(name));
+  setWindowModified(projects_->isModified());
 }
 
 void MainWindow::updateActions() {
@@ -444,8 +493,8 @@ void MainWindow::updateActions() {
   studioAction("actionFind")->setEnabled(bool(slot.find));
   studioAction("actionExportModule")->setEnabled(hasModel());
   studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty());
-  studioAction("actionSave")->setEnabled(false);
-  studioAction("actionSaveAs")->setEnabled(false);
+  studioAction("actionSave")->setEnabled(projects_->hasProject());
+  studioAction("actionSaveAs")->setEnabled(projects_->hasProject());
   QString name = studioViewName(currentView_);
   name[0] = name[0].toUpper();
   if (QAction* action = studioAction("actionView" + name)) action->setChecked(true);
@@ -636,6 +685,10 @@ bool MainWindow::isIdle() const { return pendingFile_.isEmpty() && jobList_.allI
 bool MainWindow::hasModel() const { return !currentFile_.isEmpty(); }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!projects_->confirmClose()) {
+    event->ignore();
+    return;
+  }
   saveSettings();
   jobList_.cancelAll();
   event->accept();

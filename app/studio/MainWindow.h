@@ -8,7 +8,9 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 
+#include "app/studio/ProjectController.h"
 #include "app/studio/RecentFiles.h"
 #include "views/common/DiagnosticsModel.h"
 #include "views/common/JobListModel.h"
@@ -82,6 +84,8 @@ public:
   views::JobListModel& jobs() { return jobList_; }
   views::DiagnosticsModel& diagnostics() { return diagnostics_; }
   RecentFiles& recentFiles() { return recent_; }
+  /// The open project (an untitled one over a model opened directly).
+  ProjectController& projects() { return *projects_; }
   /// Every action with its shortcut (File, View, Help menus), for the shortcuts dialog and
   /// tests; each has an object name ("actionOpen").
   QList<QAction*> studioActions() const { return actions_; }
@@ -144,6 +148,8 @@ private:
     driver::CompileOptions compile;
   };
   Opened lastGood_;  // reopened when a compile of a newer file fails
+  ProjectController* projects_ = nullptr;
+  std::optional<project::ProjectDocument> pendingProject_;  // its model is being opened
 
   StudioView currentView_ = StudioView::Graph;
   std::array<ViewSlot, 3> views_;

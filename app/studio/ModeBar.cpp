@@ -12,6 +12,7 @@ ModeBar::ModeBar(QWidget* parent) : QWidget(parent) {
   // Style sheets only paint a plain QWidget's background with this attribute.
   setAttribute(Qt::WA_StyledBackground);
   setFixedWidth(72);
+  setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Expanding);
   layout_ = new QVBoxLayout(this);
   layout_->setContentsMargins(0, 4, 0, 4);
   layout_->setSpacing(0);

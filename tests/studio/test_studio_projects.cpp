@@ -1,0 +1,181 @@
+// Projects in the Studio: opening a .tessel opens its model with its options, edits mark it
+// modified, Save writes them, an autosave is offered back after a crash, closing with unsaved
+// changes asks, a model opened on its own saves as a new project, and a corrupt project file
+// is reported without losing the model on screen.
+#include <QDockWidget>
+#include <QtTest>
+
+#include "StudioTestSupport.h"
+#include "app/project/Autosave.h"
+#include "app/project/Project.h"
+#include "app/studio/MainWindow.h"
+
+using namespace tessel;
+using namespace tessel::studio;
+using testing::example;
+using Recovery = ProjectController::RecoveryChoice;
+using Unsaved = ProjectController::UnsavedChoice;
+
+namespace {
+
+/// The example project and its model copied into `dir`, with the opt level set to
+/// `optLevel`; returns the project's path.
+QString copyExampleProject(const QTemporaryDir& dir, int optLevel) {
+  QFile::copy(example("tiny_resnet.onnx"), dir.filePath("tiny_resnet.onnx"));
+  QFile source(example("tiny_resnet.tessel"));
+  if (!source.open(QIODevice::ReadOnly)) return {};
+  QByteArray text = source.readAll();
+  text.replace("\"opt_level\": 3", QByteArray("\"opt_level\": ") + QByteArray::number(optLevel));
+  // The reference data stays with the example.
+  text.replace("\"directory\": \"tiny_resnet/test_data_set_0\"", "\"directory\": \"\"");
+  QFile copy(dir.filePath("tiny_resnet.tessel"));
+  if (!copy.open(QIODevice::WriteOnly)) return {};
+  copy.write(text);
+  return copy.fileName();
+}
+
+int savedOptLevel(const QString& path) {
+  auto project = project::loadProject(path.toStdString());
+  return project ? project->passes.optLevel : -1;
+}
+
+graph::PassOptions withOptLevel(const driver::CompileOptions& options, int level) {
+  graph::PassOptions passes = options.passes;
+  passes.optLevel = level;
+  return passes;
+}
+
+}  // namespace
+
+class TestStudioProjects : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir settingsDir_;
+
+private slots:
+  void initTestCase() { testing::isolateSettings(settingsDir_); }
+  void init() { testing::clearSettings(); }
+
+  void opensAProjectWithItsOptions() {
+    QTemporaryDir dir;
+    QString path = copyExampleProject(dir, 1);
+    MainWindow window;
+    QVERIFY(testing::openAndWait(window, path));
+    QCOMPARE(window.currentFile(), path);
+    QVERIFY(window.windowTitle().contains("tiny_resnet.tessel"));
+    QCOMPARE(window.session().compileOptions().passes.optLevel, 1);
+    QCOMPARE(QFileInfo(window.session().modelPath()), QFileInfo(dir.filePath("tiny_resnet.onnx")));
+    QVERIFY(!window.isWindowModified());
+    QCOMPARE(window.recentFiles().files().value(0), path);
+  }
+
+  void editsMarkTheProjectModifiedAndSaveWritesThem() {
+    QTemporaryDir dir;
+    QString path = copyExampleProject(dir, 3);
+    MainWindow window;
+    QVERIFY(testing::openAndWait(window, path));
+    window.projects().setPassOptions(withOptLevel(window.session().compileOptions(), 2));
+    QVERIFY(window.isWindowModified());
+    QVERIFY(window.projects().isModified());
+    QCOMPARE(savedOptLevel(path), 3);  // nothing written before Save
+    window.studioAction("actionSave")->trigger();
+    QVERIFY(!window.isWindowModified());
+    QCOMPARE(savedOptLevel(path), 2);
+  }
+
+  void autosaveIsOfferedBackAfterACrash() {
+    QTemporaryDir dir;
+    QString path = copyExampleProject(dir, 3);
+    QString autosave = QString::fromStdString(project::autosavePath(path.toStdString()));
+    {
+      MainWindow crashed;
+      crashed.projects().setAutosaveInterval(50);
+      QVERIFY(testing::openAndWait(crashed, path));
+      crashed.projects().setPassOptions(withOptLevel(crashed.session().compileOptions(), 1));
+      QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(autosave), 5000);
+      // The session "crashes": the window goes away without being closed (no prompt, no save).
+    }
+    QCOMPARE(savedOptLevel(path), 3);
+
+    MainWindow next;
+    int asked = 0;
+    next.projects().setRecoveryPrompt([&](const QString& project, const QDateTime&) {
+      ++asked;
+      return project == path ? Recovery::Recover : Recovery::OpenSaved;
+    });
+    QVERIFY(testing::openAndWait(next, path));
+    QCOMPARE(asked, 1);
+    // The recovered work is open, unsaved, and compiled with the recovered options.
+    QCOMPARE(next.session().compileOptions().passes.optLevel, 1);
+    QVERIFY(next.isWindowModified());
+    next.studioAction("actionSave")->trigger();
+    QCOMPARE(savedOptLevel(path), 1);
+    QVERIFY(!QFile::exists(autosave));
+  }
+
+  void closingWithUnsavedChangesAsks() {
+    QTemporaryDir dir;
+    QString path = copyExampleProject(dir, 3);
+    MainWindow window;
+    window.show();
+    QVERIFY(testing::openAndWait(window, path));
+    window.projects().setPassOptions(withOptLevel(window.session().compileOptions(), 0));
+    int asked = 0;
+    window.projects().setUnsavedPrompt([&](const QString&) {
+      ++asked;
+      return Unsaved::Cancel;
+    });
+    QVERIFY(!window.close());
+    QCOMPARE(asked, 1);
+    QVERIFY(window.isVisible());
+    window.projects().setUnsavedPrompt([&](const QString&) {
+      ++asked;
+      return Unsaved::Save;
+    });
+    QVERIFY(window.close());
+    QCOMPARE(asked, 2);
+    QCOMPARE(savedOptLevel(path), 0);
+  }
+
+  void aModelOpenedAloneSavesAsANewProject() {
+    QTemporaryDir dir;
+    QString target = dir.filePath("mine.tessel");
+    MainWindow window;
+    QVERIFY(testing::openAndWait(window, example("tiny_resnet.onnx")));
+    window.projects().setSaveAsPrompt([&](const QString& suggested) {
+      // The suggestion is named after the model.
+      return suggested.endsWith("tiny_resnet.tessel") ? target : QString();
+    });
+    window.studioAction("actionSave")->trigger();
+    QVERIFY(QFile::exists(target));
+    auto saved = project::loadProject(target.toStdString());
+    QVERIFY(saved);
+    QCOMPARE(QFileInfo(QString::fromStdString(saved->model)), QFileInfo(example("tiny_resnet.onnx")));
+    QCOMPARE(window.currentFile(), target);
+    QVERIFY(window.windowTitle().contains("mine.tessel"));
+  }
+
+  void aCorruptProjectIsReportedAndTheModelStays() {
+    QTemporaryDir dir;
+    QString corrupt = dir.filePath("broken.tessel");
+    QFile file(corrupt);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{\n  \"format\": \"tessel-project\",\n  \"version\": 1,\n  \"model\": \n}\n");
+    file.close();
+    MainWindow window;
+    QVERIFY(testing::openAndWait(window, example("tiny_resnet.onnx")));
+    QSignalSpy failed(&window, &MainWindow::openFailed);
+    window.openFile(corrupt);
+    QCOMPARE(failed.count(), 1);
+    QString message = failed.at(0).at(1).toString();
+    QVERIFY2(message.contains("broken.tessel"), qPrintable(message));
+    QCOMPARE(QFileInfo(window.currentFile()), QFileInfo(example("tiny_resnet.onnx")));
+    QVERIFY(window.session().compiledModel());
+    // The corrupt file was not touched.
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().contains("\"model\": \n}"));
+  }
+};
+
+QTEST_MAIN(TestStudioProjects)
+#include "test_studio_projects.moc"

@@ -88,6 +88,8 @@ private slots:
     QCOMPARE(describeScheduleChange(&before, before + "# a comment\n"), QString("unchanged"));
     QCOMPARE(describeScheduleChange(&before, "io, ii = split(C, i, factor=8)\nparallel(C, io)\n"),
              QString("- unroll(C, ii); + parallel(C, io)"));
+    QCOMPARE(describeScheduleChange(&before, "io, ii = split(C, i, factor=16)\nunroll(C, ii)\n"),
+             QString("io, ii = split(C, i, factor=8 → 16)"));
     QString many = "io, ii = split(C, i, factor=16)\nvectorize(C, j)\nparallel(C, io)\n";
     QCOMPARE(describeScheduleChange(&before, many), QString("+3 -2 primitives"));
   }

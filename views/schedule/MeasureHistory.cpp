@@ -28,6 +28,26 @@ QStringList missingFrom(QStringList from, const QStringList& to) {
   return from;
 }
 
+// "split(C, i, factor=8 → 16)" when `before` and `after` are the same primitive call with one
+// stretch of arguments changed; empty otherwise.
+QString describeEditedPrimitive(const QString& before, const QString& after) {
+  int open = before.indexOf('(');
+  if (open < 0 || before.left(open + 1) != after.left(open + 1)) return {};
+  int prefix = 0;
+  while (prefix < before.size() && prefix < after.size() && before[prefix] == after[prefix]) ++prefix;
+  int suffix = 0;
+  while (suffix < before.size() - prefix && suffix < after.size() - prefix &&
+         before[before.size() - 1 - suffix] == after[after.size() - 1 - suffix])
+    ++suffix;
+  // Whole arguments read better than digits: widen the changed stretch to argument boundaries.
+  auto isBoundary = [](QChar c) { return c == '(' || c == ',' || c == '=' || c == ' ' || c == ')'; };
+  while (prefix > 0 && !isBoundary(before[prefix - 1])) --prefix;
+  while (suffix > 0 && !isBoundary(before[before.size() - suffix])) --suffix;
+  if (prefix <= open) return {};
+  return before.left(prefix) + before.mid(prefix, before.size() - prefix - suffix) + QStringLiteral(" → ") +
+         after.mid(prefix, after.size() - prefix - suffix) + before.right(suffix);
+}
+
 }  // namespace
 
 QString describeScheduleChange(const QString* previous, const QString& current) {
@@ -39,8 +59,21 @@ QString describeScheduleChange(const QString* previous, const QString& current) 
   QStringList removed = missingFrom(before, now);
   if (added.isEmpty() && removed.isEmpty()) return QStringLiteral("reordered primitives");
   QStringList parts;
-  for (const QString& line : removed) parts << QStringLiteral("- ") + line;
-  for (const QString& line : added) parts << QStringLiteral("+ ") + line;
+  if (removed.size() == added.size()) {
+    // Primitives edited in place (a factor, an axis) read as one change each.
+    for (int i = 0; i < removed.size(); ++i) {
+      QString edited = describeEditedPrimitive(removed[i], added[i]);
+      if (edited.isEmpty()) {
+        parts.clear();
+        break;
+      }
+      parts << edited;
+    }
+  }
+  if (parts.isEmpty()) {
+    for (const QString& line : removed) parts << QStringLiteral("- ") + line;
+    for (const QString& line : added) parts << QStringLiteral("+ ") + line;
+  }
   QString spelled = parts.join(QStringLiteral("; "));
   if (spelled.size() <= kMaxSpelledChange) return spelled;
   QStringList counts;

@@ -65,7 +65,8 @@ private:
 
 /// A short description of how schedule text `current` differs from `previous`, primitive by
 /// primitive (lines compared after trimming; comments and blank lines ignored):
-/// "+ vectorize(C, ji)", "- unroll(C, ii); + parallel(C, io)", "+3 -1 primitives",
+/// "+ vectorize(C, ji)", "- unroll(C, ii); + parallel(C, io)", a primitive edited in place as
+/// "io, ii = split(C, i, factor=8 → 16)", and when too long to spell "+3 -1 primitives";
 /// "unchanged" when they are the same, and for the first variant (`previous` null) "default
 /// schedule" when `current` is empty, else "first measurement".
 QString describeScheduleChange(const QString* previous, const QString& current);

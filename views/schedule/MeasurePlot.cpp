@@ -51,9 +51,16 @@ MeasurePlot::MeasurePlot(QWidget* parent) : QCustomPlot(parent) {
   xAxis->setTicker(ticker);
   xAxis->setLabel(tr("variant"));
   yAxis->setLabel(tr("latency (ms)"));
+  // The legend is a row above the axes, so it never hides the newest (often the best) point.
   legend->setVisible(true);
   legend->setIconSize(18, 10);
-  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  legend->setRowSpacing(0);
+  legend->setColumnSpacing(12);
+  plotLayout()->insertRow(0);
+  plotLayout()->addElement(0, 0, legend);
+  plotLayout()->setRowStretchFactor(0, 0.001);
+  legend->setMargins(QMargins(6, 4, 6, 0));
   applyPalette();
   setVariants({});
 }
@@ -87,15 +94,15 @@ void MeasurePlot::setVariants(const std::vector<MeasuredVariant>& variants) {
     bestLabel_->setText(tr("best %1 ms (#%2)").arg(best, 0, 'g', 4).arg(variants[size_t(bestIndex)].number));
   }
 
-  // Whole variants on x with half a step of margin; y from 0 so bars of progress compare
-  // honestly, with room above the highest point for the legend.
+  // Whole variants on x with half a step of margin; y from 0 so latencies compare honestly,
+  // with room above the highest point for the best label.
   double lastNumber = numbers.isEmpty() ? 1 : numbers.back();
   double firstNumber = numbers.isEmpty() ? 1 : numbers.front();
   xAxis->setRange(firstNumber - 0.5, std::max(lastNumber, firstNumber + 4) + 0.5);
   double highest = 0;
   for (double v : medians) highest = std::max(highest, v);
   for (double v : fastest) highest = std::max(highest, v);
-  yAxis->setRange(0, highest > 0 ? highest * 1.35 : 1);
+  yAxis->setRange(0, highest > 0 ? highest * 1.2 : 1);
   replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -122,8 +129,8 @@ void MeasurePlot::applyPalette() {
   }
   QColor fastestColor = p.color(QPalette::PlaceholderText);
   fastest_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, fastestColor, fastestColor, 4));
-  legend->setBrush(p.brush(QPalette::Base));
-  legend->setBorderPen(QPen(faint));
+  legend->setBrush(Qt::NoBrush);
+  legend->setBorderPen(Qt::NoPen);
   legend->setTextColor(text);
   emptyHint_->setColor(p.color(QPalette::PlaceholderText));
 }

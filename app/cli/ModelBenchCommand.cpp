@@ -17,26 +17,6 @@
 
 namespace tessel::cli {
 
-namespace {
-
-// Inputs not given on the command line: floats uniform in [-1, 1] from a fixed seed (so runs
-// are comparable), integers and booleans zero (a random index could fall outside what a Gather
-// reads). A model whose integer input means something (token ids, a shape) takes real values
-// with --input / --inputs-dir.
-runtime::NDArray randomInput(const runtime::GraphTensor& tensor, std::mt19937& rng) {
-  auto array = runtime::NDArray::empty(tensor.shape, tensor.dtype);
-  std::vector<unsigned char> zeros(size_t(array.byteSize()), 0);
-  array.copyFrom(zeros.data(), zeros.size());
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  if (tensor.dtype == runtime::DataType::float32())
-    for (float& v : array.values<float>()) v = uniform(rng);
-  else if (tensor.dtype == runtime::DataType::float64())
-    for (double& v : array.values<double>()) v = uniform(rng);
-  return array;
-}
-
-}  // namespace
-
 bool isModelArgument(const std::string& argument) {
   std::error_code ignored;
   if (std::filesystem::exists(argument, ignored)) return true;
@@ -77,7 +57,7 @@ int runModelBench(const std::vector<std::string>& args) {
 
   std::mt19937 rng(42);
   auto prepared = driver::prepareWithInputs(
-      request, [&](const runtime::GraphTensor& tensor) { return randomInput(tensor, rng); });
+      request, [&](const runtime::GraphTensor& tensor) { return driver::timingInput(tensor, rng); });
   if (!prepared) return reportDiagnostic(prepared.error());
   runtime::GraphExecutor& executor = *prepared->executor;
 

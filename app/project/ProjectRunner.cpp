@@ -8,6 +8,7 @@
 #include <random>
 
 #include "app/project/ProjectOptions.h"
+#include "compiler/driver/RunModel.h"
 #include "compiler/driver/ScheduleEdits.h"
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "runtime/ThreadPool.h"
@@ -27,19 +28,6 @@ std::string formatNumber(double value) {
   return buffer;
 }
 
-// Timing inputs when there is no reference data: floats uniform in [-1, 1] from a fixed seed (so
-// runs compare), integers and booleans zero (a random index could fall outside a Gather).
-runtime::NDArray randomInput(const runtime::GraphTensor& tensor, std::mt19937& rng) {
-  auto array = runtime::NDArray::empty(tensor.shape, tensor.dtype);
-  std::vector<unsigned char> zeros(size_t(array.byteSize()), 0);
-  array.copyFrom(zeros.data(), zeros.size());
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  if (tensor.dtype == runtime::DataType::float32())
-    for (float& v : array.values<float>()) v = uniform(rng);
-  else if (tensor.dtype == runtime::DataType::float64())
-    for (double& v : array.values<double>()) v = uniform(rng);
-  return array;
-}
 
 // The run itself; runtime errors (a wrong input shape, an allocation) become Diagnostics in runProject.
 class ProjectRun {
@@ -137,7 +125,7 @@ private:
     for (const std::string& name : executor.inputNames()) {
       auto reference = referenceInputs_.find(name);
       runtime::NDArray value =
-          reference != referenceInputs_.end() ? reference->second : randomInput(executor.tensorInfo(name), rng);
+          reference != referenceInputs_.end() ? reference->second : driver::timingInput(executor.tensorInfo(name), rng);
       try {
         executor.setInput(name, value);
       } catch (const runtime::Error& error) {

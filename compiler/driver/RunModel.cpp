@@ -362,6 +362,18 @@ Expected<RunResult> runModel(const RunRequest& request) {
   });
 }
 
+runtime::NDArray timingInput(const runtime::GraphTensor& tensor, std::mt19937& rng) {
+  auto array = runtime::NDArray::empty(tensor.shape, tensor.dtype);
+  std::vector<unsigned char> zeros(size_t(array.byteSize()), 0);
+  array.copyFrom(zeros.data(), zeros.size());
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  if (tensor.dtype == runtime::DataType::float32())
+    for (float& v : array.values<float>()) v = uniform(rng);
+  else if (tensor.dtype == runtime::DataType::float64())
+    for (double& v : array.values<double>()) v = uniform(rng);
+  return array;
+}
+
 Expected<runtime::NDArray> readTensorFile(const std::string& path) {
   std::error_code ignored;
   if (!fs::is_regular_file(path, ignored)) return failure("no such file", path);

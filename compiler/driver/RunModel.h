@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,11 @@ Expected<RunResult> runModel(const RunRequest& request);
 Expected<PreparedModel> prepareWithInputs(
     const RunRequest& request,
     const std::function<runtime::NDArray(const runtime::GraphTensor&)>& fillMissing = nullptr);
+
+/// An input for timing a model when no value is given: floats uniform in [-1, 1] from `rng`
+/// (seed it the same way and runs compare), integers and booleans zero (a random index could
+/// fall outside what a Gather reads).
+runtime::NDArray timingInput(const runtime::GraphTensor& tensor, std::mt19937& rng);
 
 /// Reads an array from a .npy file or an ONNX TensorProto (.pb) file, by extension.
 Expected<runtime::NDArray> readTensorFile(const std::string& path);

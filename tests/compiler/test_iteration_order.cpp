@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "compiler/driver/Driver.h"
 #include "compiler/lower/IterationOrder.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/ops/Matmul.h"
@@ -174,6 +175,23 @@ private slots:
     QVERIFY(!order.cells.empty());
     QVERIFY(order.cells.size() < size_t(32 * 32));
     QVERIFY(!order.notes.empty());
+  }
+
+  void everyKernelOfTheExampleModelHasAnOrder() {
+    // Real kernels: fused convolutions over blocked layouts, pools, elementwise epilogues.
+    auto graph = driver::loadModel(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().toString().c_str());
+    auto model = driver::compileGraph(*graph);
+    QVERIFY2(model.ok(), model.ok() ? "" : model.error().toString().c_str());
+    QVERIFY(!model->kernels.empty());
+    for (const driver::CompiledKernel& kernel : model->kernels) {
+      auto order = iterationOrder(kernel.function, withThreads(4));
+      QVERIFY2(order.ok(), order.ok() ? "" : order.error().toString().c_str());
+      QVERIFY2(!order->cells.empty(), kernel.name.c_str());
+      QVERIFY(order->cells.size() <= size_t(order->rows) * size_t(order->columns));
+      QCOMPARE(order->cellsProducedBefore(order->stepCount), int64_t(order->cells.size()));
+      QCOMPARE(order->cells.back().step, order->stepCount - 1);
+    }
   }
 
   void aBufferThatIsNoParameterIsADiagnostic() {

@@ -2,7 +2,9 @@
 // bad schedules report their line, and a cancelled measurement stops.
 #include <QtTest>
 
+#include "compiler/driver/Driver.h"
 #include "compiler/driver/MeasureKernel.h"
+#include "compiler/driver/ScheduleTask.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/schedule/TraceText.h"
 
@@ -33,6 +35,25 @@ private slots:
              qPrintable(QString("%1 GFLOP/s above a peak of %2").arg(measured->gflops).arg(measured->peakGflops)));
     QVERIFY(measured->fractionOfPeak > 0 && measured->fractionOfPeak <= 1);
     QCOMPARE(lastPercent, 100);
+  }
+
+  void measuresEveryTaskOfTheExampleModel() {
+    auto graph = driver::loadModel(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+    QVERIFY2(graph.ok(), graph.ok() ? "" : graph.error().toString().c_str());
+    auto model = driver::compileGraph(*graph);
+    QVERIFY2(model.ok(), model.ok() ? "" : model.error().toString().c_str());
+    auto tasks = extractTasks(*model);
+    QVERIFY2(tasks.ok(), tasks.ok() ? "" : tasks.error().toString().c_str());
+    QVERIFY(!tasks->empty());
+    MeasureOptions options;
+    options.minSeconds = 0.005;
+    options.minRepeats = 2;
+    for (const ScheduleTask& task : *tasks) {
+      auto measured = measureKernel(task.workload, task.defaultTrace, options);
+      QVERIFY2(measured.ok(), measured.ok() ? "" : measured.error().toString().c_str());
+      QVERIFY2(measured->medianMilliseconds > 0, task.name.c_str());
+      QVERIFY(measured->gflops <= measured->peakGflops);
+    }
   }
 
   void peakIsCachedPerThreadCount() {

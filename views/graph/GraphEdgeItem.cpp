@@ -1,7 +1,6 @@
 // Painting of one graph edge; its path, arrowhead and label box are computed once.
 #include "views/graph/GraphEdgeItem.h"
 
-#include <QFontMetricsF>
 #include <QLineF>
 #include <QPainter>
 #include <QStyleOptionGraphicsItem>
@@ -38,8 +37,9 @@ GraphEdgeItem::GraphEdgeItem(const LayoutEdge& edge, const GraphItemStyle* style
   }
   if (!edge.shapeText.isEmpty()) {
     label_ = edge.dtypeText == QLatin1String("float32") ? edge.shapeText : edge.label();
-    QFontMetricsF metrics(style_->edgeFont);
-    QSizeF size(metrics.horizontalAdvance(label_) + 6, metrics.height());
+    // Estimated from a measured average: measuring each label costs more than the rest of
+    // the item, and labels are digits, 'x' and a dtype.
+    QSizeF size(double(label_.size()) * style_->edgeCharacterWidth + 8, style_->lineHeight - 1);
     labelRect_ = QRectF(edge.labelCenter - QPointF(size.width() / 2, size.height() / 2), size);
   }
   setToolTip(edge.tensor + (edge.shapeText.isEmpty() ? QString() : QStringLiteral(": ") + edge.label()));

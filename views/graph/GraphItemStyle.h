@@ -16,6 +16,7 @@ struct GraphItemStyle {
   QFont edgeFont;    ///< Shape labels on edges.
   QFont clusterFont; ///< A fused group's frame title.
   double lineHeight = 15.0;  ///< Matches GraphLayoutOptions::lineHeight.
+  double edgeCharacterWidth = 6.0;  ///< Of edgeFont on shape labels (digits, 'x', dtype).
   double headerHeight() const { return lineHeight * 1.5; }
 };
 

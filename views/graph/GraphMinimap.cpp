@@ -51,6 +51,7 @@ void GraphMinimap::renderOverview() {
   const qreal ratio = devicePixelRatioF();
   overview_ = QPixmap((target.size() * ratio).toSize());
   overview_.setDevicePixelRatio(ratio);
+  if (overview_.isNull()) return;  // A graph so long its overview is under a pixel wide.
   overview_.fill(Qt::transparent);
   QPainter painter(&overview_);
   // At this scale items paint their cheapest level of detail: flat boxes, hairline edges.

@@ -40,10 +40,12 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, const GraphItemStyle* style
   for (const auto& line : node.details) baseTooltip_ += QStringLiteral("<br>") + line.toHtmlEscaped();
   if (collapsedFused_) baseTooltip_ += QStringLiteral("<br><i>Click + to show the fused operations</i>");
   setToolTip(baseTooltip_);
-  elideTexts();
 }
 
+// Measuring text is the costliest part of making an item, and most boxes of a big graph are
+// never drawn close enough to show text, so it waits for the first detailed paint.
 void GraphNodeItem::elideTexts() {
+  textsElided_ = true;
   double room = box_.width() - 2 * kPadding - (collapsedFused_ ? kToggleSize + 4 : 0);
   title_ = QFontMetricsF(style_->titleFont).elidedText(title_, Qt::ElideRight, room);
   name_ = QFontMetricsF(style_->nameFont).elidedText(name_, Qt::ElideMiddle, box_.width() - 2 * kPadding);
@@ -121,6 +123,7 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
     return;
   }
 
+  if (!textsElided_) elideTexts();
   painter->setRenderHint(QPainter::Antialiasing, true);
   QPainterPath body;
   body.addRoundedRect(rect, kRadius, kRadius);

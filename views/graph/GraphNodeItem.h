@@ -56,6 +56,7 @@ private:
   QColor decoration_;
   QString badge_;
   FindState findState_ = FindState::None;
+  bool textsElided_ = false;
 };
 
 }  // namespace tessel::views

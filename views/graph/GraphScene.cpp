@@ -1,7 +1,12 @@
 // Builds and updates the graph view's items from a GraphLayout.
 #include "views/graph/GraphScene.h"
 
+#include <QElapsedTimer>
 #include <QFontMetricsF>
+#include <QTimer>
+
+#include <limits>
+#include <utility>
 
 #include "views/graph/GraphClusterItem.h"
 #include "views/graph/GraphEdgeItem.h"
@@ -26,6 +31,8 @@ GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
   style_.clusterFont.setPixelSize(11);
   style_.clusterFont.setBold(true);
   style_.lineHeight = std::ceil(QFontMetricsF(style_.nameFont).height()) + 2;
+  const QString sampleLabel = QStringLiteral("1x64x56x56 float32@NCHW16c");
+  style_.edgeCharacterWidth = QFontMetricsF(style_.edgeFont).horizontalAdvance(sampleLabel) / double(sampleLabel.size());
   setBackgroundBrush(style_.palette.background);
   connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::onSelectionChanged);
 }
@@ -48,48 +55,93 @@ void GraphScene::setGraphPalette(const GraphPalette& palette) {
 }
 
 void GraphScene::setGraphLayout(std::shared_ptr<const GraphLayout> layout) {
+  ++generation_;
   rebuilding_ = true;
+  pendingSelection_ = selected_;
   clearSelection();
   clear();
   nodeItems_.clear();
-  clusterRects_.clear();
   layout_ = std::move(layout);
-  if (layout_) {
-    std::vector<int> depth(layout_->clusters.size(), 0);
-    QHash<QString, int> clusterDepth;
-    for (const auto& cluster : layout_->clusters) {
-      int d = cluster.parentClusterId.isEmpty() ? 0 : clusterDepth.value(cluster.parentClusterId) + 1;
-      clusterDepth.insert(cluster.id, d);
-      addItem(new GraphClusterItem(cluster, d, &style_));
-      clusterRects_.insert(cluster.id, cluster.box);
-    }
-    for (const auto& edge : layout_->edges) addItem(new GraphEdgeItem(edge, &style_));
-    for (const auto& node : layout_->nodes) {
-      auto* item = new GraphNodeItem(node, &style_);
-      addItem(item);
-      nodeItems_.insert(node.id, item);
-    }
-    setSceneRect(layout_->bounds);
-  } else {
+  nextCluster_ = nextNode_ = nextEdge_ = 0;
+  clusterDepth_.clear();
+  if (!layout_) {
     setSceneRect(QRectF());
+    finishPopulation();
+    return;
   }
-  QString previous = selected_;
+  setSceneRect(layout_->bounds);
+  size_t itemCount = layout_->nodes.size() + layout_->edges.size() + layout_->clusters.size();
+  // A BSP index pays for itself on small scenes; on huge ones building it in one go is the
+  // longest stall of all, while a linear scan of the visible test stays a few milliseconds.
+  setItemIndexMethod(itemCount > kIncrementalItemCount ? QGraphicsScene::NoIndex : QGraphicsScene::BspTreeIndex);
+  if (itemCount <= kIncrementalItemCount) {
+    populateFor(std::numeric_limits<qint64>::max());
+    return;
+  }
+  populateFor(kPopulateBudgetMs);
+}
+
+// Adds items for at most `budgetMs`, then continues on a later event-loop turn, so a huge
+// graph appears within a few frames without freezing the window. Boxes come first (they
+// carry the picture), then edges.
+void GraphScene::populateFor(qint64 budgetMs) {
+  QElapsedTimer clock;
+  clock.start();
+  const int generation = generation_;
+  auto outOfTime = [&](size_t done) { return done % 64 == 0 && clock.elapsed() >= budgetMs; };
+  for (; nextCluster_ < layout_->clusters.size(); ++nextCluster_) {
+    const auto& cluster = layout_->clusters[nextCluster_];
+    int depth = cluster.parentClusterId.isEmpty() ? 0 : clusterDepth_.value(cluster.parentClusterId) + 1;
+    clusterDepth_.insert(cluster.id, depth);
+    addItem(new GraphClusterItem(cluster, depth, &style_));
+  }
+  for (; nextNode_ < layout_->nodes.size(); ++nextNode_) {
+    if (outOfTime(nextNode_)) return continueLater(generation);
+    const auto& node = layout_->nodes[nextNode_];
+    auto* item = new GraphNodeItem(node, &style_);
+    addItem(item);
+    nodeItems_.insert(node.id, item);
+  }
+  for (; nextEdge_ < layout_->edges.size(); ++nextEdge_) {
+    if (outOfTime(nextEdge_)) return continueLater(generation);
+    addItem(new GraphEdgeItem(layout_->edges[nextEdge_], &style_));
+  }
+  finishPopulation();
+}
+
+void GraphScene::continueLater(int generation) {
+  QTimer::singleShot(0, this, [this, generation] {
+    if (generation == generation_ && layout_) populateFor(kPopulateBudgetMs);
+  });
+}
+
+void GraphScene::finishPopulation() {
   selected_.clear();
   applyDecorationsAndHighlights();
   rebuilding_ = false;
+  QString previous = std::exchange(pendingSelection_, QString());
   if (auto* item = nodeItems_.value(previous)) {
     item->setSelected(true);
   } else if (!previous.isEmpty()) {
     emit nodeSelected(QString());
   }
+  emit populated();
 }
 
+bool GraphScene::isPopulating() const { return rebuilding_; }
+
 QRectF GraphScene::itemRect(const QString& id) const {
-  if (auto* item = nodeItems_.value(id)) return item->box();
-  return clusterRects_.value(id);
+  if (!layout_) return {};
+  if (const auto* node = layout_->findNode(id)) return node->box;
+  if (const auto* cluster = layout_->findCluster(id)) return cluster->box;
+  return {};
 }
 
 void GraphScene::selectNode(const QString& id) {
+  if (rebuilding_) {
+    pendingSelection_ = id;
+    return;
+  }
   auto* item = nodeItems_.value(id);
   if (item && item->isSelected() && selectedItems().size() == 1) return;
   clearSelection();

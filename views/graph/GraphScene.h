@@ -22,8 +22,15 @@ public:
   explicit GraphScene(QObject* parent = nullptr);
 
   /// Replaces the items with those of `layout` (null clears). Selection, decorations and
-  /// find highlights of nodes that exist in the new layout are kept.
+  /// find highlights of nodes that exist in the new layout are kept. Small layouts are
+  /// populated at once; large ones (above kIncrementalItemCount items) over several
+  /// event-loop turns of about kPopulateBudgetMs each. populated() follows either way.
   void setGraphLayout(std::shared_ptr<const GraphLayout> layout);
+  /// True while a large layout's items are still being added.
+  bool isPopulating() const;
+
+  static constexpr size_t kIncrementalItemCount = 2000;
+  static constexpr qint64 kPopulateBudgetMs = 16;
   std::shared_ptr<const GraphLayout> graphLayout() const { return layout_; }
 
   void setGraphPalette(const GraphPalette& palette);
@@ -32,8 +39,10 @@ public:
   /// these so text fits its boxes.
   GraphLayoutOptions layoutOptions() const;
 
+  /// The item of a box; null when unknown or not yet populated.
   GraphNodeItem* nodeItem(const QString& id) const { return nodeItems_.value(id); }
-  /// The scene rectangle of a box or of a fused group's frame; null when neither exists.
+  /// The scene rectangle of a box or of a fused group's frame; null when neither exists
+  /// (known from the layout, also while items are being populated).
   QRectF itemRect(const QString& id) const;
 
   /// Selects one node (an empty id clears the selection); emits nodeSelected.
@@ -53,6 +62,8 @@ public:
   void activateNode(const QString& id);
 
 signals:
+  /// Every item of the layout last set is in the scene.
+  void populated();
   /// The selected node changed; empty when nothing is selected.
   void nodeSelected(const QString& id);
   /// A node was double-clicked (e.g. open a fused node's schedule).
@@ -67,12 +78,18 @@ private:
     QString tooltip;
   };
   void onSelectionChanged();
+  void populateFor(qint64 budgetMs);
+  void continueLater(int generation);
+  void finishPopulation();
   void applyDecorationsAndHighlights();
 
   GraphItemStyle style_;
   std::shared_ptr<const GraphLayout> layout_;
   QHash<QString, GraphNodeItem*> nodeItems_;
-  QHash<QString, QRectF> clusterRects_;
+  QHash<QString, int> clusterDepth_;
+  size_t nextCluster_ = 0, nextNode_ = 0, nextEdge_ = 0;
+  int generation_ = 0;
+  QString pendingSelection_;
   QHash<QString, Decoration> decorations_;
   QStringList findMatches_;
   QString findCurrent_;

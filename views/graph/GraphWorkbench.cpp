@@ -1,0 +1,188 @@
+// Wires the graph view, minimap, find bar and properties panel to background layout jobs.
+#include "views/graph/GraphWorkbench.h"
+
+#include <QEvent>
+#include <QShortcut>
+#include <QVBoxLayout>
+
+#include <utility>
+
+#include "views/graph/GraphExport.h"
+#include "views/graph/GraphFindBar.h"
+#include "views/graph/GraphMinimap.h"
+#include "views/graph/GraphScene.h"
+#include "views/graph/GraphView.h"
+#include "views/graph/NodePropertiesPanel.h"
+
+namespace tessel::views {
+
+namespace {
+const QString kLayoutChannel = QStringLiteral("layout");
+constexpr int kMinimapMargin = 12;
+}  // namespace
+
+GraphWorkbench::GraphWorkbench(QWidget* parent)
+    : QWidget(parent),
+      view_(new GraphView(this)),
+      minimap_(new GraphMinimap(view_)),
+      findBar_(new GraphFindBar(this)),
+      properties_(new NodePropertiesPanel(this)) {
+  properties_->hide();
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(view_, 1);
+  layout->addWidget(findBar_);
+  findBar_->hide();
+  minimap_->setView(view_);
+  minimap_->hide();
+  view_->installEventFilter(this);
+
+  connect(view_, &GraphView::nodeSelected, this, &GraphWorkbench::showProperties);
+  connect(view_, &GraphView::nodeSelected, this, &GraphWorkbench::nodeSelected);
+  connect(view_, &GraphView::nodeActivated, this, &GraphWorkbench::nodeActivated);
+  connect(view_, &GraphView::fusedGroupToggleRequested, this, &GraphWorkbench::setFusedGroupExpanded);
+  connect(view_->graphScene(), &GraphScene::populated, this, [this] {
+    if (std::exchange(awaitingPopulation_, false)) emit layoutFinished(false);
+  });
+  connect(findBar_, &GraphFindBar::matchesChanged, view_->graphScene(), &GraphScene::setFindHighlights);
+  connect(findBar_, &GraphFindBar::currentMatchChanged, this, [this](const QString& id) {
+    if (!id.isEmpty()) view_->centerOnNode(id);
+  });
+  connect(findBar_, &GraphFindBar::closed, this, [this] {
+    view_->graphScene()->setFindHighlights({}, {});
+    view_->setFocus();
+  });
+
+  auto* find = new QShortcut(QKeySequence::Find, this, this, &GraphWorkbench::showFindBar);
+  find->setContext(Qt::WidgetWithChildrenShortcut);
+  auto* next = new QShortcut(QKeySequence::FindNext, this, findBar_, &GraphFindBar::findNext);
+  next->setContext(Qt::WidgetWithChildrenShortcut);
+  auto* previous = new QShortcut(QKeySequence::FindPrevious, this, findBar_, &GraphFindBar::findPrevious);
+  previous->setContext(Qt::WidgetWithChildrenShortcut);
+
+  connect(&jobs_, &JobRunner::jobStarted, this, [this](const QString& channel, const QString& title) {
+    if (channel == kLayoutChannel) emit layoutStarted(title);
+  });
+  connect(&jobs_, &JobRunner::jobProgress, this, [this](const QString& channel, int percent, const QString& message) {
+    if (channel == kLayoutChannel) emit layoutProgress(percent, message);
+  });
+  connect(&jobs_, &JobRunner::jobFinished, this, [this](const QString& channel, bool cancelled) {
+    if (channel == kLayoutChannel && cancelled) emit layoutFinished(true);
+  });
+}
+
+GraphWorkbench::~GraphWorkbench() {
+  // A layout in flight holds no pointer into this widget, but its delivery would; stop it
+  // and wait, so nothing is delivered into a half-destroyed object.
+  jobs_.cancelAll();
+  jobs_.waitForAll();
+}
+
+void GraphWorkbench::setGraph(std::shared_ptr<const graph::Graph> graph) {
+  graph_ = std::move(graph);
+  if (!graph_) {
+    jobs_.cancel(kLayoutChannel);
+    showLayout(nullptr);
+    return;
+  }
+  startLayout();
+}
+
+std::shared_ptr<const GraphLayout> GraphWorkbench::currentLayout() const { return view_->graphLayout(); }
+
+void GraphWorkbench::cancelLayout() { jobs_.cancel(kLayoutChannel); }
+bool GraphWorkbench::isLayingOut() const { return jobs_.isRunning(kLayoutChannel); }
+
+void GraphWorkbench::setFusedGroupExpanded(const QString& fusedNodeName, bool expanded) {
+  bool changed = expanded ? options_.expandedFusedNodes.insert(fusedNodeName).second
+                          : options_.expandedFusedNodes.erase(fusedNodeName) > 0;
+  if (options_.expandAllFused && !expanded) {
+    // Collapsing one group out of "all expanded": expand every other one explicitly.
+    options_.expandAllFused = false;
+    if (graph_)
+      for (const auto* op : graph_->operations())
+        if (op->isFused() && QString::fromStdString(op->name) != fusedNodeName)
+          options_.expandedFusedNodes.insert(QString::fromStdString(op->name));
+    changed = true;
+  }
+  if (changed && graph_) startLayout();
+}
+
+void GraphWorkbench::setAllFusedGroupsExpanded(bool expanded) {
+  options_.expandAllFused = expanded;
+  options_.expandedFusedNodes.clear();
+  if (graph_) startLayout();
+}
+
+void GraphWorkbench::setDotNodeLimit(int nodes) { options_.dotNodeLimit = nodes; }
+
+void GraphWorkbench::setGraphPalette(const GraphPalette& palette) {
+  view_->setGraphPalette(palette);
+  minimap_->update();
+}
+
+void GraphWorkbench::startLayout() {
+  GraphLayoutOptions options = options_;
+  GraphLayoutOptions measured = view_->graphScene()->layoutOptions();
+  options.characterWidth = measured.characterWidth;
+  options.lineHeight = measured.lineHeight;
+  auto graph = graph_;
+  // No counting here: walking a huge graph is work for the worker, not the GUI thread.
+  jobs_.start<std::shared_ptr<Expected<GraphLayout>>>(
+      kLayoutChannel, tr("Laying out the graph"),
+      [graph, options](JobContext& job) {
+        return std::make_shared<Expected<GraphLayout>>(layoutGraph(graph, options, job));
+      },
+      [this](std::shared_ptr<Expected<GraphLayout>> result) {
+        if (!*result) {
+          emit layoutFailed(QString::fromStdString(result->error().toString()));
+          emit layoutFinished(false);
+          return;
+        }
+        // layoutFinished follows when the scene has every item (large graphs fill in over a
+        // few event-loop turns).
+        awaitingPopulation_ = true;
+        showLayout(std::make_shared<const GraphLayout>(std::move(**result)));
+      });
+}
+
+void GraphWorkbench::showLayout(std::shared_ptr<const GraphLayout> layout) {
+  view_->setGraphLayout(layout);
+  findBar_->setGraphLayout(layout);
+  minimap_->setVisible(layout != nullptr);
+  placeMinimap();
+  if (!layout) showProperties(QString());
+}
+
+void GraphWorkbench::showProperties(const QString& id) {
+  if (!properties_) return;
+  auto layout = view_->graphLayout();
+  const LayoutNode* node = layout && !id.isEmpty() ? layout->findNode(id) : nullptr;
+  if (node) properties_->setNode(layout->graph, node->source);
+  else properties_->setNode(nullptr, nullptr);
+}
+
+NodePropertiesPanel* GraphWorkbench::propertiesPanel() const { return properties_.data(); }
+
+void GraphWorkbench::showFindBar() { findBar_->activate(); }
+
+Status GraphWorkbench::exportPng(const QString& path) const { return exportGraphPng(*view_->graphScene(), path); }
+
+Status GraphWorkbench::exportSvg(const QString& path) const {
+  return exportGraphSvg(*view_->graphScene(), path, graph_ ? tr("Tessel graph") : QString());
+}
+
+void GraphWorkbench::placeMinimap() {
+  QSize size(std::clamp(view_->width() / 5, 140, 240), std::clamp(view_->height() / 4, 100, 180));
+  minimap_->resize(size);
+  minimap_->move(view_->width() - size.width() - kMinimapMargin, view_->height() - size.height() - kMinimapMargin);
+  minimap_->raise();
+}
+
+bool GraphWorkbench::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == view_ && event->type() == QEvent::Resize) placeMinimap();
+  return QWidget::eventFilter(watched, event);
+}
+
+}  // namespace tessel::views

@@ -1,0 +1,111 @@
+// The graph view as the main window embeds it: the view with a minimap in its corner, a find
+// bar (Ctrl+F), a properties panel for a dock, and background layout with progress/cancel.
+#pragma once
+
+#include <QPointer>
+#include <QWidget>
+
+#include <memory>
+#include <set>
+
+#include "core/graph/Graph.h"
+#include "core/support/Error.h"
+#include "views/common/JobRunner.h"
+#include "views/graph/GraphLayout.h"
+#include "views/graph/GraphPalette.h"
+
+namespace tessel::views {
+
+class GraphFindBar;
+class GraphMinimap;
+class GraphView;
+class NodePropertiesPanel;
+
+/// Usage (MainWindow):
+///
+///   auto* graphView = new GraphWorkbench(this);
+///   setCentralWidget(graphView);
+///   propertiesDock->setWidget(graphView->propertiesPanel());   // follows the selection
+///   connect(graphView, &GraphWorkbench::layoutProgress, statusBar, ...);  // + cancelLayout()
+///   connect(session, &ModelSession::compiled, [=] {
+///     graphView->setGraph(std::make_shared<const graph::Graph>(session->compiledModel()->optimized));
+///   });
+///
+/// Layout runs on this widget's own JobRunner, channel "layout": a newer setGraph() or an
+/// expand/collapse supersedes the layout in flight. The view keeps showing the previous
+/// layout until the new one arrives. Shortcuts (when the workbench has focus): Ctrl+F find,
+/// Ctrl+= / Ctrl+- zoom, Ctrl+0 fit, F3 / Shift+F3 next/previous match.
+class GraphWorkbench : public QWidget {
+  Q_OBJECT
+
+public:
+  explicit GraphWorkbench(QWidget* parent = nullptr);
+  ~GraphWorkbench() override;
+
+  /// Lays `graph` out in the background and shows it (null clears the view).
+  void setGraph(std::shared_ptr<const graph::Graph> graph);
+  std::shared_ptr<const graph::Graph> graph() const { return graph_; }
+  /// The layout on screen; null before the first one arrived.
+  std::shared_ptr<const GraphLayout> currentLayout() const;
+
+  /// Stops the layout in flight (layoutFinished(true) follows); the view keeps what it shows.
+  void cancelLayout();
+  bool isLayingOut() const;
+
+  /// Expands (cluster with its body) or collapses a fused operation and lays out again.
+  void setFusedGroupExpanded(const QString& fusedNodeName, bool expanded);
+  void setAllFusedGroupsExpanded(bool expanded);
+  const std::set<QString>& expandedFusedGroups() const { return options_.expandedFusedNodes; }
+  /// Graphs with more boxes than this use the layered layout instead of dot (default 1200).
+  void setDotNodeLimit(int nodes);
+
+  /// Switches the graph's colours (the window calls it when its theme changes).
+  void setGraphPalette(const GraphPalette& palette);
+
+  /// Opens the find bar with the focus in its query field.
+  void showFindBar();
+
+  /// Exports the whole graph; a Diagnostic naming the file when it cannot be written.
+  Status exportPng(const QString& path) const;
+  Status exportSvg(const QString& path) const;
+
+  GraphView* view() const { return view_; }
+  GraphMinimap* minimap() const { return minimap_; }
+  GraphFindBar* findBar() const { return findBar_; }
+  /// Not in this widget's layout: put it in a dock (it follows the view's selection).
+  NodePropertiesPanel* propertiesPanel() const;
+  JobRunner& jobs() { return jobs_; }
+
+signals:
+  void layoutStarted(const QString& title);
+  /// `percent` 0-100 or -1 (busy); `message` says what is happening ("Running dot on 812
+  /// nodes (cannot be interrupted)").
+  void layoutProgress(int percent, const QString& message);
+  /// The layout ended: shown (`cancelled` false) or cancelled/superseded.
+  void layoutFinished(bool cancelled);
+  /// Layout failed; `message` is the diagnostic text.
+  void layoutFailed(const QString& message);
+  void nodeSelected(const QString& id);
+  /// A node was double-clicked (open its schedule).
+  void nodeActivated(const QString& id);
+
+protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+  void startLayout();
+  void showLayout(std::shared_ptr<const GraphLayout> layout);
+  void showProperties(const QString& id);
+  void placeMinimap();
+
+  JobRunner jobs_;
+  GraphView* view_;
+  GraphMinimap* minimap_;
+  GraphFindBar* findBar_;
+  QPointer<NodePropertiesPanel> properties_;
+  std::shared_ptr<const graph::Graph> graph_;
+  GraphLayoutOptions options_;
+  bool awaitingPopulation_ = false;
+};
+
+}  // namespace tessel::views

@@ -291,6 +291,7 @@ private slots:
     QVERIFY(operatorLoop >= 0);
     moveCursorToLine(panel->loopNestView(), operatorLoop + 1);
     QVERIFY(editor->linkedLines().isEmpty());
+    moveCursorToLine(editor, 2);
     workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_linking.png");
   }
 
@@ -330,6 +331,9 @@ private slots:
     moveCursorToLine(workbench->editor(), parallelLine);
     QVERIFY(!panel->assemblyView()->extraSelections().isEmpty());
     panel->setCurrentTab(LoweringPanel::Tab::LlvmIR);
+    QVERIFY(finished.wait(30000));
+    moveCursorToLine(workbench->editor(), 1);
+    moveCursorToLine(workbench->editor(), parallelLine);
     workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_llvm.png");
   }
 

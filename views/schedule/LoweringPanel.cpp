@@ -193,7 +193,7 @@ void LoweringPanel::applyHighlights(QPlainTextEdit* view, const QList<LineRange>
   view->setExtraSelections(selections);
   // Bring the first linked code into view, as Compiler Explorer does, without moving the
   // cursor the user may be reading with.
-  if (!ranges.isEmpty() && view != loopNest_) {
+  if (!ranges.isEmpty()) {
     // In a plain-text view without wrapping the scroll bar counts lines.
     QScrollBar* scroll = view->verticalScrollBar();
     int first = ranges.first().first;

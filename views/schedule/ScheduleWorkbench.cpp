@@ -172,6 +172,8 @@ void ScheduleWorkbench::buildLayout() {
   taskTitle_->setObjectName(QStringLiteral("taskTitle"));
   taskTitle_->setTextFormat(Qt::RichText);
   taskTitle_->setText(tr("<i>No task open</i>"));
+  // A long kernel name must not set the editor's minimum width; the tooltip has it all.
+  taskTitle_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   bar->addWidget(taskTitle_, 1);
   auto setUpButton = [this, bar](QToolButton* button, const QString& text, const QString& tip,
                                  const QKeySequence& shortcut, auto slot) {
@@ -212,6 +214,7 @@ void ScheduleWorkbench::buildLayout() {
                                        "It will animate the order in which output elements are produced.")),
                     tr("Iteration order"));
   auto* right = new QSplitter(Qt::Vertical);
+  codeAndTools_ = right;
   right->addWidget(panel_);
   right->addWidget(toolTabs_);
   right->setStretchFactor(0, 3);
@@ -219,16 +222,30 @@ void ScheduleWorkbench::buildLayout() {
   right->setChildrenCollapsible(false);
 
   auto* splitter = new QSplitter(Qt::Horizontal);
+  splitter_ = splitter;
   splitter->addWidget(left);
   splitter->addWidget(middle);
   splitter->addWidget(right);
   splitter->setStretchFactor(0, 0);
   splitter->setStretchFactor(1, 2);
   splitter->setStretchFactor(2, 3);
-  splitter->setSizes({280, 420, 560});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(splitter);
+}
+
+void ScheduleWorkbench::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (sized_) return;
+  sized_ = true;
+  // The code is what the user watches while typing: it gets the largest share. The splitter
+  // has its final width only once the layout ran, after this event.
+  QTimer::singleShot(0, this, [this] {
+    int width = std::max(splitter_->width(), 900);
+    splitter_->setSizes({width * 18 / 100, width * 34 / 100, width * 48 / 100});
+    int height = std::max(codeAndTools_->height(), 600);
+    codeAndTools_->setSizes({height * 60 / 100, height * 40 / 100});
+  });
 }
 
 // --- Tasks ----------------------------------------------------------------------------------------
@@ -301,6 +318,10 @@ void ScheduleWorkbench::setTasks(std::vector<driver::ScheduleTask> tasks) {
   for (auto& state : tasks_)
     taskModel_->setEdited(state->name, !sameSchedule(state->document->toPlainText(), state->defaultText));
   taskView_->resizeColumnsToContents();
+  // Long fused-kernel names would push the other columns out of sight; the full name is in
+  // the tooltip and the editor's title.
+  taskView_->setColumnWidth(TaskListModel::Name, std::min(taskView_->columnWidth(TaskListModel::Name), 190));
+  taskView_->setColumnWidth(TaskListModel::Operation, std::min(taskView_->columnWidth(TaskListModel::Operation), 150));
   if (!tasks_.empty()) {
     if (!openTask(reopen)) openTask(tasks_.front()->name);
   } else {
@@ -358,7 +379,8 @@ bool ScheduleWorkbench::openTask(const QString& name) {
                                QString::fromStdString(task.op).toHtmlEscaped(),
                                QString::fromStdString(task.workloadName).toHtmlEscaped())
                           .arg(task.flops / 1e9, 0, 'g', 4));
-  taskTitle_->setToolTip(name);
+  taskTitle_->setToolTip(QStringLiteral("%1\n%2 \u00b7 %3").arg(name, QString::fromStdString(task.op),
+                                                                QString::fromStdString(task.workloadName)));
   int row = taskModel_->rowOf(name);
   QModelIndex index = taskFilter_->mapFromSource(taskModel_->index(row, 0));
   if (index.isValid() && taskView_->currentIndex().row() != index.row()) {

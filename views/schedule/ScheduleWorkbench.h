@@ -15,6 +15,7 @@
 class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
+class QSplitter;
 class QTabWidget;
 class QTableView;
 class QTextDocument;
@@ -94,6 +95,9 @@ public:
   QLabel* messageLine() const { return message_; }
   JobRunner& jobs() { return jobs_; }
 
+protected:
+  void showEvent(QShowEvent* event) override;
+
 signals:
   /// The tasks of a new model are shown.
   void tasksReady();
@@ -138,6 +142,9 @@ private:
   LoweringPanel* panel_;
   QTabWidget* toolTabs_;
   MeasurePanel* measure_;
+  QSplitter* splitter_ = nullptr;
+  QSplitter* codeAndTools_ = nullptr;
+  bool sized_ = false;
   QTimer* debounce_;
   QTextDocument* emptyDocument_;
 };

@@ -64,6 +64,7 @@ QString example(const char* name) { return QStringLiteral(TESSEL_SOURCE_DIR "/re
 void screenshot(QWidget& widget, const char* name) {
   QByteArray dir = qgetenv("TESSEL_TIMELINE_SCREENSHOTS");
   if (dir.isEmpty()) return;
+  QTest::qWait(50);  // Let pending layout requests resize the labels first.
   widget.grab().save(QString::fromLocal8Bit(dir) + "/" + name);
 }
 
@@ -242,6 +243,28 @@ private slots:
       QCOMPARE(panel.passCheckBox(QString::fromStdString(pass.name))->isEnabled(), pass.minOptLevel == 0);
     panel.revert();
     QCOMPARE(panel.optLevelBox()->currentIndex(), 2);
+
+    // A pass option (PassOptions::config) sits under its pass; only a change from the
+    // default is written, and it follows its pass being enabled.
+    QCheckBox* blocked = panel.configCheckBox("AlterLayout.blocked_activations");
+    QVERIFY(blocked);
+    const graph::PassOption* declared = nullptr;
+    for (const graph::Pass& pass : passes.passes())
+      for (const graph::PassOption& option : pass.options)
+        if (pass.name == "AlterLayout" && option.name == "blocked_activations") declared = &option;
+    QVERIFY(declared);
+    QCOMPARE(blocked->isChecked(), declared->defaultValue == "true");
+    blocked->setChecked(!blocked->isChecked());
+    panel.apply();
+    QCOMPARE(changed.count(), 2);
+    auto withOption = changed.at(1).at(0).value<graph::PassOptions>();
+    QCOMPARE(withOption.config.size(), size_t(1));
+    QCOMPARE(withOption.config.at("AlterLayout.blocked_activations"), declared->defaultValue == "true" ? "false" : "true");
+    panel.passCheckBox("AlterLayout")->setChecked(false);
+    QVERIFY(!blocked->isEnabled());
+    panel.setOptions(graph::PassOptions{});
+    QCOMPARE(blocked->isChecked(), declared->defaultValue == "true");
+    QVERIFY(blocked->isEnabled());
   }
 
   void workbenchShowsAStepAndComparesTwo() {

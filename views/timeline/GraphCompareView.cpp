@@ -241,7 +241,7 @@ void GraphCompareView::updateLegend() {
     status_->setText(before_ && after_ ? tr("Laying out…") : QString());
     return;
   }
-  status_->setText(tr("A: %1 nodes  →  B: %2 nodes")
+  status_->setText(tr("%1 → %2 nodes")
                        .arg(diff_->before.operationCount())
                        .arg(diff_->after.operationCount()));
 }

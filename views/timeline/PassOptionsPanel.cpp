@@ -63,7 +63,9 @@ PassOptionsPanel::PassOptionsPanel(QWidget* parent) : QWidget(parent) {
 
 void PassOptionsPanel::setPasses(const graph::PassManager& passes) {
   for (auto& row : rows_) delete row.box;
+  for (auto& row : configRows_) delete row.container;
   rows_.clear();
+  configRows_.clear();
   for (const graph::Pass& pass : passes.passes()) {
     PassRow row;
     row.name = QString::fromStdString(pass.name);
@@ -73,8 +75,60 @@ void PassOptionsPanel::setPasses(const graph::PassManager& passes) {
     passArea_->layout()->addWidget(row.box);
     connect(row.box, &QCheckBox::toggled, this, &PassOptionsPanel::refresh);
     rows_.push_back(row);
+    for (const graph::PassOption& option : pass.options) {
+      ConfigRow config;
+      config.pass = row.name;
+      config.key = pass.name + "." + option.name;
+      config.defaultValue = option.defaultValue;
+      QString label = QString::fromStdString(option.name).replace('_', ' ');
+      QString tooltip = QStringLiteral("%1\n(%2, default %3)")
+                            .arg(QString::fromStdString(option.help), QString::fromStdString(config.key),
+                                 QString::fromStdString(option.defaultValue));
+      // Indented under its pass, like a tree, so it reads as that pass's setting.
+      config.container = new QWidget(passArea_);
+      auto* indent = new QHBoxLayout(config.container);
+      indent->setContentsMargins(22, 0, 0, 0);
+      QWidget* editor;
+      bool isFlag = option.values == std::vector<std::string>{"true", "false"} ||
+                    option.values == std::vector<std::string>{"false", "true"};
+      if (isFlag) {
+        config.flag = new QCheckBox(label, config.container);
+        connect(config.flag, &QCheckBox::toggled, this, &PassOptionsPanel::refresh);
+        editor = config.flag;
+      } else {
+        config.choice = new QComboBox(config.container);
+        for (auto& value : option.values) config.choice->addItem(QString::fromStdString(value));
+        connect(config.choice, &QComboBox::currentIndexChanged, this, &PassOptionsPanel::refresh);
+        editor = config.choice;
+      }
+      editor->setToolTip(tooltip);
+      indent->addWidget(editor);
+      if (config.choice) indent->addStretch(1);
+      passArea_->layout()->addWidget(config.container);
+      config.show(option.defaultValue);
+      configRows_.push_back(config);
+    }
   }
   setOptions(applied_);
+}
+
+std::string PassOptionsPanel::ConfigRow::value() const {
+  if (flag) return flag->isChecked() ? "true" : "false";
+  return choice->currentText().toStdString();
+}
+
+void PassOptionsPanel::ConfigRow::show(const std::string& value) {
+  QWidget* editor = flag ? static_cast<QWidget*>(flag) : choice;
+  editor->blockSignals(true);
+  if (flag) flag->setChecked(value == "true");
+  else choice->setCurrentText(QString::fromStdString(value));
+  editor->blockSignals(false);
+}
+
+QCheckBox* PassOptionsPanel::configCheckBox(const QString& key) const {
+  for (auto& row : configRows_)
+    if (QString::fromStdString(row.key) == key) return row.flag;
+  return nullptr;
 }
 
 void PassOptionsPanel::setOptions(const graph::PassOptions& options) {
@@ -89,6 +143,10 @@ void PassOptionsPanel::setOptions(const graph::PassOptions& options) {
     row.box->setChecked(!disabled);
     row.box->blockSignals(false);
   }
+  for (auto& row : configRows_) {
+    auto it = options.config.find(row.key);
+    row.show(it == options.config.end() ? row.defaultValue : it->second);
+  }
   refresh();
 }
 
@@ -98,6 +156,12 @@ graph::PassOptions PassOptionsPanel::options() const {
   options.disabledPasses.clear();
   for (auto& row : rows_)
     if (!row.box->isChecked()) options.disabledPasses.push_back(row.name.toStdString());
+  // Only what differs from the default: the config then says what the user changed.
+  for (auto& row : configRows_) {
+    std::string value = row.value();
+    if (value == row.defaultValue) options.config.erase(row.key);
+    else options.config[row.key] = value;
+  }
   return options;
 }
 
@@ -107,7 +171,13 @@ bool PassOptionsPanel::hasPendingChanges() const {
     std::sort(names.begin(), names.end());
     return names;
   };
-  return now.optLevel != applied_.optLevel || sorted(now.disabledPasses) != sorted(applied_.disabledPasses);
+  auto withoutDefaults = [this](std::map<std::string, std::string> config) {
+    for (auto& row : configRows_)
+      if (auto it = config.find(row.key); it != config.end() && it->second == row.defaultValue) config.erase(it);
+    return config;
+  };
+  return now.optLevel != applied_.optLevel || sorted(now.disabledPasses) != sorted(applied_.disabledPasses) ||
+         withoutDefaults(now.config) != withoutDefaults(applied_.config);
 }
 
 QCheckBox* PassOptionsPanel::passCheckBox(const QString& name) const {
@@ -134,6 +204,12 @@ void PassOptionsPanel::refresh() {
     row.box->setToolTip(belowLevel ? tr("Runs only at optimization level %1 or above").arg(row.minOptLevel)
                                    : tr("Uncheck to skip %1 (its snapshot stays in the timeline, marked skipped)")
                                          .arg(row.name));
+  }
+  for (auto& row : configRows_) {
+    // A pass's options matter only when it runs.
+    QCheckBox* pass = passCheckBox(row.pass);
+    bool runs = pass && pass->isEnabled() && pass->isChecked();
+    (row.flag ? static_cast<QWidget*>(row.flag) : row.choice)->setEnabled(runs);
   }
   bool pending = hasPendingChanges();
   pending_->setVisible(pending);

@@ -15,7 +15,7 @@ public:
   /// The steps shown side by side (-1: none); their cards carry an "A" / "B" badge.
   void setComparedSteps(int before, int after);
 
-  static constexpr int kCardWidth = 176;
+  static constexpr int kCardWidth = 158;
   static constexpr int kCardHeight = 88;
 
   void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;

@@ -108,6 +108,7 @@ Expected<TaskLowering> lowerTaskSchedule(const ScheduleTask& task, const std::st
     }
     Expected<LoweredFunction> lowered = lower(schedule, task.workload.args(), task.name);
     if (!lowered) return lowered.error();
+    result.function = lowered->func;
     result.loopNest = toString(lowered->func);
     result.steps = printSteps(lowered->steps);
     if (options.llvmIR) result.llvmIR = emitLLVMIR({lowered->func}, options.target);

@@ -61,6 +61,7 @@ struct TaskLowering {
   Trace trace;                                   ///< The parsed text (locations are its lines/columns).
   std::vector<StageLoops> initialStages;         ///< The stages before any primitive.
   std::vector<std::vector<StageLoops>> stagesAfter;  ///< stagesAfter[i]: after trace.primitives[i].
+  PrimFunc function;                             ///< The final loop IR.
   std::string loopNest;                          ///< The final loop IR (IR printer text).
   std::vector<LoweringStepText> steps;           ///< The IR after every lowering step, in order.
   std::optional<std::string> llvmIR;             ///< When asked for.

@@ -94,6 +94,7 @@ private slots:
         if (k.name == task.name) kernel = &k;
       QVERIFY(kernel);
       QCOMPARE(QString::fromStdString(lowered->loopNest), QString::fromStdString(toString(kernel->function)));
+      QCOMPARE(lowered->function->name, task.name);
       QCOMPARE(lowered->trace, task.defaultTrace);
       QCOMPARE(lowered->stagesAfter.size(), task.defaultTrace.primitives.size());
       QCOMPARE(lowered->steps.size(), loweringStepNames().size());

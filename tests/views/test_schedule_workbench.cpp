@@ -14,7 +14,9 @@
 
 #include "compiler/driver/ScheduleTask.h"
 #include "core/ir/IRPrinter.h"
+#include "views/schedule/IterationOrderView.h"
 #include "views/schedule/LoweringPanel.h"
+#include "views/schedule/MeasurePanel.h"
 #include "views/schedule/ScheduleEditor.h"
 #include "views/schedule/ScheduleWorkbench.h"
 #include "views/schedule/TaskListModel.h"
@@ -360,6 +362,25 @@ private slots:
     QCOMPARE(edited.count(), 0);
     QVERIFY(workbench->openTaskForNode(QString::fromStdString(exampleTasks().at(1).nodeName)));
     QCOMPARE(workbench->currentTaskName(), second);
+  }
+
+  void toolsFollowTheOpenTaskAndItsSchedule() {
+    // The measure panel measures what the editor shows.
+    QCOMPARE(workbench->measurePanel()->task(), workbench->currentTaskName());
+    QCOMPARE(workbench->measurePanel()->traceText(), workbench->editor()->toPlainText());
+    // The animation starts when its tab is shown, then follows each good lowering.
+    IterationOrderView* order = workbench->iterationOrderView();
+    QVERIFY(!order->order());
+    QSignalSpy changed(order, &IterationOrderView::orderChanged);
+    workbench->toolTabs()->setCurrentWidget(order);
+    QVERIFY(changed.wait(30000));
+    QVERIFY(order->stepCount() > 0);
+    auto [stage, axis] = splittable(exampleTasks().front());
+    typeSchedule(workbench->editor(), {"outer, inner = split(" + stage + ", " + axis + ", factor=2)"});
+    QVERIFY(waitForLowering(*workbench));
+    QCOMPARE(workbench->measurePanel()->traceText(), workbench->editor()->toPlainText());
+    QVERIFY(changed.wait(30000));
+    workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_iteration_order.png");
   }
 
   void taskListModelIsAWellBehavedModel() {

@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "views/common/Theme.h"
+#include "views/schedule/CodeHighlighter.h"
 
 namespace tessel::views {
 
@@ -89,6 +90,11 @@ LoweringPanel::LoweringPanel(QWidget* parent)
   tabs_->addTab(llvm_, tr("LLVM IR"));
   tabs_->addTab(assembly_, tr("Assembly"));
 
+  // Highlighters belong to their documents, which setPlainText keeps.
+  highlighters_ = {new CodeHighlighter(loopNest_->document(), CodeHighlighter::Language::LoopIR, palette()),
+                   new CodeHighlighter(stepText_->document(), CodeHighlighter::Language::LoopIR, palette()),
+                   new CodeHighlighter(llvm_->document(), CodeHighlighter::Language::LlvmIR, palette()),
+                   new CodeHighlighter(assembly_->document(), CodeHighlighter::Language::Assembly, palette())};
   connect(stepSelector_, qOverload<int>(&QComboBox::currentIndexChanged), this, &LoweringPanel::showStep);
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {
     if ((wantsLlvmIR() && lowering_ && !lowering_->llvmIR) || (wantsAssembly() && lowering_ && !lowering_->assembly))
@@ -208,6 +214,14 @@ void LoweringPanel::pointAtLoopNestLine(int line) {
   if (name == pointed_) return;
   pointed_ = name;
   emit loopPointedAt(name);
+}
+
+void LoweringPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) {
+    for (CodeHighlighter* highlighter : highlighters_) highlighter->setPalette(palette());
+    setStale(stale_);
+  }
 }
 
 bool LoweringPanel::eventFilter(QObject* watched, QEvent* event) {

@@ -16,6 +16,8 @@ class QTabWidget;
 
 namespace tessel::views {
 
+class CodeHighlighter;
+
 /// Read-only views of one lowering. The LLVM IR and assembly are expensive to emit, so the
 /// panel asks for them (codeWanted) only while their tab is visible; a lowering without them
 /// shows "emitted when this tab is open" there.
@@ -64,6 +66,7 @@ private:
   void pointAtLoopNestLine(int line);
   void applyHighlights(QPlainTextEdit* view, const QList<LineRange>& ranges, bool strongFirstLine);
   bool eventFilter(QObject* watched, QEvent* event) override;
+  void changeEvent(QEvent* event) override;
 
   QTabWidget* tabs_;
   QPlainTextEdit* loopNest_;
@@ -77,6 +80,7 @@ private:
   QStringList highlighted_;
   QString pointed_;
   bool stale_ = false;
+  QList<CodeHighlighter*> highlighters_;
 };
 
 }  // namespace tessel::views

@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "views/common/Theme.h"
+#include "views/schedule/IterationOrderView.h"
 #include "views/schedule/LoweringPanel.h"
 #include "views/schedule/MeasurePanel.h"
 #include "views/schedule/ScheduleEditor.h"
@@ -54,15 +55,6 @@ QString describe(const Diagnostic& d) {
   return text;
 }
 
-QWidget* placeholderTool(const QString& text) {
-  auto* label = new QLabel(text);
-  label->setAlignment(Qt::AlignCenter);
-  label->setWordWrap(true);
-  label->setForegroundRole(QPalette::PlaceholderText);
-  label->setMargin(16);
-  return label;
-}
-
 }  // namespace
 
 struct ScheduleWorkbench::TaskState {
@@ -94,6 +86,7 @@ ScheduleWorkbench::ScheduleWorkbench(QWidget* parent)
       panel_(new LoweringPanel),
       toolTabs_(new QTabWidget),
       measure_(new MeasurePanel),
+      iterationOrder_(new IterationOrderView),
       debounce_(new QTimer(this)),
       emptyDocument_(new QTextDocument(this)) {
   setObjectName(QStringLiteral("scheduleWorkbench"));
@@ -119,8 +112,9 @@ ScheduleWorkbench::~ScheduleWorkbench() {
   for (auto& s : tasks_) disconnect(s->document, nullptr, this, nullptr);
   jobs_.cancelAll();
   jobs_.waitForAll();
-  // The measure panel runs on jobs_, which dies before the child widgets: it goes first.
+  // The tools run on jobs_, which dies before the child widgets: they go first.
   delete measure_;
+  delete iterationOrder_;
 }
 
 void ScheduleWorkbench::buildLayout() {
@@ -210,9 +204,9 @@ void ScheduleWorkbench::buildLayout() {
   toolTabs_->setDocumentMode(true);
   measure_->setJobRunner(&jobs_);
   toolTabs_->addTab(measure_, tr("Measure"));
-  toolTabs_->addTab(placeholderTool(tr("Iteration order: not available in this build yet.\n"
-                                       "It will animate the order in which output elements are produced.")),
-                    tr("Iteration order"));
+  iterationOrder_->setJobRunner(&jobs_);
+  toolTabs_->addTab(iterationOrder_, tr("Iteration order"));
+  connect(toolTabs_, &QTabWidget::currentChanged, this, &ScheduleWorkbench::updateIterationOrder);
   auto* right = new QSplitter(Qt::Vertical);
   codeAndTools_ = right;
   right->addWidget(panel_);
@@ -391,6 +385,7 @@ bool ScheduleWorkbench::openTask(const QString& name) {
   measure_->setTask(name, task.workload, task.flops);
   measure_->setTraceText(s->document->toPlainText());
   showState(*s);
+  updateIterationOrder();
   if (!s->lowered || !sameSchedule(s->lastGoodText, s->document->toPlainText()) || s->diagnostic) startLowering(name);
   emit taskOpened(name);
   return true;
@@ -537,8 +532,20 @@ void ScheduleWorkbench::startLowering(const QString& name) {
         }
         if (name == current_) showState(*s);
         emit loweringFinished(name, !outcome.error);
-        if (name == current_ && outcome.lowering) emit currentScheduleChanged(s->task, outcome.text);
+        if (name == current_ && outcome.lowering) {
+          updateIterationOrder();
+          emit currentScheduleChanged(s->task, outcome.text);
+        }
       });
+}
+
+void ScheduleWorkbench::updateIterationOrder() {
+  // Interpreting a loop nest costs as much as lowering it: only while the animation is seen.
+  if (toolTabs_->currentWidget() != iterationOrder_) return;
+  const TaskState* s = state(current_);
+  if (!s || !s->lastGood || s->lastGood == iterationOrderShown_.lock()) return;
+  iterationOrderShown_ = s->lastGood;
+  iterationOrder_->setLoweredFunction(s->lastGood->function);
 }
 
 void ScheduleWorkbench::showState(const TaskState& s) {

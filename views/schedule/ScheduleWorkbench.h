@@ -24,6 +24,7 @@ class QToolButton;
 
 namespace tessel::views {
 
+class IterationOrderView;
 class LoweringPanel;
 class MeasurePanel;
 class ScheduleEditor;
@@ -91,6 +92,8 @@ public:
   QTabWidget* toolTabs() const { return toolTabs_; }
   /// The "Measure" tool tab: follows the open task and its text; runs on jobs().
   MeasurePanel* measurePanel() const { return measure_; }
+  /// The "Iteration order" tool tab: animates the open task's last good lowering while visible.
+  IterationOrderView* iterationOrderView() const { return iterationOrder_; }
   /// The line under the editor showing the current diagnostic (or "Lowered in N ms").
   QLabel* messageLine() const { return message_; }
   JobRunner& jobs() { return jobs_; }
@@ -142,6 +145,9 @@ private:
   LoweringPanel* panel_;
   QTabWidget* toolTabs_;
   MeasurePanel* measure_;
+  IterationOrderView* iterationOrder_;
+  std::weak_ptr<const driver::TaskLowering> iterationOrderShown_;  // what the animation shows
+  void updateIterationOrder();
   QSplitter* splitter_ = nullptr;
   QSplitter* codeAndTools_ = nullptr;
   bool sized_ = false;

@@ -10,6 +10,7 @@
 
 #include "compiler/driver/Driver.h"
 #include "compiler/graph/FuseOps.h"
+#include "views/common/Theme.h"
 #include "views/graph/GraphNodeItem.h"
 #include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
@@ -141,6 +142,25 @@ private slots:
     QVERIFY(pool);
     QVERIFY(!pool->decorationColour().isValid());
     screenshot(view, "timeline_compare_small.png");
+  }
+
+  void darkThemeSwitchesTheOverlayToItsDarkColours() {
+    auto before = convBlock();
+    auto after = fused(*before);
+    GraphCompareView view;
+    view.resize(1000, 600);
+    view.show();
+    QSignalSpy ready(&view, &GraphCompareView::comparisonReady);
+    view.setGraphs(before, after, "Imported", "FuseOps");
+    QVERIFY(ready.wait(30000));
+    GraphNodeItem* item = view.view(DiffSide::After)->graphScene()->nodeItem("fused_Conv_Add_Relu");
+    QCOMPARE(item->decorationColour(), diffColour(NodeChange::Fused, false));
+    // A theme switch changes the palette while the comparison is shown.
+    view.setPalette(themePalette(Theme::Dark));
+    item = view.view(DiffSide::After)->graphScene()->nodeItem("fused_Conv_Add_Relu");
+    QCOMPARE(item->decorationColour(), diffColour(NodeChange::Fused, true));
+    QCOMPARE(view.decorations(DiffSide::Before).front().colour, diffColour(NodeChange::Fused, true));
+    screenshot(view, "timeline_compare_small_dark.png");
   }
 
   void selectionAndZoomFollowThroughTheDiff() {
@@ -310,6 +330,9 @@ private slots:
     workbench.optionsPanel()->passCheckBox("FuseOps")->setChecked(false);
     workbench.optionsPanel()->apply();
     QCOMPARE(options.count(), 1);
+
+    workbench.setPalette(themePalette(Theme::Dark));
+    screenshot(workbench, "timeline_compare_dark.png");
 
     // A recompile (same passes) keeps the comparison.
     workbench.setModel(importedGraph, model);

@@ -5,11 +5,13 @@ namespace tessel::views {
 
 using graph::NodeChange;
 
+// The theme's diff colours (views/common/Theme) for added, removed and fused; blue and orange
+// for the two kinds it has no colour for.
 QColor diffColour(NodeChange change, bool dark) {
   switch (change) {
-    case NodeChange::Added: return dark ? QColor(0x56, 0xd3, 0x64) : QColor(0x1a, 0x7f, 0x37);
-    case NodeChange::Removed: return dark ? QColor(0xff, 0x6b, 0x6b) : QColor(0xcf, 0x22, 0x2e);
-    case NodeChange::Fused: return dark ? QColor(0xc2, 0x97, 0xff) : QColor(0x82, 0x50, 0xdf);
+    case NodeChange::Added: return dark ? QColor(0x3f, 0xb9, 0x50) : QColor(0x1a, 0x7f, 0x37);
+    case NodeChange::Removed: return dark ? QColor(0xf8, 0x51, 0x49) : QColor(0xcf, 0x22, 0x2e);
+    case NodeChange::Fused: return dark ? QColor(0xa3, 0x71, 0xf7) : QColor(0x82, 0x50, 0xdf);
     case NodeChange::Relaid: return dark ? QColor(0x58, 0xa6, 0xff) : QColor(0x09, 0x69, 0xda);
     case NodeChange::Modified: return dark ? QColor(0xff, 0xa6, 0x57) : QColor(0xd9, 0x6c, 0x00);
     case NodeChange::Unchanged: break;

@@ -3,6 +3,7 @@
 #include "views/timeline/GraphCompareView.h"
 
 #include <QCheckBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -45,8 +46,8 @@ bool isDark(const QPalette& palette) { return palette.color(QPalette::Base).ligh
 
 struct GraphCompareView::Result {
   std::shared_ptr<const graph::GraphDiff> diff;
-  Expected<GraphLayout> before = Diagnostic{"not laid out"};
-  Expected<GraphLayout> after = Diagnostic{"not laid out"};
+  Expected<GraphLayout> before = Diagnostic{"not laid out", "", 0, 0, ""};
+  Expected<GraphLayout> after = Diagnostic{"not laid out", "", 0, 0, ""};
 };
 
 GraphCompareView::GraphCompareView(QWidget* parent) : QWidget(parent) {
@@ -105,10 +106,7 @@ GraphCompareView::GraphCompareView(QWidget* parent) : QWidget(parent) {
   splitter->setSizes({1, 1});
   layout->addWidget(splitter, 1);
 
-  if (isDark(palette())) {
-    beforeView_->setGraphPalette(GraphPalette::dark());
-    afterView_->setGraphPalette(GraphPalette::dark());
-  }
+  applyTheme();
 
   for (DiffSide side : {DiffSide::Before, DiffSide::After}) {
     GraphView* v = view(side);
@@ -128,6 +126,26 @@ GraphCompareView::GraphCompareView(QWidget* parent) : QWidget(parent) {
   }
   connect(syncBox_, &QCheckBox::toggled, this, &GraphCompareView::setSynchronized);
   updateLegend();
+}
+
+void GraphCompareView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange) applyTheme();
+}
+
+// Follows the light/dark theme: the graphs' palette, the overlay's colour variants, the legend.
+void GraphCompareView::applyTheme() {
+  bool dark = isDark(palette());
+  for (DiffSide side : {DiffSide::Before, DiffSide::After}) {
+    GraphView* v = view(side);
+    v->setGraphPalette(dark ? GraphPalette::dark() : GraphPalette::light());
+    if (!diff_) continue;
+    v->clearDecorations();
+    decorations_[sideIndex(side)] = diffDecorations(*diff_, side, dark);
+    for (const NodeDecoration& d : decorations_[sideIndex(side)])
+      v->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
+  }
+  if (!legendCounts_.empty()) updateLegend();
 }
 
 GraphCompareView::~GraphCompareView() {

@@ -70,8 +70,12 @@ signals:
   /// A node was double-clicked (e.g. open a fused node's schedule).
   void nodeActivated(tessel::views::DiffSide side, const QString& id);
 
+protected:
+  void changeEvent(QEvent* event) override;
+
 private:
   struct Result;
+  void applyTheme();
   void startComparison();
   void showResult(Result result);
   void mirrorViewport(DiffSide from);

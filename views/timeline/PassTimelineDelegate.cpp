@@ -16,7 +16,7 @@ void PassTimelineDelegate::setComparedSteps(int before, int after) {
 }
 
 QSize PassTimelineDelegate::sizeHint(const QStyleOptionViewItem&, const QModelIndex&) const {
-  return {kCardWidth, kCardHeight};
+  return {cardWidth_, kCardHeight};
 }
 
 namespace {
@@ -113,7 +113,8 @@ void PassTimelineDelegate::paint(QPainter* painter, const QStyleOptionViewItem& 
   QRectF track(content.left() + timeWidth, y + smallMetrics.height() / 2 - 3, content.width() - timeWidth, 6);
   painter->setPen(Qt::NoPen);
   painter->setBrush(palette.color(QPalette::Midlight));
-  painter->drawRoundedRect(track, 3, 3);
+  // The imported graph took no pass time: no bar at all rather than an empty one.
+  if (ms.isValid()) painter->drawRoundedRect(track, 3, 3);
   double fraction = index.data(PassTimelineModel::TimeFractionRole).toDouble();
   if (fraction > 0) {
     QRectF bar = track;

@@ -15,14 +15,20 @@ public:
   /// The steps shown side by side (-1: none); their cards carry an "A" / "B" badge.
   void setComparedSteps(int before, int after);
 
-  static constexpr int kCardWidth = 158;
+  /// Cards share the strip's width between these bounds, so a whole pipeline usually fits
+  /// without scrolling (the view sets the width when it resizes).
+  static constexpr int kMinimumCardWidth = 128;
+  static constexpr int kMaximumCardWidth = 180;
   static constexpr int kCardHeight = 88;
+  void setCardWidth(int width) { cardWidth_ = width; }
+  int cardWidth() const { return cardWidth_; }
 
   void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override;
   QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
 
 private:
   int comparedBefore_ = -1, comparedAfter_ = -1;
+  int cardWidth_ = kMaximumCardWidth;
 };
 
 }  // namespace tessel::views

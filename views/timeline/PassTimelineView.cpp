@@ -11,6 +11,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "views/timeline/PassTimelineDelegate.h"
 #include "views/timeline/PassTimelineModel.h"
 
@@ -88,7 +90,23 @@ void PassTimelineView::setModel(PassTimelineModel* model) {
   onModelReset();
 }
 
+void PassTimelineView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitCards();
+}
+
+void PassTimelineView::fitCards() {
+  int rows = model_ ? model_->rowCount() : 0;
+  int width = rows > 0 ? list_->viewport()->width() / rows : PassTimelineDelegate::kMaximumCardWidth;
+  width = std::clamp(width, PassTimelineDelegate::kMinimumCardWidth, PassTimelineDelegate::kMaximumCardWidth);
+  if (width == delegate_->cardWidth()) return;
+  delegate_->setCardWidth(width);
+  list_->doItemsLayout();
+  if (selected_ >= 0) list_->scrollTo(model_->index(selected_, 0));
+}
+
 void PassTimelineView::onModelReset() {
+  fitCards();
   comparedBefore_ = comparedAfter_ = -1;
   delegate_->setComparedSteps(-1, -1);
   int rows = model_ ? model_->rowCount() : 0;

@@ -53,11 +53,13 @@ signals:
 protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
 private:
   void onModelReset();
   void showContextMenu(const QPoint& position);
   void updateHeader();
+  void fitCards();
 
   PassTimelineModel* model_ = nullptr;
   PassTimelineDelegate* delegate_;

@@ -2,6 +2,7 @@
 #include "views/timeline/TimelineWorkbench.h"
 
 #include <QCheckBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSplitter>
@@ -20,7 +21,7 @@
 namespace tessel::views {
 
 struct TimelineWorkbench::StepLayout {
-  Expected<GraphLayout> layout = Diagnostic{"not laid out"};
+  Expected<GraphLayout> layout = Diagnostic{"not laid out", "", 0, 0, ""};
   std::shared_ptr<const graph::GraphDiff> changes;  ///< Against the previous step; may be null.
 };
 
@@ -111,6 +112,15 @@ TimelineWorkbench::~TimelineWorkbench() {
   jobs_.cancelAll();
   // See ~GraphCompareView: a scene must not see its own destruction's selection change.
   stepView_->graphScene()->blockSignals(true);
+}
+
+void TimelineWorkbench::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange) return;
+  // A theme switch: the step view redraws in the new palette, its overlay in the new variants.
+  bool dark = palette().color(QPalette::Base).lightness() < 128;
+  stepView_->setGraphPalette(dark ? GraphPalette::dark() : GraphPalette::light());
+  if (shownStep_ >= 0 && !timeline_->isComparing()) showStep(shownStep_);
 }
 
 void TimelineWorkbench::setModel(std::shared_ptr<const graph::Graph> imported,

@@ -83,6 +83,9 @@ signals:
   /// A background job failed (layout); the compiler's message.
   void failed(const QString& message);
 
+protected:
+  void changeEvent(QEvent* event) override;
+
 private:
   struct StepLayout;
   void showStep(int row);

@@ -21,14 +21,14 @@ struct NotEvaluable {
 };
 struct BudgetExhausted {};
 
-/// Which element of the output lands in the shown tile: the last two dimensions, every other
-/// dimension at index 0.
+/// Which element of the output lands in the shown tile: dimensions `rowDimension` (-1: a single
+/// row) and `columnDimension` (-1: a single column) from index 0, every other dimension at 0.
 class TileGeometry {
 public:
-  TileGeometry(std::vector<int64_t> shape, int maxRows, int maxColumns) : shape_(std::move(shape)) {
-    size_t rank = shape_.size();
-    columns_ = rank >= 1 ? int(std::min<int64_t>(shape_[rank - 1], maxColumns)) : 1;
-    rows_ = rank >= 2 ? int(std::min<int64_t>(shape_[rank - 2], maxRows)) : 1;
+  TileGeometry(std::vector<int64_t> shape, int rowDimension, int columnDimension, int maxRows, int maxColumns)
+      : shape_(std::move(shape)), rowDimension_(rowDimension), columnDimension_(columnDimension) {
+    rows_ = rowDimension_ >= 0 ? int(std::min<int64_t>(shape_[size_t(rowDimension_)], maxRows)) : 1;
+    columns_ = columnDimension_ >= 0 ? int(std::min<int64_t>(shape_[size_t(columnDimension_)], maxColumns)) : 1;
     rows_ = std::max(rows_, 0);
     columns_ = std::max(columns_, 0);
   }
@@ -39,38 +39,41 @@ public:
   /// The tile cell (row * columns + column) of a flat row-major element index, or -1.
   int cellOfFlatIndex(int64_t flat) const {
     if (flat < 0) return -1;
-    size_t rank = shape_.size();
-    if (rank == 0) return flat == 0 ? 0 : -1;
-    int64_t column = flat % shape_[rank - 1];
-    int64_t rest = flat / shape_[rank - 1];
-    int64_t row = 0;
-    if (rank >= 2) {
-      row = rest % shape_[rank - 2];
-      rest /= shape_[rank - 2];
+    coordinates_.resize(shape_.size());
+    for (size_t d = shape_.size(); d-- > 0;) {
+      coordinates_[d] = shape_[d] > 0 ? flat % shape_[d] : 0;
+      flat = shape_[d] > 0 ? flat / shape_[d] : 0;
     }
-    if (rest != 0) return -1;  // a leading dimension is not 0 (or the index is past the end)
-    return cellOf(row, column);
+    if (flat != 0) return -1;  // past the end
+    return cellOfCoordinates(coordinates_);
   }
 
   /// The tile cell of one index per dimension, or -1.
   int cellOfCoordinates(const std::vector<int64_t>& coordinates) const {
-    size_t rank = shape_.size();
-    if (rank == 0) return 0;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      if (coordinates[d] != 0) return -1;
-    int64_t row = rank >= 2 ? coordinates[rank - 2] : 0;
-    return cellOf(row, coordinates[rank - 1]);
-  }
-
-private:
-  int cellOf(int64_t row, int64_t column) const {
+    for (size_t d = 0; d < shape_.size(); ++d)
+      if (int(d) != rowDimension_ && int(d) != columnDimension_ && coordinates[d] != 0) return -1;
+    int64_t row = rowDimension_ >= 0 ? coordinates[size_t(rowDimension_)] : 0;
+    int64_t column = columnDimension_ >= 0 ? coordinates[size_t(columnDimension_)] : 0;
     if (row < 0 || row >= rows_ || column < 0 || column >= columns_) return -1;
     return int(row * columns_ + column);
   }
 
+private:
   std::vector<int64_t> shape_;
+  int rowDimension_, columnDimension_;
   int rows_ = 1, columns_ = 1;
+  mutable std::vector<int64_t> coordinates_;  // scratch, so the hot path does not allocate
 };
+
+// Dimensions 2 and 3 of outputs of rank 4 or more (H and W of NCHW and of NCHW16c, whose
+// trailing channel block is not an image axis), else the last two.
+std::pair<int, int> defaultTileDimensions(const std::vector<int64_t>& shape) {
+  int rank = int(shape.size());
+  if (rank == 0) return {-1, -1};
+  if (rank == 1) return {-1, 0};
+  if (rank >= 4) return {2, 3};
+  return {rank - 2, rank - 1};
+}
 
 /// The last write to one tile cell, with its raw (not yet renumbered) time.
 struct FinalWrite {
@@ -104,6 +107,7 @@ public:
 
   const std::vector<FinalWrite>& writes() const { return writes_; }
   int threadsUsed() const { return threadsUsed_; }
+  int widestInstruction() const { return widestInstruction_; }
   const std::set<std::string>& notes() const { return notes_; }
 
 private:
@@ -218,7 +222,7 @@ private:
     try {
       for (int lane = 0; lane < lanes; ++lane) {
         int cell = -1;
-        if (store->indices.size() == 1 && tile_.shape().size() != 1) {
+        if (store->indices.size() == 1 && tile_.shape().size() != 1) {  // flattened
           cell = tile_.cellOfFlatIndex(eval(store->indices[0], lane));
         } else {
           std::vector<int64_t> coordinates;
@@ -234,6 +238,7 @@ private:
       return;
     }
     if (cellAndLane.empty()) return;  // outside the tile: no step for the animation
+    widestInstruction_ = std::max(widestInstruction_, lanes);
 
     int64_t time = 0, instruction = -1;
     bool laneFromGroup = false;
@@ -436,6 +441,7 @@ private:
   int currentThread_ = -1;
   int64_t parallelIteration_ = -1;
   int threadsUsed_ = 1;
+  int widestInstruction_ = 1;
   int64_t nextVectorInstruction_ = 0;
   int64_t vectorGroup_ = -1;  // the open vectorized loop's instruction, -1 when none
   int64_t vectorGroupTime_ = -1;
@@ -474,7 +480,18 @@ Expected<IterationOrder> iterationOrder(const PrimFunc& func, const Buffer& outp
     return Diagnostic{"'" + output.name() + "' has explicit strides; the iteration order shows compact buffers only",
                       func->name, 0, 0, ""};
 
-  TileGeometry tile(shape, std::max(options.maxRows, 1), std::max(options.maxColumns, 1));
+  auto [rowDimension, columnDimension] = defaultTileDimensions(shape);
+  if (options.rowDimension >= 0 || options.columnDimension >= 0) {
+    rowDimension = options.rowDimension;
+    columnDimension = options.columnDimension;
+    int rank = int(shape.size());
+    if (rowDimension >= rank || columnDimension >= rank || columnDimension < 0 || rowDimension == columnDimension)
+      return Diagnostic{"cannot show dimensions " + std::to_string(rowDimension) + " x " +
+                            std::to_string(columnDimension) + " of '" + output.name() + "', which has " +
+                            std::to_string(rank) + " dimensions",
+                        func->name, 0, 0, "pick two different dimensions below its rank (or -1 for one row)"};
+  }
+  TileGeometry tile(shape, rowDimension, columnDimension, std::max(options.maxRows, 1), std::max(options.maxColumns, 1));
   int threads = options.threads > 0 ? options.threads : runtime::ThreadPool::global().numThreads();
   LoopNestInterpreter interpreter(output, tile, threads, options.maxExecutedStatements);
   bool finished = interpreter.run(func->body);
@@ -482,9 +499,12 @@ Expected<IterationOrder> iterationOrder(const PrimFunc& func, const Buffer& outp
   IterationOrder order;
   order.bufferName = output.name();
   order.bufferShape = shape;
+  order.rowDimension = rowDimension;
+  order.columnDimension = columnDimension;
   order.rows = tile.rows();
   order.columns = tile.columns();
   order.threads = interpreter.threadsUsed();
+  order.widestVectorInstruction = interpreter.widestInstruction();
   order.truncated = !finished;
   order.notes.assign(interpreter.notes().begin(), interpreter.notes().end());
   if (!finished)

@@ -12,8 +12,14 @@
 namespace tessel {
 
 struct IterationOrderOptions {
-  /// The tile shown: at most this many rows (the output's second-to-last dimension) and
-  /// columns (its last dimension), starting at element 0; every other dimension is fixed at 0.
+  /// The dimensions of the output shown as rows and columns of the tile; every other
+  /// dimension is fixed at index 0. Both -1 (the default): dimensions 2 and 3 for outputs of
+  /// rank 4 or more (the H x W image of NCHW and of blocked NCHW16c), the last two for rank 2
+  /// and 3 (a matrix, or a batch of them); a 1-D output is one row. A rowDimension of -1
+  /// with a columnDimension shows one row.
+  int rowDimension = -1;
+  int columnDimension = -1;
+  /// The tile shown: at most this many rows and columns, starting at index 0.
   int maxRows = 64;
   int maxColumns = 64;
   /// Threads a parallel loop is split over, the way the runtime splits it (min(threads,
@@ -48,6 +54,8 @@ struct ProducedCell {
 struct IterationOrder {
   std::string bufferName;
   std::vector<int64_t> bufferShape;
+  int rowDimension = -1;     ///< The output dimension along the tile's rows (-1: one row).
+  int columnDimension = -1;  ///< The output dimension along its columns (-1: a scalar output).
   int rows = 0;     ///< The tile's height (1 for a 1-D output).
   int columns = 0;  ///< The tile's width.
   /// Every produced tile element once, ordered by step (then thread, then lane). Elements the
@@ -56,6 +64,10 @@ struct IterationOrder {
   int64_t stepCount = 0;  ///< Steps that produced at least one cell: steps are 0 .. stepCount-1.
   int threads = 1;        ///< Threads used by parallel loops (1 when there are none).
   int widestVector = 1;   ///< The most lanes one instruction produced in the tile.
+  /// The most lanes of one vector store that reached the tile, counting lanes outside it: more
+  /// than widestVector when the vectors run along a dimension the tile does not show (the
+  /// channel block of NCHW16c), so each cell is one lane.
+  int widestVectorInstruction = 1;
   /// The interpreter hit IterationOrderOptions::maxExecutedStatements: later cells are missing.
   bool truncated = false;
   /// Things the user should know about the picture ("the store at C[...] has a data-dependent
@@ -75,7 +87,8 @@ struct IterationOrder {
 /// a serial loop whose iterations all write the same elements (a reduction loop) is run for
 /// its last iteration only, so a big matmul's K loop costs one iteration. Takes the IR after
 /// storage flattening (one flat index) or before it (one index per dimension).
-/// A Diagnostic when `output` is not a parameter or its shape is not constant.
+/// A Diagnostic when `output` is not a parameter, its shape is not constant, or the tile
+/// dimensions asked for do not exist.
 Expected<IterationOrder> iterationOrder(const PrimFunc& func, const Buffer& output,
                                         const IterationOrderOptions& options = {});
 

@@ -191,7 +191,30 @@ private slots:
       QVERIFY(order->cells.size() <= size_t(order->rows) * size_t(order->columns));
       QCOMPARE(order->cellsProducedBefore(order->stepCount), int64_t(order->cells.size()));
       QCOMPARE(order->cells.back().step, order->stepCount - 1);
+      // Images (NCHW, and NCHW<b>c with its channel block last) show height x width.
+      if (order->bufferShape.size() >= 4) {
+        QCOMPARE(order->rowDimension, 2);
+        QCOMPARE(order->columnDimension, 3);
+      }
+      if (order->bufferShape.size() == 5 && order->bufferShape[4] > 1)
+        QVERIFY(order->widestVectorInstruction > order->widestVector);
     }
+  }
+
+  void chosenDimensionsAreShown() {
+    // A matmul's output seen as one row of its columns: column j of row 0 for each cell.
+    Workload workload = matmul(16, 8, 4);
+    IterationOrderOptions options;
+    options.rowDimension = -1;
+    options.columnDimension = 0;
+    IterationOrder rowsAsColumns = orderOf(lowerWith(workload, ""), options);
+    QCOMPARE(rowsAsColumns.rows, 1);
+    QCOMPARE(rowsAsColumns.columns, 16);
+    // Rows are produced one after another, 8 elements apart in the row-major order.
+    for (size_t i = 0; i < rowsAsColumns.cells.size(); ++i) QCOMPARE(rowsAsColumns.cells[i].column, int(i));
+    options.rowDimension = 1;
+    options.columnDimension = 1;
+    QVERIFY(!iterationOrder(lowerWith(workload, ""), options).ok());
   }
 
   void aBufferThatIsNoParameterIsADiagnostic() {

@@ -42,6 +42,25 @@ QColor IterationOrderCanvas::threadColor(int thread) {
   return kThreadColors[std::max(thread, 0) % count];
 }
 
+namespace {
+// The index text of each dimension: `rowText` for the row dimension, `columnText` for the
+// column dimension, 0 for the others.
+QString indexText(const IterationOrder& order, const QString& rowText, const QString& columnText) {
+  QStringList parts;
+  for (int d = 0; d < int(order.bufferShape.size()); ++d)
+    parts << (d == order.rowDimension ? rowText : d == order.columnDimension ? columnText : QStringLiteral("0"));
+  return QStringLiteral("%1[%2]").arg(QString::fromStdString(order.bufferName), parts.join(QStringLiteral(", ")));
+}
+}  // namespace
+
+QString IterationOrderCanvas::elementText(const IterationOrder& order, int row, int column) {
+  return indexText(order, QString::number(row), QString::number(column));
+}
+
+QString IterationOrderCanvas::tileText(const IterationOrder& order) {
+  return indexText(order, QStringLiteral("0:%1").arg(order.rows), QStringLiteral("0:%1").arg(order.columns));
+}
+
 void IterationOrderCanvas::setOrder(std::shared_ptr<const IterationOrder> order) {
   order_ = std::move(order);
   cellToEvent_.clear();
@@ -201,6 +220,8 @@ void IterationOrderCanvas::paintVectorOutlines(QPainter& painter, const Geometry
   }
   painter.setBrush(Qt::NoBrush);
   for (const auto& [instruction, box] : boxes) {
+    // One lane in the tile (vectors along a dimension not shown) reads as a plain cell.
+    if (box.lanes == 1 && box.step != latestStep) continue;
     QRectF r(g.grid.left() + box.left * g.cell, g.grid.top() + box.top * g.cell, (box.right - box.left + 1) * g.cell,
              (box.bottom - box.top + 1) * g.cell);
     bool latest = box.step == latestStep;
@@ -221,12 +242,7 @@ bool IterationOrderCanvas::event(QEvent* event) {
       return true;
     }
     int index = cellToEvent_[size_t(cell.y()) * size_t(order_->columns) + size_t(cell.x())];
-    QString where;
-    QStringList coordinates;
-    for (size_t d = 0; d + 2 < order_->bufferShape.size(); ++d) coordinates << QStringLiteral("0");
-    if (order_->bufferShape.size() >= 2) coordinates << QString::number(cell.y());
-    if (!order_->bufferShape.empty()) coordinates << QString::number(cell.x());
-    where = QStringLiteral("%1[%2]").arg(QString::fromStdString(order_->bufferName), coordinates.join(", "));
+    QString where = elementText(*order_, cell.y(), cell.x());
     QString text;
     if (index < 0) {
       text = tr("<b>%1</b><br>never written by this kernel").arg(where);

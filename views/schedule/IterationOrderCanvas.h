@@ -29,6 +29,10 @@ public:
 
   /// The colour of `thread` (-1, outside parallel loops, shares thread 0's).
   static QColor threadColor(int thread);
+  /// "C[0, 3, 17]": the output element shown in a cell of the tile.
+  static QString elementText(const IterationOrder& order, int row, int column);
+  /// "C[0, 0:32, 0:32, 0]": the part of the output the tile shows.
+  static QString tileText(const IterationOrder& order);
   /// The cell (row, column) under a widget position, or (-1, -1).
   QPoint cellAt(const QPoint& position) const;
   /// The rectangle of a cell in widget coordinates.

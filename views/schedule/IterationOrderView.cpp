@@ -251,15 +251,15 @@ void IterationOrderView::showOrder(std::shared_ptr<const IterationOrder> order) 
   pendingSteps_ = 0;
   if (!userChoseSpeed_) chooseSpeedFor(order_->stepCount);
 
-  QString tile = QStringLiteral("%1[0:%2, 0:%3]")
-                     .arg(QString::fromStdString(order_->bufferName))
-                     .arg(order_->rows)
-                     .arg(order_->columns);
+  QString tile = IterationOrderCanvas::tileText(*order_);
   QStringList facts;
   facts << tr("<b>%1</b> of %2").arg(tile, shapeText(order_->bufferShape));
   facts << (order_->stepCount == 1 ? tr("1 step") : tr("%1 steps").arg(order_->stepCount));
   facts << (order_->threads > 1 ? tr("%1 threads in parallel").arg(order_->threads) : tr("one thread"));
   if (order_->widestVector > 1) facts << tr("vector instructions of %1 lanes").arg(order_->widestVector);
+  if (order_->widestVectorInstruction > order_->widestVector)
+    facts << tr("each cell is one lane of a %1-lane vector along a dimension not shown")
+                 .arg(order_->widestVectorInstruction);
   int64_t cells = int64_t(order_->rows) * order_->columns;
   if (order_->stepCount > 0)
     facts << tr("%1 cells per step on average").arg(double(order_->cells.size()) / double(order_->stepCount), 0, 'g', 3);

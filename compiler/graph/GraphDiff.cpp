@@ -278,7 +278,13 @@ private:
     if (before.index() != after.index()) return false;
     const GraphNode* now = throughLayoutTransforms(after.node());
     auto it = partner_.find(before.node());
-    if (it != partner_.end()) return it->second == now;
+    if (it != partner_.end() && it->second == now) return true;
+    // An equal constant under another name (EliminateCommonSubexpr merged duplicates) is the
+    // same input.
+    auto* was = asConstant(before.node());
+    auto* constant = asConstant(now);
+    if (was && constant) return was->outputTypes == constant->outputTypes && sameConstantData(was, constant);
+    if (it != partner_.end()) return false;
     auto fused = absorbedBy_.find(before.node());
     return fused != absorbedBy_.end() && fused->second == now;
   }

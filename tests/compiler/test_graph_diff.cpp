@@ -154,6 +154,25 @@ private slots:
     QCOMPARE(QString::fromStdString(diff.summary()), QString("-1 node, 1 modified, 1 removed"));
   }
 
+  void mergedDuplicateConstantsLeaveTheirReadersUnchanged() {
+    // EliminateCommonSubexpr: two equal constants become one; the operation that read the
+    // duplicate reads the same values and is not a change.
+    Value x = makeInput("x", f32({4}));
+    Value one = makeConstant("one", filled({4}, 1.0f));
+    Value duplicate = makeConstant("one_again", filled({4}, 1.0f));
+    Value add = op("add", "Add", {x, one}, f32({4}));
+    Value mul = op("mul", "Mul", {add, duplicate}, f32({4}));
+    Value merged = op("mul", "Mul", {add, one}, f32({4}));
+    GraphDiff diff = diffGraphs(Graph{{x}, {mul}, {"y"}}, Graph{{x}, {merged}, {"y"}});
+    QCOMPARE(text(diff), QString("unchanged %x\n"
+                                 "unchanged @one\n"
+                                 "unchanged %add\n"
+                                 "unchanged %mul\n"
+                                 "removed   @one_again\n"
+                                 "counts: 4 unchanged, 0 added, 1 removed, 0 fused, 0 relaid, 0 modified\n"));
+    QCOMPARE(QString::fromStdString(diff.summary()), QString("constants changed"));
+  }
+
   void renamedNodeIsMatchedByProvenance() {
     // A pass that renames a node but keeps where it came from: the same node, with what
     // changed in it, not a removal and an addition.

@@ -319,7 +319,7 @@ void ScheduleWorkbench::setTasks(std::vector<driver::ScheduleTask> tasks) {
   if (!tasks_.empty()) {
     if (!openTask(reopen)) openTask(tasks_.front()->name);
   } else {
-    taskTitle_->setText(tr("<i>No task open</i>"));
+    updateTaskTitle();
     panel_->setLowering(nullptr, {});
     editor_->setLowering(nullptr);
     editor_->setReadOnly(true);
@@ -367,14 +367,7 @@ bool ScheduleWorkbench::openTask(const QString& name) {
   editor_->setReadOnly(false);
   editor_->setScheduleDocument(s->document);
   const driver::ScheduleTask& task = s->task;
-  taskTitle_->setText(QStringLiteral("<b>%1</b>&nbsp;&nbsp;<span style='color:palette(placeholder-text)'>%2 &middot; %3 "
-                                     "&middot; %4 GFLOP</span>")
-                          .arg(QString::fromStdString(task.nodeName).toHtmlEscaped(),
-                               QString::fromStdString(task.op).toHtmlEscaped(),
-                               QString::fromStdString(task.workloadName).toHtmlEscaped())
-                          .arg(task.flops / 1e9, 0, 'g', 4));
-  taskTitle_->setToolTip(QStringLiteral("%1\n%2 \u00b7 %3").arg(name, QString::fromStdString(task.op),
-                                                                QString::fromStdString(task.workloadName)));
+  updateTaskTitle();
   int row = taskModel_->rowOf(name);
   QModelIndex index = taskFilter_->mapFromSource(taskModel_->index(row, 0));
   if (index.isValid() && taskView_->currentIndex().row() != index.row()) {
@@ -389,6 +382,32 @@ bool ScheduleWorkbench::openTask(const QString& name) {
   if (!s->lowered || !sameSchedule(s->lastGoodText, s->document->toPlainText()) || s->diagnostic) startLowering(name);
   emit taskOpened(name);
   return true;
+}
+
+void ScheduleWorkbench::updateTaskTitle() {
+  const driver::ScheduleTask* task = currentTask();
+  if (!task) {
+    taskTitle_->setText(tr("<i>No task open</i>"));
+    taskTitle_->setToolTip({});
+    return;
+  }
+  QString muted = palette().color(QPalette::PlaceholderText).name();
+  taskTitle_->setText(QStringLiteral("<b>%1</b>&nbsp;&nbsp;<span style='color:%2'>%3 &middot; %4 &middot; %5 GFLOP</span>")
+                          .arg(QString::fromStdString(task->nodeName).toHtmlEscaped(), muted,
+                               QString::fromStdString(task->op).toHtmlEscaped(),
+                               QString::fromStdString(task->workloadName).toHtmlEscaped())
+                          .arg(task->flops / 1e9, 0, 'g', 4));
+  taskTitle_->setToolTip(QStringLiteral("%1\n%2 \u00b7 %3")
+                             .arg(current_, QString::fromStdString(task->op), QString::fromStdString(task->workloadName)));
+}
+
+void ScheduleWorkbench::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  // Colours picked from the palette (title, message line) follow a theme switch.
+  if (event->type() == QEvent::PaletteChange) {
+    updateTaskTitle();
+    if (const TaskState* s = state(current_)) showState(*s);
+  }
 }
 
 bool ScheduleWorkbench::openTaskForNode(const QString& nodeName) {
@@ -527,6 +546,16 @@ void ScheduleWorkbench::startLowering(const QString& name) {
         s->milliseconds = outcome.milliseconds;
         s->diagnostic = outcome.error;
         if (outcome.lowering) {
+          // Code emitted for the same text while another tab was shown stays, so switching
+          // between the LLVM IR and assembly tabs re-emits nothing.
+          if (s->lastGood && s->lastGoodText == outcome.text &&
+              ((!outcome.lowering->llvmIR && s->lastGood->llvmIR) ||
+               (!outcome.lowering->assembly && s->lastGood->assembly))) {
+            auto merged = std::make_shared<driver::TaskLowering>(*outcome.lowering);
+            if (!merged->llvmIR) merged->llvmIR = s->lastGood->llvmIR;
+            if (!merged->assembly) merged->assembly = s->lastGood->assembly;
+            outcome.lowering = std::move(merged);
+          }
           s->lastGood = outcome.lowering;
           s->lastGoodText = outcome.text;
         }

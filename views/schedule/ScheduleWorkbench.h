@@ -100,6 +100,7 @@ public:
 
 protected:
   void showEvent(QShowEvent* event) override;
+  void changeEvent(QEvent* event) override;
 
 signals:
   /// The tasks of a new model are shown.
@@ -122,6 +123,7 @@ private:
   void startLowering(const QString& name);
   void showState(const TaskState& state);
   bool codeMatchesText() const;
+  void updateTaskTitle();
   void linkScheduleLine(int line);
   void linkLoop(const QString& loop);
   void buildLayout();

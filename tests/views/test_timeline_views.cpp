@@ -308,6 +308,16 @@ private slots:
     QCOMPARE(workbench.stepView()->graphLayout()->graph.get(), &model->snapshots.back().graph);
     screenshot(workbench, "timeline_step.png");
 
+    // Expanding a fused group lays the step out again with the group's primitives inside.
+    QString fusedName;
+    for (const OperationNode* node : model->snapshots.back().graph.operations())
+      if (node->isFused() && fusedName.isEmpty()) fusedName = QString::fromStdString(node->name);
+    QVERIFY(!fusedName.isEmpty());
+    QVERIFY(!workbench.stepView()->graphLayout()->findCluster(fusedName));
+    workbench.stepView()->graphScene()->requestFusedToggle(fusedName, true);
+    QVERIFY(shown.wait(30000));
+    QVERIFY(workbench.stepView()->graphLayout()->findCluster(fusedName));
+
     // The imported graph against the optimized one: fused groups on B, absorbed nodes on A.
     workbench.compareSteps(0, last);
     QVERIFY(comparedSpy.wait(30000));

@@ -165,6 +165,7 @@ void GraphCompareView::setGraphs(std::shared_ptr<const graph::Graph> before, std
   if (!sameGraphs) {
     expanded_[0].clear();
     expanded_[1].clear();
+    fitOnResult_ = true;
   }
   startComparison();
 }
@@ -238,8 +239,11 @@ void GraphCompareView::showResult(Result result) {
     for (const NodeDecoration& d : decorations_[sideIndex(side)])
       v->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
   }
-  beforeView_->fitToView();
-  afterView_->fitToView();
+  if (fitOnResult_) {
+    beforeView_->fitToView();
+    afterView_->fitToView();
+    fitOnResult_ = false;
+  }
   updateLegend();
   emit comparisonReady();
 }

@@ -101,6 +101,7 @@ private:
   std::vector<NodeDecoration> decorations_[2];
   bool synchronized_ = true;
   bool mirroring_ = false;
+  bool fitOnResult_ = true;  ///< New graphs are fitted; a re-layout (group expanded) keeps the view.
 };
 
 }  // namespace tessel::views

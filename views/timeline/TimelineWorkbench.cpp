@@ -94,6 +94,11 @@ TimelineWorkbench::TimelineWorkbench(QWidget* parent) : QWidget(parent) {
           [this](const QString& id) { emit nodeSelected(model_->graphAt(shownStep_), id); });
   connect(stepView_, &GraphView::nodeActivated, this,
           [this](const QString& id) { emit nodeActivated(model_->graphAt(shownStep_), id); });
+  connect(stepView_, &GraphView::fusedGroupToggleRequested, this, [this](const QString& name, bool expand) {
+    if (expand) expandedFused_.insert(name);
+    else expandedFused_.erase(name);
+    if (shownStep_ >= 0) showStep(shownStep_);
+  });
   connect(compare_, &GraphCompareView::nodeSelected, this, [this](DiffSide side, const QString& id) {
     int row = side == DiffSide::Before ? timeline_->comparedBefore() : timeline_->comparedAfter();
     emit nodeSelected(model_->graphAt(row), id);
@@ -147,7 +152,11 @@ void TimelineWorkbench::setModel(std::shared_ptr<const graph::Graph> imported,
       [this](std::vector<TimelineStep> steps) {
         // A different model (not a recompile of the same one) starts fitted at its last step.
         bool sameModel = model_->rowCount() == int(steps.size());
-        if (!sameModel) pendingStep_ = pendingBefore_ = pendingAfter_ = -1, shownStep_ = -1;
+        if (!sameModel) {
+          pendingStep_ = pendingBefore_ = pendingAfter_ = -1;
+          shownStep_ = -1;
+          expandedFused_.clear();
+        }
         model_->setSteps(std::move(steps));
         onStepsReady();
       });
@@ -202,6 +211,7 @@ void TimelineWorkbench::showStep(int row) {
                                                      ? model_->graphAt(row - 1)
                                                      : nullptr;
   GraphLayoutOptions options = stepView_->graphScene()->layoutOptions();
+  options.expandedFusedNodes = expandedFused_;
   jobs_.start<StepLayout>(
       QStringLiteral("timeline-step"), tr("Laying out %1").arg(step->name),
       [graph, previous, options](JobContext& job) {

@@ -5,6 +5,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <set>
 
 #include "compiler/driver/Driver.h"
 #include "views/common/JobRunner.h"
@@ -107,6 +108,7 @@ private:
   std::shared_ptr<const graph::Graph> imported_;
   std::shared_ptr<const driver::CompiledModel> compiled_;
   int shownStep_ = -1;
+  std::set<QString> expandedFused_;  ///< Fused groups the user expanded in the step view.
   bool highlightChanges_ = true;
   // What to restore after a recompile.
   int pendingBefore_ = -1, pendingAfter_ = -1, pendingStep_ = -1;

@@ -2,6 +2,7 @@
 // the table and the plot, the change against the previous schedule is named, and a bad
 // schedule shows its line.
 #include <QAbstractItemModelTester>
+#include <QJsonObject>
 #include <QLabel>
 #include <QTableView>
 #include <QtTest>
@@ -79,6 +80,37 @@ private slots:
     MeasureHistory other;
     model.setHistory(&other);
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  void historyRoundTripsThroughJson() {
+    MeasureHistory history;
+    history.add("conv", "", measurementOf(2.0));
+    history.add("conv", "vectorize(C, j)", measurementOf(1.5));
+    history.add("dense", "parallel(C, i)", measurementOf(0.25));
+    QJsonObject json = history.toJson();
+    MeasureHistory restored;
+    MeasureHistoryModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setHistory(&restored);
+    model.setTask("conv");
+    QCOMPARE(restored.restoreFromJson(json), 3);
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(restored.tasks(), history.tasks());
+    for (const QString& task : history.tasks()) {
+      const auto& before = history.variants(task);
+      const auto& after = restored.variants(task);
+      QCOMPARE(after.size(), before.size());
+      for (size_t i = 0; i < before.size(); ++i) {
+        QCOMPARE(after[i].number, before[i].number);
+        QCOMPARE(after[i].traceText, before[i].traceText);
+        QCOMPARE(after[i].change, before[i].change);
+        QCOMPARE(after[i].measuredAt.toString(Qt::ISODate), before[i].measuredAt.toString(Qt::ISODate));
+        QCOMPARE(after[i].measurement.medianMilliseconds, before[i].measurement.medianMilliseconds);
+        QCOMPARE(after[i].measurement.fractionOfPeak, before[i].measurement.fractionOfPeak);
+      }
+    }
+    // A variant added after restoring continues the numbering.
+    QCOMPARE(restored.add("conv", "vectorize(C, j)", measurementOf(1.0)).number, 3);
   }
 
   void scheduleChangesAreNamed() {

@@ -1,6 +1,8 @@
 // The measured variants of every task's schedule, and how one schedule differs from the last.
 #include "views/schedule/MeasureHistory.h"
 
+#include <QJsonArray>
+
 #include <algorithm>
 
 namespace tessel::views {
@@ -122,6 +124,60 @@ QStringList MeasureHistory::tasks() const {
   for (const auto& [name, list] : variants_)
     if (!list.empty()) names << name;
   return names;
+}
+
+QJsonObject MeasureHistory::toJson() const {
+  QJsonObject json;
+  for (const auto& [task, list] : variants_) {
+    QJsonArray array;
+    for (const MeasuredVariant& v : list) {
+      const driver::Measurement& m = v.measurement;
+      array.append(QJsonObject{{"number", v.number},
+                               {"measuredAt", v.measuredAt.toString(Qt::ISODate)},
+                               {"trace", v.traceText},
+                               {"change", v.change},
+                               {"kernel", QString::fromStdString(m.kernelName)},
+                               {"medianMs", m.medianMilliseconds},
+                               {"minMs", m.minMilliseconds},
+                               {"samples", m.samples},
+                               {"flops", m.flops},
+                               {"gflops", m.gflops},
+                               {"peakGflops", m.peakGflops},
+                               {"threads", m.threads}});
+    }
+    if (!array.isEmpty()) json.insert(task, array);
+  }
+  return json;
+}
+
+int MeasureHistory::restoreFromJson(const QJsonObject& json) {
+  int read = 0;
+  for (auto it = json.begin(); it != json.end(); ++it) {
+    std::vector<MeasuredVariant> list;
+    for (const QJsonValue& value : it.value().toArray()) {
+      QJsonObject o = value.toObject();
+      MeasuredVariant v;
+      v.measurement.medianMilliseconds = o.value("medianMs").toDouble();
+      if (!(v.measurement.medianMilliseconds > 0)) continue;
+      v.number = o.value("number").toInt(int(list.size()) + 1);
+      v.measuredAt = QDateTime::fromString(o.value("measuredAt").toString(), Qt::ISODate);
+      v.traceText = o.value("trace").toString();
+      v.change = o.value("change").toString();
+      driver::Measurement& m = v.measurement;
+      m.kernelName = o.value("kernel").toString().toStdString();
+      m.minMilliseconds = o.value("minMs").toDouble(m.medianMilliseconds);
+      m.samples = o.value("samples").toInt();
+      m.flops = o.value("flops").toDouble();
+      m.gflops = o.value("gflops").toDouble();
+      m.peakGflops = o.value("peakGflops").toDouble();
+      m.fractionOfPeak = m.peakGflops > 0 ? m.gflops / m.peakGflops : 0;
+      m.threads = o.value("threads").toInt(1);
+      list.push_back(std::move(v));
+    }
+    read += int(list.size());
+    restore(it.key(), std::move(list));
+  }
+  return read;
 }
 
 int MeasureHistory::bestIndex(const QString& task) const {

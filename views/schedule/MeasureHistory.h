@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QDateTime>
+#include <QJsonObject>
 #include <QMetaType>
 #include <QObject>
 #include <QString>
@@ -47,6 +48,15 @@ public:
   QStringList tasks() const;
   /// Index into variants(task) of the lowest median latency, or -1 when there is none.
   int bestIndex(const QString& task) const;
+
+  /// Every task's variants as JSON, for a project file:
+  ///   {"conv0": [{"number": 1, "measuredAt": "2026-11-22T02:22:41", "trace": "...",
+  ///               "change": "...", "medianMs": 0.13, "minMs": 0.12, "samples": 30,
+  ///               "flops": 2.2e5, "gflops": 1.7, "peakGflops": 216, "threads": 2}, ...], ...}
+  QJsonObject toJson() const;
+  /// Replaces the histories of the tasks in `json` (what toJson wrote); entries that are not
+  /// objects with a positive "medianMs" are skipped. Returns how many variants were read.
+  int restoreFromJson(const QJsonObject& json);
 
 signals:
   /// Emitted before and after every change, so item models can follow (begin/end insert or

@@ -194,11 +194,12 @@ void TimelineWorkbench::showStep(int row) {
   const TimelineStep* step = model_->step(row);
   if (!step) return;
   stack_->setCurrentWidget(stepPane_);
-  QString title = QStringLiteral("<b>%1</b>&nbsp;&nbsp;%2&nbsp;&nbsp;<span style='color:palette(placeholder-text)'>"
-                                 "%3 nodes")
+  QString muted = palette().color(QPalette::PlaceholderText).name();
+  QString title = QStringLiteral("<b>%1&nbsp;&nbsp;%2</b>&nbsp;&nbsp;&nbsp;<span style='color:%4'>%3 nodes")
                       .arg(row)
                       .arg(step->name.toHtmlEscaped())
-                      .arg(step->operationCount);
+                      .arg(step->operationCount)
+                      .arg(muted);
   if (row > 0) title += QStringLiteral(" · %1").arg(step->changeSummary.toHtmlEscaped());
   if (step->milliseconds >= 0 && !step->skipped) title += QStringLiteral(" · %1").arg(formatMilliseconds(step->milliseconds));
   title += QStringLiteral("</span>");

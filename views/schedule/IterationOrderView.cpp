@@ -81,7 +81,8 @@ QPixmap swatchPixmap(Swatch kind, const QColor& color, const QPalette& palette, 
 }  // namespace
 
 IterationOrderView::IterationOrderView(QWidget* parent) : QWidget(parent) {
-  jobs_ = new JobRunner(this);
+  ownJobs_ = new JobRunner(this);
+  jobs_ = ownJobs_;
   timer_ = new QTimer(this);
   timer_->setInterval(kTickMilliseconds);
   timer_->setTimerType(Qt::PreciseTimer);
@@ -193,12 +194,11 @@ int IterationOrderView::threads() const {
   return options_.threads > 0 ? options_.threads : runtime::ThreadPool::global().numThreads();
 }
 
-void IterationOrderView::setJobRunner(JobRunner* jobs) {
-  if (jobs) jobs_ = jobs;
-}
+void IterationOrderView::setJobRunner(JobRunner* jobs) { jobs_ = jobs ? jobs : ownJobs_; }
 
 void IterationOrderView::startJob(OrderSource source) {
   source_ = std::move(source);
+  if (!jobs_) jobs_ = ownJobs_;
   QPointer<IterationOrderView> self(this);
   IterationOrderOptions options = options_;
   jobs_->start<Expected<IterationOrder>>(
@@ -239,7 +239,7 @@ void IterationOrderView::setLoweredFunction(const PrimFunc& func, const Buffer& 
 }
 
 void IterationOrderView::setOrder(const IterationOrder& order) {
-  jobs_->cancel(channel_);  // a slower request in flight must not replace this order
+  if (jobs_) jobs_->cancel(channel_);  // a slower request in flight must not replace this order
   source_ = nullptr;
   showOrder(std::make_shared<const IterationOrder>(order));
 }

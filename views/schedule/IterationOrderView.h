@@ -102,7 +102,8 @@ private:
   void updateLegend();
   void chooseSpeedFor(int64_t steps);
 
-  JobRunner* jobs_ = nullptr;
+  QPointer<JobRunner> jobs_;  // a shared runner may go away first
+  JobRunner* ownJobs_ = nullptr;
   QString channel_ = QStringLiteral("iteration-order");
   IterationOrderOptions options_;
   OrderSource source_;  // where the order shown came from, to recompute it for other thread counts

@@ -238,6 +238,7 @@ bool MeasurePanel::isMeasuring() const { return jobs_ && !task_.isEmpty() && job
 
 void MeasurePanel::measure() {
   if (task_.isEmpty() || workload_.outputs.empty()) return;
+  if (!jobs_) setJobRunner(ownJobs_);
   error_->setVisible(false);
   QString task = task_;
   Workload workload = workload_;
@@ -256,7 +257,12 @@ void MeasurePanel::measure() {
         }
         outcome.traceText = QString::fromStdString(printTraceText(*trace));
         options.cancelled = [&job] { return job.cancelled(); };
-        options.progress = [&job](int percent) { job.reportProgress(percent, QObject::tr("timing")); };
+        // One report per percent: a fast kernel takes thousands of samples.
+        options.progress = [&job, last = -1](int percent) mutable {
+          if (percent == last) return;
+          last = percent;
+          job.reportProgress(percent, QObject::tr("timing"));
+        };
         job.reportProgress(-1, QObject::tr("building"));
         auto measured = driver::measureKernel(workload, *trace, options);
         if (measured)
@@ -281,7 +287,7 @@ void MeasurePanel::measure() {
 }
 
 void MeasurePanel::cancel() {
-  if (task_.isEmpty()) return;
+  if (task_.isEmpty() || !jobs_) return;
   jobs_->cancel(channel());
   updateRunningState();
   status_->setText(tr("Cancelled"));
@@ -307,8 +313,8 @@ void MeasurePanel::updateRunningState() {
   cancelButton_->setVisible(running);
   progress_->setVisible(running);
   if (!running) progress_->setRange(0, 100);
-  if (property("wasMeasuring").toBool() != running) {
-    setProperty("wasMeasuring", running);
+  if (wasMeasuring_ != running) {
+    wasMeasuring_ = running;
     emit measuringChanged(running);
   }
 }

@@ -92,8 +92,9 @@ private:
   void updateRunningState();
   void onProgress(const QString& channel, int percent, const QString& message);
 
-  JobRunner* jobs_ = nullptr;
+  QPointer<JobRunner> jobs_;  // a shared runner may go away first
   JobRunner* ownJobs_ = nullptr;
+  bool wasMeasuring_ = false;  // to emit measuringChanged on changes only
   QPointer<MeasureHistory> history_;
   MeasureHistory* ownHistory_ = nullptr;
   driver::MeasureOptions options_;

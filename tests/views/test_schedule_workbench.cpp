@@ -352,8 +352,21 @@ private slots:
     panel->stepSelector()->setCurrentIndex(0);
     auto* stepText = panel->findChild<QPlainTextEdit*>("stepText");
     QCOMPARE(stepText->toPlainText(), QString::fromStdString(lowering->steps.front().text));
+    QCOMPARE(panel->changedStepLineCount(), 0);
     panel->stepSelector()->setCurrentIndex(panel->stepSelector()->count() - 1);
     QCOMPARE(stepText->toPlainText(), QString::fromStdString(lowering->loopNest));
+    // A step that left the IR as it was marks nothing; the steps that rewrote it mark lines.
+    int stepsWithChanges = 0;
+    for (int i = 1; i < panel->stepSelector()->count(); ++i) {
+      panel->stepSelector()->setCurrentIndex(i);
+      if (lowering->steps[size_t(i)].text == lowering->steps[size_t(i) - 1].text)
+        QCOMPARE(panel->changedStepLineCount(), 0);
+      if (panel->changedStepLineCount() > 0) ++stepsWithChanges;
+      QCOMPARE(stepText->extraSelections().size(), panel->changedStepLineCount());
+    }
+    QVERIFY(stepsWithChanges > 0);
+    panel->stepSelector()->setCurrentIndex(1);
+    workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_steps.png");
   }
 
   void projectTextIsLoadedWithoutBeingReportedBack() {

@@ -32,7 +32,7 @@ void CodeHighlighter::setPalette(const QPalette& palette) {
     case Language::LoopIR:
       rules_ = {rule("\\b\\d+(\\.\\d+)?f?\\b", number),
                 rule("\\b(float|int|uint|bfloat)\\d+\\b|\\bbool\\b", type),
-                rule("\\b(func|for|parallel|vectorized|unrolled|bind|allocate|if|else|let|in|assert|ramp|broadcast|select)\\b",
+                rule("\\b(func|for|parallel|vectorized|unrolled|bind|allocate|realize|if|else|let|in|assert|ramp|broadcast|select|likely)\\b",
                      keyword),
                 rule("//.*$", comment)};
       break;

@@ -141,8 +141,36 @@ void LoweringPanel::showStep(int index) {
     return;
   }
   const auto& step = lowering_->steps[size_t(index)];
-  setCode(stepText_, QString::fromStdString(step.text));
-  stepTiming_->setText(tr("%1 ms").arg(step.milliseconds, 0, 'f', 3));
+  QString text = QString::fromStdString(step.text);
+  setCode(stepText_, text);
+  // What this step changed: lines the previous step's IR does not have (as a multiset, so a
+  // line that only moved is not marked; good enough to see what a pass touched).
+  QList<LineRange> changed;
+  if (index > 0) {
+    QHash<QString, int> before;
+    for (const QString& line : QString::fromStdString(lowering_->steps[size_t(index) - 1].text).split('\n'))
+      ++before[line.trimmed()];
+    QStringList lines = text.split('\n');
+    for (int i = 0; i < lines.size(); ++i) {
+      int& count = before[lines[i].trimmed()];
+      if (count > 0) --count;
+      else if (!lines[i].trimmed().isEmpty()) changed << LineRange{i, i};
+    }
+  }
+  changedStepLines_ = changed.size();
+  bool dark = palette().color(QPalette::Base).lightness() < 128;
+  QList<QTextEdit::ExtraSelection> selections;
+  for (const LineRange& range : changed) {
+    QTextEdit::ExtraSelection selection;
+    selection.format.setBackground(dark ? QColor(0x3f, 0xb9, 0x50, 50) : QColor(0x2d, 0xa4, 0x4e, 40));
+    selection.format.setProperty(QTextFormat::FullWidthSelection, true);
+    selection.cursor = QTextCursor(stepText_->document()->findBlockByNumber(range.first));
+    selections << selection;
+  }
+  stepText_->setExtraSelections(selections);
+  stepTiming_->setText(index > 0 ? tr("%1 ms \u00b7 %n line(s) changed", nullptr, int(changed.size()))
+                                       .arg(step.milliseconds, 0, 'f', 3)
+                                 : tr("%1 ms").arg(step.milliseconds, 0, 'f', 3));
 }
 
 void LoweringPanel::setStale(bool stale) {

@@ -53,6 +53,8 @@ public:
   QPlainTextEdit* llvmView() const { return llvm_; }
   QPlainTextEdit* assemblyView() const { return assembly_; }
   QComboBox* stepSelector() const { return stepSelector_; }
+  /// Lines of the selected step's IR that the step changed (tinted; 0 for the first step).
+  int changedStepLineCount() const { return changedStepLines_; }
 
 signals:
   /// The user points at (hovers, or puts the cursor in) a loop of the loop nest: its schedule
@@ -80,6 +82,7 @@ private:
   QStringList highlighted_;
   QString pointed_;
   bool stale_ = false;
+  int changedStepLines_ = 0;
   QList<CodeHighlighter*> highlighters_;
 };
 

@@ -242,6 +242,8 @@ void GraphCompareView::showResult(Result result) {
   if (fitOnResult_) {
     beforeView_->fitToView();
     afterView_->fitToView();
+    // Each side fitted on its own, so both read at first sight; the first zoom or pan on
+    // one side brings the other to the same scale and place.
     fitOnResult_ = false;
   }
   updateLegend();

@@ -14,6 +14,7 @@
 #include "views/graph/GraphNodeItem.h"
 #include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
+#include "views/session/ModelSession.h"
 #include "views/timeline/DiffDecorations.h"
 #include "views/timeline/GraphCompareView.h"
 #include "views/timeline/PassOptionsPanel.h"
@@ -348,6 +349,43 @@ private slots:
     workbench.setModel(importedGraph, model);
     QVERIFY(comparedSpy.wait(30000));
     QVERIFY(workbench.isComparing());
+  }
+
+  void applyingOptionsRecompilesAndTheTimelineFollows() {
+    // The wiring the main window does: compiled results into the workbench, applied options
+    // into a background recompile.
+    ModelSession session;
+    TimelineWorkbench workbench;
+    workbench.resize(1200, 700);
+    workbench.show();
+    connect(&session, &ModelSession::compiled, &workbench, [&] {
+      workbench.setModel(session.imported(), session.compiledModel());
+      workbench.setPassOptions(session.compileOptions().passes);
+    });
+    connect(&workbench, &TimelineWorkbench::optionsChanged, &session, [&](const graph::PassOptions& options) {
+      auto compile = session.compileOptions();
+      compile.passes = options;
+      session.recompile(compile);
+    });
+    QSignalSpy compiled(&session, &ModelSession::compiled);
+    QSignalSpy shown(&workbench, &TimelineWorkbench::stepShown);
+    session.open(example("tiny_resnet.onnx"));
+    QVERIFY(compiled.wait(60000));
+    QVERIFY(shown.wait(30000));
+    PassTimelineModel* model = workbench.timelineModel();
+    int fuse = model->rowCount() - 1;
+    QCOMPARE(model->index(fuse).data(PassTimelineModel::PassNameRole).toString(), QString("FuseOps"));
+    QVERIFY(!model->index(fuse).data(PassTimelineModel::SkippedRole).toBool());
+
+    workbench.optionsPanel()->passCheckBox("FuseOps")->setChecked(false);
+    QTest::mouseClick(workbench.optionsPanel()->applyButton(), Qt::LeftButton);
+    QVERIFY(session.isBusy());
+    QVERIFY(compiled.wait(60000));
+    QTRY_VERIFY(model->index(fuse).data(PassTimelineModel::SkippedRole).toBool());
+    QCOMPARE(session.compileOptions().passes.disabledPasses, std::vector<std::string>{"FuseOps"});
+    // The panel shows what the model was compiled with, nothing pending.
+    QVERIFY(!workbench.optionsPanel()->hasPendingChanges());
+    QVERIFY(!workbench.optionsPanel()->passCheckBox("FuseOps")->isChecked());
   }
 };
 

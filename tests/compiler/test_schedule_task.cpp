@@ -149,6 +149,37 @@ private slots:
     QCOMPARE(lowered.error().column, 15);
   }
 
+  void mistakesComeBackAsDiagnostics_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<int>("line");
+    // Each is something a person might type mid-edit; none may throw or crash.
+    QTest::newRow("zero factor") << "a, b = split(conv, y, factor=0)" << 1;
+    QTest::newRow("negative parts") << "a, b = split(conv, y, nparts=-3)" << 1;
+    QTest::newRow("unknown stage") << "vectorize(nothing, y)" << 1;
+    QTest::newRow("duplicate names") << "y, x = split(conv, y, factor=2)" << 1;
+    QTest::newRow("reorder missing a loop") << "\nreorder(conv, y)" << 2;
+    QTest::newRow("fuse out of order") << "f = fuse(conv, x, y)" << 1;
+    QTest::newRow("attach to itself") << "compute_at(conv, conv, y)" << 1;
+    QTest::newRow("unterminated") << "split(conv, y, factor=2" << 1;
+    QTest::newRow("stray text") << "split(conv, y, factor=2) extra" << 1;
+    QTest::newRow("bad character") << "a, b = split(conv, y, factor=2) $" << 1;
+  }
+  void mistakesComeBackAsDiagnostics() {
+    QFETCH(QString, text);
+    QFETCH(int, line);
+    const ScheduleTask& task = firstTask();
+    Expected<TaskLowering> lowered = Diagnostic{};
+    try {
+      lowered = lowerTaskSchedule(task, text.toStdString());
+    } catch (const std::exception& error) {
+      QFAIL(error.what());
+    }
+    QVERIFY(!lowered.ok());
+    QCOMPARE(lowered.error().line, line);
+    QVERIFY(lowered.error().column >= 1);
+    QVERIFY(!lowered.error().message.empty());
+  }
+
   void emitsCodeOnlyWhenAsked() {
     const ScheduleTask& task = firstTask();
     TaskLoweringOptions options;

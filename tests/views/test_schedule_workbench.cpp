@@ -374,6 +374,8 @@ private slots:
     QString second = workbench->taskNames().at(1);
     QVERIFY(workbench->setScheduleText(second, "# from the project\n"));
     QVERIFY(!workbench->setScheduleText("no_such_task", "x"));
+    QVERIFY(!workbench->findTask("no_such_task"));
+    QCOMPARE(workbench->findTask(second)->nodeName, exampleTasks().at(1).nodeName);
     QCOMPARE(workbench->scheduleText(second), QString("# from the project\n"));
     QVERIFY(workbench->taskModel()->isEdited(second));
     QTest::qWait(500);

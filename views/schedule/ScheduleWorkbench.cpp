@@ -348,8 +348,10 @@ QStringList ScheduleWorkbench::taskNames() const {
 
 QString ScheduleWorkbench::currentTaskName() const { return current_; }
 
-const driver::ScheduleTask* ScheduleWorkbench::currentTask() const {
-  const TaskState* s = state(current_);
+const driver::ScheduleTask* ScheduleWorkbench::currentTask() const { return findTask(current_); }
+
+const driver::ScheduleTask* ScheduleWorkbench::findTask(const QString& name) const {
+  const TaskState* s = state(name);
   return s ? &s->task : nullptr;
 }
 

@@ -61,6 +61,8 @@ public:
   QString currentTaskName() const;
   /// The open task, or null.
   const driver::ScheduleTask* currentTask() const;
+  /// Task `name` (the kernel symbol), or null.
+  const driver::ScheduleTask* findTask(const QString& name) const;
   QStringList taskNames() const;
 
   /// Replaces task `name`'s schedule text (e.g. from a project file) as an undoable edit,

@@ -108,6 +108,8 @@ public:
   const std::vector<FinalWrite>& writes() const { return writes_; }
   int threadsUsed() const { return threadsUsed_; }
   int widestInstruction() const { return widestInstruction_; }
+  const std::string& parallelLoopName() const { return parallelLoopName_; }
+  int64_t parallelLoopExtent() const { return parallelLoopExtent_; }
   const std::set<std::string>& notes() const { return notes_; }
 
 private:
@@ -176,6 +178,10 @@ private:
     int64_t base = extent / chunks, remainder = extent % chunks;
     std::vector<int64_t> clocks(size_t(chunks), clock_);
     threadsUsed_ = std::max(threadsUsed_, int(chunks));
+    if (parallelLoopName_.empty()) {
+      parallelLoopName_ = loop->loopVar.name();
+      parallelLoopExtent_ = extent;
+    }
     for (int64_t i = 0; i < extent; ++i) {
       int64_t longChunksEnd = remainder * (base + 1);
       int thread = int(i < longChunksEnd ? i / (base + 1) : remainder + (i - longChunksEnd) / base);
@@ -442,6 +448,8 @@ private:
   int64_t parallelIteration_ = -1;
   int threadsUsed_ = 1;
   int widestInstruction_ = 1;
+  std::string parallelLoopName_;  // the first parallel loop that wrote the output
+  int64_t parallelLoopExtent_ = 0;
   int64_t nextVectorInstruction_ = 0;
   int64_t vectorGroup_ = -1;  // the open vectorized loop's instruction, -1 when none
   int64_t vectorGroupTime_ = -1;
@@ -505,6 +513,8 @@ Expected<IterationOrder> iterationOrder(const PrimFunc& func, const Buffer& outp
   order.columns = tile.columns();
   order.threads = interpreter.threadsUsed();
   order.widestVectorInstruction = interpreter.widestInstruction();
+  order.parallelLoop = interpreter.parallelLoopName();
+  order.parallelLoopExtent = interpreter.parallelLoopExtent();
   order.truncated = !finished;
   order.notes.assign(interpreter.notes().begin(), interpreter.notes().end());
   if (!finished)

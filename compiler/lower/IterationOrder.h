@@ -63,6 +63,10 @@ struct IterationOrder {
   std::vector<ProducedCell> cells;
   int64_t stepCount = 0;  ///< Steps that produced at least one cell: steps are 0 .. stepCount-1.
   int threads = 1;        ///< Threads used by parallel loops (1 when there are none).
+  /// The variable and extent of the (first) parallel loop writing the output; empty and 0
+  /// when none does. Its iterations are split into `threads` contiguous chunks.
+  std::string parallelLoop;
+  int64_t parallelLoopExtent = 0;
   int widestVector = 1;   ///< The most lanes one instruction produced in the tile.
   /// The most lanes of one vector store that reached the tile, counting lanes outside it: more
   /// than widestVector when the vectors run along a dimension the tile does not show (the

@@ -115,6 +115,8 @@ private slots:
                                    withThreads(4));
     QCOMPARE(order.cells.size(), size_t(32 * 16));
     QCOMPARE(order.threads, 4);
+    QCOMPARE(order.parallelLoop, std::string("io"));
+    QCOMPARE(order.parallelLoopExtent, int64_t(4));
     // Four threads each own a block of 8 rows and work through it at the same pace: every
     // step produces one vector of each thread, 4 x 8 elements.
     QCOMPARE(order.stepCount, int64_t(2 * 8));

@@ -255,7 +255,13 @@ void IterationOrderView::showOrder(std::shared_ptr<const IterationOrder> order) 
   QStringList facts;
   facts << tr("<b>%1</b> of %2").arg(tile, shapeText(order_->bufferShape));
   facts << (order_->stepCount == 1 ? tr("1 step") : tr("%1 steps").arg(order_->stepCount));
-  facts << (order_->threads > 1 ? tr("%1 threads in parallel").arg(order_->threads) : tr("one thread"));
+  if (order_->threads > 1)
+    facts << tr("%1 threads share parallel loop <i>%2</i> (%3 iterations)")
+                 .arg(order_->threads)
+                 .arg(QString::fromStdString(order_->parallelLoop).toHtmlEscaped())
+                 .arg(order_->parallelLoopExtent);
+  else
+    facts << tr("one thread");
   if (order_->widestVector > 1) facts << tr("vector instructions of %1 lanes").arg(order_->widestVector);
   if (order_->widestVectorInstruction > order_->widestVector)
     facts << tr("each cell is one lane of a %1-lane vector along a dimension not shown")

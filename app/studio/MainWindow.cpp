@@ -12,7 +12,9 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QHeaderView>
 #include <QMimeData>
+#include <QTableView>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -28,6 +30,13 @@
 #include "views/common/DiagnosticsPanel.h"
 #include "views/common/ImageExport.h"
 #include "views/common/JobStatusWidget.h"
+#include "views/graph/GraphView.h"
+#include "views/graph/GraphWorkbench.h"
+#include "views/graph/NodePropertiesPanel.h"
+#include "views/schedule/MeasureHistoryModel.h"
+#include "views/schedule/MeasurePanel.h"
+#include "views/schedule/ScheduleWorkbench.h"
+#include "views/schedule/TaskListModel.h"
 #include "views/timeline/PassOptionsPanel.h"
 
 namespace tessel::studio {
@@ -114,11 +123,54 @@ void MainWindow::createViews() {
   central_ = new QStackedWidget;
   setCentralWidget(central_);
 
-  views_[indexOf(StudioView::Graph)].widget = new ViewPlaceholder(tr("Graph"), "views/graph (GraphWorkbench)");
+  graph_ = new views::GraphWorkbench;
+  ViewSlot& graphSlot = views_[indexOf(StudioView::Graph)];
+  graphSlot.widget = graph_;
+  graphSlot.fit = [this] { graph_->view()->fitToView(); };
+  graphSlot.zoomIn = [this] { graph_->view()->zoomIn(); };
+  graphSlot.zoomOut = [this] { graph_->view()->zoomOut(); };
+  graphSlot.find = [this] { graph_->showFindBar(); };
+  jobList_.watch(&graph_->jobs(), tr("Graph"));
+  connect(graph_, &views::GraphWorkbench::layoutFailed, this,
+          [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Layout"), message); });
+  // Double-clicking an operation opens the schedule of the kernel computing it.
+  connect(graph_, &views::GraphWorkbench::nodeActivated, this, [this](const QString& id) {
+    setCurrentView(StudioView::Schedule);
+    if (!schedule_->openTaskForNode(id))
+      statusBar()->showMessage(tr("%1 has no schedule of its own (inputs, outputs and copies have none)").arg(id),
+                               kStatusMessageMs);
+  });
   views_[indexOf(StudioView::Timeline)].widget =
       new ViewPlaceholder(tr("Pass timeline"), "views/timeline (TimelineWorkbench)");
-  views_[indexOf(StudioView::Schedule)].widget =
-      new ViewPlaceholder(tr("Schedule editor"), "views/schedule (ScheduleWorkbench)");
+  schedule_ = new views::ScheduleWorkbench;
+  views_[indexOf(StudioView::Schedule)].widget = schedule_;
+  jobList_.watch(&schedule_->jobs(), tr("Schedule"));
+  // Its measure panel runs on the workbench's runner, so measuring shows up here too.
+  connect(schedule_, &views::ScheduleWorkbench::failed, this,
+          [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Schedule"), message); });
+  connect(schedule_, &views::ScheduleWorkbench::tasksReady, this, [this] {
+    // A project's saved schedules go into the editor once its tasks exist (as undoable
+    // edits, so the user can step back to the defaults).
+    if (!applyProjectSchedules_) return;
+    applyProjectSchedules_ = false;
+    if (const project::Project* project = projects_->project()) {
+      for (const driver::ScheduleEdit& edit : project->tasks) {
+        if (!schedule_->setScheduleText(QString::fromStdString(edit.task), QString::fromStdString(edit.trace)))
+          diagnostics_.add(views::Severity::Warning, tr("Project"),
+                           tr("The project's schedule for task %1 matches no kernel of the model")
+                               .arg(QString::fromStdString(edit.task)));
+      }
+    }
+  });
+  connect(schedule_, &views::ScheduleWorkbench::scheduleEdited, this, [this](const QString& name, const QString& text) {
+    // The project remembers the edit (and forgets it once the text is back to the default).
+    const driver::ScheduleTask* task = schedule_->currentTask();
+    if (!task || QString::fromStdString(task->name) != name) return;
+    if (text.trimmed() == QString::fromStdString(task->defaultTraceText()).trimmed())
+      projects_->removeScheduleEdit(name);
+    else
+      projects_->setScheduleEdit(driver::ScheduleEdit{task->name, task->workloadName, text.toStdString()});
+  });
   for (const ViewSlot& slot : views_) central_->addWidget(slot.widget);
 
   modeBar_->addMode({}, tr("Graph"), tr("The model's graph (Ctrl+1)"));
@@ -136,8 +188,7 @@ void MainWindow::createDocks() {
                       QDockWidget::DockWidgetFloatable);
     return dock;
   };
-  propertiesDock_ = makeDock(tr("Properties"), "PropertiesDock",
-                             new ViewPlaceholder(tr("Properties"), "views/graph (properties panel)"));
+  propertiesDock_ = makeDock(tr("Properties"), "PropertiesDock", graph_->propertiesPanel());
   passOptions_ = new views::PassOptionsPanel;
   passOptionsDock_ = makeDock(tr("Pass Options"), "PassOptionsDock", passOptions_);
   connect(passOptions_, &views::PassOptionsPanel::optionsChanged, this, [this](const graph::PassOptions& passes) {
@@ -148,9 +199,34 @@ void MainWindow::createDocks() {
     projects_->setPassOptions(options.passes);
     session_.recompile(options);
   });
-  tasksDock_ = makeDock(tr("Tasks"), "TasksDock", new ViewPlaceholder(tr("Tasks"), "views/schedule (task list)"));
-  measurementsDock_ = makeDock(tr("Measurements"), "MeasurementsDock",
-                               new ViewPlaceholder(tr("Measurements"), "views/schedule (MeasurePanel)"));
+  // Every kernel of the model (the schedule workbench's own task model, shown again):
+  // double-click opens its schedule, from whichever view the user is in.
+  auto* tasks = new QTableView;
+  tasks->setObjectName("TaskOverview");
+  tasks->setModel(schedule_->taskModel());
+  tasks->setSelectionBehavior(QAbstractItemView::SelectRows);
+  tasks->setSelectionMode(QAbstractItemView::SingleSelection);
+  tasks->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  tasks->setAlternatingRowColors(true);
+  tasks->verticalHeader()->hide();
+  tasks->horizontalHeader()->setStretchLastSection(true);
+  tasks->setWordWrap(false);
+  connect(tasks, &QTableView::activated, this, [this](const QModelIndex& index) {
+    QString task = index.data(views::TaskListModel::TaskNameRole).toString();
+    setCurrentView(StudioView::Schedule);
+    schedule_->openTask(task);
+  });
+  tasksDock_ = makeDock(tr("Tasks"), "TasksDock", tasks);
+  // The open task's measured variants (the measure panel's history), to keep in sight while
+  // the workbench shows the iteration order.
+  auto* measurements = new QTableView;
+  measurements->setObjectName("MeasurementsTable");
+  if (views::MeasurePanel* panel = schedule_->measurePanel()) measurements->setModel(panel->historyModel());
+  measurements->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  measurements->setAlternatingRowColors(true);
+  measurements->verticalHeader()->hide();
+  measurements->horizontalHeader()->setStretchLastSection(true);
+  measurementsDock_ = makeDock(tr("Measurements"), "MeasurementsDock", measurements);
   diagnosticsDock_ = makeDock(tr("Diagnostics"), "DiagnosticsDock", new views::DiagnosticsPanel(&diagnostics_));
   applyDefaultLayout(StudioView::Graph);
 }
@@ -424,6 +500,7 @@ void MainWindow::modelCompiled() {
       path = QString::fromStdString(pendingProject_->path());
       projects_->adopt(std::move(*pendingProject_));
       pendingProject_.reset();
+      applyProjectSchedules_ = true;
     } else {
       projects_->startUntitled(modelPath);
     }
@@ -470,6 +547,8 @@ void MainWindow::showModelInViews() {
                             .arg(plannedMiB, 0, 'f', 2));
   }
   passOptions_->setOptions(session_.compileOptions().passes);
+  schedule_->setModel(model, session_.compileOptions().schedule);
+  if (model) graph_->setGraph(std::shared_ptr<const graph::Graph>(model, &model->optimized));
   for (const ViewSlot& slot : views_)
     if (auto* placeholder = qobject_cast<ViewPlaceholder*>(slot.widget)) placeholder->setDetail(summary);
 }
@@ -568,8 +647,7 @@ void MainWindow::setCurrentView(StudioView view) {
   // Each view keeps its own dock arrangement, as Qt Creator's modes do.
   layoutByView_[indexOf(currentView_)] = saveState();
   currentView_ = view;
-  central_->setCurrentIndex(indexOf(view));
-  modeBar_->setCurrentMode(indexOf(view));
+  showPage(view);
   const QByteArray& saved = layoutByView_[indexOf(view)];
   if (saved.isEmpty() || !restoreState(saved)) applyDefaultLayout(view);
   updateActions();
@@ -586,6 +664,7 @@ void MainWindow::applyDefaultLayout(StudioView view) {
   switch (view) {
     case StudioView::Graph:
       addDockWidget(Qt::RightDockWidgetArea, propertiesDock_);
+      addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
       shown = {propertiesDock_};
       break;
     case StudioView::Timeline:
@@ -595,9 +674,10 @@ void MainWindow::applyDefaultLayout(StudioView view) {
       shown = {passOptionsDock_, propertiesDock_};
       break;
     case StudioView::Schedule:
+      // The workbench holds its task list and measure panel; the docks stay available
+      // (View > Panels) for a second look at them.
       addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
       addDockWidget(Qt::RightDockWidgetArea, measurementsDock_);
-      shown = {tasksDock_, measurementsDock_};
       break;
   }
   addDockWidget(Qt::BottomDockWidgetArea, diagnosticsDock_);
@@ -632,13 +712,19 @@ void MainWindow::setTheme(views::Theme theme) {
     views::applyTheme(*application, theme);
   theme_ = theme;
   QSettings().setValue("theme", views::themeName(theme));
+  graph_->setGraphPalette(theme == views::Theme::Dark ? views::GraphPalette::dark() : views::GraphPalette::light());
   refreshIcons();
   updateActions();
   emit themeChanged(theme);
 }
 
 bool MainWindow::exportCurrentView(const QString& path) {
-  Status status = views::exportViewImage(viewWidget(currentView_), path);
+  // The graph exports its whole drawing (vector text in SVG); other views as they look.
+  QString suffix = QFileInfo(path).suffix().toLower();
+  Status status = currentView_ == StudioView::Graph && graph_->currentLayout() && suffix == "png" ? graph_->exportPng(path)
+                  : currentView_ == StudioView::Graph && graph_->currentLayout() && suffix == "svg"
+                      ? graph_->exportSvg(path)
+                      : views::exportViewImage(viewWidget(currentView_), path);
   if (!status) {
     reportFailure(tr("Export"), path, QString::fromStdString(status.error().toString()));
     return false;
@@ -734,10 +820,20 @@ void MainWindow::restoreSettings() {
   StudioView view = StudioView::Graph;
   parseStudioView(settings.value("window/view").toString(), &view);
   currentView_ = view;
-  central_->setCurrentIndex(indexOf(view));
-  modeBar_->setCurrentMode(indexOf(view));
+  showPage(view);
   const QByteArray& saved = layoutByView_[indexOf(view)];
   if (saved.isEmpty() || !restoreState(saved)) applyDefaultLayout(view);
+}
+
+void MainWindow::showPage(StudioView view) {
+  // A stacked widget is as large as its largest page's minimum; hidden pages must not hold the
+  // window wider than the page on screen needs.
+  for (int page = 0; page < central_->count(); ++page) {
+    QSizePolicy::Policy policy = page == indexOf(view) ? QSizePolicy::Preferred : QSizePolicy::Ignored;
+    central_->widget(page)->setSizePolicy(policy, policy);
+  }
+  central_->setCurrentIndex(indexOf(view));
+  modeBar_->setCurrentMode(indexOf(view));
 }
 
 }  // namespace tessel::studio

@@ -25,7 +25,9 @@ class QStackedWidget;
 class QToolButton;
 
 namespace tessel::views {
+class GraphWorkbench;
 class PassOptionsPanel;
+class ScheduleWorkbench;
 }
 
 namespace tessel::studio {
@@ -129,6 +131,7 @@ private:
   void rebuildRecentMenu();
   void refreshIcons();
   void applyDefaultLayout(StudioView view);
+  void showPage(StudioView view);
   void saveSettings();
   void restoreSettings();
   QAction* addStudioAction(QMenu* menu, const QString& objectName, const QString& text, const QKeySequence& shortcut,
@@ -158,7 +161,10 @@ private:
 
   ModeBar* modeBar_ = nullptr;
   QStackedWidget* central_ = nullptr;
+  views::GraphWorkbench* graph_ = nullptr;
   views::PassOptionsPanel* passOptions_ = nullptr;
+  views::ScheduleWorkbench* schedule_ = nullptr;
+  bool applyProjectSchedules_ = false;  // when the next tasksReady follows a project's open
   QDockWidget* propertiesDock_ = nullptr;
   QDockWidget* passOptionsDock_ = nullptr;
   QDockWidget* tasksDock_ = nullptr;

@@ -109,9 +109,9 @@ private slots:
       first.setCurrentView(StudioView::Schedule);
       QDockWidget* log = first.dock(MainWindow::Dock::Diagnostics);
       QDockWidget* tasks = first.dock(MainWindow::Dock::Tasks);
-      QVERIFY(!tasks->isHidden());
+      QVERIFY(tasks->isHidden());
       first.addDockWidget(Qt::RightDockWidgetArea, log);
-      tasks->hide();
+      tasks->show();
       first.close();
     }
     MainWindow second;
@@ -119,16 +119,17 @@ private slots:
     QVERIFY(QTest::qWaitForWindowExposed(&second));
     QCOMPARE(second.currentView(), StudioView::Schedule);
     QCOMPARE(second.dockWidgetArea(second.dock(MainWindow::Dock::Diagnostics)), Qt::RightDockWidgetArea);
-    QVERIFY(second.dock(MainWindow::Dock::Tasks)->isHidden());
+    QVERIFY(!second.dock(MainWindow::Dock::Tasks)->isHidden());
 
     // Each view keeps its own arrangement: the graph view still has its default docks.
     second.setCurrentView(StudioView::Graph);
     QVERIFY(!second.dock(MainWindow::Dock::Properties)->isHidden());
+    QVERIFY(second.dock(MainWindow::Dock::Tasks)->isHidden());
     QCOMPARE(second.dockWidgetArea(second.dock(MainWindow::Dock::Diagnostics)), Qt::BottomDockWidgetArea);
     // Reset Layout puts a moved dock back.
     second.setCurrentView(StudioView::Schedule);
     second.studioAction("actionResetLayout")->trigger();
-    QVERIFY(!second.dock(MainWindow::Dock::Tasks)->isHidden());
+    QVERIFY(second.dock(MainWindow::Dock::Tasks)->isHidden());
     QCOMPARE(second.dockWidgetArea(second.dock(MainWindow::Dock::Diagnostics)), Qt::BottomDockWidgetArea);
   }
 

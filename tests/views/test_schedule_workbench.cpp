@@ -11,6 +11,7 @@
 #include <QStringListModel>
 #include <QTableView>
 #include <QTextBlock>
+#include <QToolTip>
 
 #include "compiler/driver/ScheduleTask.h"
 #include "core/ir/IRPrinter.h"
@@ -140,6 +141,16 @@ private slots:
     auto [start, end] = editor->diagnosticRange();
     QTextBlock second = editor->document()->findBlockByNumber(1);
     QCOMPARE(second.text().mid(start - second.position(), end - start), QString("bogus"));
+    // Hovering the squiggle shows the message.
+    QTextCursor atError(editor->document());
+    atError.setPosition(start + 1);
+    QPoint inViewport = editor->cursorRect(atError).center();
+    QHelpEvent hover(QEvent::ToolTip, editor->viewport()->mapTo(editor, inViewport),
+                     editor->viewport()->mapToGlobal(inViewport));
+    QCoreApplication::sendEvent(editor, &hover);
+    QTRY_VERIFY(QToolTip::isVisible());
+    QVERIFY2(QToolTip::text().contains("no loop named 'bogus'"), qPrintable(QToolTip::text()));
+    QToolTip::hideText();
     QVERIFY2(workbench->messageLine()->text().contains("bogus"), qPrintable(workbench->messageLine()->text()));
     QVERIFY(workbench->messageLine()->text().startsWith("Line 2, column 16"));
     // The last good code stays, greyed out.

@@ -349,6 +349,14 @@ private slots:
     workbench.setModel(importedGraph, model);
     QVERIFY(comparedSpy.wait(30000));
     QVERIFY(workbench.isComparing());
+
+    // Another model (a new import) opens at its optimized graph, not at the old selection.
+    workbench.selectStep(2);
+    QVERIFY(shown.wait(30000));
+    workbench.setModel(std::make_shared<const Graph>(*imported), model);
+    QVERIFY(shown.wait(30000));
+    QCOMPARE(workbench.selectedStep(), last);
+    QVERIFY(!workbench.isComparing());
   }
 
   void applyingOptionsRecompilesAndTheTimelineFollows() {

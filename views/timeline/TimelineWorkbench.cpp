@@ -131,9 +131,10 @@ void TimelineWorkbench::changeEvent(QEvent* event) {
 void TimelineWorkbench::setModel(std::shared_ptr<const graph::Graph> imported,
                                  std::shared_ptr<const driver::CompiledModel> compiled) {
   // Remember what the user looked at, to show the same step(s) of the new compile.
-  pendingStep_ = timeline_->selectedStep();
   pendingBefore_ = timeline_->isComparing() ? timeline_->comparedBefore() : -1;
   pendingAfter_ = timeline_->isComparing() ? timeline_->comparedAfter() : -1;
+  // A recompile keeps the imported graph; another model (or a re-import) starts afresh.
+  bool sameModel = imported && imported == imported_;
   imported_ = std::move(imported);
   compiled_ = std::move(compiled);
   if (!imported_ || !compiled_) {
@@ -149,13 +150,13 @@ void TimelineWorkbench::setModel(std::shared_ptr<const graph::Graph> imported,
   jobs_.start<std::vector<TimelineStep>>(
       QStringLiteral("timeline-steps"), tr("Diffing pass snapshots"),
       [imported_copy, compiled_copy](JobContext&) { return makeTimelineSteps(imported_copy, compiled_copy); },
-      [this](std::vector<TimelineStep> steps) {
-        // A different model (not a recompile of the same one) starts fitted at its last step.
-        bool sameModel = model_->rowCount() == int(steps.size());
+      [this, sameModel](std::vector<TimelineStep> steps) {
         if (!sameModel) {
-          pendingStep_ = pendingBefore_ = pendingAfter_ = -1;
+          // Shown fitted at its last step (the optimized graph), nothing expanded.
+          pendingBefore_ = pendingAfter_ = -1;
           shownStep_ = -1;
           expandedFused_.clear();
+          model_->clear();
         }
         model_->setSteps(std::move(steps));
         onStepsReady();
@@ -163,15 +164,10 @@ void TimelineWorkbench::setModel(std::shared_ptr<const graph::Graph> imported,
 }
 
 void TimelineWorkbench::onStepsReady() {
-  int rows = model_->rowCount();
-  if (pendingBefore_ >= 0 && pendingAfter_ < rows) {
-    timeline_->compareSteps(pendingBefore_, pendingAfter_);
-  } else {
-    // The strip kept its selection (or chose the last step) and announced it; show it even
-    // when the row did not change, since its graph did.
-    showStep(timeline_->selectedStep());
-  }
-  pendingStep_ = pendingBefore_ = pendingAfter_ = -1;
+  // The strip's reset already announced its selection (kept, or the last step), which showed
+  // that step of the new compile; a comparison the user had open comes back on top.
+  if (pendingBefore_ >= 0 && pendingAfter_ < model_->rowCount()) timeline_->compareSteps(pendingBefore_, pendingAfter_);
+  pendingBefore_ = pendingAfter_ = -1;
 }
 
 void TimelineWorkbench::setPassOptions(const graph::PassOptions& options) { options_->setOptions(options); }

@@ -110,8 +110,8 @@ private:
   int shownStep_ = -1;
   std::set<QString> expandedFused_;  ///< Fused groups the user expanded in the step view.
   bool highlightChanges_ = true;
-  // What to restore after a recompile.
-  int pendingBefore_ = -1, pendingAfter_ = -1, pendingStep_ = -1;
+  // The comparison to restore after a recompile (the strip keeps the selected step itself).
+  int pendingBefore_ = -1, pendingAfter_ = -1;
 };
 
 }  // namespace tessel::views

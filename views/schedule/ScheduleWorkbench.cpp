@@ -272,6 +272,8 @@ void ScheduleWorkbench::setModel(std::shared_ptr<const driver::CompiledModel> mo
 }
 
 void ScheduleWorkbench::setTasks(std::vector<driver::ScheduleTask> tasks) {
+  // Lowerings still running belong to the old tasks: their results are dropped on arrival.
+  ++modelGeneration_;
   // Keep the documents (text and undo history) of tasks whose workload did not change.
   std::vector<std::unique_ptr<TaskState>> previous = std::move(tasks_);
   tasks_.clear();

@@ -26,7 +26,6 @@
 #include "app/studio/ModeBar.h"
 #include "app/studio/ShortcutsDialog.h"
 #include "app/studio/StudioIcons.h"
-#include "app/studio/ViewPlaceholder.h"
 #include "views/common/DiagnosticsPanel.h"
 #include "views/common/ImageExport.h"
 #include "views/common/JobStatusWidget.h"
@@ -37,7 +36,9 @@
 #include "views/schedule/MeasurePanel.h"
 #include "views/schedule/ScheduleWorkbench.h"
 #include "views/schedule/TaskListModel.h"
+#include "views/graph/GraphView.h"
 #include "views/timeline/PassOptionsPanel.h"
+#include "views/timeline/TimelineWorkbench.h"
 
 namespace tessel::studio {
 
@@ -140,8 +141,35 @@ void MainWindow::createViews() {
       statusBar()->showMessage(tr("%1 has no schedule of its own (inputs, outputs and copies have none)").arg(id),
                                kStatusMessageMs);
   });
-  views_[indexOf(StudioView::Timeline)].widget =
-      new ViewPlaceholder(tr("Pass timeline"), "views/timeline (TimelineWorkbench)");
+  timeline_ = new views::TimelineWorkbench;
+  ViewSlot& timelineSlot = views_[indexOf(StudioView::Timeline)];
+  timelineSlot.widget = timeline_;
+  timelineSlot.fit = [this] { timeline_->stepView()->fitToView(); };
+  timelineSlot.zoomIn = [this] { timeline_->stepView()->zoomIn(); };
+  timelineSlot.zoomOut = [this] { timeline_->stepView()->zoomOut(); };
+  jobList_.watch(&timeline_->jobs(), tr("Timeline"));
+  connect(timeline_, &views::TimelineWorkbench::failed, this,
+          [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Timeline"), message); });
+  // The properties dock follows the selection in the timeline's graphs too.
+  connect(timeline_, &views::TimelineWorkbench::nodeSelected, this,
+          [this](std::shared_ptr<const graph::Graph> owner, const QString& id) {
+            if (!owner || id.isEmpty()) return;
+            std::string name = id.toStdString();
+            for (const graph::GraphNode* node : owner->topologicalOrder()) {
+              if (node->name == name) {
+                graph_->propertiesPanel()->setNode(owner, node);
+                return;
+              }
+            }
+          });
+  connect(timeline_, &views::TimelineWorkbench::nodeActivated, this,
+          [this](std::shared_ptr<const graph::Graph>, const QString& id) {
+            // Only operations of the final graph have kernels; earlier steps' nodes may not.
+            if (schedule_->openTaskForNode(id))
+              setCurrentView(StudioView::Schedule);
+            else
+              statusBar()->showMessage(tr("%1 is not a kernel of the compiled model").arg(id), kStatusMessageMs);
+          });
   schedule_ = new views::ScheduleWorkbench;
   views_[indexOf(StudioView::Schedule)].widget = schedule_;
   jobList_.watch(&schedule_->jobs(), tr("Schedule"));
@@ -189,9 +217,9 @@ void MainWindow::createDocks() {
     return dock;
   };
   propertiesDock_ = makeDock(tr("Properties"), "PropertiesDock", graph_->propertiesPanel());
-  passOptions_ = new views::PassOptionsPanel;
-  passOptionsDock_ = makeDock(tr("Pass Options"), "PassOptionsDock", passOptions_);
-  connect(passOptions_, &views::PassOptionsPanel::optionsChanged, this, [this](const graph::PassOptions& passes) {
+  // The timeline's options panel, moved into a dock (setWidget reparents it).
+  passOptionsDock_ = makeDock(tr("Pass Options"), "PassOptionsDock", timeline_->optionsPanel());
+  connect(timeline_, &views::TimelineWorkbench::optionsChanged, this, [this](const graph::PassOptions& passes) {
     if (session_.modelPath().isEmpty()) return;
     driver::CompileOptions options = session_.compileOptions();
     options.passes = passes;
@@ -532,25 +560,23 @@ void MainWindow::modelCompiled() {
 void MainWindow::showModelInViews() {
   auto model = session_.compiledModel();
   auto imported = session_.imported();
-  QString summary;
   if (model && imported) {
-    summary = tr("%1: %2 operations imported, %3 after optimization, %4 kernels")
-                  .arg(QFileInfo(currentFile_).fileName())
-                  .arg(imported->operationCount())
-                  .arg(model->optimized.operationCount())
-                  .arg(model->kernels.size());
     double plannedMiB = model->memory.plannedBytes / (1024.0 * 1024.0);
     modelInfo_->setText(tr("%1  ·  %2 ops → %3 kernels  ·  %4 MiB planned")
                             .arg(QFileInfo(currentFile_).fileName())
                             .arg(imported->operationCount())
                             .arg(model->kernels.size())
                             .arg(plannedMiB, 0, 'f', 2));
+    modelInfo_->setToolTip(tr("%1 operations imported, %2 after optimization, %3 kernels")
+                               .arg(imported->operationCount())
+                               .arg(model->optimized.operationCount())
+                               .arg(model->kernels.size()));
   }
-  passOptions_->setOptions(session_.compileOptions().passes);
+  // Every view gets the same compile; each lays out or extracts what it needs on its own jobs.
+  graph_->setGraph(model ? std::shared_ptr<const graph::Graph>(model, &model->optimized) : nullptr);
+  timeline_->setModel(imported, model);
+  timeline_->setPassOptions(session_.compileOptions().passes);
   schedule_->setModel(model, session_.compileOptions().schedule);
-  if (model) graph_->setGraph(std::shared_ptr<const graph::Graph>(model, &model->optimized));
-  for (const ViewSlot& slot : views_)
-    if (auto* placeholder = qobject_cast<ViewPlaceholder*>(slot.widget)) placeholder->setDetail(summary);
 }
 
 void MainWindow::reportFailure(const QString& source, const QString& path, const QString& message) {

@@ -26,8 +26,8 @@ class QToolButton;
 
 namespace tessel::views {
 class GraphWorkbench;
-class PassOptionsPanel;
 class ScheduleWorkbench;
+class TimelineWorkbench;
 }
 
 namespace tessel::studio {
@@ -162,7 +162,7 @@ private:
   ModeBar* modeBar_ = nullptr;
   QStackedWidget* central_ = nullptr;
   views::GraphWorkbench* graph_ = nullptr;
-  views::PassOptionsPanel* passOptions_ = nullptr;
+  views::TimelineWorkbench* timeline_ = nullptr;
   views::ScheduleWorkbench* schedule_ = nullptr;
   bool applyProjectSchedules_ = false;  // when the next tasksReady follows a project's open
   QDockWidget* propertiesDock_ = nullptr;

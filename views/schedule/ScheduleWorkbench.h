@@ -40,6 +40,10 @@ class TaskListModel;
 /// are lowered 300 ms after the last keystroke on the channel "lower:<task>" of jobs(), so
 /// only the latest text's result is shown; while the text has an error the last good code
 /// stays visible, greyed out, and the error is marked in the editor and shown below it.
+/// The LLVM IR and assembly are emitted only while their tab is shown. Keys: Ctrl+Space
+/// completes, Ctrl+Z / Ctrl+Shift+Z undo and redo in the editor, Ctrl+Shift+R resets the open
+/// task to its default schedule (undoable). The Measure and Iteration order tools below the
+/// code run on jobs() too, so one job list shows everything the workbench does.
 class ScheduleWorkbench : public QWidget {
   Q_OBJECT
 
@@ -115,6 +119,7 @@ signals:
   /// A lowering of task `name` arrived: `ok` false when the text has an error.
   void loweringFinished(const QString& name, bool ok);
   /// The open task's schedule lowered successfully with `text` (tools re-measure/re-animate).
+  /// `task` is valid during the call only (connect directly).
   void currentScheduleChanged(const driver::ScheduleTask& task, const QString& text);
 
 private:

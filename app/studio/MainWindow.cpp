@@ -192,8 +192,8 @@ void MainWindow::createViews() {
   });
   connect(schedule_, &views::ScheduleWorkbench::scheduleEdited, this, [this](const QString& name, const QString& text) {
     // The project remembers the edit (and forgets it once the text is back to the default).
-    const driver::ScheduleTask* task = schedule_->currentTask();
-    if (!task || QString::fromStdString(task->name) != name) return;
+    const driver::ScheduleTask* task = schedule_->findTask(name);
+    if (!task) return;
     if (text.trimmed() == QString::fromStdString(task->defaultTraceText()).trimmed())
       projects_->removeScheduleEdit(name);
     else

@@ -9,6 +9,8 @@
 #include "app/project/Autosave.h"
 #include "app/project/Project.h"
 #include "app/studio/MainWindow.h"
+#include "views/schedule/ScheduleEditor.h"
+#include "views/schedule/ScheduleWorkbench.h"
 
 using namespace tessel;
 using namespace tessel::studio;
@@ -81,6 +83,37 @@ private slots:
     window.studioAction("actionSave")->trigger();
     QVERIFY(!window.isWindowModified());
     QCOMPARE(savedOptLevel(path), 2);
+  }
+
+  void savedSchedulesOpenInTheEditorAndEditsMarkTheProject() {
+    QTemporaryDir dir;
+    QString path = copyExampleProject(dir, 3);
+    MainWindow window;
+    window.show();
+    QVERIFY(testing::openAndWait(window, path));
+    auto* workbench = window.findChild<views::ScheduleWorkbench*>();
+    QVERIFY(workbench);
+    // The example project's hand-written softmax schedule is what the editor shows.
+    QTRY_VERIFY_WITH_TIMEOUT(workbench->taskNames().contains("Softmax__Softmax"), 30000);
+    QTRY_VERIFY(workbench->scheduleText("Softmax__Softmax").contains("vectorize(softmax.exp, ax1)"));
+    QVERIFY(!window.isWindowModified());
+
+    window.setCurrentView(StudioView::Schedule);
+    QVERIFY(workbench->openTask("Softmax__Softmax"));
+    QTextCursor end = workbench->editor()->textCursor();
+    end.movePosition(QTextCursor::End);
+    workbench->editor()->setTextCursor(end);
+    QTest::keyClick(workbench->editor(), Qt::Key_Return);
+    QTest::keyClicks(workbench->editor(), "vectorize(softmax.max, ax1)");
+    // After the typing pause the edit reaches the project, which is now modified.
+    QTRY_VERIFY_WITH_TIMEOUT(window.isWindowModified(), 5000);
+    const driver::ScheduleEdit* edit = window.projects().project()->findTask("Softmax__Softmax");
+    QVERIFY(edit);
+    QVERIFY(QString::fromStdString(edit->trace).contains("softmax.max"));
+    window.studioAction("actionSave")->trigger();
+    auto saved = project::loadProject(path.toStdString());
+    QVERIFY(saved);
+    QVERIFY(QString::fromStdString(saved->findTask("Softmax__Softmax")->trace).contains("softmax.max"));
   }
 
   void autosaveIsOfferedBackAfterACrash() {

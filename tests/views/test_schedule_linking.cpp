@@ -121,6 +121,13 @@ private slots:
     // A parallel loop is its outlined function (and its compute part).
     QCOMPARE(linking.llvmRanges(kLlvmIR, {"io"}), (QList<LineRange>{{9, 11}, {13, 15}}));
     QCOMPARE(linking.llvmRanges(kLlvmIR, {"ji"}), QList<LineRange>{});
+    // And back: a line of the LLVM IR names the loop whose code it is.
+    QStringList lines = QString(kLlvmIR).split('\n');
+    QCOMPARE(linking.loopOfLlvmLine(lines, 4), QString("jo"));
+    QCOMPARE(linking.loopOfLlvmLine(lines, 15), QString("ii"));
+    QCOMPARE(linking.loopOfLlvmLine(lines, 11), QString("io"));  // the outlined parallel loop
+    QCOMPARE(linking.loopOfLlvmLine(lines, 6), QString());       // a block of no loop
+    QCOMPARE(linking.loopOfLlvmLine(lines, 8), QString());       // between functions
     const char* assembly = "matmul:\n\tretq\n.Lfunc_end0:\nmatmul_parallel_0:\n\tpushq %rbp\n\tretq\n.Lfunc_end1:\n";
     QCOMPARE(linking.assemblyRanges(assembly, {"io"}), (QList<LineRange>{{3, 5}}));
     QCOMPARE(linking.assemblyRanges(assembly, {"ii"}), QList<LineRange>{});

@@ -344,6 +344,19 @@ private slots:
     moveCursorToLine(workbench->editor(), 1);
     moveCursorToLine(workbench->editor(), parallelLine);
     QVERIFY(!panel->assemblyView()->extraSelections().isEmpty());
+    // Pointing into an outlined parallel function marks the line that made its loop: the
+    // convolution's rows come from a fuse line; the padding's channel axis from no line.
+    QStringList llvmLines = llvm.split('\n');
+    QStringList linkedTexts;
+    for (int i = 0; i < llvmLines.size(); ++i) {
+      if (!llvmLines[i].startsWith("define") || !llvmLines[i].contains(function)) continue;
+      moveCursorToLine(panel->llvmView(), i + 2);
+      for (int line : workbench->editor()->linkedLines())
+        linkedTexts << workbench->editor()->document()->findBlockByNumber(line - 1).text();
+    }
+    QVERIFY(!linkedTexts.isEmpty());
+    for (const QString& text : linkedTexts) QVERIFY2(text.startsWith("rows = fuse("), qPrintable(text));
+
     // Back to the LLVM IR: it was kept, nothing is emitted again.
     int lowerings = finished.count();
     panel->setCurrentTab(LoweringPanel::Tab::LlvmIR);

@@ -167,4 +167,39 @@ QList<LineRange> LoopLinking::assemblyRanges(const QString& assembly, const QStr
   return ranges;
 }
 
+QString LoopLinking::loopOfLlvmLine(const QStringList& llvmLines, int line) const {
+  static const QRegularExpression label(QStringLiteral("^([\\w.$-]+):"));
+  static const QRegularExpression loopBlock(QStringLiteral("^(.+?)\\.(?:header|body|exit)"));
+  static const QRegularExpression define(QStringLiteral("^define .*@([\\w.$-]+)\\("));
+  QRegularExpression parallelFunction(QStringLiteral("^%1_parallel_(\\d+)").arg(QRegularExpression::escape(function_)));
+  bool sawLabel = false;
+  for (int i = std::min(line, int(llvmLines.size()) - 1); i >= 0; --i) {
+    const QString& text = llvmLines[i];
+    if (text.startsWith(QLatin1Char('}'))) return {};  // between functions
+    if (!sawLabel) {
+      auto labelMatch = label.match(text);
+      if (labelMatch.hasMatch()) {
+        sawLabel = true;
+        auto block = loopBlock.match(labelMatch.captured(1));
+        if (block.hasMatch()) {
+          QString name = block.captured(1);
+          for (const PrintedLoop& loop : printed_)
+            if (loop.name == name) return name;
+        }
+        // Another block (entry, then/else): the enclosing function may still be a loop's.
+      }
+    }
+    auto defineMatch = define.match(text);
+    if (defineMatch.hasMatch()) {
+      auto parallel = parallelFunction.match(defineMatch.captured(1));
+      if (!parallel.hasMatch()) return {};
+      int index = parallel.captured(1).toInt();
+      for (const PrintedLoop& loop : printed_)
+        if (loop.parallelIndex == index) return loop.name;
+      return {};
+    }
+  }
+  return {};
+}
+
 }  // namespace tessel::views

@@ -67,6 +67,9 @@ public:
   QList<LineRange> llvmRanges(const QString& llvmIR, const QStringList& loops) const;
   /// The assembly lines of the outlined functions of those of `loops` that are parallel.
   QList<LineRange> assemblyRanges(const QString& assembly, const QStringList& loops) const;
+  /// The loop whose code line `line` (0-based) of `llvmIR` is: the loop of the enclosing
+  /// serial-loop block, else the parallel loop whose outlined function it is in; empty if none.
+  QString loopOfLlvmLine(const QStringList& llvmLines, int line) const;
 
 private:
   QList<int> parallelIndicesOf(const QStringList& loops) const;

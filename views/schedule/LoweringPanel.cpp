@@ -103,6 +103,9 @@ LoweringPanel::LoweringPanel(QWidget* parent)
   connect(loopNest_, &QPlainTextEdit::cursorPositionChanged, this,
           [this] { pointAtLoopNestLine(loopNest_->textCursor().blockNumber()); });
   loopNest_->viewport()->installEventFilter(this);
+  llvm_->viewport()->installEventFilter(this);
+  connect(llvm_, &QPlainTextEdit::cursorPositionChanged, this,
+          [this] { pointAtLlvmLine(llvm_->textCursor().blockNumber()); });
 }
 
 void LoweringPanel::setLowering(std::shared_ptr<const driver::TaskLowering> lowering, const QString& functionName) {
@@ -252,7 +255,19 @@ void LoweringPanel::changeEvent(QEvent* event) {
   }
 }
 
+void LoweringPanel::pointAtLlvmLine(int line) {
+  if (!lowering_ || !lowering_->llvmIR) return;
+  QString name = linking_.loopOfLlvmLine(llvm_->toPlainText().split(QLatin1Char('\n')), line);
+  if (name == pointed_) return;
+  pointed_ = name;
+  emit loopPointedAt(name);
+}
+
 bool LoweringPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == llvm_->viewport() && event->type() == QEvent::MouseMove) {
+    auto* mouse = static_cast<QMouseEvent*>(event);
+    pointAtLlvmLine(llvm_->cursorForPosition(mouse->position().toPoint()).blockNumber());
+  }
   if (watched == loopNest_->viewport()) {
     if (event->type() == QEvent::MouseMove) {
       auto* mouse = static_cast<QMouseEvent*>(event);

@@ -57,8 +57,8 @@ public:
   int changedStepLineCount() const { return changedStepLines_; }
 
 signals:
-  /// The user points at (hovers, or puts the cursor in) a loop of the loop nest: its schedule
-  /// name, or empty when they point at none.
+  /// The user points at (hovers, or puts the cursor in) a loop of the loop nest, or at the
+  /// LLVM IR of one: its schedule name, or empty when they point at none.
   void loopPointedAt(const QString& loop);
   /// A tab that needs LLVM IR or assembly became visible and this lowering has none.
   void codeWanted();
@@ -66,6 +66,7 @@ signals:
 private:
   void showStep(int index);
   void pointAtLoopNestLine(int line);
+  void pointAtLlvmLine(int line);
   void applyHighlights(QPlainTextEdit* view, const QList<LineRange>& ranges, bool strongFirstLine);
   bool eventFilter(QObject* watched, QEvent* event) override;
   void changeEvent(QEvent* event) override;

@@ -11,7 +11,8 @@
 // - LLVM IR: the backend names each serial loop's blocks "<var>.header", "<var>.body" and
 //   "<var>.exit" (LLVM may add suffixes: "ii.body2.i"); those blocks are highlighted. Each
 //   parallel loop is outlined into "<function>_parallel_<k>" (k counts parallel loops in
-//   loop-nest order), whose definition is highlighted.
+//   loop-nest order), whose definition is highlighted. Pointing into the LLVM IR links back:
+//   the enclosing loop block names the loop, else the outlined function it is in.
 // - Assembly: block names do not survive into assembly, so only parallel loops match, through
 //   their outlined "<function>_parallel_<k>" functions.
 // - Not matched: loops that the optimizer fully unrolled or vectorized away have no blocks

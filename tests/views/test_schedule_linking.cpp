@@ -131,6 +131,9 @@ private slots:
     const char* assembly = "matmul:\n\tretq\n.Lfunc_end0:\nmatmul_parallel_0:\n\tpushq %rbp\n\tretq\n.Lfunc_end1:\n";
     QCOMPARE(linking.assemblyRanges(assembly, {"io"}), (QList<LineRange>{{3, 5}}));
     QCOMPARE(linking.assemblyRanges(assembly, {"ii"}), QList<LineRange>{});
+    QStringList assemblyLines = QString(assembly).split('\n');
+    QCOMPARE(linking.loopOfAssemblyLine(assemblyLines, 4), QString("io"));
+    QCOMPARE(linking.loopOfAssemblyLine(assemblyLines, 1), QString());  // the kernel itself
   }
 
   void completionKnowsWhereTheCursorIs_data() {

@@ -202,4 +202,23 @@ QString LoopLinking::loopOfLlvmLine(const QStringList& llvmLines, int line) cons
   return {};
 }
 
+QString LoopLinking::loopOfAssemblyLine(const QStringList& assemblyLines, int line) const {
+  QRegularExpression parallelLabel(
+      QStringLiteral("^%1_parallel_(\\d+)(?:_compute)?:").arg(QRegularExpression::escape(function_)));
+  static const QRegularExpression functionStart(QStringLiteral("^[A-Za-z_][\\w$]*:"));
+  for (int i = std::min(line, int(assemblyLines.size()) - 1); i >= 0; --i) {
+    const QString& text = assemblyLines[i];
+    if (text.startsWith(QLatin1String(".Lfunc_end"))) return {};
+    auto parallel = parallelLabel.match(text);
+    if (parallel.hasMatch()) {
+      int index = parallel.captured(1).toInt();
+      for (const PrintedLoop& loop : printed_)
+        if (loop.parallelIndex == index) return loop.name;
+      return {};
+    }
+    if (functionStart.match(text).hasMatch()) return {};  // another function's entry
+  }
+  return {};
+}
+
 }  // namespace tessel::views

@@ -14,7 +14,7 @@
 //   loop-nest order), whose definition is highlighted. Pointing into the LLVM IR links back:
 //   the enclosing loop block names the loop, else the outlined function it is in.
 // - Assembly: block names do not survive into assembly, so only parallel loops match, through
-//   their outlined "<function>_parallel_<k>" functions.
+//   their outlined "<function>_parallel_<k>" functions (both ways).
 // - Not matched: loops that the optimizer fully unrolled or vectorized away have no blocks
 //   left; a loop that lowering removed (extent 1) has no line in the loop nest.
 #pragma once
@@ -71,6 +71,8 @@ public:
   /// The loop whose code line `line` (0-based) of `llvmIR` is: the loop of the enclosing
   /// serial-loop block, else the parallel loop whose outlined function it is in; empty if none.
   QString loopOfLlvmLine(const QStringList& llvmLines, int line) const;
+  /// The parallel loop whose outlined function line `line` (0-based) of the assembly is in.
+  QString loopOfAssemblyLine(const QStringList& assemblyLines, int line) const;
 
 private:
   QList<int> parallelIndicesOf(const QStringList& loops) const;

@@ -104,6 +104,9 @@ LoweringPanel::LoweringPanel(QWidget* parent)
           [this] { pointAtLoopNestLine(loopNest_->textCursor().blockNumber()); });
   loopNest_->viewport()->installEventFilter(this);
   llvm_->viewport()->installEventFilter(this);
+  assembly_->viewport()->installEventFilter(this);
+  connect(assembly_, &QPlainTextEdit::cursorPositionChanged, this,
+          [this] { pointAtAssemblyLine(assembly_->textCursor().blockNumber()); });
   connect(llvm_, &QPlainTextEdit::cursorPositionChanged, this,
           [this] { pointAtLlvmLine(llvm_->textCursor().blockNumber()); });
 }
@@ -263,7 +266,19 @@ void LoweringPanel::pointAtLlvmLine(int line) {
   emit loopPointedAt(name);
 }
 
+void LoweringPanel::pointAtAssemblyLine(int line) {
+  if (!lowering_ || !lowering_->assembly) return;
+  QString name = linking_.loopOfAssemblyLine(assembly_->toPlainText().split(QLatin1Char('\n')), line);
+  if (name == pointed_) return;
+  pointed_ = name;
+  emit loopPointedAt(name);
+}
+
 bool LoweringPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == assembly_->viewport() && event->type() == QEvent::MouseMove) {
+    auto* mouse = static_cast<QMouseEvent*>(event);
+    pointAtAssemblyLine(assembly_->cursorForPosition(mouse->position().toPoint()).blockNumber());
+  }
   if (watched == llvm_->viewport() && event->type() == QEvent::MouseMove) {
     auto* mouse = static_cast<QMouseEvent*>(event);
     pointAtLlvmLine(llvm_->cursorForPosition(mouse->position().toPoint()).blockNumber());

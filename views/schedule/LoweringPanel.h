@@ -58,7 +58,7 @@ public:
 
 signals:
   /// The user points at (hovers, or puts the cursor in) a loop of the loop nest, or at the
-  /// LLVM IR of one: its schedule name, or empty when they point at none.
+  /// LLVM IR or assembly of one: its schedule name, or empty when they point at none.
   void loopPointedAt(const QString& loop);
   /// A tab that needs LLVM IR or assembly became visible and this lowering has none.
   void codeWanted();
@@ -67,6 +67,7 @@ private:
   void showStep(int index);
   void pointAtLoopNestLine(int line);
   void pointAtLlvmLine(int line);
+  void pointAtAssemblyLine(int line);
   void applyHighlights(QPlainTextEdit* view, const QList<LineRange>& ranges, bool strongFirstLine);
   bool eventFilter(QObject* watched, QEvent* event) override;
   void changeEvent(QEvent* event) override;

@@ -16,6 +16,7 @@
 #include <QMimeData>
 #include <QTableView>
 #include <QSettings>
+#include <QShortcut>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
@@ -132,6 +133,10 @@ void MainWindow::createViews() {
   graphSlot.zoomOut = [this] { graph_->view()->zoomOut(); };
   graphSlot.find = [this] { graph_->showFindBar(); };
   jobList_.watch(&graph_->jobs(), tr("Graph"));
+  // Edit > Find (Ctrl+F, application-wide) routes to the workbench's find bar. Its own Ctrl+F
+  // shortcut would make the key ambiguous while the graph has focus (Qt then fires neither).
+  for (QShortcut* shortcut : graph_->findChildren<QShortcut*>())
+    if (shortcut->key() == QKeySequence(QKeySequence::Find)) shortcut->setEnabled(false);
   connect(graph_, &views::GraphWorkbench::layoutFailed, this,
           [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Layout"), message); });
   // Double-clicking an operation opens the schedule of the kernel computing it.
@@ -354,8 +359,13 @@ void MainWindow::createActions() {
   addStudioAction(view, "actionResetLayout", tr("&Reset Layout"), {}, [this] { resetLayout(); });
 
   QMenu* build = menuBar()->addMenu(tr("&Build"));
-  addStudioAction(build, "actionRecompile", tr("&Recompile"), QKeySequence(tr("F5")), [this] {
+  addStudioAction(build, "actionRecompile", tr("&Recompile"), QKeySequence(tr("Ctrl+B")), [this] {
     if (!session_.modelPath().isEmpty()) session_.recompile(session_.compileOptions());
+  });
+  addStudioAction(build, "actionMeasure", tr("&Measure Task"), QKeySequence(tr("F5")), [this] {
+    // Times the open task's current schedule (the measure panel's job, with progress and cancel).
+    setCurrentView(StudioView::Schedule);
+    if (schedule_->currentTask() && schedule_->measurePanel()) schedule_->measurePanel()->measure();
   });
   addStudioAction(build, "actionCancelJobs", tr("&Cancel Background Jobs"), QKeySequence(tr("Shift+F5")),
                   [this] { jobList_.cancelAll(); });
@@ -598,6 +608,7 @@ void MainWindow::updateActions() {
   studioAction("actionFind")->setEnabled(bool(slot.find));
   studioAction("actionExportModule")->setEnabled(hasModel());
   studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty());
+  studioAction("actionMeasure")->setEnabled(hasModel());
   studioAction("actionSave")->setEnabled(projects_->hasProject());
   studioAction("actionSaveAs")->setEnabled(projects_->hasProject());
   QString name = studioViewName(currentView_);

@@ -14,6 +14,9 @@
 #include "views/common/DiagnosticsModel.h"
 #include "views/common/JobListModel.h"
 #include "views/common/JobStatusWidget.h"
+#include "views/graph/GraphFindBar.h"
+#include "views/graph/GraphView.h"
+#include "views/graph/GraphWorkbench.h"
 
 using namespace tessel;
 using namespace tessel::studio;
@@ -160,7 +163,8 @@ private slots:
     const QStringList frequent = {"actionOpen",      "actionSave",      "actionQuit",         "actionFind",
                                   "actionViewGraph", "actionViewTimeline", "actionViewSchedule", "actionFit",
                                   "actionZoomIn",    "actionZoomOut",   "actionExportView",   "actionExportModule",
-                                  "actionToggleTheme", "actionRecompile", "actionCancelJobs", "actionShortcuts"};
+                                  "actionToggleTheme", "actionRecompile", "actionMeasure", "actionCancelJobs",
+                                  "actionShortcuts"};
     QSet<QString> seen;
     for (const QString& name : frequent) {
       QAction* action = window.studioAction(name);
@@ -180,6 +184,14 @@ private slots:
     QCOMPARE(window.currentView(), StudioView::Schedule);
     QTest::keySequence(&window, QKeySequence("Ctrl+1"));
     QCOMPARE(window.currentView(), StudioView::Graph);
+    // Ctrl+F opens the graph's find bar even with the focus inside the graph (no shortcut of a
+    // view competes with the window's).
+    auto* graph = window.findChild<views::GraphWorkbench*>();
+    QVERIFY(graph);
+    graph->view()->setFocus();
+    QTRY_VERIFY(graph->view()->hasFocus());
+    QTest::keySequence(QApplication::focusWidget(), QKeySequence::Find);
+    QTRY_VERIFY(graph->findBar()->isVisible());
   }
 
   void dropsAModelFileOntoTheWindow() {

@@ -728,7 +728,7 @@ void MainWindow::applyDefaultLayout(StudioView view) {
       dock->show();
     }
   }
-  resizeDocks({diagnosticsDock_}, {150}, Qt::Vertical);
+  resizeDocks({diagnosticsDock_}, {120}, Qt::Vertical);
   QList<QDockWidget*> sides;
   QList<int> widths;
   for (QDockWidget* dock : shown) {

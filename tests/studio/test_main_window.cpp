@@ -6,6 +6,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QTableView>
 #include <QtTest>
 
 #include "StudioTestSupport.h"
@@ -17,6 +18,7 @@
 #include "views/graph/GraphFindBar.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
+#include "views/schedule/ScheduleWorkbench.h"
 
 using namespace tessel;
 using namespace tessel::studio;
@@ -214,6 +216,23 @@ private slots:
     refused.setAccepted(false);
     QCoreApplication::sendEvent(&window, &refused);
     QVERIFY(!refused.isAccepted());
+  }
+
+  void tasksDockOpensAKernelsSchedule() {
+    MainWindow window;
+    window.show();
+    QVERIFY(testing::openAndWait(window, example("tiny_resnet.onnx")));
+    auto* tasks = window.dock(MainWindow::Dock::Tasks)->findChild<QTableView*>("TaskOverview");
+    QVERIFY(tasks);
+    QTRY_VERIFY(tasks->model()->rowCount() > 0);
+    QModelIndex softmax;
+    for (int row = 0; row < tasks->model()->rowCount(); ++row)
+      if (tasks->model()->index(row, 0).data().toString() == "Softmax__Softmax") softmax = tasks->model()->index(row, 0);
+    QVERIFY(softmax.isValid());
+    emit tasks->activated(softmax);
+    QCOMPARE(window.currentView(), StudioView::Schedule);
+    auto* workbench = window.findChild<views::ScheduleWorkbench*>();
+    QCOMPARE(workbench->currentTaskName(), QString("Softmax__Softmax"));
   }
 
   void statusBarShowsRunningJobsWithCancel() {

@@ -27,6 +27,7 @@
 #include "app/studio/ModeBar.h"
 #include "app/studio/ShortcutsDialog.h"
 #include "app/studio/StudioIcons.h"
+#include "app/studio/WelcomePage.h"
 #include "views/common/DiagnosticsPanel.h"
 #include "views/common/ImageExport.h"
 #include "views/common/JobStatusWidget.h"
@@ -124,6 +125,7 @@ void MainWindow::createViews() {
   addToolBar(Qt::LeftToolBarArea, modeHost);
   central_ = new QStackedWidget;
   setCentralWidget(central_);
+  welcome_ = new WelcomePage;
 
   graph_ = new views::GraphWorkbench;
   ViewSlot& graphSlot = views_[indexOf(StudioView::Graph)];
@@ -205,6 +207,10 @@ void MainWindow::createViews() {
       projects_->setScheduleEdit(driver::ScheduleEdit{task->name, task->workloadName, text.toStdString()});
   });
   for (const ViewSlot& slot : views_) central_->addWidget(slot.widget);
+  // Until a model is open the central area welcomes instead (the last page).
+  central_->addWidget(welcome_);
+  connect(welcome_, &WelcomePage::openRequested, this, [this] { studioAction("actionOpen")->trigger(); });
+  connect(welcome_, &WelcomePage::recentFileRequested, this, &MainWindow::openFile);
 
   modeBar_->addMode({}, tr("Graph"), tr("The model's graph (Ctrl+1)"));
   modeBar_->addMode({}, tr("Timeline"), tr("The graph after every pass, compared (Ctrl+2)"));
@@ -562,6 +568,7 @@ void MainWindow::modelCompiled() {
   }
   statusBar()->showMessage(tr("Compiled %1").arg(QFileInfo(path).fileName()), kStatusMessageMs);
   showModelInViews();
+  showPage(currentView_);
   updateTitle();
   updateActions();
   emit fileOpened(path);
@@ -602,10 +609,10 @@ void MainWindow::updateTitle() {
 
 void MainWindow::updateActions() {
   const ViewSlot& slot = views_[indexOf(currentView_)];
-  studioAction("actionFit")->setEnabled(bool(slot.fit));
-  studioAction("actionZoomIn")->setEnabled(bool(slot.zoomIn));
-  studioAction("actionZoomOut")->setEnabled(bool(slot.zoomOut));
-  studioAction("actionFind")->setEnabled(bool(slot.find));
+  studioAction("actionFit")->setEnabled(hasModel() && slot.fit);
+  studioAction("actionZoomIn")->setEnabled(hasModel() && slot.zoomIn);
+  studioAction("actionZoomOut")->setEnabled(hasModel() && slot.zoomOut);
+  studioAction("actionFind")->setEnabled(hasModel() && slot.find);
   studioAction("actionExportModule")->setEnabled(hasModel());
   studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty());
   studioAction("actionMeasure")->setEnabled(hasModel());
@@ -621,6 +628,7 @@ void MainWindow::updateActions() {
 void MainWindow::rebuildRecentMenu() {
   recentMenu_->clear();
   const QStringList files = recent_.files();
+  welcome_->setRecentFiles(files);
   for (int i = 0; i < files.size(); ++i) {
     QString path = files[i];
     // Alt+1..9 style mnemonics make the list keyboard friendly.
@@ -865,11 +873,12 @@ void MainWindow::restoreSettings() {
 void MainWindow::showPage(StudioView view) {
   // A stacked widget is as large as its largest page's minimum; hidden pages must not hold the
   // window wider than the page on screen needs.
+  QWidget* shown = hasModel() ? views_[indexOf(view)].widget : welcome_;
   for (int page = 0; page < central_->count(); ++page) {
-    QSizePolicy::Policy policy = page == indexOf(view) ? QSizePolicy::Preferred : QSizePolicy::Ignored;
+    QSizePolicy::Policy policy = central_->widget(page) == shown ? QSizePolicy::Preferred : QSizePolicy::Ignored;
     central_->widget(page)->setSizePolicy(policy, policy);
   }
-  central_->setCurrentIndex(indexOf(view));
+  central_->setCurrentWidget(shown);
   modeBar_->setCurrentMode(indexOf(view));
 }
 

@@ -33,6 +33,7 @@ class TimelineWorkbench;
 namespace tessel::studio {
 
 class ModeBar;
+class WelcomePage;
 
 /// The central views, in mode bar order.
 enum class StudioView { Graph = 0, Timeline = 1, Schedule = 2 };
@@ -161,6 +162,7 @@ private:
 
   ModeBar* modeBar_ = nullptr;
   QStackedWidget* central_ = nullptr;
+  WelcomePage* welcome_ = nullptr;
   views::GraphWorkbench* graph_ = nullptr;
   views::TimelineWorkbench* timeline_ = nullptr;
   views::ScheduleWorkbench* schedule_ = nullptr;

@@ -10,6 +10,7 @@
 
 #include "app/studio/MainWindow.h"
 #include "app/studio/ScreenshotMode.h"
+#include "app/studio/StudioIcons.h"
 
 namespace {
 
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("Tessel Studio");
   QApplication::setOrganizationName("Tessel");
   QApplication::setApplicationVersion("0.4");
+  QApplication::setWindowIcon(tessel::studio::studioIcon(tessel::studio::StudioIcon::Graph, QColor("#2f65ca")));
   QCommandLineParser parser;
   parser.setApplicationDescription("Tessel Studio: see, compare, edit and measure a model's graph and schedules.");
   parser.addHelpOption();

@@ -5,13 +5,16 @@
 #include <QDockWidget>
 #include <QMenu>
 #include <QMenuBar>
+#include <QListWidget>
 #include <QMimeData>
+#include <QStackedWidget>
 #include <QTableView>
 #include <QtTest>
 
 #include "StudioTestSupport.h"
 #include "app/studio/MainWindow.h"
 #include "app/studio/ScreenshotMode.h"
+#include "app/studio/WelcomePage.h"
 #include "views/common/DiagnosticsModel.h"
 #include "views/common/JobListModel.h"
 #include "views/common/JobStatusWidget.h"
@@ -76,10 +79,17 @@ private slots:
     }
     Q_UNUSED(recent);
     QVERIFY2(entry, "File > Open Recent lists the model opened in the previous session");
+    // Before anything is open the welcome page lists it too; after opening, the view shows.
+    auto* central = qobject_cast<QStackedWidget*>(next.centralWidget());
+    QVERIFY(central);
+    auto* welcome = qobject_cast<WelcomePage*>(central->currentWidget());
+    QVERIFY(welcome);
+    QVERIFY(welcome->recentList()->item(0)->text().contains("tiny_resnet.onnx"));
     QSignalSpy opened(&next, &MainWindow::fileOpened);
     entry->trigger();
     QVERIFY(opened.wait(60000));
     QCOMPARE(QFileInfo(next.currentFile()), QFileInfo(example("tiny_resnet.onnx")));
+    QCOMPARE(central->currentWidget(), next.viewWidget(StudioView::Graph));
   }
 
   void failedOpenKeepsThePreviousModelAndLogsTheDiagnostic() {
@@ -188,6 +198,7 @@ private slots:
     QCOMPARE(window.currentView(), StudioView::Graph);
     // Ctrl+F opens the graph's find bar even with the focus inside the graph (no shortcut of a
     // view competes with the window's).
+    QVERIFY(testing::openAndWait(window, example("tiny_resnet.onnx")));
     auto* graph = window.findChild<views::GraphWorkbench*>();
     QVERIFY(graph);
     graph->view()->setFocus();

@@ -454,7 +454,7 @@ void MainWindow::connectSession() {
   connect(&session_, &views::ModelSession::compiled, this, &MainWindow::modelCompiled);
   connect(&session_, &views::ModelSession::failed, this, [this](const QString& message) {
     QString path = session_.modelPath();
-    reportFailure(tr("Compile"), path, message);
+    reportFailure(tr("Compile"), message);
     if (path == pendingFile_) {
       pendingFile_.clear();
       pendingProject_.reset();
@@ -471,7 +471,7 @@ void MainWindow::connectSession() {
 void MainWindow::openFile(const QString& path) {
   QFileInfo info(path);
   if (!info.exists()) {
-    reportFailure(tr("Open"), path, tr("%1: no such file").arg(path));
+    reportFailure(tr("Open"), tr("%1: no such file").arg(path));
     recent_.remove(path);
     emit openFailed(path, tr("%1: no such file").arg(path));
     return;
@@ -482,7 +482,7 @@ void MainWindow::openFile(const QString& path) {
     auto document = projects_->load(info.absoluteFilePath());
     if (!document) {
       QString message = QString::fromStdString(document.error().toString());
-      reportFailure(tr("Open"), path, message);
+      reportFailure(tr("Open"), message);
       emit openFailed(path, message);
       return;
     }
@@ -522,7 +522,7 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
           QString file = pendingProject_ ? QString::fromStdString(pendingProject_->path()) : path;
           pendingFile_.clear();
           pendingProject_.reset();
-          reportFailure(tr("Open"), path, error);
+          reportFailure(tr("Open"), error);
           emit openFailed(file, error);
           return;
         }
@@ -596,8 +596,9 @@ void MainWindow::showModelInViews() {
   schedule_->setModel(model, session_.compileOptions().schedule);
 }
 
-void MainWindow::reportFailure(const QString& source, const QString& path, const QString& message) {
-  Q_UNUSED(path);
+void MainWindow::reportFailure(const QString& source, const QString& message) {
+  // The compiler's diagnostic already names the file, node and line; the log keeps all of it
+  // and the status bar shows its first line (see createStatusBar).
   diagnostics_.add(views::Severity::Error, source, message);
 }
 
@@ -771,7 +772,7 @@ bool MainWindow::exportCurrentView(const QString& path) {
                       ? graph_->exportSvg(path)
                       : views::exportViewImage(viewWidget(currentView_), path);
   if (!status) {
-    reportFailure(tr("Export"), path, QString::fromStdString(status.error().toString()));
+    reportFailure(tr("Export"), QString::fromStdString(status.error().toString()));
     return false;
   }
   diagnostics_.add(views::Severity::Note, tr("Export"), tr("Saved the %1 view as %2").arg(studioViewName(currentView_), path));
@@ -783,7 +784,7 @@ void MainWindow::exportModule(const QString& directory) {
   auto model = session_.compiledModel();
   if (!model) {
     QString message = tr("%1: there is no compiled model to export; open a model first").arg(directory);
-    reportFailure(tr("Export"), directory, message);
+    reportFailure(tr("Export"), message);
     emit moduleExported(directory, false, message);
     return;
   }
@@ -802,7 +803,7 @@ void MainWindow::exportModule(const QString& directory) {
       },
       [this, directory](QString error) {
         if (!error.isEmpty()) {
-          reportFailure(tr("Export"), directory, error);
+          reportFailure(tr("Export"), error);
         } else {
           diagnostics_.add(views::Severity::Note, tr("Export"), tr("Exported the deployable module to %1").arg(directory));
           statusBar()->showMessage(tr("Exported to %1").arg(directory), kStatusMessageMs);

@@ -125,7 +125,7 @@ private:
   void connectSession();
   void openModel(const QString& path, const driver::LoadOptions& load, const driver::CompileOptions& compile);
   void modelCompiled();
-  void reportFailure(const QString& source, const QString& path, const QString& message);
+  void reportFailure(const QString& source, const QString& message);
   void showModelInViews();
   void updateTitle();
   void updateActions();

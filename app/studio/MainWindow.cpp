@@ -24,6 +24,7 @@
 #include <QToolButton>
 
 #include "app/project/ProjectOptions.h"
+#include "app/project/ProjectRunner.h"
 #include "app/studio/ModeBar.h"
 #include "app/studio/ShortcutsDialog.h"
 #include "app/studio/StudioIcons.h"
@@ -60,6 +61,12 @@ bool isOpenable(const QString& path) {
 QString describeException(const std::exception& error) {
   return QObject::tr("internal compiler error (please report): %1").arg(error.what());
 }
+
+/// What Run Project found, for the log.
+struct ProjectRunOutcome {
+  enum Kind { Passed, CheckFailed, Error } kind = Error;
+  QString text;  ///< The report's lines, or the diagnostic.
+};
 
 }  // namespace
 
@@ -373,6 +380,7 @@ void MainWindow::createActions() {
     setCurrentView(StudioView::Schedule);
     if (schedule_->currentTask() && schedule_->measurePanel()) schedule_->measurePanel()->measure();
   });
+  addStudioAction(build, "actionRunProject", tr("Run &Project"), QKeySequence(tr("Ctrl+R")), [this] { runProject(); });
   addStudioAction(build, "actionCancelJobs", tr("&Cancel Background Jobs"), QKeySequence(tr("Shift+F5")),
                   [this] { jobList_.cancelAll(); });
 
@@ -617,6 +625,7 @@ void MainWindow::updateActions() {
   studioAction("actionExportModule")->setEnabled(hasModel());
   studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty());
   studioAction("actionMeasure")->setEnabled(hasModel());
+  studioAction("actionRunProject")->setEnabled(projects_->hasProject());
   studioAction("actionSave")->setEnabled(projects_->hasProject());
   studioAction("actionSaveAs")->setEnabled(projects_->hasProject());
   QString name = studioViewName(currentView_);
@@ -809,6 +818,58 @@ void MainWindow::exportModule(const QString& directory) {
           statusBar()->showMessage(tr("Exported to %1").arg(directory), kStatusMessageMs);
         }
         emit moduleExported(directory, error.isEmpty(), error);
+      });
+}
+
+void MainWindow::runProject() {
+  const project::Project* open = projects_->project();
+  if (!open) {
+    reportFailure(tr("Run"), tr("there is no project to run; open a model or project first"));
+    return;
+  }
+  // What CI's `tessel project run` does, with the unsaved edits included.
+  project::Project project = *open;
+  QString name = QFileInfo(currentFile_).fileName();
+  jobs_.start<ProjectRunOutcome>(
+      QStringLiteral("run-project"), tr("Running %1").arg(name),
+      [project](views::JobContext& job) -> ProjectRunOutcome {
+        project::ProjectRunOptions options;
+        options.progress = [&job](const std::string& stage) { job.reportProgress(-1, QString::fromStdString(stage)); };
+        options.cancelled = [&job] { return job.cancelled(); };
+        try {
+          auto report = project::runProject(project, options);
+          if (!report) return {ProjectRunOutcome::Error, QString::fromStdString(report.error().toString())};
+          QStringList lines;
+          bool passed = report->outputsMatch() && report->expectationsMet();
+          for (const driver::OutputComparison& comparison : report->comparisons)
+            lines << QString::fromStdString(comparison.describe());
+          if (report->benchmarked)
+            lines << QObject::tr("median latency %1 ms over %2 runs (fastest %3 ms), %4 threads, %5 tasks with saved schedules")
+                         .arg(report->latencyMs, 0, 'g', 4)
+                         .arg(report->runs)
+                         .arg(report->minMs, 0, 'g', 4)
+                         .arg(report->threads)
+                         .arg(report->tasksEdited);
+          for (const project::ExpectationResult& expectation : report->expectations)
+            lines << QString::fromStdString(expectation.describe());
+          if (!report->exportedTo.empty())
+            lines << QObject::tr("exported to %1").arg(QString::fromStdString(report->exportedTo));
+          return {passed ? ProjectRunOutcome::Passed : ProjectRunOutcome::CheckFailed, lines.join('\n')};
+        } catch (const std::exception& error) {
+          return {ProjectRunOutcome::Error, describeException(error)};
+        }
+      },
+      [this, name](ProjectRunOutcome outcome) {
+        if (outcome.kind == ProjectRunOutcome::Error) {
+          reportFailure(tr("Run"), outcome.text);
+        } else {
+          bool passed = outcome.kind == ProjectRunOutcome::Passed;
+          diagnostics_.add(passed ? views::Severity::Note : views::Severity::Error, tr("Run"),
+                           (passed ? tr("%1: every check passed") : tr("%1: a check failed")).arg(name) + '\n' +
+                               outcome.text);
+          statusBar()->showMessage(passed ? tr("%1: every check passed").arg(name) : tr("%1: a check failed").arg(name),
+                                   kStatusMessageMs);
+        }
       });
 }
 

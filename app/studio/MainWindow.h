@@ -77,6 +77,11 @@ public:
   /// Writes the deployable module of the compiled model into `directory` in the background.
   void exportModule(const QString& directory);
 
+  /// Runs the open project as `tessel project run` does (verify against its reference data,
+  /// benchmark, check its expectations, export if asked), unsaved edits included, in the
+  /// background; the summary goes to the diagnostics log (an error when a check fails).
+  void runProject();
+
   /// True when no background job of the window, the session or any view is running and no
   /// open is pending: what screenshot mode and tests wait for.
   bool isIdle() const;

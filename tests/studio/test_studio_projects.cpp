@@ -22,7 +22,7 @@ namespace {
 
 /// The example project and its model copied into `dir`, with the opt level set to
 /// `optLevel`; returns the project's path.
-QString copyExampleProject(const QTemporaryDir& dir, int optLevel) {
+QString copyExampleProject(const QTemporaryDir& dir, int optLevel, const QByteArray& maxLatencyMs = "50.0") {
   QFile::copy(example("tiny_resnet.onnx"), dir.filePath("tiny_resnet.onnx"));
   QFile source(example("tiny_resnet.tessel"));
   if (!source.open(QIODevice::ReadOnly)) return {};
@@ -30,6 +30,7 @@ QString copyExampleProject(const QTemporaryDir& dir, int optLevel) {
   text.replace("\"opt_level\": 3", QByteArray("\"opt_level\": ") + QByteArray::number(optLevel));
   // The reference data stays with the example.
   text.replace("\"directory\": \"tiny_resnet/test_data_set_0\"", "\"directory\": \"\"");
+  text.replace("\"max_latency_ms\": 50.0", "\"max_latency_ms\": " + maxLatencyMs);
   QFile copy(dir.filePath("tiny_resnet.tessel"));
   if (!copy.open(QIODevice::WriteOnly)) return {};
   copy.write(text);
@@ -114,6 +115,30 @@ private slots:
     auto saved = project::loadProject(path.toStdString());
     QVERIFY(saved);
     QVERIFY(QString::fromStdString(saved->findTask("Softmax__Softmax")->trace).contains("softmax.max"));
+  }
+
+  void runProjectChecksTheExpectations_data() {
+    QTest::addColumn<QByteArray>("maxLatencyMs");
+    QTest::addColumn<bool>("passes");
+    QTest::newRow("generous limit") << QByteArray("50.0") << true;
+    QTest::newRow("impossible limit") << QByteArray("0.000001") << false;
+  }
+  void runProjectChecksTheExpectations() {
+    QFETCH(QByteArray, maxLatencyMs);
+    QFETCH(bool, passes);
+    QTemporaryDir dir;
+    QString path = copyExampleProject(dir, 3, maxLatencyMs);
+    MainWindow window;
+    QVERIFY(testing::openAndWait(window, path));
+    int before = window.diagnostics().rowCount();
+    window.studioAction("actionRunProject")->trigger();
+    QVERIFY(!window.isIdle());
+    QVERIFY(QTest::qWaitFor([&] { return window.isIdle(); }, 120000));
+    QCOMPARE(window.diagnostics().rowCount(), before + 1);
+    const views::DiagnosticEntry& entry = window.diagnostics().entry(before);
+    QVERIFY2(entry.message.contains("max_latency_ms"), qPrintable(entry.message));
+    QCOMPARE(entry.severity == views::Severity::Note, passes);
+    QCOMPARE(entry.message.contains(passes ? "PASS" : "FAIL"), true);
   }
 
   void autosaveIsOfferedBackAfterACrash() {

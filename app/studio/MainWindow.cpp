@@ -47,7 +47,6 @@ namespace tessel::studio {
 
 namespace {
 
-const QString kOpenChannel = QStringLiteral("open");
 const QString kExportChannel = QStringLiteral("export");
 constexpr int kStatusMessageMs = 8000;
 
@@ -460,18 +459,17 @@ void MainWindow::connectSession() {
     updateTitle();
   });
   connect(&session_, &views::ModelSession::compiled, this, &MainWindow::modelCompiled);
-  connect(&session_, &views::ModelSession::failed, this, [this](const QString& message) {
-    QString path = session_.modelPath();
+  connect(&session_, &views::ModelSession::failed, this, [this](const QString& message, const QString& path) {
     reportFailure(tr("Compile"), message);
     if (path == pendingFile_) {
+      // The session still holds the model that worked, and the views still show it.
+      QString file = pendingProject_ ? QString::fromStdString(pendingProject_->path()) : path;
       pendingFile_.clear();
       pendingProject_.reset();
-      emit openFailed(path, message);
-    }
-    // Keep the model that worked: the views still show it; bring the session back to it.
-    if (!lastGood_.path.isEmpty() && lastGood_.path != path) {
-      diagnostics_.add(views::Severity::Note, tr("Open"), tr("Keeping %1").arg(QFileInfo(lastGood_.path).fileName()));
-      session_.open(lastGood_.path, lastGood_.load, lastGood_.compile);
+      if (session_.compiledModel())
+        diagnostics_.add(views::Severity::Note, tr("Open"),
+                         tr("Keeping %1").arg(QFileInfo(session_.modelPath()).fileName()));
+      emit openFailed(file, message);
     }
   });
 }
@@ -510,32 +508,9 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
                            const driver::CompileOptions& compile) {
   pendingFile_ = path;
   statusBar()->showMessage(tr("Opening %1").arg(path));
-  std::string file = path.toStdString();
-  // Import once on a worker before handing the file to the session: a file that does not
-  // import is reported without disturbing the model on screen.
-  jobs_.start<QString>(
-      kOpenChannel, tr("Opening %1").arg(QFileInfo(path).fileName()),
-      [file, load](views::JobContext& job) -> QString {
-        job.reportProgress(-1, QObject::tr("Reading the model"));
-        try {
-          auto graph = driver::loadModel(file, load);
-          if (!graph) return QString::fromStdString(graph.error().toString());
-        } catch (const std::exception& error) {
-          return describeException(error);
-        }
-        return {};
-      },
-      [this, path, load, compile](QString error) {
-        if (!error.isEmpty()) {
-          QString file = pendingProject_ ? QString::fromStdString(pendingProject_->path()) : path;
-          pendingFile_.clear();
-          pendingProject_.reset();
-          reportFailure(tr("Open"), error);
-          emit openFailed(file, error);
-          return;
-        }
-        session_.open(path, load, compile);
-      });
+  // The session keeps the open model until this one compiled, so a file that fails to open
+  // never disturbs what is on screen.
+  session_.open(path, load, compile);
 }
 
 void MainWindow::modelCompiled() {
@@ -562,7 +537,6 @@ void MainWindow::modelCompiled() {
   }
   bool newFile = path != previousFile;
   currentFile_ = path;
-  lastGood_ = {modelPath, session_.loadOptions(), session_.compileOptions()};
   if (newFile) {
     recent_.add(path);
     diagnostics_.add(views::Severity::Note, tr("Open"),

@@ -151,12 +151,6 @@ private:
 
   QString currentFile_;      // shown in the views
   QString pendingFile_;      // being opened
-  struct Opened {
-    QString path;
-    driver::LoadOptions load;
-    driver::CompileOptions compile;
-  };
-  Opened lastGood_;  // reopened when a compile of a newer file fails
   ProjectController* projects_ = nullptr;
   std::optional<project::ProjectDocument> pendingProject_;  // its model is being opened
 

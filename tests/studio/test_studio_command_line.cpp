@@ -43,7 +43,7 @@ class TestStudioCommandLine : public QObject {
 private slots:
   void initTestCase() {
     // The executable is built with the Studio (./run, ./test); this suite only drives it.
-    if (!QFileInfo::exists(kStudio)) QSKIP("tessel-studio is not built in this build directory");
+    QVERIFY2(QFileInfo::exists(kStudio), "tessel-studio is not built (the test target depends on it)");
   }
 
   void screenshotRendersHeadlessAtTheRequestedSize() {

@@ -114,7 +114,21 @@ private slots:
     session.open(path);
     QVERIFY(failed.wait(30000));
     QVERIFY2(failed.at(0).at(0).toString().contains("broken.onnx"), qPrintable(failed.at(0).at(0).toString()));
+    QCOMPARE(failed.at(0).at(1).toString(), path);
     QVERIFY(!session.compiledModel());
+
+    // A good model, then a broken one: the good one stays, with its path and graphs.
+    QSignalSpy compiled(&session, &ModelSession::compiled);
+    session.open(example("tiny_resnet.onnx"));
+    QVERIFY(compiled.wait(60000));
+    auto good = session.compiledModel();
+    auto imported = session.imported();
+    QVERIFY(good && imported);
+    session.open(path);
+    QVERIFY(failed.wait(30000));
+    QCOMPARE(session.compiledModel(), good);
+    QCOMPARE(session.imported(), imported);
+    QCOMPARE(session.modelPath(), example("tiny_resnet.onnx"));
   }
 };
 

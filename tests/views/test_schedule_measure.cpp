@@ -183,6 +183,7 @@ private slots:
     MeasurePanel panel;
     driver::MeasureOptions slow;
     slow.minSeconds = 30;
+    slow.maxRepeats = 100000000;  // otherwise the sample cap ends a tiny kernel's run in a blink
     panel.setMeasureOptions(slow);
     QSignalSpy measured(&panel, &MeasurePanel::measured);
     panel.setTask("matmul_32", matmul(32, 32, 32));

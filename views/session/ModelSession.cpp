@@ -7,6 +7,14 @@ namespace {
 const QString kCompileChannel = QStringLiteral("compile");
 }
 
+// What one compile was asked to do; it becomes the session's state only if it succeeds.
+struct ModelSession::Request {
+  QString path;
+  driver::LoadOptions load;
+  driver::CompileOptions compile;
+  std::shared_ptr<const graph::Graph> imported;  ///< Null: import `path` first.
+};
+
 struct ModelSession::Result {
   std::shared_ptr<const graph::Graph> imported;
   std::shared_ptr<const driver::CompiledModel> compiled;
@@ -16,38 +24,31 @@ struct ModelSession::Result {
 ModelSession::ModelSession(QObject* parent) : QObject(parent) {}
 
 void ModelSession::open(const QString& path, const driver::LoadOptions& load, const driver::CompileOptions& compile) {
-  modelPath_ = path;
-  load_ = load;
-  compile_ = compile;
-  imported_.reset();
-  compiled_.reset();
-  startCompile(true);
+  startCompile({path, load, compile, nullptr});
 }
 
 void ModelSession::recompile(const driver::CompileOptions& compile) {
-  compile_ = compile;
-  startCompile(!imported_);
+  if (modelPath_.isEmpty()) return;
+  startCompile({modelPath_, load_, compile, imported_});
 }
 
 void ModelSession::cancel() { jobs_.cancel(kCompileChannel); }
 
 bool ModelSession::isBusy() const { return jobs_.isRunning(kCompileChannel); }
 
-void ModelSession::startCompile(bool reimport) {
-  std::string path = modelPath_.toStdString();
-  auto imported = reimport ? nullptr : imported_;
-  driver::LoadOptions load = load_;
-  driver::CompileOptions compile = compile_;
-  emit compileStarted(modelPath_);
+void ModelSession::startCompile(Request request) {
+  emit compileStarted(request.path);
+  auto shared = std::make_shared<const Request>(std::move(request));
   jobs_.start<Result>(
-      kCompileChannel, tr("Compiling %1").arg(modelPath_),
-      [path, imported, load, compile](JobContext& job) {
+      kCompileChannel, tr("Compiling %1").arg(shared->path),
+      [shared](JobContext& job) {
+        const Request& request = *shared;
         Result result;
-        result.imported = imported;
+        result.imported = request.imported;
         try {
           if (!result.imported) {
             job.reportProgress(5, QObject::tr("Importing"));
-            auto graph = driver::loadModel(path, load);
+            auto graph = driver::loadModel(request.path.toStdString(), request.load);
             if (!graph) {
               result.error = QString::fromStdString(graph.error().toString());
               return result;
@@ -56,7 +57,7 @@ void ModelSession::startCompile(bool reimport) {
           }
           if (job.cancelled()) return result;
           job.reportProgress(30, QObject::tr("Optimizing and lowering"));
-          auto model = driver::compileGraph(*result.imported, compile);
+          auto model = driver::compileGraph(*result.imported, request.compile);
           if (!model)
             result.error = QString::fromStdString(model.error().toString());
           else
@@ -68,12 +69,15 @@ void ModelSession::startCompile(bool reimport) {
         job.reportProgress(100);
         return result;
       },
-      [this](Result result) {
-        if (result.imported) imported_ = result.imported;
+      [this, shared](Result result) {
         if (!result.error.isEmpty()) {
-          emit failed(result.error);
+          emit failed(result.error, shared->path);
           return;
         }
+        modelPath_ = shared->path;
+        load_ = shared->load;
+        compile_ = shared->compile;
+        imported_ = result.imported;
         compiled_ = result.compiled;
         emit compiled();
       });

@@ -22,7 +22,9 @@ public:
   explicit ModelSession(QObject* parent = nullptr);
 
   /// Imports and compiles `path` in the background (cancelling any compile in flight).
-  /// compiled() or failed() follows.
+  /// compiled() or failed() follows. Until compiled(), everything below still describes the
+  /// previous model, and after failed() it still does: a file that does not open never takes
+  /// the open model away.
   void open(const QString& path, const driver::LoadOptions& load = {}, const driver::CompileOptions& compile = {});
   /// Compiles the open model again with other options (pass options from the timeline).
   void recompile(const driver::CompileOptions& compile);
@@ -30,6 +32,7 @@ public:
   void cancel();
   bool isBusy() const;
 
+  /// The model of compiledModel() and the options it was compiled with.
   QString modelPath() const { return modelPath_; }
   const driver::LoadOptions& loadOptions() const { return load_; }
   const driver::CompileOptions& compileOptions() const { return compile_; }
@@ -44,12 +47,14 @@ signals:
   void compileStarted(const QString& path);
   /// A new compiledModel() is available.
   void compiled();
-  /// Import or compile failed; `message` is the compiler's diagnostic (file, node, hint).
-  void failed(const QString& message);
+  /// Import or compile of `path` failed; `message` is the compiler's diagnostic (file, node,
+  /// hint). The previous model stays.
+  void failed(const QString& message, const QString& path);
 
 private:
+  struct Request;
   struct Result;
-  void startCompile(bool reimport);
+  void startCompile(Request request);
 
   JobRunner jobs_;
   QString modelPath_;

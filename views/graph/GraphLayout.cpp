@@ -70,6 +70,17 @@ QString shapeOf(const graph::TensorType& type) {
   return type.known() ? shapeText(type.shape) : QStringLiteral("?");
 }
 
+// The role of input `index` of `op`; for a fused operation, the role it has for the body
+// operation that reads it ("W" of the fused convolution).
+QString roleOf(const graph::OperationNode& op, size_t index) {
+  if (!op.isFused() || index >= op.body->inputs.size()) return inputRole(op.op, index);
+  const graph::GraphNode* bodyInput = op.body->inputs[index].node();
+  for (const auto* inner : op.body->operations())
+    for (size_t i = 0; i < inner->inputs.size(); ++i)
+      if (inner->inputs[i].node() == bodyInput) return inputRole(inner->op, i);
+  return inputRole(op.op, index);
+}
+
 // "Conv + Relu" from a fused operation's body, in execution order.
 QString fusedTitle(const graph::OperationNode& op) {
   QStringList ops;
@@ -105,6 +116,8 @@ public:
       int index = addNode(std::move(box));
       connect(outputs[i], index);
     }
+    // Sized last: folded weights add lines to their consumer after it was created.
+    for (auto& node : layout_.nodes) sizeBox(node);
     return true;
   }
 
@@ -185,7 +198,7 @@ private:
         if (from.constant) {
           auto& target = layout_.nodes[size_t(index)];
           target.tensorNames << QString::fromStdString(from.constant->name);
-          QString line = inputRole(op->op, i) + QLatin1Char(' ') + shapeOf(from.constant->outputTypes[0]);
+          QString line = roleOf(*op, i) + QLatin1Char(' ') + shapeOf(from.constant->outputTypes[0]);
           if (target.details.size() < kMaxDetailLines) target.details << line;
           else if (target.details.size() == kMaxDetailLines) target.details << QStringLiteral("…");
           continue;
@@ -213,7 +226,6 @@ private:
   }
 
   int addNode(LayoutNode box) {
-    sizeBox(box);
     int index = int(layout_.nodes.size());
     layout_.nodeIndexById.insert(box.id, index);
     layout_.nodes.push_back(std::move(box));
@@ -232,7 +244,7 @@ private:
   // elided at kMaxNameCharacters).
   void sizeBox(LayoutNode& box) const {
     const double cw = options_.characterWidth;
-    double textWidth = std::max(double(box.title.size()) * cw * 1.1,
+    double textWidth = std::max(double(box.title.size()) * cw * 1.3 + (box.collapsedFused ? 18.0 : 0.0),
                                 double(std::min<qsizetype>(box.name.size(), kMaxNameCharacters)) * cw * 0.92);
     for (const auto& line : box.details) textWidth = std::max(textWidth, double(line.size()) * cw * 0.92);
     double width = std::clamp(textWidth + 24.0, 96.0, 300.0);

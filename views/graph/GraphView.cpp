@@ -26,6 +26,10 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), scene_(new GraphS
   setOptimizationFlags(QGraphicsView::DontSavePainterState | QGraphicsView::DontAdjustForAntialiasing);
   setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
   setFrameShape(QFrame::NoFrame);
+  // Navigation is by dragging, the wheel and the minimap, as in Netron; scroll bars would
+  // only take room from the graph.
+  setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   setFocusPolicy(Qt::StrongFocus);
   connect(scene_, &GraphScene::nodeSelected, this, &GraphView::nodeSelected);
   connect(scene_, &GraphScene::nodeActivated, this, &GraphView::nodeActivated);

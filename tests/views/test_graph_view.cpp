@@ -1,0 +1,326 @@
+// The graph workbench on the example model: coloured boxes, selection feeding the properties
+// panel, find, decorations, expanding a fused group, zoom keys, synchronized viewports, the
+// minimap, and PNG/SVG export. Saves a screenshot to the build folder for a person to look at.
+#include <QtTest>
+
+#include <QLineEdit>
+#include <QSvgRenderer>
+
+#include "compiler/driver/Driver.h"
+#include "views/graph/GraphExport.h"
+#include "views/graph/GraphFindBar.h"
+#include "views/graph/GraphMinimap.h"
+#include "views/graph/GraphNodeItem.h"
+#include "views/graph/GraphScene.h"
+#include "views/graph/GraphView.h"
+#include "views/graph/GraphWorkbench.h"
+#include "views/graph/NodePropertiesModel.h"
+#include "views/graph/NodePropertiesPanel.h"
+
+using namespace tessel;
+using namespace tessel::views;
+
+namespace {
+
+std::shared_ptr<const graph::Graph> compiledModel(const QString& path) {
+  auto imported = driver::loadModel(path.toStdString());
+  if (!imported) qFatal("%s", imported.error().toString().c_str());
+  auto compiled = driver::compileGraph(*imported);
+  if (!compiled) qFatal("%s", compiled.error().toString().c_str());
+  return std::make_shared<const graph::Graph>(compiled->optimized);
+}
+
+std::shared_ptr<const graph::Graph> optimizedExample() {
+  static auto graph = compiledModel(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+  return graph;
+}
+
+bool layOutAndWait(GraphWorkbench& workbench, std::shared_ptr<const graph::Graph> graph = nullptr) {
+  QSignalSpy finished(&workbench, &GraphWorkbench::layoutFinished);
+  if (graph) workbench.setGraph(graph);
+  if (!finished.wait(60000)) return false;
+  return !finished.at(0).at(0).toBool();
+}
+
+QString firstFusedName(const graph::Graph& graph) {
+  for (const auto* op : graph.operations())
+    if (op->isFused()) return QString::fromStdString(op->name);
+  return {};
+}
+
+// Pixels of `colour` (exactly) in `image`: a category colour only appears where a box of
+// that category was drawn.
+int pixelsOf(const QImage& image, const QColor& colour) {
+  int count = 0;
+  QImage converted = image.convertToFormat(QImage::Format_RGB32);
+  for (int y = 0; y < converted.height(); ++y) {
+    const QRgb* line = reinterpret_cast<const QRgb*>(converted.constScanLine(y));
+    for (int x = 0; x < converted.width(); ++x)
+      if (qRed(line[x]) == colour.red() && qGreen(line[x]) == colour.green() && qBlue(line[x]) == colour.blue()) ++count;
+  }
+  return count;
+}
+
+void saveScreenshot(GraphWorkbench& workbench, const QString& name) {
+  QString path = QStringLiteral(TESSEL_BINARY_DIR "/") + name;
+  workbench.grab().save(path);
+  qInfo("screenshot: %s", qPrintable(path));
+}
+
+}  // namespace
+
+class TestGraphView : public QObject {
+  Q_OBJECT
+private slots:
+  void showsTheExampleModelColouredByCategory() {
+    GraphWorkbench workbench;
+    workbench.resize(1100, 800);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    auto graph = optimizedExample();
+    QVERIFY(layOutAndWait(workbench, graph));
+    auto layout = workbench.currentLayout();
+    QVERIFY(layout);
+    for (const auto& node : layout->nodes) QVERIFY2(workbench.view()->graphScene()->nodeItem(node.id), qPrintable(node.id));
+    workbench.view()->setZoom(1.0);
+    workbench.view()->centerOnNode(firstFusedName(*graph));
+    QTest::qWait(50);
+    QImage shot = workbench.grab().toImage();
+    const GraphPalette palette = workbench.view()->graphScene()->graphPalette();
+    QVERIFY2(pixelsOf(shot, palette.category(NodeCategory::Fused)) > 200, "fused kernels are drawn in their colour");
+    saveScreenshot(workbench, "graph_tiny_resnet.png");
+    workbench.setAllFusedGroupsExpanded(true);
+    QVERIFY(layOutAndWait(workbench));
+    workbench.view()->fitToView();
+    QTest::qWait(50);
+    shot = workbench.grab().toImage();
+    QVERIFY2(pixelsOf(shot, palette.category(NodeCategory::Compute)) > 50, "expanded convolutions show in blue");
+    saveScreenshot(workbench, "graph_tiny_resnet_expanded.png");
+    // The dark theme keeps the category colours.
+    workbench.setGraphPalette(GraphPalette::dark());
+    QTest::qWait(50);
+    QVERIFY(pixelsOf(workbench.grab().toImage(), GraphPalette::dark().category(NodeCategory::Compute)) > 50);
+    saveScreenshot(workbench, "graph_tiny_resnet_dark.png");
+  }
+
+  void selectionFillsThePropertiesPanel() {
+    GraphWorkbench workbench;
+    workbench.resize(900, 700);
+    auto graph = optimizedExample();
+    QVERIFY(layOutAndWait(workbench, graph));
+    QSignalSpy selected(&workbench, &GraphWorkbench::nodeSelected);
+    QString fused = firstFusedName(*graph);
+    workbench.view()->selectNode(fused);
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(selected.at(0).at(0).toString(), fused);
+    QCOMPARE(workbench.view()->selectedNode(), fused);
+    NodePropertiesPanel* panel = workbench.propertiesPanel();
+    QVERIFY(panel);
+    QCOMPARE(panel->model()->findRow("Name").siblingAtColumn(1).data().toString(), fused);
+    QVERIFY(panel->model()->findRow("Fused operations").isValid());
+    // Its weight's statistics are shown without another click.
+    QVERIFY(!panel->statisticsTensor().isEmpty());
+    QVERIFY(panel->statistics().has_value());
+    // Clearing the selection empties the panel.
+    workbench.view()->selectNode(QString());
+    QCOMPARE(selected.last().at(0).toString(), QString());
+    QCOMPARE(panel->model()->rowCount(), 0);
+  }
+
+  void findHighlightsAndCentersMatches() {
+    GraphWorkbench workbench;
+    workbench.resize(900, 700);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    auto graph = optimizedExample();
+    QVERIFY(layOutAndWait(workbench, graph));
+    workbench.view()->setZoom(1.5);
+    QTest::keyClick(workbench.view(), Qt::Key_F, Qt::ControlModifier);
+    GraphFindBar* bar = workbench.findBar();
+    QTRY_VERIFY(bar->isVisible());
+    QVERIFY(bar->queryField()->hasFocus());
+    QTest::keyClicks(bar->queryField(), "relu");
+    QStringList matches = bar->matches();
+    // Every box whose op, title or name mentions Relu, and nothing else.
+    int expected = 0;
+    for (const auto& node : workbench.currentLayout()->nodes) {
+      bool mentions = node.title.contains("relu", Qt::CaseInsensitive) || node.name.contains("relu", Qt::CaseInsensitive) ||
+                      node.op.contains("relu", Qt::CaseInsensitive);
+      bool tensor = false;
+      for (const auto& name : node.tensorNames) tensor |= name.contains("relu", Qt::CaseInsensitive);
+      if (mentions || tensor) ++expected;
+      QCOMPARE(matches.contains(node.id), mentions || tensor);
+    }
+    QVERIFY(expected >= 2);
+    GraphScene* scene = workbench.view()->graphScene();
+    QString first = bar->currentMatch();
+    QCOMPARE(scene->nodeItem(first)->findState(), GraphNodeItem::FindState::Current);
+    QCOMPARE(scene->nodeItem(matches[1])->findState(), GraphNodeItem::FindState::Match);
+    auto visible = [&] { return workbench.view()->mapToScene(workbench.view()->viewport()->rect()).boundingRect(); };
+    QVERIFY(visible().contains(scene->itemRect(first)));
+    // Enter moves to the next match and centers on it.
+    QTest::keyClick(bar->queryField(), Qt::Key_Return);
+    QCOMPARE(bar->currentMatch(), matches[1]);
+    QVERIFY(visible().contains(scene->itemRect(matches[1])));
+    QCOMPARE(scene->nodeItem(first)->findState(), GraphNodeItem::FindState::Match);
+    // A tensor name finds the node that reads it (the weight is folded into it).
+    bar->setQuery("onnx::Conv_38");
+    QCOMPARE(bar->matches().size(), 1);
+    // Escape closes the bar and removes the highlights.
+    QTest::keyClick(bar->queryField(), Qt::Key_Escape);
+    QVERIFY(!bar->isVisible());
+    QCOMPARE(scene->nodeItem(first)->findState(), GraphNodeItem::FindState::None);
+  }
+
+  void decorationsShowAndSurviveARelayout() {
+    GraphWorkbench workbench;
+    auto graph = optimizedExample();
+    QVERIFY(layOutAndWait(workbench, graph));
+    GraphView* view = workbench.view();
+    view->setNodeDecoration("/Softmax", QColor(Qt::green), "+", "added by a pass");
+    auto* item = view->graphScene()->nodeItem("/Softmax");
+    QCOMPARE(item->decorationColour(), QColor(Qt::green));
+    QCOMPARE(item->badge(), QStringLiteral("+"));
+    QVERIFY(item->toolTip().contains("added by a pass"));
+    workbench.setFusedGroupExpanded(firstFusedName(*graph), true);
+    QVERIFY(layOutAndWait(workbench));
+    item = view->graphScene()->nodeItem("/Softmax");
+    QCOMPARE(item->decorationColour(), QColor(Qt::green));
+    view->clearDecorations();
+    QVERIFY(!item->decorationColour().isValid());
+    QVERIFY(item->badge().isEmpty());
+    QVERIFY(!item->toolTip().contains("added by a pass"));
+  }
+
+  void fusedGroupsExpandAndCollapseOnRequest() {
+    GraphWorkbench workbench;
+    auto graph = optimizedExample();
+    QVERIFY(layOutAndWait(workbench, graph));
+    QString fused = firstFusedName(*graph);
+    GraphScene* scene = workbench.view()->graphScene();
+    QVERIFY(scene->nodeItem(fused)->isCollapsedFused());
+    // What a click on the box's "+" does.
+    scene->requestFusedToggle(fused, true);
+    QVERIFY(layOutAndWait(workbench));
+    QVERIFY(workbench.currentLayout()->findCluster(fused));
+    QVERIFY(!scene->nodeItem(fused));
+    QVERIFY(workbench.expandedFusedGroups().count(fused));
+    // What a click on the frame's "-" does.
+    scene->requestFusedToggle(fused, false);
+    QVERIFY(layOutAndWait(workbench));
+    QVERIFY(!workbench.currentLayout()->findCluster(fused));
+    QVERIFY(scene->nodeItem(fused));
+  }
+
+  void zoomKeysAndFit() {
+    GraphWorkbench workbench;
+    workbench.resize(800, 600);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    QVERIFY(layOutAndWait(workbench, optimizedExample()));
+    GraphView* view = workbench.view();
+    view->setZoom(1.0);
+    QTest::keyClick(view, Qt::Key_Equal, Qt::ControlModifier);
+    QVERIFY(view->zoom() > 1.0);
+    double zoomedIn = view->zoom();
+    QTest::keyClick(view, Qt::Key_Minus, Qt::ControlModifier);
+    QTest::keyClick(view, Qt::Key_Minus, Qt::ControlModifier);
+    QVERIFY(view->zoom() < zoomedIn && view->zoom() < 1.0);
+    QTest::keyClick(view, Qt::Key_0, Qt::ControlModifier);
+    QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect().adjusted(-1, -1, 1, 1);
+    QVERIFY(visible.contains(view->sceneRect()));
+    // The wheel zooms too.
+    double before = view->zoom();
+    QWheelEvent wheel(QPointF(100, 100), view->viewport()->mapToGlobal(QPointF(100, 100)), QPoint(), QPoint(0, 120),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(view->viewport(), &wheel);
+    QVERIFY(view->zoom() > before);
+  }
+
+  void viewportStateSynchronizesTwoViews() {
+    GraphView left, right;
+    left.resize(600, 500);
+    right.resize(600, 500);
+    left.show();
+    right.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&right));
+    JobContext job;
+    auto layout = layoutGraph(optimizedExample(), left.graphScene()->layoutOptions(), job);
+    QVERIFY(layout);
+    auto shared = std::make_shared<const GraphLayout>(std::move(*layout));
+    left.setGraphLayout(shared);
+    right.setGraphLayout(shared);
+    QObject::connect(&left, &GraphView::viewportChanged, &right, &GraphView::setViewportState);
+    left.setZoom(1.7);
+    QVERIFY(left.centerOnNode("/Softmax"));
+    QCOMPARE(right.zoom(), left.zoom());
+    QVERIFY(QLineF(right.viewportState().center, left.viewportState().center).length() < 1.0);
+    QVERIFY(!left.centerOnNode("no such node"));
+  }
+
+  void minimapClickMovesTheView() {
+    GraphWorkbench workbench;
+    workbench.resize(900, 700);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    QVERIFY(layOutAndWait(workbench, optimizedExample()));
+    GraphView* view = workbench.view();
+    view->setZoom(2.0);
+    view->centerOnNode("image");
+    GraphMinimap* minimap = workbench.minimap();
+    QVERIFY(minimap->isVisible());
+    QRectF before = minimap->visibleFrame();
+    QVERIFY(!before.isEmpty());
+    // Click near the bottom of the overview: the view moves down the graph.
+    QPointF target(minimap->width() / 2.0, minimap->height() - 12.0);
+    double centerBefore = view->viewportState().center.y();
+    QTest::mouseClick(minimap, Qt::LeftButton, Qt::NoModifier, target.toPoint());
+    QVERIFY(view->viewportState().center.y() > centerBefore + 50);
+    QVERIFY(minimap->visibleFrame().center().y() > before.center().y());
+  }
+
+  void exportsPngAndSvg() {
+    GraphWorkbench workbench;
+    QVERIFY(layOutAndWait(workbench, optimizedExample()));
+    QTemporaryDir dir;
+    QString png = dir.filePath("graph.png"), svg = dir.filePath("graph.svg");
+    QVERIFY(workbench.exportPng(png).ok());
+    QVERIFY(workbench.exportSvg(svg).ok());
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() > 100 && image.height() > 100);
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QByteArray text = file.readAll();
+    QVERIFY(text.size() > 1000);
+    QVERIFY2(text.contains("/Softmax"), "node names are real text in the SVG");
+    QVERIFY(QSvgRenderer(svg).isValid());
+    // A folder that does not exist is reported with the file's name.
+    Status failed = workbench.exportPng(dir.filePath("missing/graph.png"));
+    QVERIFY(!failed.ok());
+    QVERIFY(QString::fromStdString(failed.error().toString()).contains("graph.png"));
+  }
+
+  // Not a check: renders another model for a person to look at, when asked to with
+  // TESSEL_GRAPH_SCREENSHOT_MODEL=path/to/model.onnx.
+  void screenshotOfAnotherModel() {
+    QString path = qEnvironmentVariable("TESSEL_GRAPH_SCREENSHOT_MODEL");
+    if (path.isEmpty()) QSKIP("set TESSEL_GRAPH_SCREENSHOT_MODEL to render another model");
+    GraphWorkbench workbench;
+    workbench.resize(1400, 900);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    QVERIFY(layOutAndWait(workbench, compiledModel(path)));
+    QString stem = QFileInfo(QFileInfo(path).absolutePath()).fileName();
+    QTest::qWait(50);
+    saveScreenshot(workbench, "graph_" + stem + "_fit.png");
+    workbench.view()->setZoom(1.0);
+    workbench.view()->centerOnNode(workbench.currentLayout()->nodes.front().id);
+    QTest::qWait(50);
+    saveScreenshot(workbench, "graph_" + stem + "_top.png");
+    QVERIFY(workbench.exportPng(QStringLiteral(TESSEL_BINARY_DIR "/graph_") + stem + "_export.png").ok());
+  }
+};
+
+QTEST_MAIN(TestGraphView)
+#include "test_graph_view.moc"

@@ -127,6 +127,18 @@ private slots:
     QCOMPARE(panel->model()->rowCount(), 0);
   }
 
+  void selectionSurvivesARelayout() {
+    GraphWorkbench workbench;
+    auto graph = optimizedExample();
+    QVERIFY(layOutAndWait(workbench, graph));
+    workbench.view()->selectNode("/Softmax");
+    QCOMPARE(workbench.view()->selectedNode(), QStringLiteral("/Softmax"));
+    workbench.setAllFusedGroupsExpanded(true);
+    QVERIFY(layOutAndWait(workbench));
+    QCOMPARE(workbench.view()->selectedNode(), QStringLiteral("/Softmax"));
+    QVERIFY(workbench.view()->graphScene()->nodeItem("/Softmax")->isSelected());
+  }
+
   void findHighlightsAndCentersMatches() {
     GraphWorkbench workbench;
     workbench.resize(900, 700);

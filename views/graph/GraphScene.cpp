@@ -37,6 +37,14 @@ GraphScene::GraphScene(QObject* parent) : QGraphicsScene(parent) {
   connect(this, &QGraphicsScene::selectionChanged, this, &GraphScene::onSelectionChanged);
 }
 
+GraphScene::~GraphScene() {
+  // ~QGraphicsScene deletes the items and reports a selected one leaving as a selection
+  // change; by then this object's members are gone, so the slot must not run. Remove the
+  // items while they still exist.
+  disconnect(this, &QGraphicsScene::selectionChanged, this, nullptr);
+  clear();
+}
+
 GraphLayoutOptions GraphScene::layoutOptions() const {
   GraphLayoutOptions options;
   // Widths of typical node text (names, shapes) rather than averageCharWidth, which

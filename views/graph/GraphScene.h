@@ -20,6 +20,7 @@ class GraphScene : public QGraphicsScene {
 
 public:
   explicit GraphScene(QObject* parent = nullptr);
+  ~GraphScene() override;
 
   /// Replaces the items with those of `layout` (null clears). Selection, decorations and
   /// find highlights of nodes that exist in the new layout are kept. Small layouts are

@@ -264,8 +264,8 @@ Expr minValue(DataType dtype) {
   DataType e = dtype.element();
   Expr scalar;
   if (e.isFloat()) {
-    auto* top = maxValue(e).as<FloatImmNode>();
-    scalar = FloatImmNode::make(e, -top->value);
+    Expr top = maxValue(e);  // kept alive: the node pointer below must not outlive it
+    scalar = FloatImmNode::make(e, -top.as<FloatImmNode>()->value);
   } else if (e.isInt()) {
     scalar = IntImmNode::make(e, e.bits() == 64 ? std::numeric_limits<int64_t>::min()
                                                : -(int64_t(1) << (e.bits() - 1)));

@@ -6,8 +6,16 @@
 namespace tessel::driver {
 
 Expected<graph::OpKernel> buildKernelForNode(const graph::OperationNode& node, const ScheduleTarget& target) {
-  if (node.isFused()) return composeFusedKernel(node, target, graph::OpRegistry::global());
-  return graph::buildOpKernel(graph::makeOpCall(node, target));
+  try {
+    if (node.isFused()) return composeFusedKernel(node, target, graph::OpRegistry::global());
+    return graph::buildOpKernel(graph::makeOpCall(node, target));
+  } catch (const UserError& error) {
+    // Tensor-expression builders throw for malformed computes; say which node made it.
+    Diagnostic d = error.diagnostic;
+    d.message = node.op + " '" + node.name + "': " + d.message;
+    d.location = node.name;
+    return d;
+  }
 }
 
 }  // namespace tessel::driver

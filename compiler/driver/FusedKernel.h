@@ -12,7 +12,8 @@ namespace tessel::driver {
 /// node.inputs) and whose outputs are the node's outputs; its schedule is the anchor op's
 /// default schedule with the other ops computed inline (injective producers) or merged into the
 /// anchor's output stage (an elementwise epilogue), so intermediates never reach memory.
-/// A Diagnostic names the node and op that cannot be compiled.
+/// A Diagnostic names the node and op that cannot be compiled (also when a tensor-expression
+/// builder throws a UserError: it is caught here).
 Expected<graph::OpKernel> buildKernelForNode(const graph::OperationNode& node, const ScheduleTarget& target);
 
 }  // namespace tessel::driver

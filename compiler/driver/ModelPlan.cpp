@@ -139,16 +139,7 @@ private:
   }
 
   Status compileOperation(const graph::OperationNode& op) {
-    Expected<graph::OpKernel> kernel = Diagnostic{};
-    try {
-      kernel = buildKernelForNode(op, target_);
-    } catch (const UserError& error) {
-      // Tensor-expression builders throw for malformed computes; say which node made it.
-      Diagnostic d = error.diagnostic;
-      d.message = op.op + " '" + op.name + "': " + d.message;
-      d.location = op.name;
-      return d;
-    }
+    Expected<graph::OpKernel> kernel = buildKernelForNode(op, target_);
     if (!kernel) return kernel.error();
     const Workload& workload = kernel->workload;
     if (workload.outputs.size() != op.outputTypes.size())

@@ -43,13 +43,9 @@ Expected<size_t> findTask(const CompiledModel& model, const std::string& task) {
 // The kernel's workload, rebuilt the way the plan built it; builders throw UserError for
 // malformed computes.
 Expected<graph::OpKernel> rebuildKernel(const CompiledKernel& kernel, const ScheduleTarget& target) {
-  try {
-    auto built = buildKernelForNode(*kernel.node, target);
-    if (!built) return taskError(kernel.name, built.error());
-    return built;
-  } catch (const UserError& error) {
-    return taskError(kernel.name, error.diagnostic);
-  }
+  auto built = buildKernelForNode(*kernel.node, target);
+  if (!built) return taskError(kernel.name, built.error());
+  return built;
 }
 
 Expected<PrimFunc> lowerEdit(const CompiledKernel& kernel, const ScheduleEdit& edit, const ScheduleTarget& target) {

@@ -26,15 +26,7 @@ std::string operationSummary(const graph::OperationNode& node) {
 
 Expected<ScheduleTask> taskForKernel(const CompiledKernel& kernel, const ScheduleTarget& target) {
   const graph::OperationNode& node = *kernel.node;
-  Expected<graph::OpKernel> built = Diagnostic{};
-  try {
-    built = buildKernelForNode(node, target);
-  } catch (const UserError& error) {
-    Diagnostic d = error.diagnostic;
-    d.message = node.op + " '" + node.name + "': " + d.message;
-    d.location = node.name;
-    return d;
-  }
+  Expected<graph::OpKernel> built = buildKernelForNode(node, target);
   if (!built) return built.error();
   ScheduleTask task;
   task.name = kernel.name;

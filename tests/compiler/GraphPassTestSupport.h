@@ -12,8 +12,23 @@
 
 namespace tessel::testing {
 
-inline graph::TensorType f32(std::vector<int64_t> shape) {
-  return graph::TensorType{DataType::float32(), std::move(shape), ""};
+inline graph::TensorType f32(std::vector<int64_t> shape, std::string layout = "") {
+  return graph::TensorType{DataType::float32(), std::move(shape), std::move(layout)};
+}
+
+/// A float32 array of `shape` holding `value` everywhere.
+inline runtime::NDArray filled(std::vector<int64_t> shape, float value) {
+  auto array = runtime::NDArray::empty(std::move(shape), runtime::DataType::float32());
+  for (float& v : array.values<float>()) v = value;
+  return array;
+}
+
+/// An operation with its output type given (not inferred), named like the ONNX node it stands
+/// for: `onnxName`, or the name + "_onnx".
+inline graph::Value op(const std::string& name, const std::string& kind, std::vector<graph::Value> inputs,
+                       graph::TensorType type, graph::Attributes attributes = {}, std::string onnxName = "") {
+  return graph::makeOperation(name, kind, std::move(inputs), std::move(attributes), {std::move(type)},
+                              {{onnxName.empty() ? name + "_onnx" : onnxName, kind, 13}})[0];
 }
 
 /// A float32 array of `shape` whose element at offset i is value(i).

@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <functional>
 
 #include "NDArrayTestSupport.h"
 #include "compiler/export/ExportModule.h"
@@ -95,6 +96,18 @@ class TestExport : public QObject {
   QString module_;
   std::vector<PrimFunc> kernels_;
   NDArray weights_;
+
+  // A copy of the exported module named `name` whose graph.json is `edit` of the original.
+  QString copyWithEditedGraph(const QString& name, const std::function<QByteArray(QByteArray)>& edit) {
+    QString copy = workspace_.path() + "/" + name;
+    if (!QDir().mkpath(copy)) qFatal("cannot create %s", qPrintable(copy));
+    for (const char* file : {"kernels.so", "params.bin"}) QFile::copy(module_ + "/" + file, copy + "/" + file);
+    QFile graph(module_ + "/graph.json");
+    QFile edited(copy + "/graph.json");
+    if (!graph.open(QIODevice::ReadOnly) || !edited.open(QIODevice::WriteOnly)) qFatal("cannot copy graph.json");
+    edited.write(edit(graph.readAll()));
+    return copy;
+  }
 
 private slots:
   void initTestCase() {
@@ -194,16 +207,9 @@ private slots:
   }
 
   void loadNamesAKernelTheLibraryLacks() {
-    QString copy = workspace_.path() + "/renamed";
-    QVERIFY(QDir().mkpath(copy));
-    for (const char* file : {"kernels.so", "params.bin"}) QVERIFY(QFile::copy(module_ + "/" + file, copy + "/" + file));
-    QFile graph(module_ + "/graph.json");
-    QVERIFY(graph.open(QIODevice::ReadOnly));
-    QByteArray text = graph.readAll().replace("\"fused_relu_0\"", "\"fused_relu_9\"");
-    QFile edited(copy + "/graph.json");
-    QVERIFY(edited.open(QIODevice::WriteOnly));
-    edited.write(text);
-    edited.close();
+    QString copy = copyWithEditedGraph("renamed", [](QByteArray text) {
+      return text.replace("\"fused_relu_0\"", "\"fused_relu_9\"");
+    });
     QString message;
     try {
       runtime::GraphExecutor::load(copy.toStdString());
@@ -231,18 +237,10 @@ private slots:
     for (const std::string& feature : runtime::checkableCpuFeatures())
       if (!runtime::hostHasCpuFeature(feature)) absent = feature;
     QVERIFY2(!absent.empty(), "this x86 machine claims every checkable feature");
-    QString copy = workspace_.path() + "/other_cpu";
-    QVERIFY(QDir().mkpath(copy));
-    for (const char* file : {"kernels.so", "params.bin"}) QVERIFY(QFile::copy(module_ + "/" + file, copy + "/" + file));
-    QFile graph(module_ + "/graph.json");
-    QVERIFY(graph.open(QIODevice::ReadOnly));
-    QByteArray text = graph.readAll();
-    QVERIFY(text.contains("\"features\":["));
-    text.replace("\"features\":[", QByteArray("\"features\":[\"") + absent.c_str() + "\",");
-    QFile edited(copy + "/graph.json");
-    QVERIFY(edited.open(QIODevice::WriteOnly));
-    edited.write(text);
-    edited.close();
+    QString copy = copyWithEditedGraph("other_cpu", [&](QByteArray text) {
+      if (!text.contains("\"features\":[")) qFatal("graph.json lists no target features");
+      return text.replace("\"features\":[", QByteArray("\"features\":[\"") + absent.c_str() + "\",");
+    });
     QString message;
     try {
       runtime::GraphExecutor::load(copy.toStdString());

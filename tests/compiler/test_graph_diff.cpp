@@ -2,6 +2,8 @@
 // Studio's pass comparison colours them (golden text of printGraphDiff).
 #include <QtTest>
 
+#include "GraphPassTestSupport.h"
+
 #include "compiler/driver/Driver.h"
 #include "compiler/graph/FuseOps.h"
 #include "compiler/graph/GraphDiff.h"
@@ -10,22 +12,9 @@ using namespace tessel;
 using namespace tessel::graph;
 
 namespace {
-TensorType f32(std::vector<int64_t> shape, std::string layout = "") {
-  return TensorType{DataType::float32(), std::move(shape), std::move(layout)};
-}
-
-runtime::NDArray filled(std::vector<int64_t> shape, float value) {
-  auto array = runtime::NDArray::empty(std::move(shape), runtime::DataType::float32());
-  for (float& v : array.values<float>()) v = value;
-  return array;
-}
-
-// An operation with its output type given, named like the ONNX node it stands for.
-Value op(const std::string& name, const std::string& kind, std::vector<Value> inputs, TensorType type,
-         Attributes attributes = {}, std::string onnxName = "") {
-  return makeOperation(name, kind, std::move(inputs), std::move(attributes), {std::move(type)},
-                       {{onnxName.empty() ? name + "_onnx" : onnxName, kind, 13}})[0];
-}
+using testing::f32;
+using testing::filled;
+using testing::op;
 
 Attributes convAttributes() { return {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}; }
 

@@ -8,6 +8,8 @@
 #include <QPushButton>
 #include <QtTest>
 
+#include "../compiler/GraphPassTestSupport.h"
+
 #include "compiler/driver/Driver.h"
 #include "compiler/graph/FuseOps.h"
 #include "views/common/Theme.h"
@@ -27,21 +29,9 @@ using namespace tessel::graph;
 using namespace tessel::views;
 
 namespace {
-TensorType f32(std::vector<int64_t> shape, std::string layout = "") {
-  return TensorType{DataType::float32(), std::move(shape), std::move(layout)};
-}
-
-runtime::NDArray filled(std::vector<int64_t> shape, float value) {
-  auto array = runtime::NDArray::empty(std::move(shape), runtime::DataType::float32());
-  for (float& v : array.values<float>()) v = value;
-  return array;
-}
-
-Value op(const std::string& name, const std::string& kind, std::vector<Value> inputs, TensorType type,
-         Attributes attributes = {}) {
-  return makeOperation(name, kind, std::move(inputs), std::move(attributes), {std::move(type)},
-                       {{name + "_onnx", kind, 13}})[0];
-}
+using testing::f32;
+using testing::filled;
+using testing::op;
 
 // x -> conv -> add(bias) -> relu -> sigmoid, and what FuseOps makes of it.
 std::shared_ptr<const Graph> convBlock() {

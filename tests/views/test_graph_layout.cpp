@@ -2,6 +2,7 @@
 // expanded, weights are folded into their consumers, edges carry shapes and run downward.
 #include <QtTest>
 
+#include "ExampleModelSupport.h"
 #include "compiler/driver/Driver.h"
 #include "views/graph/GraphLayout.h"
 #include "views/graph/NodeCategory.h"
@@ -11,17 +12,8 @@ using namespace tessel::views;
 
 namespace {
 
-std::shared_ptr<const graph::Graph> importedExample() {
-  auto graph = driver::loadModel(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
-  if (!graph) qFatal("%s", graph.error().toString().c_str());
-  return std::make_shared<const graph::Graph>(*graph);
-}
-
-std::shared_ptr<const graph::Graph> optimizedExample() {
-  auto compiled = driver::compileGraph(*importedExample());
-  if (!compiled) qFatal("%s", compiled.error().toString().c_str());
-  return std::make_shared<const graph::Graph>(compiled->optimized);
-}
+using testing::importedExample;
+using testing::optimizedExample;
 
 GraphLayout layOut(std::shared_ptr<const graph::Graph> graph, GraphLayoutOptions options = {}) {
   JobContext job;

@@ -7,6 +7,7 @@
 
 #include <qcustomplot.h>
 
+#include "ExampleModelSupport.h"
 #include "compiler/driver/Driver.h"
 #include "views/graph/NodeCategory.h"
 #include "views/graph/NodePropertiesModel.h"
@@ -18,17 +19,8 @@ using namespace tessel::views;
 
 namespace {
 
-std::shared_ptr<const graph::Graph> importedExample() {
-  auto graph = driver::loadModel(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
-  if (!graph) qFatal("%s", graph.error().toString().c_str());
-  return std::make_shared<const graph::Graph>(*graph);
-}
-
-std::shared_ptr<const graph::Graph> optimizedExample() {
-  auto compiled = driver::compileGraph(*importedExample());
-  if (!compiled) qFatal("%s", compiled.error().toString().c_str());
-  return std::make_shared<const graph::Graph>(compiled->optimized);
-}
+using testing::importedExample;
+using testing::optimizedExample;
 
 const graph::OperationNode* firstOp(const graph::Graph& graph, const std::function<bool(const graph::OperationNode&)>& pick) {
   for (const auto* op : graph.operations())

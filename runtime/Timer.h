@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <vector>
 
 namespace tessel::runtime {
@@ -21,6 +22,9 @@ struct TimerOptions {
   /// Calls shorter than this are batched so that each sample spans at least this long;
   /// a single call of a microsecond is dominated by clock resolution and overhead.
   double minSampleSeconds = 1e-4;
+  /// Told after every timed sample how many there are and how long they took together;
+  /// returning false stops sampling early (a cancelled measurement). May be empty.
+  std::function<bool(int samples, double totalSeconds)> afterSample;
 };
 
 /// Seconds per call of each sample (each sample is one timed batch of calls divided by
@@ -47,6 +51,7 @@ std::vector<double> sampleSecondsPerCall(Callable&& callable, const TimerOptions
     double seconds = timeBatch(batch);
     total += seconds;
     samples.push_back(seconds / static_cast<double>(batch));
+    if (options.afterSample && !options.afterSample(static_cast<int>(samples.size()), total)) break;
   }
   return samples;
 }

@@ -62,10 +62,6 @@ Expected<std::vector<runtime::Value>> makeArguments(const Workload& workload, un
   return arguments;
 }
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 struct PeakCache {
   std::mutex mutex;
   std::map<int, double> gflopsByThreads;
@@ -117,36 +113,29 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
   if (!arguments) return arguments.error();
   if (isCancelled()) return cancelledDiagnostic(workload.name);
 
-  auto call = [&] { built->function.callPacked(*arguments); };
-  using Clock = std::chrono::steady_clock;
+  runtime::TimerOptions timing;
+  timing.warmupCalls = options.warmupCalls;
+  timing.minSamples = std::max(1, options.minRepeats);
+  timing.maxSamples = std::max(timing.minSamples, options.maxRepeats);
+  timing.minTotalSeconds = options.minSeconds;
+  timing.minSampleSeconds = kMinSampleSeconds;
+  bool cancelled = false;
+  timing.afterSample = [&](int count, double total) {
+    if (options.progress) {
+      double byCount = double(count) / timing.minSamples;
+      double byTime = options.minSeconds > 0 ? total / options.minSeconds : 1.0;
+      options.progress(int(100 * std::min(1.0, std::min(byCount, byTime))));
+    }
+    cancelled = isCancelled();
+    return !cancelled;
+  };
   std::vector<double> samples;
   try {
-    for (int i = 0; i < options.warmupCalls; ++i) call();
-    // One timed call sizes the batches so that each sample spans at least kMinSampleSeconds.
-    auto start = Clock::now();
-    call();
-    double firstCall = secondsSince(start);
-    long batch = firstCall >= kMinSampleSeconds ? 1 : long(std::ceil(kMinSampleSeconds / std::max(firstCall, 1e-9)));
-    if (batch == 1) samples.push_back(firstCall);
-    double total = batch == 1 ? firstCall : 0.0;
-    int minRepeats = std::max(1, options.minRepeats);
-    int maxRepeats = std::max(minRepeats, options.maxRepeats);
-    while (int(samples.size()) < maxRepeats && (int(samples.size()) < minRepeats || total < options.minSeconds)) {
-      if (isCancelled()) return cancelledDiagnostic(workload.name);
-      start = Clock::now();
-      for (long i = 0; i < batch; ++i) call();
-      double seconds = secondsSince(start);
-      total += seconds;
-      samples.push_back(seconds / double(batch));
-      if (options.progress) {
-        double byCount = double(samples.size()) / minRepeats;
-        double byTime = options.minSeconds > 0 ? total / options.minSeconds : 1.0;
-        options.progress(int(100 * std::min(1.0, std::min(byCount, byTime))));
-      }
-    }
+    samples = runtime::sampleSecondsPerCall([&] { built->function.callPacked(*arguments); }, timing);
   } catch (const std::exception& error) {
     return Diagnostic{"running " + workload.name + " failed: " + error.what(), workload.name, 0, 0, ""};
   }
+  if (cancelled) return cancelledDiagnostic(workload.name);
 
   Measurement m;
   m.kernelName = workload.name;

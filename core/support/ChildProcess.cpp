@@ -1,0 +1,309 @@
+// Running a child process with posix_spawn, following its two output pipes with poll.
+#include "core/support/ChildProcess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <sstream>
+
+extern char** environ;
+
+namespace tessel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errorText(int error) { return std::strerror(error); }
+
+// One output pipe of the child, read without blocking: keeps everything and hands complete
+// lines to the caller's callback as they arrive.
+class OutputPipe {
+public:
+  OutputPipe(int fd, std::string* all, const std::function<void(std::string_view)>* onLine)
+      : fd_(fd), all_(all), onLine_(onLine) {}
+  ~OutputPipe() { close(); }
+  OutputPipe(const OutputPipe&) = delete;
+  OutputPipe& operator=(const OutputPipe&) = delete;
+
+  bool open() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+
+  // Reads until the pipe is empty for now; closes it at end of file.
+  void readAvailable() {
+    char buffer[1 << 16];
+    while (fd_ >= 0) {
+      ssize_t count = ::read(fd_, buffer, sizeof buffer);
+      if (count > 0) {
+        all_->append(buffer, size_t(count));
+        passCompleteLines();
+      } else if (count == 0) {
+        close();
+      } else if (errno == EINTR) {
+        continue;
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return;
+      } else {
+        close();  // a broken pipe reads as its end
+      }
+    }
+  }
+
+  // The child is gone: a last line without a newline still counts.
+  void finish() {
+    close();
+    if (lineStart_ < all_->size() && *onLine_) (*onLine_)(std::string_view(*all_).substr(lineStart_));
+    lineStart_ = all_->size();
+  }
+
+private:
+  void passCompleteLines() {
+    if (!*onLine_) {
+      lineStart_ = all_->size();
+      return;
+    }
+    size_t newline;
+    while ((newline = all_->find('\n', lineStart_)) != std::string::npos) {
+      (*onLine_)(std::string_view(*all_).substr(lineStart_, newline - lineStart_));
+      lineStart_ = newline + 1;
+    }
+  }
+
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  int fd_;
+  std::string* all_;
+  const std::function<void(std::string_view)>* onLine_;
+  size_t lineStart_ = 0;
+};
+
+// Kills and reaps the child if runChildProcess leaves early (a callback threw), so no
+// process outlives the call and no zombie is left.
+class ChildGuard {
+public:
+  explicit ChildGuard(pid_t pid) : pid_(pid) {}
+  ~ChildGuard() {
+    if (reaped_) return;
+    killGroup();
+    waitBlocking();
+  }
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+
+  // The child runs in a process group of its own (its id is the child's): a shell script's
+  // `sleep` dies with it instead of keeping the pipes open.
+  void killGroup() const {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);  // in case it left its group
+  }
+  bool tryReap() {
+    for (;;) {
+      pid_t done = ::waitpid(pid_, &status_, WNOHANG);
+      if (done == pid_) return reaped_ = true;
+      if (done < 0 && errno == EINTR) continue;
+      if (done < 0) return reaped_ = true;  // ECHILD: someone else reaped it (SIGCHLD ignored)
+      return false;
+    }
+  }
+  void waitBlocking() {
+    while (!reaped_) {
+      pid_t done = ::waitpid(pid_, &status_, 0);
+      if (done == pid_ || (done < 0 && errno != EINTR)) reaped_ = true;
+    }
+  }
+  bool reaped() const { return reaped_; }
+  int status() const { return status_; }
+
+private:
+  pid_t pid_;
+  int status_ = 0;
+  bool reaped_ = false;
+};
+
+// The caller's environment with `changes` applied, as "NAME=value" strings.
+std::vector<std::string> environmentWith(const std::map<std::string, std::string>& changes) {
+  std::vector<std::string> entries;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string text = *entry;
+    std::string name = text.substr(0, text.find('='));
+    if (!changes.count(name)) entries.push_back(std::move(text));
+  }
+  for (auto& [name, value] : changes) entries.push_back(name + "=" + value);
+  return entries;
+}
+
+std::vector<char*> pointersTo(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+}  // namespace
+
+std::string signalName(int signal) {
+  if (const char* abbreviation = sigabbrev_np(signal)) return std::string("SIG") + abbreviation;
+  return "signal " + std::to_string(signal);
+}
+
+std::string ChildProcessResult::describeEnd() const {
+  if (cancelled) return "was cancelled";
+  if (timedOut) {
+    std::ostringstream text;
+    text << "timed out after " << std::round(seconds * 10) / 10 << " s";
+    return text.str();
+  }
+  if (signal != 0) return "was killed by " + signalName;
+  return "exited with code " + std::to_string(exitCode);
+}
+
+Expected<ChildProcessResult> runChildProcess(const std::string& executable, const std::vector<std::string>& arguments,
+                                             const ChildProcessOptions& options) {
+  Clock::time_point start = Clock::now();
+  auto cannotStart = [&](const std::string& why) {
+    return Diagnostic{"cannot start " + executable + ": " + why, executable, 0, 0,
+                      "check that the program exists and is executable"};
+  };
+  if (executable.empty()) return cannotStart("no program named");
+
+  // Close-on-exec, so a child another thread starts meanwhile does not inherit them (it would
+  // hold the write ends open and this side would never see the end of the output).
+  int outPipe[2], errPipe[2];
+  if (::pipe2(outPipe, O_CLOEXEC) != 0) return cannotStart("no pipe: " + errorText(errno));
+  if (::pipe2(errPipe, O_CLOEXEC) != 0) {
+    int error = errno;
+    ::close(outPipe[0]);
+    ::close(outPipe[1]);
+    return cannotStart("no pipe: " + errorText(error));
+  }
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, outPipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, errPipe[1], STDERR_FILENO);
+  // Files the caller opened without close-on-exec (a library's, another thread's) stay here.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  if (!options.workingDirectory.empty())
+    posix_spawn_file_actions_addchdir_np(&actions, options.workingDirectory.c_str());
+
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  // Its own process group (to kill it with its children); no blocked signals; default
+  // handling of every signal, since a signal the caller ignores (SIGPIPE) stays ignored
+  // across exec otherwise.
+  sigset_t noSignals, allSignals;
+  sigemptyset(&noSignals);
+  sigfillset(&allSignals);
+  sigdelset(&allSignals, SIGKILL);
+  sigdelset(&allSignals, SIGSTOP);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setsigmask(&attributes, &noSignals);
+  posix_spawnattr_setsigdefault(&attributes, &allSignals);
+
+  std::vector<std::string> argv = {executable};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argvPointers = pointersTo(argv);
+  std::vector<std::string> environment;
+  std::vector<char*> environmentPointers;
+  char** envp = environ;
+  if (!options.environment.empty()) {
+    environment = environmentWith(options.environment);
+    environmentPointers = pointersTo(environment);
+    envp = environmentPointers.data();
+  }
+
+  pid_t pid = -1;
+  // A name without a slash is looked up in PATH, as a shell would.
+  bool searchPath = executable.find('/') == std::string::npos;
+  int spawnError = searchPath
+                       ? posix_spawnp(&pid, executable.c_str(), &actions, &attributes, argvPointers.data(), envp)
+                       : posix_spawn(&pid, executable.c_str(), &actions, &attributes, argvPointers.data(), envp);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  ::close(outPipe[1]);
+  ::close(errPipe[1]);
+  if (spawnError != 0) {
+    ::close(outPipe[0]);
+    ::close(errPipe[0]);
+    return cannotStart(errorText(spawnError));
+  }
+
+  ChildProcessResult result;
+  ChildGuard child(pid);
+  OutputPipe out(outPipe[0], &result.standardOutput, &options.onStdoutLine);
+  OutputPipe err(errPipe[0], &result.standardError, &options.onStderrLine);
+  ::fcntl(out.fd(), F_SETFL, ::fcntl(out.fd(), F_GETFL) | O_NONBLOCK);
+  ::fcntl(err.fd(), F_SETFL, ::fcntl(err.fd(), F_GETFL) | O_NONBLOCK);
+
+  bool hasDeadline = options.timeoutSeconds > 0;
+  Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.timeoutSeconds));
+  int pollMilliseconds = std::max(1, options.pollMilliseconds);
+
+  while (!child.reaped()) {
+    int waitMilliseconds = pollMilliseconds;
+    if (hasDeadline) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      waitMilliseconds = int(std::clamp<long long>(left, 0, pollMilliseconds));
+    }
+    // Both pipes are watched at once, so a child filling one while this side waits on the
+    // other cannot deadlock; an exit closes them and wakes the poll at once.
+    pollfd watched[2];
+    OutputPipe* pipes[2];
+    nfds_t count = 0;
+    for (OutputPipe* pipe : {&out, &err})
+      if (pipe->open()) {
+        watched[count] = {pipe->fd(), POLLIN, 0};
+        pipes[count++] = pipe;
+      }
+    int ready = ::poll(count ? watched : nullptr, count, waitMilliseconds);
+    if (ready < 0 && errno != EINTR) ::usleep(1000);  // cannot happen with valid fds; never spin
+    for (nfds_t i = 0; ready > 0 && i < count; ++i)
+      if (watched[i].revents != 0) pipes[i]->readAvailable();
+
+    if (child.tryReap()) break;
+    if (options.cancelled && options.cancelled()) {
+      result.cancelled = true;
+    } else if (hasDeadline && Clock::now() >= deadline) {
+      result.timedOut = true;
+    } else {
+      continue;
+    }
+    child.killGroup();
+    child.waitBlocking();
+  }
+
+  // The child is gone, so everything it wrote is in the pipes now. A grandchild still holding
+  // them open is not waited for.
+  out.readAvailable();
+  err.readAvailable();
+  out.finish();
+  err.finish();
+
+  int status = child.status();
+  if (WIFEXITED(status)) {
+    result.exited = true;
+    result.exitCode = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.signalName = signalName(result.signal);
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace tessel

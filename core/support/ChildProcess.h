@@ -1,0 +1,71 @@
+// Running another program as a child process and following it: its output as it comes, a
+// cancel that kills it at once, a time limit, and how it ended (exit code or signal). What
+// keeps a crashing or hanging kernel measurement from taking its caller down (DESIGN.md,
+// "Measurement is isolated"). POSIX only; no Qt.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/support/Error.h"
+
+namespace tessel {
+
+/// How to run a child process and what to tell the caller while it runs. Every callback is
+/// called on the thread that called runChildProcess.
+struct ChildProcessOptions {
+  /// Called with each complete line the child writes to stdout / stderr (without the '\n'),
+  /// as soon as it arrives; a last line without '\n' is passed when the child ends.
+  std::function<void(std::string_view line)> onStdoutLine;
+  std::function<void(std::string_view line)> onStderrLine;
+  /// Polled every `pollMilliseconds` while the child runs; returning true kills the child
+  /// (SIGKILL, with every process it started) and the result says `cancelled`.
+  std::function<bool()> cancelled;
+  int pollMilliseconds = 20;
+  /// Wall-clock limit in seconds (0 or less: none). A child still running then is killed
+  /// and the result says `timedOut`.
+  double timeoutSeconds = 0;
+  /// Variables set (or replaced) in the child's environment, which is otherwise the caller's.
+  std::map<std::string, std::string> environment;
+  /// The child's working directory; empty: the caller's.
+  std::string workingDirectory;
+};
+
+/// How a child process ended and what it wrote.
+struct ChildProcessResult {
+  /// The exit code when the child exited on its own (exited true), else -1.
+  bool exited = false;
+  int exitCode = -1;
+  /// The signal that ended it (0 if none) and its name ("SIGSEGV"). A child killed for a
+  /// cancel or a timeout shows SIGKILL here and sets the matching flag.
+  int signal = 0;
+  std::string signalName;
+  bool timedOut = false;
+  bool cancelled = false;
+  /// Everything it wrote, in full.
+  std::string standardOutput;
+  std::string standardError;
+  double seconds = 0;  ///< Wall-clock time from start to end.
+
+  /// Exited on its own with code 0.
+  bool succeeded() const { return exited && exitCode == 0; }
+  /// "exited with code 2", "was killed by SIGSEGV", "was cancelled", "timed out after 5 s".
+  std::string describeEnd() const;
+};
+
+/// Runs `executable` (a path, or a name looked up in PATH) with `arguments` (argv[1...]) and
+/// waits for it, reading stdout and stderr together so neither pipe can fill up and stall the
+/// child. Its stdin is /dev/null; it inherits no other open file of the caller; it runs in a
+/// process group of its own, so a cancel or timeout also kills what it started. It is always
+/// reaped (no zombie). A program that cannot be started is a Diagnostic; anything that
+/// happens after it started (a crash included) is in the result.
+Expected<ChildProcessResult> runChildProcess(const std::string& executable, const std::vector<std::string>& arguments,
+                                             const ChildProcessOptions& options = {});
+
+/// "SIGSEGV" for SIGSEGV, "signal 64" for a number without a name.
+std::string signalName(int signal);
+
+}  // namespace tessel

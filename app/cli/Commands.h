@@ -20,6 +20,9 @@ int runCompile(const std::vector<std::string>& args);
 int runRun(const std::vector<std::string>& args);
 int runInspect(const std::vector<std::string>& args);
 int runOps(const std::vector<std::string>& args);
+/// `tessel measure MODEL --task KERNEL` or `--operator OP`: times one kernel (what the
+/// Studio runs in a child process to measure a schedule).
+int runMeasure(const std::vector<std::string>& args);
 /// `tessel project run|new|check|tasks`: project files (app/project).
 int runProject(const std::vector<std::string>& args);
 

@@ -13,6 +13,9 @@ const char* kUsage =
     "  run MODEL_OR_DIR      run a model or module on input files; compare with expected outputs\n"
     "  bench MODEL           measure a model's latency (--profile: per operator)\n"
     "  inspect MODEL         show the graph after each optimization pass, with timings\n"
+    "  measure MODEL --task KERNEL\n"
+    "                        time one kernel of a model under a schedule (--list-tasks: its kernels;\n"
+    "                        --operator OP: a bare operator); --json for tools\n"
     "  ops                   list the supported operators and their fusion patterns\n"
     "  project run FILE      run a project (.tessel): compile with its schedules, verify, benchmark,\n"
     "                        check its expectations (also: project new, check, tasks)\n"
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
     if (command == "inspect") return runInspect(args);
     if (command == "ops") return runOps(args);
     if (command == "project") return runProject(args);
+    if (command == "measure") return runMeasure(args);
   } catch (const tessel::UserError& error) {
     std::cerr << error.diagnostic.toString() << "\n";
     return kExitError;

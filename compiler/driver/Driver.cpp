@@ -126,25 +126,67 @@ graph::PassManager standardPasses(const ScheduleTarget& target) {
   return graph::PassManager(std::move(passes));
 }
 
+namespace {
+
+/// The share of a compile's progress bar the passes take; lowering the kernels takes the rest
+/// (on the example models the two take about as long).
+constexpr int kPassShare = 50;
+
+const char* const kCompileCancelled = "the compile was cancelled";
+const char* const kExportCancelled = "the export was cancelled";
+
+/// Progress reports that never go backwards, whatever the steps compute.
+class ProgressReporter {
+public:
+  explicit ProgressReporter(const std::function<void(int, const std::string&)>& report) : report_(report) {}
+  void operator()(int percent, const std::string& what) {
+    percent_ = std::clamp(percent, percent_, 100);
+    if (report_) report_(percent_, what);
+  }
+
+private:
+  const std::function<void(int, const std::string&)>& report_;
+  int percent_ = 0;
+};
+
+}  // namespace
+
 Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& options) {
+  auto cancelled = [&] { return options.cancelled && options.cancelled(); };
+  auto cancellation = [] { return Diagnostic{kCompileCancelled, "compileGraph", 0, 0, ""}; };
+  ProgressReporter progress(options.progress);
+
   CompiledModel model;
   auto start = std::chrono::steady_clock::now();
   graph::PassManager passes = standardPasses(options.schedule);
-  auto snapshots = passes.run(input, options.passes);
-  if (!snapshots) return snapshots.error();
+  graph::PassObserver observer;
+  observer.cancelled = cancelled;
+  observer.starting = [&](size_t index, size_t count, const std::string& name) {
+    progress(int(index * kPassShare / count), name);
+  };
+  auto snapshots = passes.run(input, options.passes, observer);
+  if (!snapshots) return cancelled() ? cancellation() : snapshots.error();
   model.snapshots = std::move(*snapshots);
   model.optimized = model.snapshots.empty() ? input : model.snapshots.back().graph;
   model.passSeconds = secondsSince(start);
+  if (cancelled()) return cancellation();
 
   start = std::chrono::steady_clock::now();
+  progress(kPassShare, "Lowering " + std::to_string(model.optimized.operationCount()) + " kernels");
   auto planned = planModel(model.optimized, options.schedule);
   if (!planned) return planned.error();
+  if (cancelled()) return cancellation();
   model.kernels = std::move(planned->kernels);
   model.plan = std::move(planned->plan);
   model.params = std::move(planned->params);
   model.memory = planned->memory;
   model.lowerSeconds = secondsSince(start);
+  progress(100, "Compiled " + std::to_string(model.kernels.size()) + " kernels");
   return model;
+}
+
+bool isCancellation(const Diagnostic& diagnostic) {
+  return diagnostic.message == kCompileCancelled || diagnostic.message == kExportCancelled;
 }
 
 namespace {
@@ -195,11 +237,18 @@ Expected<std::unique_ptr<runtime::GraphExecutor>> createExecutor(const CompiledM
 }
 
 Status exportModel(const CompiledModel& model, const std::string& directory, const TargetInfo& target) {
-  std::vector<PrimFunc> functions;
-  for (auto& kernel : model.kernels) functions.push_back(kernel.function);
   ExportOptions options;
   options.target = target;
-  return exportModule(directory, functions, model.plan, model.params, options);
+  return exportModel(model, directory, options);
+}
+
+Status exportModel(const CompiledModel& model, const std::string& directory, const ExportOptions& options) {
+  std::vector<PrimFunc> functions;
+  for (auto& kernel : model.kernels) functions.push_back(kernel.function);
+  Status exported = exportModule(directory, functions, model.plan, model.params, options);
+  // exportModule's own cancellation message is not the driver's business to know; the token is.
+  if (!exported && options.cancelled && options.cancelled()) return Diagnostic{kExportCancelled, directory, 0, 0, ""};
+  return exported;
 }
 
 }  // namespace tessel::driver

@@ -5,12 +5,14 @@
 // conformance suite) goes through these functions, so they all see the same pipeline.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
+#include "compiler/export/ExportModule.h"
 #include "compiler/graph/PassManager.h"
 #include "compiler/ops/Workload.h"
 #include "core/graph/Graph.h"
@@ -44,6 +46,14 @@ struct CompileOptions {
   graph::PassOptions passes;
   ScheduleTarget schedule = ScheduleTarget::host();
   TargetInfo target = TargetInfo::host();
+  /// Asked on the compiling thread before every pass and every kernel lowered; once it
+  /// returns true the compile stops there and returns the isCancellation() Diagnostic, so a
+  /// cancel takes effect within one pass or one kernel. Empty: never cancelled.
+  std::function<bool()> cancelled;
+  /// Told on the compiling thread what the compile is doing: `percent` never decreases and
+  /// the last report is 100; the passes take the first share ("FuseOps"), lowering the
+  /// kernels the rest ("Lowering kernel 12 of 48: fused_conv_relu_12"). Empty: no reports.
+  std::function<void(int percent, const std::string& what)> progress;
 };
 
 /// Memory planning's result for reports: bytes of intermediate tensors with and without reuse.
@@ -72,7 +82,8 @@ struct CompiledModel {
 };
 
 /// Runs the passes, builds one kernel per operation left (fused or not), plans memory and
-/// makes the plan. A Diagnostic names the node and op that could not be compiled.
+/// makes the plan. A Diagnostic names the node and op that could not be compiled; a compile
+/// stopped by options.cancelled returns the isCancellation() one.
 Expected<CompiledModel> compileGraph(const graph::Graph& graph, const CompileOptions& options = {});
 
 /// JIT-compiles the kernels and loads the plan into an executor (in this process).
@@ -82,5 +93,13 @@ Expected<std::unique_ptr<runtime::GraphExecutor>> createExecutor(const CompiledM
 /// Writes a deployable module directory (kernels.so, graph.json, params.bin).
 Status exportModel(const CompiledModel& model, const std::string& directory,
                    const TargetInfo& target = TargetInfo::host());
+/// The same with every export option: the target, the linker, and the progress and cancel
+/// callbacks (see exportModule: a cancelled or failed export leaves the directory's previous
+/// module as it was). A cancelled export returns the isCancellation() Diagnostic.
+Status exportModel(const CompiledModel& model, const std::string& directory, const ExportOptions& options);
+
+/// Whether `diagnostic` only says that compileGraph or exportModel stopped because their
+/// `cancelled` callback asked them to: whoever cancelled on purpose shows nothing for it.
+bool isCancellation(const Diagnostic& diagnostic);
 
 }  // namespace tessel::driver

@@ -1,16 +1,21 @@
-// exportModule: plan checks against the kernels, object emission, linking with cc, atomic file writes.
+// exportModule: plan checks against the kernels, object emission per kernel, linking with cc, and the
+// staged write that replaces a directory's module only once the new one is complete.
 #include "compiler/export/ExportModule.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -30,32 +35,14 @@ Diagnostic problem(std::string message, std::string location, std::string hint =
   return Diagnostic{std::move(message), std::move(location), 0, 0, std::move(hint)};
 }
 
-/// A temporary name next to `target`, unique to this process, so concurrent exports do not clash.
-fs::path temporaryBeside(const fs::path& target) {
-  std::string name = ".";
-  name.append(target.filename().string()).append(".tmp-").append(std::to_string(getpid()));
-  return target.parent_path() / name;
-}
+const char* const kCancelled = "the export was cancelled";
 
-/// Writes `contents` to a temporary file and renames it over `target`.
-Status writeAtomically(const fs::path& target, const std::string& contents) {
-  fs::path temporary = temporaryBeside(target);
-  {
-    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
-    if (!stream) return problem("cannot create file: " + std::string(std::strerror(errno)), temporary.string());
-    stream.write(contents.data(), std::streamsize(contents.size()));
-    if (!stream.flush()) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      return problem("write failed", temporary.string());
-    }
-  }
-  std::error_code error;
-  fs::rename(temporary, target, error);
-  if (error) {
-    fs::remove(temporary, error);
-    return problem("cannot replace file: " + error.message(), target.string());
-  }
+/// Writes `contents` to `path` (a new file in the staging directory).
+Status writeFile(const fs::path& path, const std::string& contents) {
+  std::ofstream stream(path, std::ios::binary | std::ios::trunc);
+  if (!stream) return problem("cannot create file: " + std::string(std::strerror(errno)), path.string());
+  stream.write(contents.data(), std::streamsize(contents.size()));
+  if (!stream.flush()) return problem("write failed (is the disk full?)", path.string());
   return Status::success();
 }
 
@@ -88,23 +75,47 @@ Expected<std::string> findCompiler(const ExportOptions& options) {
                  "install a C compiler (Debian: apt install gcc) or set CC");
 }
 
-/// Runs `arguments` with stdout and stderr going to `logPath`; returns the exit status or -1.
-int runProcess(const std::vector<std::string>& arguments, const fs::path& logPath) {
+/// How a child process ended.
+struct ProcessResult {
+  int exitStatus = -1;     ///< The exit status, or -1 when it did not start or was killed.
+  bool cancelled = false;  ///< Killed because `cancelled` said so.
+};
+
+/// Runs `arguments` with stdout and stderr going to `logPath`. The child gets a process group
+/// of its own, so a cancel kills the compiler driver and the linker it started together.
+ProcessResult runProcess(const std::vector<std::string>& arguments, const fs::path& logPath,
+                         const std::function<bool()>& cancelled) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   std::vector<char*> argv;
   for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
   pid_t child = 0;
-  int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  int spawned = posix_spawn(&child, argv[0], &actions, &attributes, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return -1;
+  posix_spawnattr_destroy(&attributes);
+  if (spawned != 0) return {};
+  // Polled rather than waited on blindly: a cancel must not wait for the link to finish.
   int status = 0;
-  while (waitpid(child, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  while (true) {
+    pid_t done = waitpid(child, &status, WNOHANG);
+    if (done == child) break;
+    if (done < 0 && errno != EINTR) return {};
+    if (cancelled && cancelled()) {
+      kill(-child, SIGKILL);
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      return {-1, true};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, false};
 }
 
 std::string readText(const fs::path& path) {
@@ -184,10 +195,124 @@ runtime::GraphTarget graphTarget(const TargetInfo& target) {
   return recorded;
 }
 
+/// Progress reports that never go backwards and never overlap, from any thread.
+class ExportProgress {
+public:
+  explicit ExportProgress(const ExportOptions& options) : options_(options) {}
+  bool cancelled() const { return options_.cancelled && options_.cancelled(); }
+  void operator()(int percent, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    percent_ = std::clamp(percent, percent_, 100);
+    if (options_.progress) options_.progress(percent_, what);
+  }
+
+private:
+  const ExportOptions& options_;
+  std::mutex mutex_;
+  int percent_ = 0;
+};
+
+// Where the steps after code generation start on the progress bar: compiling the kernels
+// takes up to kLinkPercent, the rest is linking and writing the two other files.
+constexpr int kLinkPercent = 85;
+constexpr int kParamsPercent = 93;
+constexpr int kGraphPercent = 97;
+
+/// Compiles every kernel into an object file of its own in `staging` and returns their paths.
+/// One object per kernel rather than one per core: each finished kernel is a point where the
+/// export reports progress and notices a cancel, and LLVM's fixed cost per module is small
+/// next to optimizing a kernel. The kernels are independent (only they are external
+/// symbols), so they compile on as many threads as there are cores, each with its own LLVM
+/// context.
+Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kernels, const fs::path& staging,
+                                               const TargetInfo& target, ExportProgress& progress) {
+  std::vector<fs::path> objects;
+  for (size_t i = 0; i < kernels.size(); ++i) objects.push_back(staging / ("kernel_" + std::to_string(i) + ".o"));
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  size_t finished = 0;
+  std::optional<Diagnostic> failure;
+  auto work = [&] {
+    while (!stop) {
+      size_t i = next++;
+      if (i >= kernels.size()) return;
+      if (progress.cancelled()) {
+        stop = true;
+        return;
+      }
+      Expected<bool> emitted = emitObjectFile({kernels[i]}, target, objects[i].string());
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!emitted) {
+        if (!failure) failure = emitted.error();
+        stop = true;
+        return;
+      }
+      ++finished;
+      progress(int(finished * kLinkPercent / kernels.size()),
+               "Compiling kernel " + std::to_string(finished) + " of " + std::to_string(kernels.size()) + ": " +
+                   kernels[i]->name);
+    }
+  };
+  size_t jobs = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), std::max<size_t>(1, kernels.size()));
+  std::vector<std::thread> threads;
+  for (size_t j = 1; j < jobs; ++j) threads.emplace_back(work);
+  work();
+  for (auto& thread : threads) thread.join();
+  if (failure) return *failure;
+  if (progress.cancelled()) return problem(kCancelled, staging.parent_path().string());
+  return objects;
+}
+
+/// Moves the module's files from `staging` into `root`, replacing the ones there. Each move is
+/// a rename within one file system, so every file is either the old or the new one; the
+/// previous files wait in `staging`/previous until all new ones are in place, and go back if a
+/// move fails, so the directory holds either the old module or the new one. What remains
+/// unprotected: a process killed in the middle of these few renames (or a rollback that
+/// itself fails) can leave a mix of old and new files, and a reader opening the module during
+/// them can see one; graph.json moves last, so a reader that starts from it sees the old
+/// module until the very end.
+Status moveIntoPlace(const fs::path& staging, const fs::path& root, const std::vector<std::string>& files) {
+  fs::path previous = staging / "previous";
+  std::error_code error;
+  fs::create_directory(previous, error);
+  if (error) return problem("cannot create the staging directory: " + error.message(), previous.string());
+  std::vector<std::string> savedOld, placedNew;
+  auto rollBack = [&] {
+    std::error_code ignored;
+    for (const std::string& file : placedNew) fs::remove(root / file, ignored);
+    for (const std::string& file : savedOld) fs::rename(previous / file, root / file, ignored);
+  };
+  for (const std::string& file : files) {
+    if (fs::exists(root / file, error)) {
+      fs::rename(root / file, previous / file, error);
+      if (error) {
+        rollBack();
+        return problem("cannot move the previous " + file + " aside: " + error.message(), (root / file).string());
+      }
+      savedOld.push_back(file);
+    }
+    fs::rename(staging / file, root / file, error);
+    if (error) {
+      rollBack();
+      return problem("cannot move " + file + " into place: " + error.message(), (root / file).string());
+    }
+    placedNew.push_back(file);
+  }
+  return Status::success();
+}
+
+/// A hidden directory inside `root` for one export, unique to this process and call.
+fs::path stagingDirectory(const fs::path& root) {
+  static std::atomic<int> counter{0};
+  return root / (".export-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+}
+
 }  // namespace
 
 Status exportModule(const std::string& directory, const std::vector<PrimFunc>& kernels, runtime::GraphPlan plan,
                     const std::map<std::string, runtime::NDArray>& params, const ExportOptions& options) {
+  ExportProgress progress(options);
   // Everything that can be checked without touching the disk comes first.
   auto packed = packParams(plan, params);
   if (!packed) return packed.error();
@@ -200,6 +325,7 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
   plan.target = graphTarget(options.target);
   auto compiler = findCompiler(options);
   if (!compiler) return compiler.error();
+  if (progress.cancelled()) return problem(kCancelled, directory);
 
   fs::path root(directory);
   std::error_code error;
@@ -209,54 +335,58 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
   if (access(root.c_str(), W_OK) != 0)
     return problem("the export directory is not writable: " + std::string(std::strerror(errno)), directory);
 
-  fs::path library = root / plan.library;
-  // LLVM compiles one module on one core; independent kernels go into one object file per
-  // core, compiled in parallel (only the kernels are external symbols, so they link).
-  size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  jobs = std::min(jobs, std::max<size_t>(1, kernels.size() / 2));
-  std::vector<std::vector<PrimFunc>> parts(jobs);
-  for (size_t i = 0; i < kernels.size(); ++i) parts[i % jobs].push_back(kernels[i]);
-  std::vector<fs::path> objects;
-  for (size_t j = 0; j < jobs; ++j) objects.push_back(temporaryBeside(root / ("kernels." + std::to_string(j) + ".o")));
-  fs::path linked = temporaryBeside(library);
-  fs::path log = temporaryBeside(root / "link.log");
-  auto cleanUp = [&] {
+  // Everything is written into a staging directory first and moved into place only when all
+  // of it succeeded, so a cancelled or failed export leaves the previous module untouched.
+  // The staging directory lives inside `root` (not beside it) because renames work only within
+  // one file system, and `root` may be a mount point or sit in a directory we cannot write.
+  fs::path staging = stagingDirectory(root);
+  fs::create_directory(staging, error);
+  if (error) return problem("cannot create the staging directory: " + error.message(), staging.string());
+  auto removeStaging = [&] {
     std::error_code ignored;
-    for (const fs::path& path : objects) fs::remove(path, ignored);
-    for (const fs::path& path : {linked, log}) fs::remove(path, ignored);
+    fs::remove_all(staging, ignored);
   };
-  std::vector<std::optional<Expected<bool>>> emitted(jobs);
-  {
-    std::vector<std::thread> threads;
-    for (size_t j = 1; j < jobs; ++j)
-      threads.emplace_back([&, j] { emitted[j].emplace(emitObjectFile(parts[j], options.target, objects[j].string())); });
-    emitted[0].emplace(emitObjectFile(parts[0], options.target, objects[0].string()));
-    for (auto& thread : threads) thread.join();
-  }
-  for (auto& result : emitted)
-    if (!*result) {
-      cleanUp();
-      return result->error();
-    }
-  // The kernels call libm for exp, tanh, ...; the runtime's entry points stay undefined.
-  std::vector<std::string> command{*compiler, "-shared", "-o", linked.string()};
-  for (const fs::path& object : objects) command.push_back(object.string());
-  command.push_back("-lm");
-  int status = runProcess(command, log);
-  if (status != 0) {
-    std::string output = readText(log);
-    cleanUp();
-    return problem(*compiler + " could not link " + library.filename().string() +
-                       (status < 0 ? " (it did not run)" : " (exit status " + std::to_string(status) + ")") +
-                       (output.empty() ? "" : ": " + output),
-                   library.string());
-  }
-  fs::rename(linked, library, error);
-  cleanUp();
-  if (error) return problem("cannot replace file: " + error.message(), library.string());
+  auto fail = [&](Diagnostic diagnostic) -> Status {
+    removeStaging();
+    return diagnostic;
+  };
 
-  if (Status written = writeAtomically(root / "params.bin", *packed); !written) return written;
-  return writeAtomically(root / "graph.json", runtime::writeGraphJson(plan));
+  auto objects = compileKernels(kernels, staging, options.target, progress);
+  if (!objects) return fail(objects.error());
+
+  progress(kLinkPercent, "Linking " + plan.library);
+  fs::path library = root / plan.library;
+  // The kernels call libm for exp, tanh, ...; the runtime's entry points stay undefined.
+  std::vector<std::string> command{*compiler, "-shared", "-o", (staging / plan.library).string()};
+  for (const fs::path& object : *objects) command.push_back(object.string());
+  command.push_back("-lm");
+  fs::path log = staging / "link.log";
+  ProcessResult linked = runProcess(command, log, options.cancelled);
+  if (linked.cancelled) return fail(problem(kCancelled, directory));
+  if (linked.exitStatus != 0) {
+    std::string output = readText(log);
+    return fail(problem(*compiler + " could not link " + plan.library +
+                            (linked.exitStatus < 0 ? " (it did not run)"
+                                                   : " (exit status " + std::to_string(linked.exitStatus) + ")") +
+                            (output.empty() ? "" : ": " + output),
+                        library.string()));
+  }
+
+  if (progress.cancelled()) return fail(problem(kCancelled, directory));
+  progress(kParamsPercent, "Writing params.bin");
+  if (Status written = writeFile(staging / "params.bin", *packed); !written) return fail(written.error());
+  if (progress.cancelled()) return fail(problem(kCancelled, directory));
+  progress(kGraphPercent, "Writing graph.json");
+  if (Status written = writeFile(staging / "graph.json", runtime::writeGraphJson(plan)); !written)
+    return fail(written.error());
+  // The last point of no return: once files start moving, the export completes (or rolls back).
+  if (progress.cancelled()) return fail(problem(kCancelled, directory));
+
+  Status moved = moveIntoPlace(staging, root, {plan.library, "params.bin", "graph.json"});
+  removeStaging();
+  if (!moved) return moved;
+  progress(100, "Exported " + std::to_string(kernels.size()) + " kernels to " + directory);
+  return Status::success();
 }
 
 }  // namespace tessel

@@ -1,6 +1,7 @@
 // Exporting compiled kernels, an execution plan and weights as a directory the runtime alone can run.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +19,15 @@ struct ExportOptions {
   TargetInfo target = TargetInfo::host();
   /// The C compiler that links kernels.so; empty means $CC, else cc, gcc or clang on PATH.
   std::string compiler;
+  /// Asked on the exporting thread between kernels and between the steps after them; once it
+  /// returns true the export stops (killing the linker if it runs), removes what it wrote
+  /// and returns a Diagnostic saying it was cancelled. Empty: never cancelled.
+  std::function<bool()> cancelled;
+  /// Told what the export is doing: `percent` never decreases and ends at 100 on success.
+  /// One report per kernel compiled ("Compiling kernel 3 of 20: fused_conv2d_relu"), then
+  /// "Linking kernels.so", "Writing params.bin", "Writing graph.json". Called on the
+  /// exporting thread or on one of its code generation threads, never two at a time.
+  std::function<void(int percent, const std::string& what)> progress;
 };
 
 /// Writes `directory` (created if needed) in the format of runtime/GraphFormat.md:
@@ -31,10 +41,15 @@ struct ExportOptions {
 /// parameters, each of the parameter's element type and element count; every param
 /// matches its tensor's shape and type. The object file is emitted by the LLVM backend and
 /// linked by the system C compiler (`cc -shared`); the runtime's C backend API stays
-/// undefined in kernels.so and resolves from libtessel_runtime at load. graph.json and
-/// params.bin are written to a temporary file and renamed, so a reader never sees half a
-/// file. Failures (an inconsistent plan, no C compiler, a link error, an unwritable
-/// directory) are Diagnostics naming the file or entry.
+/// undefined in kernels.so and resolves from libtessel_runtime at load.
+///
+/// Nothing is lost on failure: the three files are written into a hidden staging directory
+/// inside `directory` and renamed into place only when all of them are complete (the files
+/// they replace are set aside and moved back if a rename fails), so a failed or cancelled
+/// export leaves a module already there as it was and a reader never sees half a file.
+/// Only a process killed during those last renames can leave old and new files mixed.
+/// Failures (an inconsistent plan, no C compiler, a link error, an unwritable directory)
+/// are Diagnostics naming the file or entry; a cancel is one saying the export was cancelled.
 Status exportModule(const std::string& directory, const std::vector<PrimFunc>& kernels, runtime::GraphPlan plan,
                     const std::map<std::string, runtime::NDArray>& params, const ExportOptions& options = {});
 

@@ -76,11 +76,16 @@ Status PassManager::checkOptions(const PassOptions& options) const {
   return Status::success();
 }
 
-Expected<std::vector<PassSnapshot>> PassManager::run(const Graph& graph, const PassOptions& options) const {
+Expected<std::vector<PassSnapshot>> PassManager::run(const Graph& graph, const PassOptions& options,
+                                                     const PassObserver& observer) const {
   if (Status s = checkOptions(options); !s) return s.error();
   std::vector<PassSnapshot> snapshots;
   Graph current = graph;
-  for (auto& pass : passes_) {
+  for (size_t index = 0; index < passes_.size(); ++index) {
+    const Pass& pass = passes_[index];
+    if (observer.cancelled && observer.cancelled())
+      return Diagnostic{"cancelled before pass " + pass.name, "passes", 0, 0, ""};
+    if (observer.starting) observer.starting(index, passes_.size(), pass.name);
     bool disabled = std::find(options.disabledPasses.begin(), options.disabledPasses.end(), pass.name) !=
                     options.disabledPasses.end();
     if (disabled || options.optLevel < pass.minOptLevel) {

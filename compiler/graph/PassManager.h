@@ -72,6 +72,16 @@ struct PassOptions {
   std::map<std::string, std::string> config;
 };
 
+/// What PassManager::run tells its caller while it works (the driver's progress and cancel).
+/// Both are called on the running thread; either may be empty.
+struct PassObserver {
+  /// Asked before each pass; true stops the run, which then returns a Diagnostic naming the
+  /// pass it stopped before.
+  std::function<bool()> cancelled;
+  /// Called before each pass (skipped ones included) with its position among the passes.
+  std::function<void(size_t index, size_t count, const std::string& passName)> starting;
+};
+
 class PassManager {
 public:
   explicit PassManager(std::vector<Pass> passes) : passes_(std::move(passes)) {}
@@ -87,8 +97,10 @@ public:
   Status checkOptions(const PassOptions& options) const;
 
   /// Runs every pass in order; returns one snapshot per pass (skipped ones included), the
-  /// last holding the final graph. Stops at the first pass that fails.
-  Expected<std::vector<PassSnapshot>> run(const Graph& graph, const PassOptions& options) const;
+  /// last holding the final graph. Stops at the first pass that fails, or before the first
+  /// pass when `observer.cancelled` says so.
+  Expected<std::vector<PassSnapshot>> run(const Graph& graph, const PassOptions& options,
+                                          const PassObserver& observer = {}) const;
 
 private:
   std::vector<Pass> passes_;

@@ -1,11 +1,15 @@
 // Background jobs and the model session: results arrive on the GUI thread, the latest
-// request wins, cancelled work never delivers, and a bad model reports its diagnostic.
+// request wins, cancelled work never delivers, a bad model reports its diagnostic, and a
+// compile shows its steps in the status bar and stops when cancelled.
 #include <QtTest>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
+#include "views/common/JobListModel.h"
 #include "views/common/JobRunner.h"
+#include "views/common/JobStatusWidget.h"
 #include "views/session/ModelSession.h"
 
 using namespace tessel;
@@ -129,6 +133,90 @@ private slots:
     QCOMPARE(session.compiledModel(), good);
     QCOMPARE(session.imported(), imported);
     QCOMPARE(session.modelPath(), example("tiny_resnet.onnx"));
+  }
+
+  void compileStepsReachTheJobList() {
+    ModelSession session;
+    JobListModel jobList;
+    jobList.watch(&session.jobs(), "Model");
+    JobStatusWidget statusBar(&jobList);
+    // What the status bar showed and the job list said, each time the compile's row changed.
+    QStringList shown, messages;
+    QList<int> percents;
+    auto record = [&] {
+      for (int row = 0; row < jobList.rowCount(); ++row) {
+        QModelIndex index = jobList.index(row);
+        if (index.data(JobListModel::ChannelRole).toString() != "compile") continue;
+        shown << statusBar.currentText();
+        messages << index.data(JobListModel::MessageRole).toString();
+        percents << index.data(JobListModel::PercentRole).toInt();
+      }
+    };
+    connect(&jobList, &QAbstractItemModel::dataChanged, this, record);
+    std::atomic<int> heardByCaller{0};
+    driver::CompileOptions options;
+    options.progress = [&](int, const std::string&) { ++heardByCaller; };
+    QSignalSpy compiled(&session, &ModelSession::compiled);
+    session.open(example("tiny_resnet.onnx"), {}, options);
+    QVERIFY(compiled.wait(60000));
+
+    QVERIFY2(shown.contains("Compiling tiny_resnet.onnx - FuseOps"), qPrintable(shown.join("\n")));
+    for (const std::string& pass : driver::standardPasses().passNames())
+      QVERIFY2(messages.contains(QString::fromStdString(pass)), qPrintable(messages.join("\n")));
+    QVERIFY(messages.first() == "Importing");
+    QVERIFY(std::any_of(messages.begin(), messages.end(), [](const QString& m) { return m.startsWith("Lowering"); }));
+    QVERIFY(std::is_sorted(percents.begin(), percents.end()));
+    QCOMPARE(percents.last(), 100);
+    // The caller's own callback heard the compile too, and the session keeps no callback.
+    QVERIFY(heardByCaller > 0);
+    QVERIFY(!session.compileOptions().progress && !session.compileOptions().cancelled);
+  }
+
+  void cancelMidCompileStopsTheWorkerAndKeepsThePreviousModel() {
+    ModelSession session;
+    QSignalSpy compiled(&session, &ModelSession::compiled);
+    QSignalSpy failed(&session, &ModelSession::failed);
+    session.open(example("tiny_resnet.onnx"));
+    QVERIFY(compiled.wait(60000));
+    auto previous = session.compiledModel();
+
+    // Recompile with other options; the compile waits inside FoldConstant's progress report
+    // until the session has been cancelled, so the cancel lands mid-compile every time.
+    std::atomic<bool> inFoldConstant{false}, cancelIssued{false};
+    std::mutex mutex;
+    QStringList steps;
+    auto release = qScopeGuard([&] { cancelIssued = true; });
+    driver::CompileOptions options = session.compileOptions();
+    options.passes.optLevel = 1;
+    options.progress = [&](int, const std::string& what) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        steps << QString::fromStdString(what);
+      }
+      if (what != "FoldConstant") return;
+      inFoldConstant = true;
+      while (!cancelIssued) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    QSignalSpy finished(&session.jobs(), &JobRunner::jobFinished);
+    session.recompile(options);
+    QTRY_VERIFY(inFoldConstant.load());
+    session.cancel();
+    cancelIssued = true;
+    QVERIFY(!session.isBusy());
+    QTRY_COMPARE(session.jobs().activeJobCount(), 0);
+
+    // The worker ran FoldConstant and stopped before the next pass: no lowering, no result.
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      QCOMPARE(steps.last(), QString("FoldConstant"));
+    }
+    QCoreApplication::processEvents();
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(finished.at(0).at(1).toBool(), true);
+    QCOMPARE(compiled.count(), 1);
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(session.compiledModel(), previous);
+    QCOMPARE(session.compileOptions().passes.optLevel, 3);
   }
 };
 

@@ -1,11 +1,22 @@
 // ModelSession: import + compile on a worker, results handed to the GUI thread as values.
 #include "views/session/ModelSession.h"
 
+#include <QFileInfo>
+
 namespace tessel::views {
 
 namespace {
 const QString kCompileChannel = QStringLiteral("compile");
+/// The share of the progress bar an import takes when the job starts with one.
+constexpr int kImportShare = 10;
+
+/// `options` as the session remembers them: without the callbacks of one compile.
+driver::CompileOptions withoutCallbacks(driver::CompileOptions options) {
+  options.cancelled = nullptr;
+  options.progress = nullptr;
+  return options;
 }
+}  // namespace
 
 // What one compile was asked to do; it becomes the session's state only if it succeeds.
 struct ModelSession::Request {
@@ -40,14 +51,15 @@ void ModelSession::startCompile(Request request) {
   emit compileStarted(request.path);
   auto shared = std::make_shared<const Request>(std::move(request));
   jobs_.start<Result>(
-      kCompileChannel, tr("Compiling %1").arg(shared->path),
+      kCompileChannel, tr("Compiling %1").arg(QFileInfo(shared->path).fileName()),
       [shared](JobContext& job) {
         const Request& request = *shared;
         Result result;
         result.imported = request.imported;
+        int compileStart = result.imported ? 0 : kImportShare;
         try {
           if (!result.imported) {
-            job.reportProgress(5, QObject::tr("Importing"));
+            job.reportProgress(0, QObject::tr("Importing"));
             auto graph = driver::loadModel(request.path.toStdString(), request.load);
             if (!graph) {
               result.error = QString::fromStdString(graph.error().toString());
@@ -55,18 +67,26 @@ void ModelSession::startCompile(Request request) {
             }
             result.imported = std::make_shared<const graph::Graph>(std::move(*graph));
           }
-          if (job.cancelled()) return result;
-          job.reportProgress(30, QObject::tr("Optimizing and lowering"));
-          auto model = driver::compileGraph(*result.imported, request.compile);
-          if (!model)
-            result.error = QString::fromStdString(model.error().toString());
-          else
+          // The compiler asks between passes and kernels, so a cancel stops the worker within
+          // one of them; the caller's own callbacks, if any, still hear everything.
+          driver::CompileOptions compile = request.compile;
+          compile.cancelled = [&job, theirs = request.compile.cancelled] {
+            return job.cancelled() || (theirs && theirs());
+          };
+          compile.progress = [&job, compileStart, theirs = request.compile.progress](int percent,
+                                                                                     const std::string& what) {
+            if (theirs) theirs(percent, what);
+            job.reportProgress(compileStart + percent * (100 - compileStart) / 100, QString::fromStdString(what));
+          };
+          auto model = driver::compileGraph(*result.imported, compile);
+          if (model)
             result.compiled = std::make_shared<const driver::CompiledModel>(std::move(*model));
+          else if (!driver::isCancellation(model.error()))
+            result.error = QString::fromStdString(model.error().toString());
         } catch (const std::exception& error) {
           // An internal compiler error must not take the Studio down with it.
           result.error = QObject::tr("internal compiler error (please report): %1").arg(error.what());
         }
-        job.reportProgress(100);
         return result;
       },
       [this, shared](Result result) {
@@ -74,9 +94,10 @@ void ModelSession::startCompile(Request request) {
           emit failed(result.error, shared->path);
           return;
         }
+        if (!result.compiled) return;  // Cancelled by the caller's own callback.
         modelPath_ = shared->path;
         load_ = shared->load;
-        compile_ = shared->compile;
+        compile_ = withoutCallbacks(shared->compile);
         imported_ = result.imported;
         compiled_ = result.compiled;
         emit compiled();

@@ -24,11 +24,15 @@ public:
   /// Imports and compiles `path` in the background (cancelling any compile in flight).
   /// compiled() or failed() follows. Until compiled(), everything below still describes the
   /// previous model, and after failed() it still does: a file that does not open never takes
-  /// the open model away.
+  /// the open model away. The job (channel "compile", titled "Compiling <file name>")
+  /// reports the compiler's steps as progress. `compile`'s own progress and cancelled
+  /// callbacks, if set, are called too (on the worker), for this compile only: compileOptions()
+  /// keeps none.
   void open(const QString& path, const driver::LoadOptions& load = {}, const driver::CompileOptions& compile = {});
   /// Compiles the open model again with other options (pass options from the timeline).
   void recompile(const driver::CompileOptions& compile);
-  /// Stops the compile in flight; the previous result stays.
+  /// Stops the compile in flight: the worker returns within one pass or one kernel, and the
+  /// previous result stays.
   void cancel();
   bool isBusy() const;
 

@@ -1,12 +1,16 @@
 // The Measure panel: its history table passes the model tester, a measured matmul appears in
 // the table and the plot, the change against the previous schedule is named, and a bad
-// schedule shows its line.
+// schedule shows its line. Measurements run in a child process (bin/tessel, through
+// TESSEL_CLI): a model's task is found by name, a crashing child is a failed measurement
+// naming the signal and the panel keeps working, and Cancel ends the child at once.
 #include <QAbstractItemModelTester>
+#include <QElapsedTimer>
 #include <QJsonObject>
 #include <QLabel>
 #include <QTableView>
 #include <QtTest>
 
+#include "compiler/driver/ScheduleTask.h"
 #include "compiler/ops/Matmul.h"
 #include "views/schedule/MeasureHistory.h"
 #include "views/schedule/MeasureHistoryModel.h"
@@ -20,7 +24,7 @@ namespace {
 
 driver::Measurement measurementOf(double medianMs) {
   driver::Measurement m;
-  m.kernelName = "k";
+  m.kernelName = std::string("k");
   m.medianMilliseconds = medianMs;
   m.minMilliseconds = medianMs * 0.9;
   m.samples = 10;
@@ -39,6 +43,21 @@ driver::MeasureOptions quickOptions() {
   return options;
 }
 
+const QByteArray kTessel = TESSEL_BINARY_DIR "/bin/tessel";
+const QString kExampleModel = QStringLiteral(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+
+// The child builds the same matmul the panel is told about.
+driver::OperatorSource matmulSource(int size) {
+  std::string n = std::to_string(size);
+  return {"matmul", {{"m", n}, {"n", n}, {"k", n}}};
+}
+
+// A panel measuring a size x size x size matmul named "matmul_<size>".
+void showMatmul(MeasurePanel& panel, int size) {
+  panel.setOperatorSource(matmulSource(size));
+  panel.setTask(QStringLiteral("matmul_%1").arg(size), matmul(size, size, size));
+}
+
 void saveScreenshot(QWidget& widget, const char* name) {
   widget.grab().save(QStringLiteral(TESSEL_BINARY_DIR "/") + name);
 }
@@ -48,6 +67,11 @@ void saveScreenshot(QWidget& widget, const char* name) {
 class TestScheduleMeasure : public QObject {
   Q_OBJECT
 private slots:
+  void initTestCase() {
+    QVERIFY2(QFileInfo(QString(kTessel)).isExecutable(), kTessel + " is not built");
+    qputenv("TESSEL_CLI", kTessel);
+  }
+
   void historyModelPassesTheModelTester() {
     MeasureHistory history;
     MeasureHistoryModel model;
@@ -133,6 +157,7 @@ private slots:
     QSignalSpy measured(&panel, &MeasurePanel::measured);
     QSignalSpy measuring(&panel, &MeasurePanel::measuringChanged);
     Workload workload = matmul(48, 48, 48);
+    panel.setOperatorSource(matmulSource(48));
     panel.setTask("matmul_48", workload);
     panel.setTraceText("");
     panel.measure();
@@ -170,7 +195,7 @@ private slots:
     MeasurePanel panel;
     panel.setMeasureOptions(quickOptions());
     QSignalSpy failed(&panel, &MeasurePanel::measureFailed);
-    panel.setTask("matmul_16", matmul(16, 16, 16));
+    showMatmul(panel, 16);
     panel.setTraceText("vectorize(C, j)\nunroll(C, nosuchaxis)\n");
     panel.measure();
     QVERIFY(failed.wait(60000));
@@ -186,7 +211,7 @@ private slots:
     slow.maxRepeats = 100000000;  // otherwise the sample cap ends a tiny kernel's run in a blink
     panel.setMeasureOptions(slow);
     QSignalSpy measured(&panel, &MeasurePanel::measured);
-    panel.setTask("matmul_32", matmul(32, 32, 32));
+    showMatmul(panel, 32);
     panel.measure();
     QVERIFY(panel.isMeasuring());
     QTest::qWait(200);
@@ -195,6 +220,94 @@ private slots:
     panel.jobRunner()->waitForAll();
     QCoreApplication::processEvents();
     QCOMPARE(measured.count(), 0);
+    QCOMPARE(panel.historyModel()->rowCount(), 0);
+  }
+
+  void aModelsTaskIsMeasuredByItsKernelName() {
+    auto graph = driver::loadModel(kExampleModel.toStdString());
+    QVERIFY(graph);
+    driver::CompileOptions compile;
+    compile.passes.optLevel = 2;
+    auto model = driver::compileGraph(*graph, compile);
+    QVERIFY(model);
+    auto tasks = driver::extractTasks(*model);
+    QVERIFY(tasks && !tasks->empty());
+    const driver::ScheduleTask& task = tasks->back();
+    MeasurePanel panel;
+    panel.setMeasureOptions(quickOptions());
+    QSignalSpy measured(&panel, &MeasurePanel::measured);
+    QSignalSpy failed(&panel, &MeasurePanel::measureFailed);
+    QString name = QString::fromStdString(task.name);
+    panel.setTask(name, task.workload, task.flops);
+    panel.setTraceText(QString::fromStdString(task.defaultTraceText()));
+    // Without knowing the model the panel cannot build the task, and says so.
+    panel.measure();
+    QCOMPARE(failed.count(), 1);
+    QVERIFY2(failed.at(0).at(1).toString().contains("which model"), qPrintable(failed.at(0).at(1).toString()));
+
+    panel.setModelSource(kExampleModel, {}, compile);
+    panel.measure();
+    QVERIFY2(measured.wait(60000), qPrintable(failed.count() > 1 ? failed.last().at(1).toString() : "no result"));
+    const driver::Measurement& result = panel.history()->variants(name).back().measurement;
+    QCOMPARE(QString::fromStdString(result.kernelName), name);
+    QCOMPARE(result.flops, task.flops);
+    QVERIFY(result.gflops > 0);
+  }
+
+  void aCrashingChildIsAFailedMeasurementAndThePanelKeepsWorking() {
+    // A stand-in for tessel that dies the way a kernel with a wild store would.
+    QTemporaryDir directory;
+    QString crashing = directory.filePath("tessel");
+    QFile script(crashing);
+    QVERIFY(script.open(QIODevice::WriteOnly));
+    script.write("#!/bin/sh\necho 'timing the kernel' >&2\nkill -SEGV $$\n");
+    script.close();
+    script.setPermissions(script.permissions() | QFileDevice::ExeOwner);
+
+    MeasurePanel panel;
+    panel.setMeasureOptions(quickOptions());
+    QSignalSpy measured(&panel, &MeasurePanel::measured);
+    QSignalSpy failed(&panel, &MeasurePanel::measureFailed);
+    showMatmul(panel, 24);
+    qputenv("TESSEL_CLI", crashing.toUtf8());
+    panel.measure();
+    bool reported = failed.wait(60000);
+    qputenv("TESSEL_CLI", kTessel);
+    QVERIFY(reported);
+    QString message = failed.at(0).at(1).toString();
+    QVERIFY2(message.contains("crashed") && message.contains("SIGSEGV") && message.contains("matmul_24"),
+             qPrintable(message));
+    QVERIFY(!panel.isMeasuring());
+    QCOMPARE(panel.historyModel()->rowCount(), 0);
+
+    // The next measurement (with the real tool) works as if nothing happened.
+    panel.measure();
+    QVERIFY2(measured.wait(60000), qPrintable(failed.last().at(1).toString()));
+    QCOMPARE(failed.count(), 1);
+    QCOMPARE(panel.historyModel()->rowCount(), 1);
+  }
+
+  void cancelEndsTheChildAtOnce() {
+    MeasurePanel panel;
+    driver::MeasureOptions endless;
+    endless.minSeconds = 600;
+    endless.maxRepeats = 1000000000;
+    panel.setMeasureOptions(endless);
+    showMatmul(panel, 32);
+    QSignalSpy progress(panel.jobRunner(), &JobRunner::jobProgress);
+    panel.measure();
+    // Wait until the child is timing (it reports percentages only then).
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::any_of(progress.begin(), progress.end(), [](const QList<QVariant>& report) { return report.at(1).toInt() >= 0; }),
+        60000);
+    QElapsedTimer sinceCancel;
+    sinceCancel.start();
+    panel.cancel();
+    // The job returns only once its child is gone: with ten minutes of sampling asked for, it
+    // ends now only because Cancel killed it (the bound leaves room for a loaded machine).
+    panel.jobRunner()->waitForAll();
+    QVERIFY2(sinceCancel.elapsed() < 3000, qPrintable(QString::number(sinceCancel.elapsed()) + " ms"));
+    QVERIFY(!panel.isMeasuring());
     QCOMPARE(panel.historyModel()->rowCount(), 0);
   }
 };

@@ -228,6 +228,26 @@ void MeasurePanel::setTask(const QString& name, const Workload& workload, double
   refreshForTask();
 }
 
+void MeasurePanel::setModelSource(const QString& modelPath, const driver::LoadOptions& load,
+                                  const driver::CompileOptions& compile) {
+  operatorSource_.reset();
+  modelSource_.reset();
+  if (modelPath.isEmpty()) return;
+  driver::ModelTaskSource source;
+  source.modelPath = modelPath.toStdString();
+  source.load = load;
+  // Only the pass options matter to the child; the compile's callbacks belong to this process.
+  source.compile.passes = compile.passes;
+  source.compile.schedule = compile.schedule;
+  source.compile.target = compile.target;
+  modelSource_ = std::move(source);
+}
+
+void MeasurePanel::setOperatorSource(const driver::OperatorSource& source) {
+  modelSource_.reset();
+  operatorSource_ = source;
+}
+
 void MeasurePanel::setTrace(const Trace& trace) { setTraceText(QString::fromStdString(printTraceText(trace))); }
 
 void MeasurePanel::setTraceText(const QString& text) { traceText_ = text; }
@@ -241,30 +261,49 @@ void MeasurePanel::measure() {
   if (!jobs_) setJobRunner(ownJobs_);
   error_->setVisible(false);
   QString task = task_;
-  Workload workload = workload_;
-  std::string text = traceText_.toStdString();
-  driver::MeasureOptions options = options_;
+  if (!hasSource()) {
+    QString message = tr("%1: error: cannot measure: the Measure panel was not told which model the task comes "
+                         "from (a compiled model must be open)")
+                          .arg(task);
+    showError(message);
+    emit measureFailed(task, message);
+    return;
+  }
+  driver::IsolatedMeasureRequest request;
+  if (modelSource_) {
+    driver::ModelTaskSource source = *modelSource_;
+    source.taskName = task.toStdString();
+    request.source = std::move(source);
+  } else {
+    request.source = *operatorSource_;
+  }
+  request.kernelName = task.toStdString();
+  // The editor's text as typed, so a schedule error's line and column are the editor's.
+  request.scheduleText = traceText_.toStdString();
+  request.options = options_;
   QPointer<MeasurePanel> self(this);
   QPointer<MeasureHistory> history(history_);
   jobs_->start<MeasureOutcome>(
       channel(), tr("Measuring %1").arg(task),
-      [workload, text, options](JobContext& job) mutable {
+      [request](JobContext& job) mutable {
         MeasureOutcome outcome;
-        auto trace = parseTraceText(text);
+        // A text that does not parse needs no process to say so.
+        auto trace = parseTraceText(*request.scheduleText);
         if (!trace) {
           outcome.error = QString::fromStdString(trace.error().toString());
           return outcome;
         }
         outcome.traceText = QString::fromStdString(printTraceText(*trace));
-        options.cancelled = [&job] { return job.cancelled(); };
+        // Polled by the child's runner every few tens of ms: Cancel kills the child at once.
+        request.options.cancelled = [&job] { return job.cancelled(); };
         // One report per percent: a fast kernel takes thousands of samples.
-        options.progress = [&job, last = -1](int percent) mutable {
+        request.options.progress = [&job, last = -1](int percent) mutable {
           if (percent == last) return;
           last = percent;
           job.reportProgress(percent, QObject::tr("timing"));
         };
         job.reportProgress(-1, QObject::tr("building"));
-        auto measured = driver::measureKernel(workload, *trace, options);
+        auto measured = driver::measureIsolated(request);
         if (measured)
           outcome.measurement = *measured;
         else

@@ -1,10 +1,14 @@
 // The schedule editor's Measure panel: runs the task's operator under the current schedule in
-// the background and shows latency, GFLOP/s and share of peak, with a history plot and table.
+// a child process (`tessel measure`, so a crashing kernel cannot take the Studio down) and
+// shows latency, GFLOP/s and share of peak, with a history plot and table.
 #pragma once
 
 #include <QPointer>
 #include <QWidget>
 
+#include <optional>
+
+#include "compiler/driver/IsolatedMeasure.h"
 #include "compiler/driver/MeasureKernel.h"
 #include "compiler/ops/Workload.h"
 #include "compiler/schedule/Primitive.h"
@@ -23,15 +27,21 @@ class MeasurePlot;
 
 /// Measures one task at a time. Typical use by the schedule editor:
 ///
+///   panel->setModelSource(session.modelPath(), session.loadOptions(), session.compileOptions());
 ///   panel->setTask(task.name, task.workload, task.flops);   // when a task is opened
 ///   panel->setTraceText(editor->toPlainText());             // on every (debounced) edit
 ///   // the user presses Measure (or F5 through the window's action calling measure())
 ///
-/// Measuring runs on the job channel "measure:<task>" of the panel's JobRunner (setJobRunner
-/// to share the window's, so the status bar shows its progress and Cancel); a new Measure of
-/// the same task replaces one in flight. Results land in the MeasureHistory (setHistory to
-/// share one across panels and store it with the project), keyed by task name, so switching
-/// tasks and back shows each task's own variants.
+/// The measurement runs in a child process, `tessel measure` (found by
+/// driver::findTesselExecutable: TESSEL_CLI, else beside the running executable, else PATH),
+/// which compiles the model source the same way and times the task by name; a bare operator
+/// (teaching, tests) is named with setOperatorSource instead. A kernel that crashes shows up
+/// as a failed measurement naming the signal; the panel keeps working. Measuring runs on the
+/// job channel "measure:<task>" of the panel's JobRunner (setJobRunner to share the window's,
+/// so the status bar shows its progress and Cancel, which kills the child at once); a new
+/// Measure of the same task replaces one in flight. Results land in the MeasureHistory
+/// (setHistory to share one across panels and store it with the project), keyed by task name,
+/// so switching tasks and back shows each task's own variants.
 class MeasurePanel : public QWidget {
   Q_OBJECT
 
@@ -47,6 +57,16 @@ public:
   MeasureHistory* history() const { return history_; }
   /// How long and how carefully to time (shorter in tests); the callbacks are the panel's.
   void setMeasureOptions(const driver::MeasureOptions& options) { options_ = options; }
+
+  /// Where the tasks come from: the model file and the options it was imported and compiled
+  /// with (the child compiles it again and finds the task by its kernel name). An empty path
+  /// forgets the source.
+  void setModelSource(const QString& modelPath, const driver::LoadOptions& load, const driver::CompileOptions& compile);
+  /// The task is a bare operator `tessel bench` knows ({"matmul", {{"m", "64"}, ...}}), not a
+  /// model's kernel; replaces any model source until setModelSource.
+  void setOperatorSource(const driver::OperatorSource& source);
+  /// Whether a measurement knows what to build (a model source or an operator).
+  bool hasSource() const { return modelSource_ || operatorSource_; }
 
   /// The task to measure: its name (ScheduleTask::name; the history key), its tensors, and
   /// its floating-point operations per call (negative: workload.flops).
@@ -98,6 +118,8 @@ private:
   QPointer<MeasureHistory> history_;
   MeasureHistory* ownHistory_ = nullptr;
   driver::MeasureOptions options_;
+  std::optional<driver::ModelTaskSource> modelSource_;  // taskName is filled in when measuring
+  std::optional<driver::OperatorSource> operatorSource_;
 
   QString task_;
   Workload workload_;

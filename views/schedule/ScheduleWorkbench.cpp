@@ -271,6 +271,11 @@ void ScheduleWorkbench::setModel(std::shared_ptr<const driver::CompiledModel> mo
       });
 }
 
+void ScheduleWorkbench::setModelSource(const QString& modelPath, const driver::LoadOptions& load,
+                                       const driver::CompileOptions& compile) {
+  measure_->setModelSource(modelPath, load, compile);
+}
+
 void ScheduleWorkbench::setTasks(std::vector<driver::ScheduleTask> tasks) {
   // Lowerings still running belong to the old tasks: their results are dropped on arrival.
   ++modelGeneration_;

@@ -32,6 +32,7 @@ class TaskListModel;
 
 /// Usage from the window:
 ///   auto* workbench = new ScheduleWorkbench(parent);
+///   workbench->setModelSource(session->modelPath(), session->loadOptions(), session->compileOptions());
 ///   workbench->setModel(session->compiledModel());            // tasks extracted in the background
 ///   connect(workbench, &ScheduleWorkbench::scheduleEdited, project, &Project::saveScheduleEdit);
 ///   workbench->setScheduleText(task, savedText);               // edits loaded from a project
@@ -55,6 +56,10 @@ public:
   /// follows. Text of tasks whose workload is unchanged (same name and workload) is kept.
   void setModel(std::shared_ptr<const driver::CompiledModel> model,
                 const ScheduleTarget& target = ScheduleTarget::host());
+  /// Where the model of setModel came from: its file and the options it was imported and
+  /// compiled with. Measuring needs it: the Measure tool times a task in a child process that
+  /// compiles the same file with the same options (see MeasurePanel::setModelSource).
+  void setModelSource(const QString& modelPath, const driver::LoadOptions& load, const driver::CompileOptions& compile);
   /// Shows `tasks` at once (what setModel does when its worker is done).
   void setTasks(std::vector<driver::ScheduleTask> tasks);
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -38,12 +39,15 @@ public:
   bool open() const { return fd_ >= 0; }
   int fd() const { return fd_; }
 
-  // Reads until the pipe is empty for now; closes it at end of file.
-  void readAvailable() {
+  // Reads until the pipe is empty for now (or `limit` bytes were read); closes it at end of
+  // file.
+  void readAvailable(size_t limit = SIZE_MAX) {
     char buffer[1 << 16];
-    while (fd_ >= 0) {
+    size_t read = 0;
+    while (fd_ >= 0 && read < limit) {
       ssize_t count = ::read(fd_, buffer, sizeof buffer);
       if (count > 0) {
+        read += size_t(count);
         all_->append(buffer, size_t(count));
         passCompleteLines();
       } else if (count == 0) {
@@ -272,8 +276,9 @@ Expected<ChildProcessResult> runChildProcess(const std::string& executable, cons
       }
     int ready = ::poll(count ? watched : nullptr, count, waitMilliseconds);
     if (ready < 0 && errno != EINTR) ::usleep(1000);  // cannot happen with valid fds; never spin
+    // A bounded read, so a child that never stops writing still gets its cancel and timeout.
     for (nfds_t i = 0; ready > 0 && i < count; ++i)
-      if (watched[i].revents != 0) pipes[i]->readAvailable();
+      if (watched[i].revents != 0) pipes[i]->readAvailable(size_t(1) << 20);
 
     if (child.tryReap()) break;
     if (options.cancelled && options.cancelled()) {
@@ -287,10 +292,12 @@ Expected<ChildProcessResult> runChildProcess(const std::string& executable, cons
     child.waitBlocking();
   }
 
-  // The child is gone, so everything it wrote is in the pipes now. A grandchild still holding
-  // them open is not waited for.
-  out.readAvailable();
-  err.readAvailable();
+  // The child is gone, so everything it wrote is in the pipes now (at most a pipe's capacity,
+  // far below the limit). A grandchild still holding them open is not waited for, nor read
+  // from for ever should it keep writing.
+  constexpr size_t kFinalReadLimit = size_t(64) << 20;
+  out.readAvailable(kFinalReadLimit);
+  err.readAvailable(kFinalReadLimit);
   out.finish();
   err.finish();
 

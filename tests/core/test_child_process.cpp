@@ -130,6 +130,18 @@ private slots:
     QVERIFY(!hasChildren());
   }
 
+  void aChildThatNeverStopsWritingStillTimesOut() {
+    ChildProcessOptions options;
+    options.timeoutSeconds = 0.3;
+    size_t lines = 0;
+    options.onStdoutLine = [&](std::string_view) { ++lines; };
+    ChildProcessResult result = runShell("while true; do echo more; done", options);
+    QVERIFY(result.timedOut);
+    QVERIFY2(result.seconds < kPromptSeconds, std::to_string(result.seconds).c_str());
+    QVERIFY(lines > 0);
+    QVERIFY(!hasChildren());
+  }
+
   void megabytesOnBothPipesDoNotDeadlock() {
     // Several MB on stderr first, then on stdout: a reader that waited for stdout alone would
     // leave the child blocked on a full stderr pipe forever (the timeout ends the test then).

@@ -16,6 +16,7 @@
 #include "views/schedule/MeasureHistoryModel.h"
 #include "views/schedule/MeasurePanel.h"
 #include "views/schedule/MeasurePlot.h"
+#include "views/schedule/ScheduleWorkbench.h"
 
 using namespace tessel;
 using namespace tessel::views;
@@ -252,6 +253,33 @@ private slots:
     QCOMPARE(QString::fromStdString(result.kernelName), name);
     QCOMPARE(result.flops, task.flops);
     QVERIFY(result.gflops > 0);
+  }
+
+  // The window hands the workbench the session's model file and options; its Measure tab
+  // then times the open task, compiled in the child under the same options.
+  void theWorkbenchMeasuresItsOpenTaskFromTheModelSource() {
+    auto graph = driver::loadModel(kExampleModel.toStdString());
+    QVERIFY(graph);
+    driver::CompileOptions compile;
+    compile.passes.disabledPasses = {"AlterLayout"};
+    auto model = driver::compileGraph(*graph, compile);
+    QVERIFY(model);
+    ScheduleWorkbench workbench;
+    QSignalSpy ready(&workbench, &ScheduleWorkbench::tasksReady);
+    workbench.setModelSource(kExampleModel, {}, compile);
+    workbench.setModel(std::make_shared<const driver::CompiledModel>(std::move(*model)));
+    QVERIFY(ready.wait(60000));
+    QVERIFY(!workbench.taskNames().isEmpty());
+    QString task = workbench.taskNames().first();
+    QVERIFY(workbench.openTask(task));
+    MeasurePanel* panel = workbench.measurePanel();
+    panel->setMeasureOptions(quickOptions());
+    QSignalSpy measured(panel, &MeasurePanel::measured);
+    QSignalSpy failed(panel, &MeasurePanel::measureFailed);
+    panel->measure();
+    QVERIFY2(measured.wait(60000), qPrintable(failed.isEmpty() ? "no result" : failed.last().at(1).toString()));
+    QCOMPARE(measured.at(0).at(0).toString(), task);
+    QCOMPARE(QString::fromStdString(panel->history()->variants(task).back().measurement.kernelName), task);
   }
 
   void aCrashingChildIsAFailedMeasurementAndThePanelKeepsWorking() {

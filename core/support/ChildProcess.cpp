@@ -26,12 +26,12 @@ using Clock = std::chrono::steady_clock;
 
 std::string errorText(int error) { return std::strerror(error); }
 
-// One output pipe of the child, read without blocking: keeps everything and hands complete
-// lines to the caller's callback as they arrive.
+// One output pipe of the child, read without blocking: keeps the last `keepBytes` of it and
+// hands complete lines to the caller's callback as they arrive.
 class OutputPipe {
 public:
-  OutputPipe(int fd, std::string* all, const std::function<void(std::string_view)>* onLine)
-      : fd_(fd), all_(all), onLine_(onLine) {}
+  OutputPipe(int fd, size_t keepBytes, const std::function<void(std::string_view)>* onLine)
+      : fd_(fd), keepBytes_(keepBytes), onLine_(onLine) {}
   ~OutputPipe() { close(); }
   OutputPipe(const OutputPipe&) = delete;
   OutputPipe& operator=(const OutputPipe&) = delete;
@@ -48,8 +48,7 @@ public:
       ssize_t count = ::read(fd_, buffer, sizeof buffer);
       if (count > 0) {
         read += size_t(count);
-        all_->append(buffer, size_t(count));
-        passCompleteLines();
+        append(std::string_view(buffer, size_t(count)));
       } else if (count == 0) {
         close();
       } else if (errno == EINTR) {
@@ -62,24 +61,52 @@ public:
     }
   }
 
-  // The child is gone: a last line without a newline still counts.
-  void finish() {
+  // The child is gone: a last line without a newline still counts. Hands over what was kept
+  // and how much was left out before it.
+  void finish(std::string* kept, size_t* dropped) {
     close();
-    if (lineStart_ < all_->size() && *onLine_) (*onLine_)(std::string_view(*all_).substr(lineStart_));
-    lineStart_ = all_->size();
+    if (!partialLine_.empty() && *onLine_) (*onLine_)(partialLine_);
+    partialLine_.clear();
+    trimTo(keepBytes_);
+    *kept = std::move(kept_);
+    *dropped = dropped_;
   }
 
 private:
-  void passCompleteLines() {
-    if (!*onLine_) {
-      lineStart_ = all_->size();
-      return;
-    }
+  // Longer "lines" reach the callback in pieces rather than being held without bound.
+  static constexpr size_t kLongestLine = size_t(1) << 20;
+
+  void append(std::string_view chunk) {
+    if (*onLine_) passLines(chunk);
+    kept_.append(chunk);
+    // Trimmed only once twice the limit is held, so dropping the front stays cheap.
+    if (kept_.size() > 2 * keepBytes_) trimTo(keepBytes_);
+  }
+
+  void passLines(std::string_view chunk) {
     size_t newline;
-    while ((newline = all_->find('\n', lineStart_)) != std::string::npos) {
-      (*onLine_)(std::string_view(*all_).substr(lineStart_, newline - lineStart_));
-      lineStart_ = newline + 1;
+    while ((newline = chunk.find('\n')) != std::string_view::npos) {
+      if (partialLine_.empty()) {
+        (*onLine_)(chunk.substr(0, newline));
+      } else {
+        partialLine_.append(chunk.substr(0, newline));
+        (*onLine_)(partialLine_);
+        partialLine_.clear();
+      }
+      chunk.remove_prefix(newline + 1);
     }
+    partialLine_.append(chunk);
+    if (partialLine_.size() > kLongestLine) {
+      (*onLine_)(partialLine_);
+      partialLine_.clear();
+    }
+  }
+
+  void trimTo(size_t bytes) {
+    if (kept_.size() <= bytes) return;
+    size_t cut = kept_.size() - bytes;
+    kept_.erase(0, cut);
+    dropped_ += cut;
   }
 
   void close() {
@@ -88,9 +115,11 @@ private:
   }
 
   int fd_;
-  std::string* all_;
+  size_t keepBytes_;
   const std::function<void(std::string_view)>* onLine_;
-  size_t lineStart_ = 0;
+  std::string kept_;
+  size_t dropped_ = 0;
+  std::string partialLine_;
 };
 
 // Kills and reaps the child if runChildProcess leaves early (a callback threw), so no
@@ -248,8 +277,8 @@ Expected<ChildProcessResult> runChildProcess(const std::string& executable, cons
 
   ChildProcessResult result;
   ChildGuard child(pid);
-  OutputPipe out(outPipe[0], &result.standardOutput, &options.onStdoutLine);
-  OutputPipe err(errPipe[0], &result.standardError, &options.onStderrLine);
+  OutputPipe out(outPipe[0], options.keepOutputBytes, &options.onStdoutLine);
+  OutputPipe err(errPipe[0], options.keepOutputBytes, &options.onStderrLine);
   ::fcntl(out.fd(), F_SETFL, ::fcntl(out.fd(), F_GETFL) | O_NONBLOCK);
   ::fcntl(err.fd(), F_SETFL, ::fcntl(err.fd(), F_GETFL) | O_NONBLOCK);
 
@@ -298,8 +327,8 @@ Expected<ChildProcessResult> runChildProcess(const std::string& executable, cons
   constexpr size_t kFinalReadLimit = size_t(64) << 20;
   out.readAvailable(kFinalReadLimit);
   err.readAvailable(kFinalReadLimit);
-  out.finish();
-  err.finish();
+  out.finish(&result.standardOutput, &result.standardOutputDropped);
+  err.finish(&result.standardError, &result.standardErrorDropped);
 
   int status = child.status();
   if (WIFEXITED(status)) {

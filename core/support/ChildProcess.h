@@ -32,6 +32,10 @@ struct ChildProcessOptions {
   std::map<std::string, std::string> environment;
   /// The child's working directory; empty: the caller's.
   std::string workingDirectory;
+  /// Each of stdout and stderr keeps its last this many bytes in the result (the end is where
+  /// a crash's last words are); every line still reaches the callbacks. Bounds the memory a
+  /// child that writes without end can take.
+  size_t keepOutputBytes = size_t(64) << 20;
 };
 
 /// How a child process ended and what it wrote.
@@ -45,9 +49,12 @@ struct ChildProcessResult {
   std::string signalName;
   bool timedOut = false;
   bool cancelled = false;
-  /// Everything it wrote, in full.
+  /// What it wrote: all of it, or its last ChildProcessOptions::keepOutputBytes bytes when it
+  /// wrote more; the Dropped counts say how many bytes before them were left out.
   std::string standardOutput;
   std::string standardError;
+  size_t standardOutputDropped = 0;
+  size_t standardErrorDropped = 0;
   double seconds = 0;  ///< Wall-clock time from start to end.
 
   /// Exited on its own with code 0.

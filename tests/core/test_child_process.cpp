@@ -48,6 +48,7 @@ private slots:
     QCOMPARE(result.signal, 0);
     QCOMPARE(result.standardOutput, std::string("one\ntwo\ntail"));
     QCOMPARE(result.standardError, std::string("problem\n"));
+    QCOMPARE(result.standardOutputDropped, size_t(0));
     QCOMPARE(outLines, (std::vector<std::string>{"one", "two", "tail"}));
     QCOMPARE(errLines, (std::vector<std::string>{"problem"}));
     QCOMPARE(result.describeEnd(), std::string("exited with code 3"));
@@ -162,6 +163,20 @@ private slots:
     size_t lineBytes = errorLine.size() + 1;
     QCOMPARE(lines, (errorBytes + lineBytes - 1) / lineBytes);
     QVERIFY(result.standardOutput.ends_with("end\n"));
+  }
+
+  void keepsTheEndOfALongOutput() {
+    size_t lines = 0;
+    ChildProcessOptions options;
+    options.keepOutputBytes = 1000;
+    options.onStdoutLine = [&](std::string_view) { ++lines; };
+    ChildProcessResult result = runShell("yes 'output' | head -c 3500000; echo the last words", options);
+    QVERIFY(result.succeeded());
+    QCOMPARE(result.standardOutput.size(), size_t(1000));
+    QVERIFY(result.standardOutput.ends_with("output\nthe last words\n"));
+    QCOMPARE(result.standardOutputDropped, size_t(3500000 + 15 - 1000));
+    QCOMPARE(lines, size_t(3500000 / 7 + 1));  // every line was still seen
+    QCOMPARE(result.standardErrorDropped, size_t(0));
   }
 
   void inheritsNoOtherFile() {

@@ -40,7 +40,8 @@ const char* kDescription =
     "--json prints one JSON object (kernel, median_ms, min_ms, samples, flops, gflops,\n"
     "peak_gflops, fraction_of_peak, threads) or, on failure, {\"error\": {message, location, line,\n"
     "column, hint}}; progress goes to stderr as lines \"progress <percent>\" while sampling.\n"
-    "This is the form the Studio reads from the process it starts.\n"
+    "This is the form the Studio reads from the process it starts. With --list-tasks, --json prints\n"
+    "an array of {name, node, op, flops}.\n"
     "Exit status: 0 measured, 2 any error.\n";
 
 std::vector<FlagSpec> measureFlags(const std::string& op) {

@@ -218,16 +218,20 @@ constexpr int kLinkPercent = 85;
 constexpr int kParamsPercent = 93;
 constexpr int kGraphPercent = 97;
 
-/// Compiles every kernel into an object file of its own in `staging` and returns their paths.
-/// One object per kernel rather than one per core: each finished kernel is a point where the
-/// export reports progress and notices a cancel, and LLVM's fixed cost per module is small
-/// next to optimizing a kernel. The kernels are independent (only they are external
-/// symbols), so they compile on as many threads as there are cores, each with its own LLVM
-/// context.
+/// Compiles the kernels into object files in `staging` and returns their paths. The kernels
+/// are independent (only they are external symbols), so runs of consecutive kernels compile
+/// as separate LLVM modules on as many threads as there are cores. A run is small (at most 16
+/// kernels, and at least 8 runs per thread when there are enough kernels): each finished run
+/// is where the export reports its kernels and notices a cancel, while LLVM's fixed cost per
+/// module stays small (one module per kernel costs 10-20% more CPU on a model of 600 small
+/// kernels).
 Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kernels, const fs::path& staging,
                                                const TargetInfo& target, ExportProgress& progress) {
+  size_t threadCount = std::max(1u, std::thread::hardware_concurrency());
+  size_t runLength = std::clamp<size_t>(kernels.size() / (8 * threadCount), 1, 16);
+  size_t runCount = (kernels.size() + runLength - 1) / runLength;
   std::vector<fs::path> objects;
-  for (size_t i = 0; i < kernels.size(); ++i) objects.push_back(staging / ("kernel_" + std::to_string(i) + ".o"));
+  for (size_t r = 0; r < runCount; ++r) objects.push_back(staging / ("kernels_" + std::to_string(r) + ".o"));
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex mutex;
@@ -235,28 +239,31 @@ Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kern
   std::optional<Diagnostic> failure;
   auto work = [&] {
     while (!stop) {
-      size_t i = next++;
-      if (i >= kernels.size()) return;
+      size_t r = next++;
+      if (r >= runCount) return;
       if (progress.cancelled()) {
         stop = true;
         return;
       }
-      Expected<bool> emitted = emitObjectFile({kernels[i]}, target, objects[i].string());
+      std::vector<PrimFunc> run(kernels.begin() + long(r * runLength),
+                                kernels.begin() + long(std::min(kernels.size(), (r + 1) * runLength)));
+      Expected<bool> emitted = emitObjectFile(run, target, objects[r].string());
       std::lock_guard<std::mutex> lock(mutex);
       if (!emitted) {
         if (!failure) failure = emitted.error();
         stop = true;
         return;
       }
-      ++finished;
-      progress(int(finished * kLinkPercent / kernels.size()),
-               "Compiling kernel " + std::to_string(finished) + " of " + std::to_string(kernels.size()) + ": " +
-                   kernels[i]->name);
+      for (const PrimFunc& kernel : run) {
+        ++finished;
+        progress(int(finished * kLinkPercent / kernels.size()),
+                 "Compiling kernel " + std::to_string(finished) + " of " + std::to_string(kernels.size()) + ": " +
+                     kernel->name);
+      }
     }
   };
-  size_t jobs = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), std::max<size_t>(1, kernels.size()));
   std::vector<std::thread> threads;
-  for (size_t j = 1; j < jobs; ++j) threads.emplace_back(work);
+  for (size_t t = 1; t < std::min(threadCount, runCount); ++t) threads.emplace_back(work);
   work();
   for (auto& thread : threads) thread.join();
   if (failure) return *failure;

@@ -2,15 +2,10 @@
 // staged write that replaces a directory's module only once the new one is complete.
 #include "compiler/export/ExportModule.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -21,9 +16,8 @@
 #include <thread>
 
 #include "compiler/lower/Build.h"
+#include "core/support/ChildProcess.h"
 #include "runtime/Error.h"
-
-extern char** environ;
 
 namespace tessel {
 
@@ -73,56 +67,6 @@ Expected<std::string> findCompiler(const ExportOptions& options) {
   for (const std::string& candidate : candidates) tried += (tried.empty() ? "" : ", ") + candidate;
   return problem("no C compiler found to link kernels.so (tried " + tried + ")", "exportModule",
                  "install a C compiler (Debian: apt install gcc) or set CC");
-}
-
-/// How a child process ended.
-struct ProcessResult {
-  int exitStatus = -1;     ///< The exit status, or -1 when it did not start or was killed.
-  bool cancelled = false;  ///< Killed because `cancelled` said so.
-};
-
-/// Runs `arguments` with stdout and stderr going to `logPath`. The child gets a process group
-/// of its own, so a cancel kills the compiler driver and the linker it started together.
-ProcessResult runProcess(const std::vector<std::string>& arguments, const fs::path& logPath,
-                         const std::function<bool()>& cancelled) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  std::vector<char*> argv;
-  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-  pid_t child = 0;
-  int spawned = posix_spawn(&child, argv[0], &actions, &attributes, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (spawned != 0) return {};
-  // Polled rather than waited on blindly: a cancel must not wait for the link to finish.
-  int status = 0;
-  while (true) {
-    pid_t done = waitpid(child, &status, WNOHANG);
-    if (done == child) break;
-    if (done < 0 && errno != EINTR) return {};
-    if (cancelled && cancelled()) {
-      kill(-child, SIGKILL);
-      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-      }
-      return {-1, true};
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, false};
-}
-
-std::string readText(const fs::path& path) {
-  std::ifstream stream(path);
-  std::ostringstream text;
-  text << stream.rdbuf();
-  return text.str();
 }
 
 /// Checks the plan's nodes against the kernels' buffer parameters, as far as the kernel
@@ -364,17 +308,22 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
   progress(kLinkPercent, "Linking " + plan.library);
   fs::path library = root / plan.library;
   // The kernels call libm for exp, tanh, ...; the runtime's entry points stay undefined.
-  std::vector<std::string> command{*compiler, "-shared", "-o", (staging / plan.library).string()};
-  for (const fs::path& object : *objects) command.push_back(object.string());
-  command.push_back("-lm");
-  fs::path log = staging / "link.log";
-  ProcessResult linked = runProcess(command, log, options.cancelled);
-  if (linked.cancelled) return fail(problem(kCancelled, directory));
-  if (linked.exitStatus != 0) {
-    std::string output = readText(log);
-    return fail(problem(*compiler + " could not link " + plan.library +
-                            (linked.exitStatus < 0 ? " (it did not run)"
-                                                   : " (exit status " + std::to_string(linked.exitStatus) + ")") +
+  std::vector<std::string> arguments{"-shared", "-o", (staging / plan.library).string()};
+  for (const fs::path& object : *objects) arguments.push_back(object.string());
+  arguments.push_back("-lm");
+  // A child process of our own, so that a cancel kills the compiler driver and the linker it
+  // started at once instead of waiting for the link to end.
+  ChildProcessOptions linking;
+  linking.cancelled = options.cancelled;
+  linking.pollMilliseconds = 10;
+  auto linked = runChildProcess(*compiler, arguments, linking);
+  if (!linked)
+    return fail(problem(*compiler + " could not link " + plan.library + " (it did not run): " + linked.error().message,
+                        library.string()));
+  if (linked->cancelled) return fail(problem(kCancelled, directory));
+  if (!linked->succeeded()) {
+    std::string output = linked->standardError + linked->standardOutput;
+    return fail(problem(*compiler + " could not link " + plan.library + " (it " + linked->describeEnd() + ")" +
                             (output.empty() ? "" : ": " + output),
                         library.string()));
   }

@@ -332,9 +332,10 @@ private slots:
     sinceCancel.start();
     panel.cancel();
     // The job returns only once its child is gone: with ten minutes of sampling asked for, it
-    // ends now only because Cancel killed it (the bound leaves room for a loaded machine).
+    // ends now only because Cancel killed it (tens of ms; the second leaves room for a loaded
+    // machine).
     panel.jobRunner()->waitForAll();
-    QVERIFY2(sinceCancel.elapsed() < 3000, qPrintable(QString::number(sinceCancel.elapsed()) + " ms"));
+    QVERIFY2(sinceCancel.elapsed() < 1000, qPrintable(QString::number(sinceCancel.elapsed()) + " ms"));
     QVERIFY(!panel.isMeasuring());
     QCOMPARE(panel.historyModel()->rowCount(), 0);
   }

@@ -463,7 +463,7 @@ void MainWindow::connectSession() {
     reportFailure(tr("Compile"), message);
     if (path == pendingFile_) {
       // The session still holds the model that worked, and the views still show it.
-      QString file = pendingProject_ ? QString::fromStdString(pendingProject_->path()) : path;
+      QString file = pendingProject_ && !pendingProject_->isUntitled() ? QString::fromStdString(pendingProject_->path()) : path;
       pendingFile_.clear();
       pendingProject_.reset();
       if (session_.compiledModel())
@@ -492,16 +492,33 @@ void MainWindow::openFile(const QString& path) {
       emit openFailed(path, message);
       return;
     }
-    const project::Project& project = document->project();
-    QString model = QString::fromStdString(project.model);
-    driver::LoadOptions load = project::loadOptionsFor(project);
-    driver::CompileOptions compile = project::compileOptionsFor(project);
-    pendingProject_ = std::move(*document);
-    openModel(model, load, compile);
+    openProjectDocument(std::move(*document));
+    return;
+  }
+  // The same model edited untitled in a session that ended without saving: offer that work.
+  if (auto recovered = projects_->offerUntitledRecovery(info.absoluteFilePath())) {
+    openProjectDocument(std::move(*recovered));
     return;
   }
   pendingProject_.reset();
   openModel(info.absoluteFilePath(), {}, {});
+}
+
+bool MainWindow::offerUntitledRecovery() {
+  if (!projects_->confirmClose()) return false;
+  auto recovered = projects_->offerUntitledRecovery();
+  if (!recovered) return false;
+  openProjectDocument(std::move(*recovered));
+  return true;
+}
+
+void MainWindow::openProjectDocument(project::ProjectDocument document) {
+  const project::Project& project = document.project();
+  QString model = QString::fromStdString(project.model);
+  driver::LoadOptions load = project::loadOptionsFor(project);
+  driver::CompileOptions compile = project::compileOptionsFor(project);
+  pendingProject_ = std::move(document);
+  openModel(model, load, compile);
 }
 
 void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
@@ -524,7 +541,8 @@ void MainWindow::modelCompiled() {
     // The project (or the untitled project over a model) becomes the open document only now
     // that its model compiled: a failure keeps the previous one.
     if (pendingProject_) {
-      path = QString::fromStdString(pendingProject_->path());
+      // A recovered untitled project has no file yet: the window shows its model.
+      if (!pendingProject_->isUntitled()) path = QString::fromStdString(pendingProject_->path());
       projects_->adopt(std::move(*pendingProject_));
       pendingProject_.reset();
       applyProjectSchedules_ = true;
@@ -709,8 +727,10 @@ void MainWindow::applyDefaultLayout(StudioView view) {
       addDockWidget(Qt::RightDockWidgetArea, measurementsDock_);
       break;
   }
+  // The log waits at the bottom, closed: the views need the height (a timeline step fitted
+  // into a short view shrinks its boxes below readable text), and it comes forward by itself
+  // when an error arrives (or with the error badge, Ctrl+Shift+D).
   addDockWidget(Qt::BottomDockWidgetArea, diagnosticsDock_);
-  shown << diagnosticsDock_;
   // Docks not used by this view still need an area, so the Panels menu can bring them back.
   for (QDockWidget* dock : all) {
     if (!shown.contains(dock)) {
@@ -724,7 +744,6 @@ void MainWindow::applyDefaultLayout(StudioView view) {
   QList<QDockWidget*> sides;
   QList<int> widths;
   for (QDockWidget* dock : shown) {
-    if (dock == diagnosticsDock_) continue;
     sides << dock;
     widths << (dock == tasksDock_ ? 240 : 320);
   }

@@ -55,6 +55,11 @@ public:
   /// Opens a model (.onnx) or project (.tessel) in the background. A file that fails to
   /// open is reported in the diagnostics log and the status bar; the open model stays.
   void openFile(const QString& path);
+  /// At start-up: offers back an untitled project (a model opened directly and edited) that a
+  /// session ending without saving left in its autosave, and opens it when the user accepts
+  /// (untitled and modified, so Save asks for a name). False when there was nothing to
+  /// recover or the user declined. Opening the same model again offers it too (openFile).
+  bool offerUntitledRecovery();
   /// The file the window shows (empty before the first successful open).
   QString currentFile() const { return currentFile_; }
 
@@ -128,6 +133,8 @@ private:
   void createToolBar();
   void createStatusBar();
   void connectSession();
+  /// Opens `document`'s model with its options; it becomes the open project once compiled.
+  void openProjectDocument(project::ProjectDocument document);
   void openModel(const QString& path, const driver::LoadOptions& load, const driver::CompileOptions& compile);
   void modelCompiled();
   void reportFailure(const QString& source, const QString& message);

@@ -41,6 +41,22 @@ ProjectController::ProjectController(QWidget* dialogParent, QObject* parent)
     if (box.clickedButton() == saved) return RecoveryChoice::Discard;
     return RecoveryChoice::OpenSaved;
   };
+  untitledRecoveryPrompt_ = [this](const QString& modelPath, const QDateTime& autosavedAt) {
+    QMessageBox box(QMessageBox::Question, tr("Recover unsaved work?"),
+                    tr("An untitled project over %1 has unsaved changes from a session that ended without "
+                       "saving (autosaved %2).")
+                        .arg(QFileInfo(modelPath).fileName(), autosavedAt.toString("yyyy-MM-dd HH:mm:ss")),
+                    QMessageBox::NoButton, dialogParent_);
+    box.setInformativeText(tr("Recover it (then save it as a project), or discard it?"));
+    QPushButton* recover = box.addButton(tr("Recover"), QMessageBox::AcceptRole);
+    QPushButton* discard = box.addButton(tr("Discard It"), QMessageBox::DestructiveRole);
+    box.addButton(tr("Not Now"), QMessageBox::RejectRole);
+    box.setDefaultButton(recover);
+    box.exec();
+    if (box.clickedButton() == recover) return RecoveryChoice::Recover;
+    if (box.clickedButton() == discard) return RecoveryChoice::Discard;
+    return RecoveryChoice::OpenSaved;
+  };
   unsavedPrompt_ = [this](const QString& name) {
     auto answer = QMessageBox::warning(dialogParent_, tr("Unsaved changes"),
                                        tr("Save the changes to %1 before closing it?").arg(name),
@@ -98,6 +114,36 @@ Expected<project::ProjectDocument> ProjectController::load(const QString& path) 
     }
   }
   return project::ProjectDocument::open(file);
+}
+
+std::optional<project::ProjectDocument> ProjectController::offerUntitledRecovery(const QString& onlyForModel) {
+  auto autosaved = project::findRecoverableAutosave("");
+  if (!autosaved) return std::nullopt;
+  QString autosavePath = QString::fromStdString(autosaved->path);
+  auto recovered = project::ProjectDocument::recover("");
+  if (!recovered) {
+    // Left in place: the user may still want it once the model is back where it was.
+    emit diagnostic(views::Severity::Warning, kSource,
+                    tr("An untitled project's autosave could not be recovered; it is kept at %1.\n%2")
+                        .arg(autosavePath, text(recovered.error())));
+    return std::nullopt;
+  }
+  QString model = QString::fromStdString(recovered->project().model);
+  if (!onlyForModel.isEmpty() && QFileInfo(model) != QFileInfo(onlyForModel)) return std::nullopt;
+  QDateTime savedAt = QFileInfo(autosavePath).lastModified();
+  switch (untitledRecoveryPrompt_(model, savedAt)) {
+    case RecoveryChoice::Recover:
+      emit diagnostic(views::Severity::Note, kSource,
+                      tr("Recovered the unsaved untitled project over %1 (autosaved %2)")
+                          .arg(model, savedAt.toString("HH:mm:ss")));
+      return std::move(*recovered);
+    case RecoveryChoice::Discard:
+      project::discardAutosave("");
+      break;
+    case RecoveryChoice::OpenSaved:
+      break;
+  }
+  return std::nullopt;
 }
 
 void ProjectController::adopt(project::ProjectDocument document) { setDocument(std::move(document)); }

@@ -29,6 +29,9 @@ public:
   enum class RecoveryChoice { Recover, Discard, OpenSaved };
   enum class UnsavedChoice { Save, Discard, Cancel };
   using RecoveryPrompt = std::function<RecoveryChoice(const QString& projectPath, const QDateTime& autosavedAt)>;
+  /// The same question for an untitled project's autosave, which has no file to name: it
+  /// names the model the project was over.
+  using UntitledRecoveryPrompt = std::function<RecoveryChoice(const QString& modelPath, const QDateTime& autosavedAt)>;
   using UnsavedPrompt = std::function<UnsavedChoice(const QString& projectName)>;
   /// Returns the path to save under, or empty to cancel.
   using SaveAsPrompt = std::function<QString(const QString& suggestedPath)>;
@@ -37,6 +40,7 @@ public:
   explicit ProjectController(QWidget* dialogParent, QObject* parent = nullptr);
 
   void setRecoveryPrompt(RecoveryPrompt prompt) { recoveryPrompt_ = std::move(prompt); }
+  void setUntitledRecoveryPrompt(UntitledRecoveryPrompt prompt) { untitledRecoveryPrompt_ = std::move(prompt); }
   void setUnsavedPrompt(UnsavedPrompt prompt) { unsavedPrompt_ = std::move(prompt); }
   void setSaveAsPrompt(SaveAsPrompt prompt) { saveAsPrompt_ = std::move(prompt); }
   /// How often unsaved changes are autosaved (default 60 s; 0 turns autosave off).
@@ -46,6 +50,14 @@ public:
   /// not open yet: the window opens its model and then calls adopt(). A Diagnostic (naming
   /// the file, JSON path, line and column) when it cannot be read.
   Expected<project::ProjectDocument> load(const QString& path);
+  /// An untitled project's work left in its autosave by a session that ended without saving
+  /// (the per-user autosave, see project::autosavePath("")): asks through the untitled
+  /// recovery prompt and returns the recovered document (untitled, modified, over the same
+  /// model) to open, as load() does. With `onlyForModel` set, asks only when the autosave is
+  /// over that model (the same model opened again). Discard removes the autosave; Not Now
+  /// keeps it for the next start. An autosave that cannot be read (its model is gone) is
+  /// reported and kept. nullopt unless the user chose to recover.
+  std::optional<project::ProjectDocument> offerUntitledRecovery(const QString& onlyForModel = {});
   /// Makes `document` the open project.
   void adopt(project::ProjectDocument document);
   /// Opens an untitled project over `modelPath` (a model opened directly).
@@ -88,6 +100,7 @@ private:
   std::optional<project::ProjectDocument> document_;
   QTimer autosaveTimer_;
   RecoveryPrompt recoveryPrompt_;
+  UntitledRecoveryPrompt untitledRecoveryPrompt_;
   UnsavedPrompt unsavedPrompt_;
   SaveAsPrompt saveAsPrompt_;
 };

@@ -35,6 +35,8 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
   // Nobody is there to answer: open a project as saved, keeping any autosave for later.
   window.projects().setRecoveryPrompt(
       [](const QString&, const QDateTime&) { return ProjectController::RecoveryChoice::OpenSaved; });
+  window.projects().setUntitledRecoveryPrompt(
+      [](const QString&, const QDateTime&) { return ProjectController::RecoveryChoice::OpenSaved; });
   if (request.theme) window.setTheme(*request.theme);
   window.resize(request.size);
   window.setCurrentView(request.view);

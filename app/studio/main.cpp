@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QTimer>
 
 #include <cstdio>
 #include <cstdlib>
@@ -109,6 +110,11 @@ int main(int argc, char** argv) {
   if (startTheme) window.setTheme(*startTheme);
   if (parser.isSet(view)) window.setCurrentView(startView);
   window.show();
-  if (!files.isEmpty()) window.openFile(files.first());
+  if (!files.isEmpty()) {
+    window.openFile(files.first());
+  } else {
+    // Once the window is up, so the question appears over it.
+    QTimer::singleShot(0, &window, [&window] { window.offerUntitledRecovery(); });
+  }
   return app.exec();
 }

@@ -34,6 +34,8 @@ inline void isolateSettings(const QTemporaryDir& dir) {
   QSettings::setDefaultFormat(QSettings::IniFormat);
   QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, dir.path());
   QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.path());
+  // Untitled projects autosave into the per-user state directory: keep it in `dir` too.
+  qputenv("XDG_STATE_HOME", dir.filePath("state").toUtf8());
   quietOffscreenWarnings();
 }
 

@@ -1,7 +1,8 @@
 // Projects in the Studio: opening a .tessel opens its model with its options, edits mark it
 // modified, Save writes them, an autosave is offered back after a crash, closing with unsaved
-// changes asks, a model opened on its own saves as a new project, and a corrupt project file
-// is reported without losing the model on screen.
+// changes asks, an untitled project's autosave is offered at the next start, a model opened on
+// its own saves as a new project, and a corrupt project file is reported without losing the
+// model on screen.
 #include <QDockWidget>
 #include <QtTest>
 
@@ -169,6 +170,84 @@ private slots:
     next.studioAction("actionSave")->trigger();
     QCOMPARE(savedOptLevel(path), 1);
     QVERIFY(!QFile::exists(autosave));
+  }
+
+  void anUntitledProjectsAutosaveIsOfferedAtTheNextStart() {
+    QTemporaryDir dir;
+    QString model = dir.filePath("alone.onnx");
+    QVERIFY(QFile::copy(example("tiny_resnet.onnx"), model));
+    QString autosave = QString::fromStdString(project::autosavePath(""));
+    {
+      MainWindow crashed;
+      crashed.projects().setAutosaveInterval(50);
+      QVERIFY(testing::openAndWait(crashed, model));
+      QVERIFY(crashed.projects().isUntitled());
+      crashed.projects().setPassOptions(withOptLevel(crashed.session().compileOptions(), 1));
+      QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(autosave), 5000);
+    }
+    QStringList askedAbout;
+    auto answer = [&](Recovery choice) {
+      return [&askedAbout, choice](const QString& modelPath, const QDateTime&) {
+        askedAbout << modelPath;
+        return choice;
+      };
+    };
+    {
+      // "Not Now" keeps the autosave for a later start; another model does not ask at all.
+      MainWindow later;
+      later.projects().setUntitledRecoveryPrompt(answer(Recovery::OpenSaved));
+      QVERIFY(!later.offerUntitledRecovery());
+      QCOMPARE(askedAbout.size(), 1);
+      QCOMPARE(QFileInfo(askedAbout.first()), QFileInfo(model));
+      QVERIFY(QFile::exists(autosave));
+      QVERIFY(testing::openAndWait(later, example("tiny_resnet.onnx")));
+      QCOMPARE(askedAbout.size(), 1);
+      QCOMPARE(later.session().compileOptions().passes.optLevel, 3);
+    }
+    MainWindow next;
+    next.projects().setUntitledRecoveryPrompt(answer(Recovery::Recover));
+    QSignalSpy opened(&next, &MainWindow::fileOpened);
+    QVERIFY(next.offerUntitledRecovery());
+    QTRY_VERIFY_WITH_TIMEOUT(opened.count() > 0 && next.isIdle(), 120000);
+    QCOMPARE(askedAbout.size(), 2);
+    // The recovered work is open with its options, still untitled and unsaved.
+    QCOMPARE(next.session().compileOptions().passes.optLevel, 1);
+    QVERIFY(next.projects().isUntitled());
+    QVERIFY(next.isWindowModified());
+    QCOMPARE(QFileInfo(next.currentFile()), QFileInfo(model));
+    // Discarding it on close removes the autosave: nothing is offered the next time.
+    next.projects().setUnsavedPrompt([](const QString&) { return Unsaved::Discard; });
+    QVERIFY(next.close());
+    QVERIFY(!QFile::exists(autosave));
+    MainWindow after;
+    after.projects().setUntitledRecoveryPrompt(answer(Recovery::Recover));
+    QVERIFY(!after.offerUntitledRecovery());
+    QCOMPARE(askedAbout.size(), 2);
+  }
+
+  void openingTheSameModelAgainOffersItsUntitledAutosave() {
+    QTemporaryDir dir;
+    QString model = dir.filePath("again.onnx");
+    QVERIFY(QFile::copy(example("tiny_resnet.onnx"), model));
+    {
+      MainWindow crashed;
+      crashed.projects().setAutosaveInterval(50);
+      QVERIFY(testing::openAndWait(crashed, model));
+      crashed.projects().setPassOptions(withOptLevel(crashed.session().compileOptions(), 2));
+      QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(QString::fromStdString(project::autosavePath(""))), 5000);
+    }
+    MainWindow next;
+    int asked = 0;
+    next.projects().setUntitledRecoveryPrompt([&](const QString&, const QDateTime&) {
+      ++asked;
+      return Recovery::Recover;
+    });
+    QVERIFY(testing::openAndWait(next, model));
+    QCOMPARE(asked, 1);
+    QCOMPARE(next.session().compileOptions().passes.optLevel, 2);
+    QVERIFY(next.isWindowModified());
+    next.projects().setUnsavedPrompt([](const QString&) { return Unsaved::Discard; });
+    QVERIFY(next.close());
   }
 
   void closingWithUnsavedChangesAsks() {

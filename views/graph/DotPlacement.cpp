@@ -67,7 +67,8 @@ void applyEffortLimits(Agraph_t* graph, size_t nodeCount) {
 
 class DotPlacer {
 public:
-  DotPlacer(GraphLayout& layout, JobContext& job) : layout_(layout), job_(job) {}
+  DotPlacer(GraphLayout& layout, JobContext& job, bool edgeLabels)
+      : layout_(layout), job_(job), edgeLabels_(edgeLabels) {}
 
   Status run() {
     std::lock_guard<std::mutex> lock(graphvizMutex());
@@ -77,7 +78,8 @@ public:
     Agraph_t* root = dot.get();
     set(root, "rankdir", "TB");
     set(root, "nodesep", "0.3");
-    set(root, "ranksep", "0.35");
+    // Without label boxes between the ranks, a little more room for the labels drawn there.
+    set(root, "ranksep", edgeLabels_ ? "0.35" : "0.45");
     set(root, "splines", "spline");
     set(root, "fontname", "Helvetica");
     set(root, "fontsize", "11");
@@ -124,7 +126,7 @@ public:
       const auto& edge = layout_.edges[i];
       QByteArray name = "e" + QByteArray::number(qulonglong(i));
       Agedge_t* dotEdge = agedge(root, nodes_[size_t(edge.from)], nodes_[size_t(edge.to)], name.data(), 1);
-      if (!edge.shapeText.isEmpty()) set(dotEdge, "label", edge.label().toUtf8());
+      if (edgeLabels_ && !edge.shapeText.isEmpty()) set(dotEdge, "label", edge.label().toUtf8());
       edges_[i] = dotEdge;
     }
     if (job_.cancelled()) return Diagnostic{"layout cancelled", "", 0, 0, ""};
@@ -196,6 +198,7 @@ private:
 
   GraphLayout& layout_;
   JobContext& job_;
+  bool edgeLabels_;
   std::vector<Agnode_t*> nodes_;
   std::vector<Agedge_t*> edges_;
   std::map<std::string, size_t> clusterIndex_;
@@ -205,6 +208,8 @@ private:
 
 }  // namespace
 
-Status placeWithDot(GraphLayout& layout, JobContext& job) { return DotPlacer(layout, job).run(); }
+Status placeWithDot(GraphLayout& layout, JobContext& job, bool edgeLabels) {
+  return DotPlacer(layout, job, edgeLabels).run();
+}
 
 }  // namespace tessel::views

@@ -299,7 +299,11 @@ Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, con
 
   if (int(layout.nodes.size()) <= options.dotNodeLimit) {
     layout.engine = QStringLiteral("dot");
-    Status placed = placeWithDot(layout, job);
+    bool edgeLabels = int(layout.nodes.size()) <= options.dotEdgeLabelLimit;
+    if (!edgeLabels)
+      job.reportProgress(30, QStringLiteral("%1 nodes: shape labels placed on their edges, not by dot (faster)")
+                                 .arg(layout.nodes.size()));
+    Status placed = placeWithDot(layout, job, edgeLabels);
     if (!placed) return placed.error();
   } else {
     layout.engine = QStringLiteral("layered");

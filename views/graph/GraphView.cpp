@@ -36,9 +36,9 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), scene_(new GraphS
   connect(scene_, &GraphScene::fusedGroupToggleRequested, this, &GraphView::fusedGroupToggleRequested);
 }
 
-void GraphView::setGraphLayout(std::shared_ptr<const GraphLayout> layout) {
+void GraphView::setGraphLayout(std::shared_ptr<const GraphLayout> layout, const QString& requestedAnchor) {
   // Keep the selected node where it is on screen, so expanding a group does not jump.
-  QString anchorId = scene_->selectedNode();
+  QString anchorId = requestedAnchor.isEmpty() ? scene_->selectedNode() : requestedAnchor;
   QPointF anchorOnScreen;
   bool hadAnchor = false;
   if (!anchorId.isEmpty() && !scene_->itemRect(anchorId).isNull()) {
@@ -60,6 +60,23 @@ void GraphView::setGraphLayout(std::shared_ptr<const GraphLayout> layout) {
 }
 
 std::shared_ptr<const GraphLayout> GraphView::graphLayout() const { return scene_->graphLayout(); }
+
+QString GraphView::nodeNearestViewCenter() const {
+  auto layout = scene_->graphLayout();
+  if (!layout) return {};
+  QPointF center = mapToScene(viewport()->rect().center());
+  const LayoutNode* nearest = nullptr;
+  double best = 0;
+  for (const LayoutNode& node : layout->nodes) {
+    QPointF offset = node.box.center() - center;
+    double distance = QPointF::dotProduct(offset, offset);
+    if (!nearest || distance < best) {
+      nearest = &node;
+      best = distance;
+    }
+  }
+  return nearest ? nearest->id : QString();
+}
 
 void GraphView::setGraphPalette(const GraphPalette& palette) { scene_->setGraphPalette(palette); }
 

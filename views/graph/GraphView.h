@@ -38,7 +38,11 @@ public:
 
   /// Shows `layout` (null clears). The first layout is fitted to the view; later ones keep
   /// the zoom and, when the selected node still exists, keep it where it was on screen.
-  void setGraphLayout(std::shared_ptr<const GraphLayout> layout);
+  /// Shows `layout`. The first one is fitted; later ones keep `anchorId` (default: the
+  /// selected box) where it was on screen, so a re-layout does not jump.
+  void setGraphLayout(std::shared_ptr<const GraphLayout> layout, const QString& anchorId = {});
+  /// The id of the box whose centre is nearest the middle of the viewport (empty without one).
+  QString nodeNearestViewCenter() const;
   std::shared_ptr<const GraphLayout> graphLayout() const;
   GraphScene* graphScene() const { return scene_; }
 

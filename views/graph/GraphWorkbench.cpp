@@ -2,6 +2,7 @@
 #include "views/graph/GraphWorkbench.h"
 
 #include <QEvent>
+#include <QScrollBar>
 #include <QShortcut>
 #include <QVBoxLayout>
 
@@ -122,29 +123,61 @@ void GraphWorkbench::setGraphPalette(const GraphPalette& palette) {
   minimap_->update();
 }
 
-void GraphWorkbench::startLayout() {
+void GraphWorkbench::startLayout(LayoutPass pass) {
   GraphLayoutOptions options = options_;
   GraphLayoutOptions measured = view_->graphScene()->layoutOptions();
   options.characterWidth = measured.characterWidth;
   options.lineHeight = measured.lineHeight;
+  // A first pass over a big graph uses the quick layered layout; dot follows as a refinement.
+  const int dotNodeLimit = options_.dotNodeLimit;
+  if (pass == LayoutPass::Full && quickPreviewLimit_ > 0)
+    options.dotNodeLimit = std::min(options.dotNodeLimit, quickPreviewLimit_);
   auto graph = graph_;
   // No counting here: walking a huge graph is work for the worker, not the GUI thread.
   jobs_.start<std::shared_ptr<Expected<GraphLayout>>>(
-      kLayoutChannel, tr("Laying out the graph"),
+      kLayoutChannel,
+      pass == LayoutPass::Full ? tr("Laying out the graph") : tr("Refining the graph layout with dot"),
       [graph, options](JobContext& job) {
         return std::make_shared<Expected<GraphLayout>>(layoutGraph(graph, options, job));
       },
-      [this](std::shared_ptr<Expected<GraphLayout>> result) {
+      [this, pass, dotNodeLimit](std::shared_ptr<Expected<GraphLayout>> result) {
         if (!*result) {
           emit layoutFailed(QString::fromStdString(result->error().toString()));
           emit layoutFinished(false);
           return;
         }
+        auto layout = std::make_shared<const GraphLayout>(std::move(**result));
+        bool preview = pass == LayoutPass::Full && layout->engine == QLatin1String("layered") &&
+                       int(layout->nodes.size()) <= dotNodeLimit;
         // layoutFinished follows when the scene has every item (large graphs fill in over a
         // few event-loop turns).
         awaitingPopulation_ = true;
-        showLayout(std::make_shared<const GraphLayout>(std::move(**result)));
+        if (pass == LayoutPass::Refinement) {
+          showRefinedLayout(std::move(layout));
+          return;
+        }
+        showLayout(std::move(layout));
+        if (preview) {
+          previewViewState_ = viewState();
+          startLayout(LayoutPass::Refinement);
+        }
       });
+}
+
+GraphWorkbench::ViewState GraphWorkbench::viewState() const {
+  return {view_->zoom(), view_->horizontalScrollBar()->value(), view_->verticalScrollBar()->value()};
+}
+
+void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout) {
+  // The two layouts place every box differently: a view nobody touched is fitted again,
+  // otherwise the box the user was looking at stays where it was on screen.
+  bool untouched = viewState() == previewViewState_;
+  QString anchor = view_->graphScene()->selectedNode();
+  if (anchor.isEmpty()) anchor = view_->nodeNearestViewCenter();
+  view_->setGraphLayout(layout, anchor);
+  if (untouched) view_->fitToView();
+  findBar_->setGraphLayout(layout);
+  placeMinimap();
 }
 
 void GraphWorkbench::showLayout(std::shared_ptr<const GraphLayout> layout) {

@@ -56,8 +56,14 @@ public:
   void setFusedGroupExpanded(const QString& fusedNodeName, bool expanded);
   void setAllFusedGroupsExpanded(bool expanded);
   const std::set<QString>& expandedFusedGroups() const { return options_.expandedFusedNodes; }
-  /// Graphs with more boxes than this use the layered layout instead of dot (default 1200).
+  /// Graphs with more boxes than this use the layered layout instead of dot (default 8000).
   void setDotNodeLimit(int nodes);
+  /// Graphs with more boxes than this (default kInteractiveDotNodeLimit; 0: never) are shown first with the
+  /// layered layout, ready in well under a second, while dot lays them out again in the
+  /// background (tens of seconds at 5,000 boxes); the dot layout then replaces it, keeping
+  /// the box in the middle of the view where it was (or refitting a view nobody moved).
+  /// isLayingOut() stays true until the dot layout is shown.
+  void setQuickPreviewLimit(int nodes) { quickPreviewLimit_ = nodes; }
 
   /// Switches the graph's colours (the window calls it when its theme changes).
   void setGraphPalette(const GraphPalette& palette);
@@ -93,7 +99,9 @@ protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
-  void startLayout();
+  enum class LayoutPass { Full, Refinement };
+  void startLayout(LayoutPass pass = LayoutPass::Full);
+  void showRefinedLayout(std::shared_ptr<const GraphLayout> layout);
   void showLayout(std::shared_ptr<const GraphLayout> layout);
   void showProperties(const QString& id);
   void placeMinimap();
@@ -106,6 +114,15 @@ private:
   std::shared_ptr<const graph::Graph> graph_;
   GraphLayoutOptions options_;
   bool awaitingPopulation_ = false;
+  int quickPreviewLimit_ = kInteractiveDotNodeLimit;
+  /// The view's zoom and scroll position right after the quick preview was shown.
+  struct ViewState {
+    double zoom = 0;
+    int horizontal = 0, vertical = 0;
+    bool operator==(const ViewState&) const = default;
+  };
+  ViewState viewState() const;
+  ViewState previewViewState_;
 };
 
 }  // namespace tessel::views

@@ -201,6 +201,8 @@ void GraphCompareView::startComparison() {
   GraphLayoutOptions afterOptions = afterView_->graphScene()->layoutOptions();
   beforeOptions.expandedFusedNodes = expanded_[0];
   afterOptions.expandedFusedNodes = expanded_[1];
+  // Two layouts per comparison, flipped through: big graphs take the fast layered layout.
+  beforeOptions.dotNodeLimit = afterOptions.dotNodeLimit = kInteractiveDotNodeLimit;
   auto before = before_;
   auto after = after_;
   jobs_.start<Result>(

@@ -209,6 +209,8 @@ void TimelineWorkbench::showStep(int row) {
                                                      : nullptr;
   GraphLayoutOptions options = stepView_->graphScene()->layoutOptions();
   options.expandedFusedNodes = expandedFused_;
+  // Steps are flipped through: a big graph takes the fast layered layout here.
+  options.dotNodeLimit = kInteractiveDotNodeLimit;
   jobs_.start<StepLayout>(
       QStringLiteral("timeline-step"), tr("Laying out %1").arg(step->name),
       [graph, previous, options](JobContext& job) {

@@ -2,10 +2,12 @@
 // staged write that replaces a directory's module only once the new one is complete.
 #include "compiler/export/ExportModule.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -253,10 +255,28 @@ Status moveIntoPlace(const fs::path& staging, const fs::path& root, const std::v
   return Status::success();
 }
 
-/// A hidden directory inside `root` for one export, unique to this process and call.
+const std::string kStagingPrefix = ".export-";
+
+/// A hidden directory inside `root` for one export, unique to this process and call:
+/// ".export-<pid>-<n>".
 fs::path stagingDirectory(const fs::path& root) {
   static std::atomic<int> counter{0};
-  return root / (".export-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  return root / (kStagingPrefix + std::to_string(getpid()) + "-" + std::to_string(counter++));
+}
+
+/// Removes what exports killed mid-way (a crash, a kill -9) left in `root`: staging
+/// directories of processes that no longer run. Those of live processes may be exports in
+/// progress and stay.
+void removeAbandonedStaging(const fs::path& root) {
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(root, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(kStagingPrefix, 0) != 0 || !entry.is_directory(error)) continue;
+    pid_t owner = pid_t(std::atol(name.c_str() + kStagingPrefix.size()));
+    if (owner <= 0 || owner == getpid() || kill(owner, 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    fs::remove_all(entry.path(), ignored);
+  }
 }
 
 }  // namespace
@@ -290,6 +310,7 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
   // of it succeeded, so a cancelled or failed export leaves the previous module untouched.
   // The staging directory lives inside `root` (not beside it) because renames work only within
   // one file system, and `root` may be a mount point or sit in a directory we cannot write.
+  removeAbandonedStaging(root);
   fs::path staging = stagingDirectory(root);
   fs::create_directory(staging, error);
   if (error) return problem("cannot create the staging directory: " + error.message(), staging.string());

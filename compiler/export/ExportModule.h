@@ -47,7 +47,8 @@ struct ExportOptions {
 /// inside `directory` and renamed into place only when all of them are complete (the files
 /// they replace are set aside and moved back if a rename fails), so a failed or cancelled
 /// export leaves a module already there as it was and a reader never sees half a file.
-/// Only a process killed during those last renames can leave old and new files mixed.
+/// Only a process killed during those last renames can leave old and new files mixed; the
+/// staging directory a killed export leaves behind is removed by the next export there.
 /// Failures (an inconsistent plan, no C compiler, a link error, an unwritable directory)
 /// are Diagnostics naming the file or entry; a cancel is one saying the export was cancelled.
 Status exportModule(const std::string& directory, const std::vector<PrimFunc>& kernels, runtime::GraphPlan plan,

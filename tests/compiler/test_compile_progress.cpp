@@ -289,6 +289,22 @@ private slots:
     QCOMPARE(directoryContents(directory), before);
   }
 
+  void exportRemovesWhatAKilledExportLeft() {
+    QString directory = exportedModule("abandoned");
+    // A process that has ended, and one that runs (init): their staging directories.
+    QProcess ended;
+    ended.start("true");
+    QVERIFY(ended.waitForStarted());
+    qint64 endedId = ended.processId();
+    QVERIFY(ended.waitForFinished() && endedId > 0);
+    QString abandoned = QString(".export-%1-0").arg(endedId);
+    QString inProgress = ".export-1-0";
+    QVERIFY(QDir(directory).mkpath(abandoned + "/previous") && QDir(directory).mkdir(inProgress));
+    exportedModule("abandoned");
+    QVERIFY(!QFileInfo::exists(directory + "/" + abandoned));
+    QVERIFY(QFileInfo::exists(directory + "/" + inProgress));
+  }
+
   void exportIntoANewDirectoryLeavesNothingWhenCancelled() {
     QString directory = workspace_.filePath("never_made/module");
     ExportOptions options;

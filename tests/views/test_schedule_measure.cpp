@@ -12,6 +12,7 @@
 
 #include "compiler/driver/ScheduleTask.h"
 #include "compiler/ops/Matmul.h"
+#include "runtime/ThreadPool.h"
 #include "views/schedule/MeasureHistory.h"
 #include "views/schedule/MeasureHistoryModel.h"
 #include "views/schedule/MeasurePanel.h"
@@ -246,12 +247,18 @@ private slots:
     QCOMPARE(failed.count(), 1);
     QVERIFY2(failed.at(0).at(1).toString().contains("which model"), qPrintable(failed.at(0).at(1).toString()));
 
+    // One thread here (as a project may ask): the child must use as many, not its default.
+    auto& pool = runtime::ThreadPool::global();
+    int threadsBefore = pool.numThreads();
+    pool.setNumThreads(1);
     panel.setModelSource(kExampleModel, {}, compile);
     panel.measure();
+    pool.setNumThreads(threadsBefore);
     QVERIFY2(measured.wait(60000), qPrintable(failed.count() > 1 ? failed.last().at(1).toString() : "no result"));
     const driver::Measurement& result = panel.history()->variants(name).back().measurement;
     QCOMPARE(QString::fromStdString(result.kernelName), name);
     QCOMPARE(result.flops, task.flops);
+    QCOMPARE(result.threads, 1);
     QVERIFY(result.gflops > 0);
   }
 

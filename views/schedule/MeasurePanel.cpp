@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "compiler/schedule/TraceText.h"
+#include "runtime/ThreadPool.h"
 #include "views/schedule/MeasureHistoryModel.h"
 #include "views/schedule/MeasurePlot.h"
 
@@ -281,6 +282,9 @@ void MeasurePanel::measure() {
   // The editor's text as typed, so a schedule error's line and column are the editor's.
   request.scheduleText = traceText_.toStdString();
   request.options = options_;
+  // The thread count this process's kernels run with (a project may have set it), as when
+  // measuring happened in process.
+  request.threads = runtime::ThreadPool::global().numThreads();
   QPointer<MeasurePanel> self(this);
   QPointer<MeasureHistory> history(history_);
   jobs_->start<MeasureOutcome>(

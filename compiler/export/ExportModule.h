@@ -19,14 +19,17 @@ struct ExportOptions {
   TargetInfo target = TargetInfo::host();
   /// The C compiler that links kernels.so; empty means $CC, else cc, gcc or clang on PATH.
   std::string compiler;
-  /// Asked on the exporting thread between kernels and between the steps after them; once it
-  /// returns true the export stops (killing the linker if it runs), removes what it wrote
-  /// and returns a Diagnostic saying it was cancelled. Empty: never cancelled.
+  /// Asked between object files (runs of at most 16 kernels) and between the steps after
+  /// them, and polled while the linker runs; once it returns true the export stops (killing
+  /// the linker), removes what it wrote and returns a Diagnostic saying it was cancelled.
+  /// Called from the exporting thread and its code generation threads, possibly at the same
+  /// time. Empty: never cancelled.
   std::function<bool()> cancelled;
-  /// Told what the export is doing: `percent` never decreases and ends at 100 on success.
-  /// One report per kernel compiled ("Compiling kernel 3 of 20: fused_conv2d_relu"), then
-  /// "Linking kernels.so", "Writing params.bin", "Writing graph.json". Called on the
-  /// exporting thread or on one of its code generation threads, never two at a time.
+  /// Told what the export is doing: `percent` never decreases. One report per kernel
+  /// compiled ("Compiling kernel 3 of 20: fused_conv2d_relu"), then "Linking kernels.so",
+  /// "Writing params.bin", "Writing graph.json", and on success 100 ("Exported 20 kernels
+  /// to DIR"). Called on the exporting thread or on one of its code generation threads,
+  /// never two at a time.
   std::function<void(int percent, const std::string& what)> progress;
 };
 
@@ -39,9 +42,9 @@ struct ExportOptions {
 /// Before writing anything the plan is validated as the runtime would, and checked against
 /// the kernels: every node's kernel exists and gets as many arguments as it has buffer
 /// parameters, each of the parameter's element type and element count; every param
-/// matches its tensor's shape and type. The object file is emitted by the LLVM backend and
-/// linked by the system C compiler (`cc -shared`); the runtime's C backend API stays
-/// undefined in kernels.so and resolves from libtessel_runtime at load.
+/// matches its tensor's shape and type. The object files are emitted by the LLVM backend
+/// (in parallel) and linked by the system C compiler (`cc -shared`); the runtime's C
+/// backend API stays undefined in kernels.so and resolves from libtessel_runtime at load.
 ///
 /// Nothing is lost on failure: the three files are written into a hidden staging directory
 /// inside `directory` and renamed into place only when all of them are complete (the files

@@ -97,8 +97,8 @@ public:
   Status checkOptions(const PassOptions& options) const;
 
   /// Runs every pass in order; returns one snapshot per pass (skipped ones included), the
-  /// last holding the final graph. Stops at the first pass that fails, or before the first
-  /// pass when `observer.cancelled` says so.
+  /// last holding the final graph. Stops at the first pass that fails, or before any pass
+  /// once `observer.cancelled` says so.
   Expected<std::vector<PassSnapshot>> run(const Graph& graph, const PassOptions& options,
                                           const PassObserver& observer = {}) const;
 

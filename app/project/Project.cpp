@@ -173,7 +173,7 @@ private:
     if (version < 1) fail("version", std::to_string(version) + " is not a project format version");
 
     checkKeys(root, "", {"format", "version", "model", "input_shapes", "target", "passes", "tasks", "tuning_records",
-                         "export", "reference", "benchmark", "metadata"});
+                         "export", "reference", "benchmark", "measurements", "metadata"});
     Project project;
     if (!root.contains("model")) fail("model", "missing: a project names the ONNX model it is about");
     string(root["model"], "model", false);
@@ -186,9 +186,24 @@ private:
     if (root.contains("export")) readExport(objectAt(root, "", "export"), project.exportSettings);
     if (root.contains("reference")) readReference(objectAt(root, "", "reference"), project.reference);
     if (root.contains("benchmark")) readBenchmark(objectAt(root, "", "benchmark"), project.benchmark);
+    if (root.contains("measurements")) project.measurements = readMeasurements(objectAt(root, "", "measurements"));
     if (root.contains("metadata")) project.metadata = objectAt(root, "", "metadata").dump();
     if (checks_ == FileChecks::Required) checkFiles(project);
     return project;
+  }
+
+  std::string readMeasurements(const Json& measurements) const {
+    for (auto& [task, variants] : measurements.items()) {
+      std::string path = child("measurements", task);
+      expect(variants, path, Json::value_t::array, "an array of measured variants");
+      for (size_t i = 0; i < variants.size(); ++i) {
+        std::string at = path + "[" + std::to_string(i) + "]";
+        expect(variants[i], at, Json::value_t::object, "an object");
+        if (!variants[i].contains("medianMs")) fail(at + ".medianMs", "missing: every measured variant has its latency");
+        number(variants[i]["medianMs"], at + ".medianMs", true);
+      }
+    }
+    return measurements.dump();
   }
 
   void readInputShapes(const Json& shapes, Project& project) const {
@@ -408,6 +423,12 @@ std::string formatProject(const Project& project, const std::string& path) {
   if (project.benchmark.baselineMs) benchmark["baseline_ms"] = *project.benchmark.baselineMs;
   if (project.benchmark.maxRatio) benchmark["max_ratio"] = *project.benchmark.maxRatio;
   document["benchmark"] = benchmark;
+  if (!project.measurements.empty()) {
+    Json measurements = Json::parse(project.measurements, nullptr, false);
+    TESSEL_ICHECK(measurements.is_object()) << "Project::measurements must be a JSON object, got: "
+                                            << project.measurements;
+    document["measurements"] = measurements;
+  }
   if (!project.metadata.empty()) {
     Json metadata = Json::parse(project.metadata, nullptr, false);
     TESSEL_ICHECK(metadata.is_object()) << "Project::metadata must be a JSON object, got: " << project.metadata;

@@ -18,6 +18,8 @@
 //     "reference": {"directory": "", "rtol": 0.001, "atol": 1e-07},   // input_N.pb, output_N.pb
 //     "benchmark": {"repeats": 20, "threads": 0, "max_latency_ms": 50,
 //                   "baseline_ms": 0.4, "max_ratio": 1.5},          // each limit optional
+//     "measurements": {"Softmax__Softmax": [{"number": 1, "trace": "...", "medianMs": 0.01,
+//                       ...}]},                        // the Studio's measured variants per task
 //     "metadata": {}                                   // anything; kept as it is
 //   }
 //
@@ -96,6 +98,10 @@ struct Project {
   ExportSettings exportSettings;
   ReferenceData reference;
   BenchmarkSettings benchmark;
+  /// The "measurements" object as compact JSON text (empty when absent): per task name, the
+  /// schedule variants measured in the Studio, oldest first, each an object with at least a
+  /// positive "medianMs" (the Studio's MeasureHistory::toJson writes the rest).
+  std::string measurements;
   std::string metadata;  ///< The "metadata" object as compact JSON text; empty when absent.
 
   bool operator==(const Project&) const = default;

@@ -35,6 +35,7 @@
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
 #include "views/graph/NodePropertiesPanel.h"
+#include "views/schedule/MeasureHistory.h"
 #include "views/schedule/MeasureHistoryModel.h"
 #include "views/schedule/MeasurePanel.h"
 #include "views/schedule/ScheduleWorkbench.h"
@@ -212,6 +213,14 @@ void MainWindow::createViews() {
     else
       projects_->setScheduleEdit(driver::ScheduleEdit{task->name, task->workloadName, text.toStdString()});
   });
+  // Measured variants belong to the project, so a reopened project shows which edit helped.
+  if (views::MeasureHistory* history = schedule_->measurePanel() ? schedule_->measurePanel()->history() : nullptr) {
+    auto keep = [this, history] {
+      if (!restoringMeasurements_) projects_->setMeasurements(history->toJson());
+    };
+    connect(history, &views::MeasureHistory::variantAdded, this, keep);
+    connect(history, &views::MeasureHistory::historyReset, this, keep);
+  }
   for (const ViewSlot& slot : views_) central_->addWidget(slot.widget);
   // Until a model is open the central area welcomes instead (the last page).
   central_->addWidget(welcome_);
@@ -549,6 +558,7 @@ void MainWindow::modelCompiled() {
     } else {
       projects_->startUntitled(modelPath);
     }
+    restoreMeasurements();
     pendingFile_.clear();
   } else if (!projects_->isUntitled()) {
     path = projects_->path();
@@ -572,6 +582,18 @@ void MainWindow::modelCompiled() {
   updateTitle();
   updateActions();
   emit fileOpened(path);
+}
+
+void MainWindow::restoreMeasurements() {
+  views::MeasureHistory* history = schedule_->measurePanel() ? schedule_->measurePanel()->history() : nullptr;
+  if (!history) return;
+  // Replacing the previous document's variants is not an edit of the new one.
+  restoringMeasurements_ = true;
+  for (const QString& task : history->tasks()) history->clear(task);
+  int restored = history->restoreFromJson(projects_->measurements());
+  restoringMeasurements_ = false;
+  if (restored > 0)
+    diagnostics_.add(views::Severity::Note, tr("Project"), tr("Restored %n measured schedule variant(s)", "", restored));
 }
 
 void MainWindow::showModelInViews() {

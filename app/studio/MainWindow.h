@@ -135,6 +135,8 @@ private:
   void connectSession();
   /// Opens `document`'s model with its options; it becomes the open project once compiled.
   void openProjectDocument(project::ProjectDocument document);
+  /// Replaces the measure history with the open project's measured variants.
+  void restoreMeasurements();
   void openModel(const QString& path, const driver::LoadOptions& load, const driver::CompileOptions& compile);
   void modelCompiled();
   void reportFailure(const QString& source, const QString& message);
@@ -172,7 +174,8 @@ private:
   views::GraphWorkbench* graph_ = nullptr;
   views::TimelineWorkbench* timeline_ = nullptr;
   views::ScheduleWorkbench* schedule_ = nullptr;
-  bool applyProjectSchedules_ = false;  // when the next tasksReady follows a project's open
+  bool applyProjectSchedules_ = false;
+  bool restoringMeasurements_ = false;  // a project's variants going into the history  // when the next tasksReady follows a project's open
   QDockWidget* propertiesDock_ = nullptr;
   QDockWidget* passOptionsDock_ = nullptr;
   QDockWidget* tasksDock_ = nullptr;

@@ -3,6 +3,7 @@
 
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QWidget>
@@ -194,6 +195,19 @@ void ProjectController::removeScheduleEdit(const QString& task) {
   if (!document_) return;
   project::Project changed = document_->project();
   if (changed.removeTask(task.toStdString())) edited(changed);
+}
+
+void ProjectController::setMeasurements(const QJsonObject& measurements) {
+  if (!document_) return;
+  project::Project changed = document_->project();
+  changed.measurements =
+      measurements.isEmpty() ? std::string() : QJsonDocument(measurements).toJson(QJsonDocument::Compact).toStdString();
+  if (changed.measurements != document_->project().measurements) edited(changed);
+}
+
+QJsonObject ProjectController::measurements() const {
+  if (!document_ || document_->project().measurements.empty()) return {};
+  return QJsonDocument::fromJson(QByteArray::fromStdString(document_->project().measurements)).object();
 }
 
 bool ProjectController::save() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QDateTime>
+#include <QJsonObject>
 #include <QObject>
 #include <QTimer>
 
@@ -75,6 +76,10 @@ public:
   void setPassOptions(const graph::PassOptions& passes);
   void setScheduleEdit(const driver::ScheduleEdit& edit);
   void removeScheduleEdit(const QString& task);
+  /// The measured variants of every task (views::MeasureHistory::toJson); empty: none.
+  void setMeasurements(const QJsonObject& measurements);
+  /// The project's measured variants, as setMeasurements took them (empty without any).
+  QJsonObject measurements() const;
 
   /// Save: to the project's file, or through the Save As prompt while untitled. False when
   /// cancelled or the write failed (the failure is reported through diagnostic()).

@@ -55,6 +55,7 @@ project::Project fullProject(const std::string& directory) {
   p.benchmark.maxLatencyMs = 12.5;
   p.benchmark.baselineMs = 0.25;
   p.benchmark.maxRatio = 1.5;
+  p.measurements = R"({"Softmax__Softmax":[{"medianMs":0.02,"number":1,"trace":""}]})";
   p.metadata = R"({"owner":"ci","ticket":42})";
   return p;
 }
@@ -238,6 +239,25 @@ private slots:
     QVERIFY2(message.contains("input_shapes.imagee") && message.contains("image"), qPrintable(message));
     writeFile(path, documentWith("  \"input_shapes\": {\"image\": [1, 3, 32, 32]},\n"));
     QVERIFY(project::loadProject(path).ok());
+  }
+
+  void measurementsAreCheckedAndKept() {
+    std::string path = root_ + "/measured.tessel";
+    writeFile(path, documentWith("  \"measurements\": {\"conv0\": [{\"medianMs\": 0.5}, {\"number\": 2}]},\n"));
+    auto loaded = project::loadProject(path);
+    QVERIFY(!loaded.ok());
+    QString message = QString::fromStdString(loaded.error().toString());
+    QVERIFY2(message.contains("measurements.conv0[1].medianMs") && message.contains("missing"), qPrintable(message));
+    writeFile(path, documentWith("  \"measurements\": {\"conv0\": [{\"medianMs\": -1}]},\n"));
+    loaded = project::loadProject(path);
+    QVERIFY(!loaded.ok());
+    message = QString::fromStdString(loaded.error().toString());
+    QVERIFY2(message.contains("measurements.conv0[0].medianMs") && message.contains("positive"), qPrintable(message));
+    writeFile(path, documentWith("  \"measurements\": {\"conv0\": [{\"medianMs\": 0.5, \"trace\": \"\"}]},\n"));
+    loaded = project::loadProject(path);
+    QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().toString().c_str());
+    QVERIFY(project::saveProject(*loaded, path).ok());
+    QVERIFY2(QString::fromStdString(readFile(path)).contains("\"medianMs\": 0.5"), readFile(path).c_str());
   }
 
   void unknownDataUnderMetadataIsKept() {

@@ -10,6 +10,8 @@
 #include "app/project/Autosave.h"
 #include "app/project/Project.h"
 #include "app/studio/MainWindow.h"
+#include "views/schedule/MeasureHistory.h"
+#include "views/schedule/MeasurePanel.h"
 #include "views/schedule/ScheduleEditor.h"
 #include "views/schedule/ScheduleWorkbench.h"
 
@@ -248,6 +250,45 @@ private slots:
     QVERIFY(next.isWindowModified());
     next.projects().setUnsavedPrompt([](const QString&) { return Unsaved::Discard; });
     QVERIFY(next.close());
+  }
+
+  void measuredVariantsAreSavedWithTheProject() {
+    QTemporaryDir dir;
+    QString path = copyExampleProject(dir, 3);
+    QString task;
+    {
+      MainWindow window;
+      QVERIFY(testing::openAndWait(window, path));
+      views::MeasureHistory* history = window.findChild<views::ScheduleWorkbench*>()->measurePanel()->history();
+      QVERIFY(history->tasks().isEmpty());
+      QVERIFY(!window.isWindowModified());
+      task = QString::fromStdString(window.session().compiledModel()->kernels.front().name);
+      driver::Measurement measured;
+      measured.kernelName = task.toStdString();
+      measured.medianMilliseconds = 0.25;
+      measured.minMilliseconds = 0.2;
+      measured.samples = 12;
+      history->add(task, "", measured);
+      measured.medianMilliseconds = 0.125;
+      history->add(task, "parallel(x, ax0)", measured);
+      // A measurement is part of the work: the project has unsaved changes until saved.
+      QVERIFY(window.isWindowModified());
+      window.studioAction("actionSave")->trigger();
+      QVERIFY(!window.isWindowModified());
+    }
+    MainWindow reopened;
+    QVERIFY(testing::openAndWait(reopened, path));
+    views::MeasureHistory* history = reopened.findChild<views::ScheduleWorkbench*>()->measurePanel()->history();
+    QCOMPARE(history->tasks(), QStringList{task});
+    QCOMPARE(history->variants(task).size(), size_t(2));
+    QCOMPARE(history->variants(task)[1].measurement.medianMilliseconds, 0.125);
+    QCOMPARE(history->variants(task)[1].traceText, QStringLiteral("parallel(x, ax0)"));
+    QCOMPARE(history->bestIndex(task), 1);
+    // Restoring is not an edit.
+    QVERIFY(!reopened.isWindowModified());
+    // A model opened on its own starts with no history.
+    QVERIFY(testing::openAndWait(reopened, example("tiny_resnet.onnx")));
+    QVERIFY(history->tasks().isEmpty());
   }
 
   void closingWithUnsavedChangesAsks() {

@@ -1,6 +1,7 @@
 // tessel measure: times one task of a model (or one bare operator) under a schedule. It is
 // what the Studio's Measure button runs in a child process, so a kernel that crashes or hangs
 // takes down only this process (DESIGN.md, "Measurement is isolated").
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -121,16 +122,24 @@ Expected<std::map<std::string, runtime::NDArray>> readInputValues(const CommandL
     if (unreadable) return *unreadable;
     return Diagnostic{*error, "", 0, 0, ""};
   }
-  std::map<std::string, runtime::NDArray> values = request.namedInputs;
-  if (!request.positionalInputs.empty()) {
-    auto declared = frontend::readOnnxInputs(model);
-    if (!declared) return declared.error();
-    if (request.positionalInputs.size() > declared->size())
-      return Diagnostic{"the model has " + std::to_string(declared->size()) + " inputs but --inputs-dir holds " +
-                            std::to_string(request.positionalInputs.size()),
-                        model, 0, 0, ""};
-    for (size_t i = 0; i < request.positionalInputs.size(); ++i)
-      values.emplace((*declared)[i].name, request.positionalInputs[i]);
+  if (request.positionalInputs.empty() && request.namedInputs.empty()) return std::map<std::string, runtime::NDArray>{};
+  auto declared = frontend::readOnnxInputs(model);
+  if (!declared) return declared.error();
+  std::string names;
+  for (auto& input : *declared) names += (names.empty() ? "" : ", ") + input.name;
+  std::map<std::string, runtime::NDArray> values;
+  if (request.positionalInputs.size() > declared->size())
+    return Diagnostic{"the model has " + std::to_string(declared->size()) + " inputs but --inputs-dir holds " +
+                          std::to_string(request.positionalInputs.size()),
+                      model, 0, 0, "its inputs: " + names};
+  for (size_t i = 0; i < request.positionalInputs.size(); ++i)
+    values.emplace((*declared)[i].name, request.positionalInputs[i]);
+  // A misspelled name would otherwise be ignored without a word.
+  for (auto& [name, value] : request.namedInputs) {
+    bool known = std::any_of(declared->begin(), declared->end(), [&](auto& input) { return input.name == name; });
+    if (!known) return Diagnostic{"the model has no input named '" + name + "'", model, 0, 0, "its inputs: " + names};
+    if (!values.emplace(name, value).second)
+      return Diagnostic{"input '" + name + "' is given twice (by name and by position)", model, 0, 0, ""};
   }
   return values;
 }

@@ -10,6 +10,7 @@
 
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ScheduleTask.h"
+#include "compiler/frontend/onnx/OnnxImporter.h"
 
 namespace {
 
@@ -112,6 +113,26 @@ private slots:
     QCOMPARE(progress.last(), QString("progress 100"));
   }
 
+  // Input values known before compiling (the Studio hands them over as files) are accepted
+  // by position and by name.
+  void inputValuesAreAccepted_data() {
+    QTest::addColumn<QStringList>("flags");
+    QString dataSet = QStringLiteral(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet/test_data_set_0");
+    QTest::newRow("--inputs-dir") << QStringList{"--inputs-dir", dataSet};
+    auto inputs = tessel::frontend::readOnnxInputs(kTinyResNet.toStdString());
+    QVERIFY(inputs && !inputs->empty());
+    QString input = QString::fromStdString(inputs->front().name);
+    QTest::newRow("--input") << QStringList{"--input", input + "=" + dataSet + "/input_0.pb"};
+  }
+  void inputValuesAreAccepted() {
+    QFETCH(QStringList, flags);
+    QString task = namesOf(tasksCompiledHere()).first();
+    QStringList arguments = QStringList{"measure", kTinyResNet, "--task", task} + flags + kQuick;
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QCOMPARE(keyValues(run.out).value("kernel"), task);
+  }
+
   void measuresABareOperator() {
     QStringList arguments = QStringList{"measure", "--operator", "matmul", "--m", "32", "--n", "48", "--k", "16"} + kQuick;
     Run run = runTessel(arguments);
@@ -177,6 +198,10 @@ private slots:
                                 << "--min-seconds";
     QTest::newRow("missing model") << QStringList{"measure", "no-such-model.onnx", "--task", "k"}
                                    << "no-such-model.onnx";
+    QTest::newRow("unknown input") << QStringList{"measure", kTinyResNet, "--task", "k", "--input",
+                                                  "no_such_input=" TESSEL_SOURCE_DIR
+                                                  "/resources/examples/tiny_resnet/test_data_set_0/input_0.pb"}
+                                   << "no input named 'no_such_input'";
   }
   void usageMistakesSayWhatIsMissing() {
     QFETCH(QStringList, arguments);

@@ -237,7 +237,7 @@ void MeasurePanel::setModelSource(const QString& modelPath, const driver::LoadOp
   driver::ModelTaskSource source;
   source.modelPath = modelPath.toStdString();
   source.load = load;
-  // Only the pass options matter to the child; the compile's callbacks belong to this process.
+  // The options travel to the child; the compile's callbacks belong to this process's jobs.
   source.compile.passes = compile.passes;
   source.compile.schedule = compile.schedule;
   source.compile.target = compile.target;

@@ -269,13 +269,13 @@ fs::path stagingDirectory(const fs::path& root) {
 /// progress and stay.
 void removeAbandonedStaging(const fs::path& root) {
   std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(root, error)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind(kStagingPrefix, 0) != 0 || !entry.is_directory(error)) continue;
+  for (fs::directory_iterator entry(root, error), end; !error && entry != end; entry.increment(error)) {
+    std::string name = entry->path().filename().string();
+    std::error_code ignored;
+    if (name.rfind(kStagingPrefix, 0) != 0 || !entry->is_directory(ignored)) continue;
     pid_t owner = pid_t(std::atol(name.c_str() + kStagingPrefix.size()));
     if (owner <= 0 || owner == getpid() || kill(owner, 0) == 0 || errno != ESRCH) continue;
-    std::error_code ignored;
-    fs::remove_all(entry.path(), ignored);
+    fs::remove_all(entry->path(), ignored);
   }
 }
 
@@ -356,7 +356,7 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
   progress(kGraphPercent, "Writing graph.json");
   if (Status written = writeFile(staging / "graph.json", runtime::writeGraphJson(plan)); !written)
     return fail(written.error());
-  // The last point of no return: once files start moving, the export completes (or rolls back).
+  // The last chance to cancel: once files start moving, the export completes (or rolls back).
   if (progress.cancelled()) return fail(problem(kCancelled, directory));
 
   Status moved = moveIntoPlace(staging, root, {plan.library, "params.bin", "graph.json"});

@@ -171,6 +171,28 @@ private slots:
     QVERIFY2(recorder.reports().size() == size_t(cancelAfter), qPrintable(recorder.listing()));
   }
 
+  void passManagerAnnouncesSkippedPassesAndNamesWhereItStopped() {
+    graph::PassManager passes = driver::standardPasses();
+    graph::PassOptions options;
+    options.optLevel = 0;  // Skips CSE, AlterLayout and FuseOps: they are announced all the same.
+    std::vector<std::string> announced;
+    graph::PassObserver observer;
+    observer.starting = [&](size_t index, size_t count, const std::string& name) {
+      QCOMPARE(index, announced.size());
+      QCOMPARE(count, passes.passes().size());
+      announced.push_back(name);
+    };
+    QVERIFY(passes.run(imported_, options, observer).ok());
+    QCOMPARE(announced, passes.passNames());
+
+    announced.clear();
+    observer.cancelled = [&] { return announced.size() == 2; };
+    auto stopped = passes.run(imported_, options, observer);
+    QVERIFY(!stopped.ok());
+    QCOMPARE(announced.size(), size_t(2));
+    QVERIFY2(stopped.error().message.find(passes.passNames()[2]) != std::string::npos, stopped.error().message.c_str());
+  }
+
   void realFailuresAreNotCancellations() {
     driver::CompileOptions options;
     options.passes.optLevel = 7;

@@ -136,6 +136,35 @@ private slots:
     QCOMPARE(linking.loopOfAssemblyLine(assemblyLines, 1), QString());  // the kernel itself
   }
 
+  void verboseAssemblyBlocksNameTheirLoops() {
+    LoopLinking linking = exampleLinking();
+    // What emitAssembly writes: block labels carry their IR block's name, fall-through blocks
+    // as comments, loop nesting as comment lines.
+    const char* assembly =
+        "matmul_parallel_0_compute:\n"              // 0
+        "# %bb.0:                                # %entry\n"
+        "\tpushq %rbp\n"
+        ".LBB1_2:                                # %jo.header.preheader.i\n"
+        "                                        # =>This Loop Header: Depth=1\n"
+        "\tmovq %r8, %r10\n"                         // 5
+        ".LBB1_3:                                # %ii.body.i\n"
+        "                                        # =>  This Inner Loop Header: Depth=2\n"
+        "\tvfmadd231ps %zmm18, %zmm19, %zmm9\n"
+        "\tjne .LBB1_3\n"
+        "# %bb.4:                                # %after.i\n"  // 10
+        "\tretq\n"
+        ".Lfunc_end1:\n";
+    QCOMPARE(linking.assemblyRanges(assembly, {"ii"}), (QList<LineRange>{{6, 9}}));
+    QCOMPARE(linking.assemblyRanges(assembly, {"jo"}), (QList<LineRange>{{3, 5}}));
+    // The parallel loop is its whole outlined function; the serial ones inside it stay theirs.
+    QCOMPARE(linking.assemblyRanges(assembly, {"io"}), (QList<LineRange>{{0, 11}}));
+    QStringList lines = QString(assembly).split('\n');
+    QCOMPARE(linking.loopOfAssemblyLine(lines, 8), QString("ii"));
+    QCOMPARE(linking.loopOfAssemblyLine(lines, 5), QString("jo"));
+    QCOMPARE(linking.loopOfAssemblyLine(lines, 11), QString("io"));  // a block of no loop
+    QCOMPARE(linking.loopOfAssemblyLine(lines, 2), QString("io"));
+  }
+
   void completionKnowsWhereTheCursorIs_data() {
     QTest::addColumn<QString>("line");
     QTest::addColumn<QString>("prefix");

@@ -28,6 +28,19 @@ LineRange blockFrom(const QStringList& lines, int first, const QRegularExpressio
   return {first, last};
 }
 
+// A block's label line in verbose assembly: ".LBB2_3:  # %jj.body.i" for a branch target,
+// "# %bb.5:  # %ii.header.preheader.i" for a fall-through block; captures the IR block name.
+const QRegularExpression& assemblyBlockLabel() {
+  static const QRegularExpression label(QStringLiteral("^(?:\\.LBB\\w+:|# %bb\\.\\d+:)\\s*# %([\\w.$-]+)"));
+  return label;
+}
+
+// Where an assembly block ends: the next block, function label or function end.
+const QRegularExpression& assemblyBlockEnd() {
+  static const QRegularExpression end(QStringLiteral("^(?:\\.LBB\\w+:|# %bb\\.\\d+:|[A-Za-z_][\\w$]*:|\\.Lfunc_end)"));
+  return end;
+}
+
 }  // namespace
 
 LoopLinking::LoopLinking(const Trace& trace, const QString& loopNest, const QSet<QString>& loopNames,
@@ -155,15 +168,26 @@ QList<LineRange> LoopLinking::llvmRanges(const QString& llvmIR, const QStringLis
 
 QList<LineRange> LoopLinking::assemblyRanges(const QString& assembly, const QStringList& loops) const {
   QList<LineRange> ranges;
+  if (loops.isEmpty()) return ranges;
+  QStringList escaped;
+  for (auto& loop : loops) escaped << QRegularExpression::escape(loop);
+  // Serial loops: the blocks whose IR names are the loop's (see llvmRanges).
+  QRegularExpression loopBlock(QStringLiteral("^(?:%1)\\.(?:header|body|exit)").arg(escaped.join('|')));
   QStringList parallelNames;
   for (int k : parallelIndicesOf(loops))
     parallelNames << QRegularExpression::escape(function_ + QStringLiteral("_parallel_%1").arg(k));
-  if (parallelNames.isEmpty()) return ranges;
-  QRegularExpression label(QStringLiteral("^(?:%1)(?:_compute)?:").arg(parallelNames.join('|')));
+  QRegularExpression label(QStringLiteral("^(?:%1)(?:_compute)?:").arg(parallelNames.isEmpty() ? QStringLiteral("$^")
+                                                                                                  : parallelNames.join('|')));
   static const QRegularExpression functionEnd(QStringLiteral("^\\.Lfunc_end"));
   QStringList lines = assembly.split(QLatin1Char('\n'));
-  for (int i = 0; i < lines.size(); ++i)
-    if (label.match(lines[i]).hasMatch()) ranges << blockFrom(lines, i, functionEnd);
+  for (int i = 0; i < lines.size(); ++i) {
+    if (!parallelNames.isEmpty() && label.match(lines[i]).hasMatch()) {
+      ranges << blockFrom(lines, i, functionEnd);
+      continue;
+    }
+    auto block = assemblyBlockLabel().match(lines[i]);
+    if (block.hasMatch() && loopBlock.match(block.captured(1)).hasMatch()) ranges << blockFrom(lines, i, assemblyBlockEnd());
+  }
   return ranges;
 }
 
@@ -206,9 +230,22 @@ QString LoopLinking::loopOfAssemblyLine(const QStringList& assemblyLines, int li
   QRegularExpression parallelLabel(
       QStringLiteral("^%1_parallel_(\\d+)(?:_compute)?:").arg(QRegularExpression::escape(function_)));
   static const QRegularExpression functionStart(QStringLiteral("^[A-Za-z_][\\w$]*:"));
+  static const QRegularExpression loopBlock(QStringLiteral("^(.+?)\\.(?:header|body|exit)"));
+  bool sawBlock = false;
   for (int i = std::min(line, int(assemblyLines.size()) - 1); i >= 0; --i) {
     const QString& text = assemblyLines[i];
     if (text.startsWith(QLatin1String(".Lfunc_end"))) return {};
+    if (!sawBlock) {
+      // The enclosing block, named after its IR block: a serial loop's block names the loop.
+      auto block = assemblyBlockLabel().match(text);
+      if (block.hasMatch()) {
+        sawBlock = true;
+        auto loop = loopBlock.match(block.captured(1));
+        if (loop.hasMatch())
+          for (const PrintedLoop& printed : printed_)
+            if (printed.name == loop.captured(1)) return printed.name;
+      }
+    }
     auto parallel = parallelLabel.match(text);
     if (parallel.hasMatch()) {
       int index = parallel.captured(1).toInt();

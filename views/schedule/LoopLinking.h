@@ -13,7 +13,8 @@
 //   parallel loop is outlined into "<function>_parallel_<k>" (k counts parallel loops in
 //   loop-nest order), whose definition is highlighted. Pointing into the LLVM IR links back:
 //   the enclosing loop block names the loop, else the outlined function it is in.
-// - Assembly: block names do not survive into assembly, so only parallel loops match, through
+// - Assembly (verbose, as emitAssembly writes it): every block's label carries its IR block's
+//   name ("# %ii.body.i"), so serial loops match as in the LLVM IR, and parallel loops through
 //   their outlined "<function>_parallel_<k>" functions (both ways).
 // - Not matched: loops that the optimizer fully unrolled or vectorized away have no blocks
 //   left; a loop that lowering removed (extent 1) has no line in the loop nest.
@@ -66,12 +67,14 @@ public:
   /// The LLVM IR lines generated for `loops`: their serial blocks, and the outlined function
   /// of each of them that is a parallel loop.
   QList<LineRange> llvmRanges(const QString& llvmIR, const QStringList& loops) const;
-  /// The assembly lines of the outlined functions of those of `loops` that are parallel.
+  /// The assembly lines generated for `loops`: the blocks named after their serial loops'
+  /// IR blocks, and the outlined function of each of them that is a parallel loop.
   QList<LineRange> assemblyRanges(const QString& assembly, const QStringList& loops) const;
   /// The loop whose code line `line` (0-based) of `llvmIR` is: the loop of the enclosing
   /// serial-loop block, else the parallel loop whose outlined function it is in; empty if none.
   QString loopOfLlvmLine(const QStringList& llvmLines, int line) const;
-  /// The parallel loop whose outlined function line `line` (0-based) of the assembly is in.
+  /// The loop whose code line `line` (0-based) of the assembly is: the serial loop of the
+  /// enclosing block, else the parallel loop whose outlined function it is in; empty if none.
   QString loopOfAssemblyLine(const QStringList& assemblyLines, int line) const;
 
 private:

@@ -210,6 +210,9 @@ std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const TargetInfo& tar
 std::string emitAssembly(const std::vector<PrimFunc>& funcs, const TargetInfo& target) {
   auto compiled = compileModule(funcs, target, CodeUse::SharedLibrary, /*optimized=*/true);
   if (!compiled) return withErrorPrefix("#", compiled.error());
+  // Verbose assembly labels every block with its IR name ("# %ii.body") and marks loop
+  // nesting: what a reader (and the Studio's loop linking) finds the loops by.
+  compiled->machine->Options.MCOptions.AsmVerbose = true;
   llvm::SmallString<0> text;
   llvm::raw_svector_ostream stream(text);
   auto emitted = emitMachineCode(*compiled, stream, /*assembly=*/true);

@@ -615,6 +615,8 @@ void MainWindow::showModelInViews() {
   graph_->setGraph(model ? std::shared_ptr<const graph::Graph>(model, &model->optimized) : nullptr);
   timeline_->setModel(imported, model);
   timeline_->setPassOptions(session_.compileOptions().passes);
+  // Measuring runs in a child `tessel measure`, which compiles the same model the same way.
+  schedule_->setModelSource(session_.modelPath(), session_.loadOptions(), session_.compileOptions());
   schedule_->setModel(model, session_.compileOptions().schedule);
 }
 
@@ -816,10 +818,17 @@ void MainWindow::exportModule(const QString& directory) {
   jobs_.start<QString>(
       kExportChannel, tr("Exporting to %1").arg(directory),
       [model, directory, target](views::JobContext& job) -> QString {
-        job.reportProgress(-1, QObject::tr("Generating code and writing the module"));
+        ExportOptions options;
+        options.target = target;
+        // The exporter asks between kernels and steps, and kills the linker when told to stop;
+        // a stopped export leaves a module already in `directory` as it was.
+        options.cancelled = [&job] { return job.cancelled(); };
+        options.progress = [&job](int percent, const std::string& what) {
+          job.reportProgress(percent, QString::fromStdString(what));
+        };
         try {
-          Status status = driver::exportModel(*model, directory.toStdString(), target);
-          if (!status) return QString::fromStdString(status.error().toString());
+          Status status = driver::exportModel(*model, directory.toStdString(), options);
+          if (!status && !driver::isCancellation(status.error())) return QString::fromStdString(status.error().toString());
         } catch (const std::exception& error) {
           return describeException(error);
         }

@@ -290,12 +290,50 @@ private slots:
     MainWindow window;
     QVERIFY(testing::openAndWait(window, example("tiny_resnet.onnx")));
     QSignalSpy exported(&window, &MainWindow::moduleExported);
+    // The status bar's job list follows the export step by step.
+    QStringList steps;
+    QList<int> percents;
+    connect(&window.jobs(), &QAbstractItemModel::dataChanged, this, [&](const QModelIndex& first) {
+      if (first.data(views::JobListModel::ChannelRole).toString() != "export") return;
+      steps << first.data(views::JobListModel::MessageRole).toString();
+      percents << first.data(views::JobListModel::PercentRole).toInt();
+    });
     window.exportModule(dir.path());
     QVERIFY(!window.isIdle());
     QVERIFY(exported.wait(120000));
     QVERIFY2(exported.at(0).at(1).toBool(), qPrintable(exported.at(0).at(2).toString()));
     QVERIFY(QFile::exists(dir.filePath("graph.json")));
     QVERIFY(QFile::exists(dir.filePath("kernels.so")));
+    QVERIFY2(steps.filter("Compiling kernel").size() == int(window.session().compiledModel()->kernels.size()),
+             qPrintable(steps.join('\n')));
+    QVERIFY2(!steps.filter("Linking").isEmpty(), qPrintable(steps.join('\n')));
+    QVERIFY(std::is_sorted(percents.begin(), percents.end()));
+    QVERIFY(percents.first() >= 0 && percents.last() <= 100);
+  }
+
+  void cancellingAnExportKeepsTheModuleAlreadyThere() {
+    QTemporaryDir dir;
+    MainWindow window;
+    QVERIFY(testing::openAndWait(window, example("tiny_resnet.onnx")));
+    QSignalSpy exported(&window, &MainWindow::moduleExported);
+    window.exportModule(dir.path());
+    QVERIFY(exported.wait(120000));
+    QFile graph(dir.filePath("graph.json"));
+    QVERIFY(graph.open(QIODevice::ReadOnly));
+    QByteArray before = graph.readAll();
+    graph.close();
+    // A second export, stopped from the status bar as soon as it reports progress.
+    connect(&window.jobs(), &QAbstractItemModel::dataChanged, this, [&](const QModelIndex& first) {
+      if (first.data(views::JobListModel::ChannelRole).toString() == "export") window.jobs().cancel(first.row());
+    });
+    window.exportModule(dir.path());
+    QTRY_VERIFY_WITH_TIMEOUT(window.isIdle(), 120000);
+    QCOMPARE(exported.count(), 1);  // the cancelled export reports nothing
+    QVERIFY(graph.open(QIODevice::ReadOnly));
+    QCOMPARE(graph.readAll(), before);
+    QStringList left = QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
+    left.sort();
+    QCOMPARE(left, (QStringList{"graph.json", "kernels.so", "params.bin"}));
   }
 
   void screenshotModeWritesTheWindowAtTheRequestedSize() {

@@ -173,8 +173,13 @@ Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& o
 
   start = std::chrono::steady_clock::now();
   progress(kPassShare, "Lowering " + std::to_string(model.optimized.operationCount()) + " kernels");
-  auto planned = planModel(model.optimized, options.schedule);
-  if (!planned) return planned.error();
+  auto planned = planModel(model.optimized, options.schedule, [&](size_t index, size_t count, const std::string& name) {
+    if (cancelled()) return false;
+    progress(kPassShare + int(index * (100 - kPassShare) / count),
+             "Lowering kernel " + std::to_string(index + 1) + " of " + std::to_string(count) + ": " + name);
+    return true;
+  });
+  if (!planned) return cancelled() ? cancellation() : planned.error();
   if (cancelled()) return cancellation();
   model.kernels = std::move(planned->kernels);
   model.plan = std::move(planned->plan);

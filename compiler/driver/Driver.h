@@ -46,15 +46,15 @@ struct CompileOptions {
   graph::PassOptions passes;
   ScheduleTarget schedule = ScheduleTarget::host();
   TargetInfo target = TargetInfo::host();
-  /// Asked on the compiling thread before every pass and before and after lowering the
-  /// kernels; once it returns true the compile stops there and returns the isCancellation()
-  /// Diagnostic. A cancel takes effect within one pass, or within the lowering of all
-  /// kernels (planModel lowers them in one call). Empty: never cancelled.
+  /// Asked on the compiling thread before every pass and before lowering each kernel; once
+  /// it returns true the compile stops there and returns the isCancellation() Diagnostic, so
+  /// a cancel takes effect within one pass or one kernel. Empty: never cancelled.
   std::function<bool()> cancelled;
   /// Told on the compiling thread what the compile is doing: `percent` never decreases.
   /// Each pass is named as it starts ("FuseOps") within the first half, then lowering starts
-  /// ("Lowering 48 kernels"); the last report, on success only, is 100 ("Compiled 48
-  /// kernels"). Empty: no reports.
+  /// ("Lowering 48 kernels") and names each kernel in the second half ("Lowering kernel 3 of
+  /// 48: conv1"); the last report, on success only, is 100 ("Compiled 48 kernels"). Empty:
+  /// no reports.
   std::function<void(int percent, const std::string& what)> progress;
 };
 

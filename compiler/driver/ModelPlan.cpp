@@ -41,7 +41,9 @@ enum class TensorRole { Input, Output, Param, Intermediate };
 
 class Planner {
 public:
-  explicit Planner(const ScheduleTarget& target) : target_(target) {}
+  using BeforeKernel = std::function<bool(size_t, size_t, const std::string&)>;
+  Planner(const ScheduleTarget& target, const BeforeKernel& beforeKernel)
+      : target_(target), beforeKernel_(beforeKernel) {}
 
   Expected<PlannedModel> run(const Graph& graph) {
     for (auto& input : graph.inputs) {
@@ -59,7 +61,11 @@ public:
       if (computed && claimed.insert(key(output)).second) outputNameOf_[key(output)] = outputName(graph, i);
       else needsCopy[i] = true;
     }
-    for (const graph::OperationNode* op : graph.operations()) {
+    const std::vector<const graph::OperationNode*> operations = graph.operations();
+    for (size_t index = 0; index < operations.size(); ++index) {
+      const graph::OperationNode* op = operations[index];
+      if (beforeKernel_ && !beforeKernel_(index, operations.size(), op->name))
+        return Diagnostic{"planning stopped before lowering '" + op->name + "'", "planModel", 0, 0, ""};
       Status status = compileOperation(*op);
       if (!status) return status.error();
     }
@@ -263,6 +269,7 @@ private:
   }
 
   ScheduleTarget target_;
+  const BeforeKernel& beforeKernel_;
   PlannedModel model_;
   std::unordered_map<ValueKey, std::string, ValueKeyHash> tensorOf_;
   std::unordered_map<ValueKey, std::string, ValueKeyHash> outputNameOf_;
@@ -277,8 +284,9 @@ private:
 
 }  // namespace
 
-Expected<PlannedModel> planModel(const Graph& graph, const ScheduleTarget& target) {
-  Planner planner(target);
+Expected<PlannedModel> planModel(const Graph& graph, const ScheduleTarget& target,
+                                 const std::function<bool(size_t, size_t, const std::string&)>& beforeKernel) {
+  Planner planner(target, beforeKernel);
   return planner.run(graph);
 }
 

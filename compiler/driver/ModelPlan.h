@@ -2,6 +2,9 @@
 // tensors for every value, storages from the memory planner, params for the constants.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "compiler/driver/Driver.h"
 
 namespace tessel::driver {
@@ -18,6 +21,12 @@ struct PlannedModel {
 /// by kernels become params, intermediates share storages where their lifetimes allow. A
 /// graph output that is not computed by a kernel of its own (an input, a constant, or a value
 /// returned twice) gets a copy kernel. A Diagnostic names the node and op that failed.
-Expected<PlannedModel> planModel(const graph::Graph& graph, const ScheduleTarget& target);
+///
+/// `beforeKernel`, when given, is asked before each operation is lowered (its index, the
+/// operation count, its name); returning false stops planning with a Diagnostic saying so
+/// (what a cancelled compile uses, and how it reports progress kernel by kernel).
+Expected<PlannedModel> planModel(
+    const graph::Graph& graph, const ScheduleTarget& target,
+    const std::function<bool(size_t index, size_t count, const std::string& name)>& beforeKernel = {});
 
 }  // namespace tessel::driver

@@ -149,6 +149,12 @@ private slots:
     QVERIFY(compileReports_.size() > passNames.size());
     for (size_t i = 0; i < passNames.size(); ++i) QCOMPARE(compileReports_[i].what, passNames[i]);
     QVERIFY(compileReports_[passNames.size()].what.find("Lowering") == 0);
+    // Then every kernel as it is lowered.
+    size_t kernels = 0;
+    for (const auto& report : compileReports_) kernels += report.what.find("Lowering kernel ") == 0;
+    auto compiled = driver::compileGraph(imported_);
+    QVERIFY(compiled.ok());
+    QCOMPARE(kernels, compiled->optimized.operationCount());
   }
 
   void cancellingStopsTheCompileAtTheNextStep_data() {

@@ -57,6 +57,7 @@ std::vector<FlagSpec> measureFlags(const std::string& op) {
       {"max-repeats", "take at most this many timed samples", true, "2000"},
       {"warmup-calls", "untimed calls before sampling", true, "1"},
       {"seed", "seed of the random inputs", true, "42"},
+      {"peak-gflops", "the machine peak to compare against (default: measured now, about 0.2 s)", true, "0"},
       {"json", "print one JSON object (and progress lines on stderr)", false, ""},
       inputShapeFlag()};
   for (auto& flag : inputFlags()) flags.push_back(flag);
@@ -88,6 +89,7 @@ std::optional<std::string> readMeasureOptions(const CommandLine& line, driver::M
   if (auto error = line.getInt("max-repeats", &maxRepeats)) return error;
   if (auto error = line.getInt("warmup-calls", &warmup, 0)) return error;
   if (auto error = line.getInt("seed", &seed, 0)) return error;
+  if (auto error = readNumber(line, "peak-gflops", &options->peakGflops)) return error;
   if (maxRepeats < minRepeats) return "--max-repeats must be at least --min-repeats";
   options->minRepeats = int(minRepeats);
   options->maxRepeats = int(maxRepeats);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -53,7 +54,8 @@ private:
 
 std::string number(double value) {
   std::ostringstream text;
-  text << std::setprecision(10) << value;
+  // Every digit: a peak passed on must come back as the same double.
+  text << std::setprecision(std::numeric_limits<double>::max_digits10) << value;
   return text.str();
 }
 
@@ -184,6 +186,7 @@ std::vector<std::string> measureCommandArguments(const IsolatedMeasureRequest& r
                            std::to_string(options.minRepeats), "--max-repeats", std::to_string(options.maxRepeats),
                            "--warmup-calls", std::to_string(options.warmupCalls), "--seed",
                            std::to_string(options.seed), "--json"});
+  if (options.peakGflops > 0) args.insert(args.end(), {"--peak-gflops", number(options.peakGflops)});
   return args;
 }
 

@@ -145,7 +145,8 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
   m.flops = workload.flops;
   m.threads = runtime::ThreadPool::global().numThreads();
   m.gflops = m.medianMilliseconds > 0 ? workload.flops / (m.medianMilliseconds * 1e-3) * 1e-9 : 0;
-  m.peakGflops = peakAtLeastReaching(m.threads, m.gflops);
+  // A given peak below what the kernel reached was taken at a slow moment: the kernel is at 100 %.
+  m.peakGflops = options.peakGflops > 0 ? std::max(options.peakGflops, m.gflops) : peakAtLeastReaching(m.threads, m.gflops);
   m.fractionOfPeak = m.peakGflops > 0 ? m.gflops / m.peakGflops : 0;
   return m;
 }

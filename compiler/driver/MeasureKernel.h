@@ -27,6 +27,11 @@ struct MeasureOptions {
   std::function<bool()> cancelled;
   /// Told the percentage done (0-100) after every sample.
   std::function<void(int percent)> progress;
+  /// The machine's peak to state the result against, in GFLOP/s; 0: machinePeakGflops()
+  /// for the threads used. Measurements taken in separate processes (the Studio measures each
+  /// variant in a child) pass one peak so their fractions compare: each process measuring
+  /// its own would put a different, noisy peak under every variant.
+  double peakGflops = 0;
 };
 
 /// What one measurement found. A sample is one timed batch of calls divided by its size

@@ -111,6 +111,14 @@ private slots:
     QStringList progress = run.err.split('\n', Qt::SkipEmptyParts).filter(QRegularExpression("^progress \\d+$"));
     QVERIFY2(!progress.isEmpty(), qPrintable(run.err));
     QCOMPARE(progress.last(), QString("progress 100"));
+
+    // A peak given by the caller (the Studio's, shared by all its variants) is used as it is.
+    arguments << "--peak-gflops" << "1000000";
+    run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    json = jsonOf(run);
+    QCOMPARE(json["peak_gflops"].toDouble(), 1e6);
+    QCOMPARE(json["fraction_of_peak"].toDouble(), json["gflops"].toDouble() / 1e6);
   }
 
   // Input values known before compiling (the Studio hands them over as files) are accepted

@@ -181,6 +181,11 @@ private slots:
     QCOMPARE(panel.plot()->bestMarkerGraph()->dataCount(), 1);
     QString change = panel.historyModel()->index(1, MeasureHistoryModel::ChangeColumn).data().toString();
     QVERIFY2(change.contains("+ parallel(C, io)"), qPrintable(change));
+    // Both variants, measured in two child processes, are stated against one peak (this
+    // process's), so their "of peak" figures compare.
+    const auto& variants = panel.history()->variants("matmul_48");
+    QCOMPARE(variants[0].measurement.peakGflops, driver::machinePeakGflops(variants[0].measurement.threads));
+    QCOMPARE(variants[1].measurement.peakGflops, variants[0].measurement.peakGflops);
     panel.show();
     QTest::qWait(50);
     saveScreenshot(panel, "measure_panel.png");

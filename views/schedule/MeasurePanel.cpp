@@ -306,6 +306,10 @@ void MeasurePanel::measure() {
           last = percent;
           job.reportProgress(percent, QObject::tr("timing"));
         };
+        // Every variant is stated against this process's peak (measured once, then cached),
+        // not against a peak each child measures anew with its own noise.
+        job.reportProgress(-1, QObject::tr("measuring the machine's peak"));
+        request.options.peakGflops = driver::machinePeakGflops(request.threads);
         job.reportProgress(-1, QObject::tr("building"));
         auto measured = driver::measureIsolated(request);
         if (measured)

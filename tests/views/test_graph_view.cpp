@@ -249,6 +249,33 @@ private slots:
     QVERIFY(view->zoom() > before);
   }
 
+  void aTallGraphOpensReadableAtItsStart() {
+    GraphWorkbench workbench;
+    workbench.resize(800, 300);  // far too short to fit the example readably
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    QVERIFY(layOutAndWait(workbench, optimizedExample()));
+    GraphView* view = workbench.view();
+    // Not shrunk to unreadable boxes: at the readable zoom, with the graph's input in sight.
+    QCOMPARE(view->zoom(), GraphView::readableZoom);
+    QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    const GraphLayout& layout = *workbench.currentLayout();
+    const LayoutNode* input = nullptr;
+    for (const LayoutNode& node : layout.nodes)
+      if (node.op == "Input") input = &node;
+    QVERIFY(input);
+    QVERIFY(visible.contains(input->box));
+    QVERIFY(!visible.contains(view->sceneRect()));
+    // Fit (Ctrl+0) still shows all of it.
+    QTest::keyClick(view, Qt::Key_0, Qt::ControlModifier);
+    QVERIFY(view->zoom() < GraphView::readableZoom);
+    // A window tall enough fits the graph at once.
+    workbench.resize(800, 1400);
+    QVERIFY(layOutAndWait(workbench, optimizedExample()));
+    visible = view->mapToScene(view->viewport()->rect()).boundingRect().adjusted(-1, -1, 1, 1);
+    QVERIFY(visible.contains(view->sceneRect()));
+  }
+
   void viewportStateSynchronizesTwoViews() {
     GraphView left, right;
     left.resize(600, 500);

@@ -48,7 +48,7 @@ void GraphView::setGraphLayout(std::shared_ptr<const GraphLayout> layout, const 
   bool first = !scene_->graphLayout();
   scene_->setGraphLayout(std::move(layout));
   if (first || fitPending_) {
-    fitToView();
+    showStart();
     fitPending_ = !isVisible();
     return;
   }
@@ -110,6 +110,16 @@ void GraphView::fitToView() {
   double zoom = std::clamp(fit * 0.97, minimumZoom, 1.0);
   setTransform(QTransform::fromScale(zoom, zoom));
   centerOn(bounds.center());
+  notifyViewport();
+}
+
+void GraphView::showStart() {
+  fitToView();
+  QRectF bounds = scene_->sceneRect();
+  if (bounds.isEmpty() || viewport()->width() < 2 || zoom() >= readableZoom * 0.999) return;
+  setTransform(QTransform::fromScale(readableZoom, readableZoom));
+  double visibleHeight = viewport()->height() / readableZoom;
+  centerOn(bounds.center().x(), bounds.top() + visibleHeight / 2);
   notifyViewport();
 }
 
@@ -176,7 +186,7 @@ void GraphView::scrollContentsBy(int dx, int dy) {
 void GraphView::resizeEvent(QResizeEvent* event) {
   QGraphicsView::resizeEvent(event);
   if (fitPending_ && scene_->graphLayout() && isVisible()) {
-    fitToView();
+    showStart();
     fitPending_ = false;
   }
   notifyViewport();

@@ -55,6 +55,12 @@ public:
   void zoomOut();
   /// Fits the whole graph in the viewport (never magnifying past 1:1).
   void fitToView();
+  /// How a graph first appears: fitted when that leaves its boxes readable (zoom at least
+  /// readableZoom), else at readableZoom showing its top (the inputs) centred across, as a
+  /// reader starts at the beginning; the minimap shows the rest. Fit (Ctrl+0) still shows all.
+  void showStart();
+  /// The zoom below which box text gets too small to read (nodes draw only their headers).
+  static constexpr double readableZoom = 0.7;
   GraphViewport viewportState() const;
   void setViewportState(const GraphViewport& state);
 

@@ -175,7 +175,7 @@ void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout
   QString anchor = view_->graphScene()->selectedNode();
   if (anchor.isEmpty()) anchor = view_->nodeNearestViewCenter();
   view_->setGraphLayout(layout, anchor);
-  if (untouched) view_->fitToView();
+  if (untouched) view_->showStart();
   findBar_->setGraphLayout(layout);
   placeMinimap();
 }

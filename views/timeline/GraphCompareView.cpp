@@ -242,8 +242,8 @@ void GraphCompareView::showResult(Result result) {
       v->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
   }
   if (fitOnResult_) {
-    beforeView_->fitToView();
-    afterView_->fitToView();
+    beforeView_->showStart();
+    afterView_->showStart();
     // Each side fitted on its own, so both read at first sight; the first zoom or pan on
     // one side brings the other to the same scale and place.
     fitOnResult_ = false;

@@ -232,7 +232,7 @@ void TimelineWorkbench::showStep(int row) {
           for (const NodeDecoration& d : diffDecorations(*result.changes, DiffSide::After, dark))
             stepView_->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
         }
-        if (fit) stepView_->fitToView();
+        if (fit) stepView_->showStart();
         emit stepShown(row);
       });
 }

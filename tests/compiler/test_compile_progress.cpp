@@ -11,6 +11,7 @@
 #include "NDArrayTestSupport.h"
 #include "compiler/driver/Driver.h"
 #include "runtime/GraphExecutor.h"
+#include "tests/ShellScripts.h"
 
 using namespace tessel;
 
@@ -77,16 +78,6 @@ QMap<QString, QByteArray> directoryContents(const QString& directory) {
   return contents;
 }
 
-/// An executable shell script `name` in `directory` with `body`.
-QString writeScript(const QString& directory, const QString& name, const QString& body) {
-  QString path = directory + "/" + name;
-  QFile script(path);
-  if (!script.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
-  script.write(("#!/bin/sh\n" + body + "\n").toUtf8());
-  script.close();
-  script.setPermissions(script.permissions() | QFileDevice::ExeOwner);
-  return path;
-}
 
 }  // namespace
 
@@ -285,7 +276,7 @@ private slots:
     auto before = directoryContents(directory);
     QTemporaryDir tools;
     ExportOptions options;
-    options.compiler = writeScript(tools.path(), "broken-cc", "echo 'cannot find -lm' >&2; exit 1").toStdString();
+    options.compiler = testing::writeShellScript(tools.path(), "broken-cc", "echo 'cannot find -lm' >&2; exit 1").toStdString();
     Status exported = driver::exportModel(*model_, directory.toStdString(), options);
     QVERIFY(!exported.ok());
     QVERIFY(!driver::isCancellation(exported.error()));
@@ -302,7 +293,7 @@ private slots:
     QString pidFile = tools.filePath("linker.pid");
     ExportOptions options;
     options.compiler =
-        writeScript(tools.path(), "hanging-cc", QString("echo $$ > '%1.tmp'; mv '%1.tmp' '%1'; exec sleep 300").arg(pidFile))
+        testing::writeShellScript(tools.path(), "hanging-cc", QString("echo $$ > '%1.tmp'; mv '%1.tmp' '%1'; exec sleep 300").arg(pidFile))
             .toStdString();
     options.cancelled = [&] { return QFile::exists(pidFile); };
     Status exported = driver::exportModel(*model_, directory.toStdString(), options);

@@ -11,6 +11,7 @@
 #include "compiler/driver/IsolatedMeasure.h"
 #include "compiler/driver/RunModel.h"
 #include "compiler/frontend/onnx/OnnxImporter.h"
+#include "tests/ShellScripts.h"
 
 using namespace tessel;
 using namespace tessel::driver;
@@ -22,13 +23,7 @@ const std::string kTinyResNet = TESSEL_SOURCE_DIR "/resources/examples/tiny_resn
 
 // A stand-in for `tessel` that runs `body` (a /bin/sh script) with the measure arguments.
 QString writeScript(const QTemporaryDir& directory, const QString& name, const QString& body) {
-  QString path = directory.filePath(name);
-  QFile file(path);
-  if (!file.open(QIODevice::WriteOnly)) qFatal("cannot write %s", qPrintable(path));
-  file.write(("#!/bin/sh\n" + body + "\n").toUtf8());
-  file.close();
-  file.setPermissions(file.permissions() | QFileDevice::ExeOwner);
-  return path;
+  return tessel::testing::writeShellScript(directory.path(), name, body);
 }
 
 IsolatedMeasureRequest operatorRequest(const QString& tessel) {

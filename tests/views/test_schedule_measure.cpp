@@ -13,6 +13,7 @@
 #include "compiler/driver/ScheduleTask.h"
 #include "compiler/ops/Matmul.h"
 #include "runtime/ThreadPool.h"
+#include "tests/ShellScripts.h"
 #include "views/schedule/MeasureHistory.h"
 #include "views/schedule/MeasureHistoryModel.h"
 #include "views/schedule/MeasurePanel.h"
@@ -297,12 +298,8 @@ private slots:
   void aCrashingChildIsAFailedMeasurementAndThePanelKeepsWorking() {
     // A stand-in for tessel that dies the way a kernel with a wild store would.
     QTemporaryDir directory;
-    QString crashing = directory.filePath("tessel");
-    QFile script(crashing);
-    QVERIFY(script.open(QIODevice::WriteOnly));
-    script.write("#!/bin/sh\necho 'timing the kernel' >&2\nkill -SEGV $$\n");
-    script.close();
-    script.setPermissions(script.permissions() | QFileDevice::ExeOwner);
+    QString crashing =
+        tessel::testing::writeShellScript(directory.path(), "tessel", "echo 'timing the kernel' >&2\nkill -SEGV $$");
 
     MeasurePanel panel;
     panel.setMeasureOptions(quickOptions());

@@ -40,7 +40,6 @@
 #include "views/schedule/MeasurePanel.h"
 #include "views/schedule/ScheduleWorkbench.h"
 #include "views/schedule/TaskListModel.h"
-#include "views/graph/GraphView.h"
 #include "views/timeline/PassOptionsPanel.h"
 #include "views/timeline/TimelineWorkbench.h"
 
@@ -49,6 +48,7 @@ namespace tessel::studio {
 namespace {
 
 const QString kExportChannel = QStringLiteral("export");
+const QString kInputsChannel = QStringLiteral("inputs");
 constexpr int kStatusMessageMs = 8000;
 
 int indexOf(StudioView view) { return static_cast<int>(view); }
@@ -98,6 +98,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
   setDocumentMode(true);
   projects_ = new ProjectController(this, this);
+  inputShapesPrompt_ = [this](const QString& modelPath, const std::vector<frontend::OnnxInputInfo>& inputs,
+                              const InputShapes& proposed) -> std::optional<InputShapes> {
+    InputShapesDialog dialog(modelPath, inputs, proposed, this);
+    if (dialog.exec() != QDialog::Accepted) return std::nullopt;
+    return dialog.shapes();
+  };
   jobList_.watch(&jobs_, tr("Studio"));
   jobList_.watch(&session_.jobs(), tr("Compiler"));
 
@@ -383,6 +389,8 @@ void MainWindow::createActions() {
   addStudioAction(build, "actionRecompile", tr("&Recompile"), QKeySequence(tr("Ctrl+B")), [this] {
     if (!session_.modelPath().isEmpty()) session_.recompile(session_.compileOptions());
   });
+  addStudioAction(build, "actionInputShapes", tr("&Input Shapes..."), QKeySequence(tr("Ctrl+Shift+I")),
+                  [this] { editInputShapes(); });
   addStudioAction(build, "actionMeasure", tr("&Measure Task"), QKeySequence(tr("F5")), [this] {
     // Times the open task's current schedule (the measure panel's job, with progress and cancel).
     setCurrentView(StudioView::Schedule);
@@ -534,9 +542,71 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
                            const driver::CompileOptions& compile) {
   pendingFile_ = path;
   statusBar()->showMessage(tr("Opening %1").arg(path));
-  // The session keeps the open model until this one compiled, so a file that fails to open
-  // never disturbs what is on screen.
-  session_.open(path, load, compile);
+  // Reading the inputs parses the whole file: a worker's job, like the compile after it.
+  using Inputs = std::shared_ptr<Expected<std::vector<frontend::OnnxInputInfo>>>;
+  jobs_.start<Inputs>(
+      kInputsChannel, tr("Reading the inputs of %1").arg(QFileInfo(path).fileName()),
+      [file = path.toStdString()](views::JobContext&) {
+        return std::make_shared<Expected<std::vector<frontend::OnnxInputInfo>>>(frontend::readOnnxInputs(file));
+      },
+      [this, path, load, compile](Inputs inputs) {
+        if (path != pendingFile_) return;  // another open came since
+        driver::LoadOptions withShapes = load;
+        // A file that cannot be read is the session's to report, the usual way.
+        if (*inputs && !inputsNeedingShapes(**inputs, load.inputShapes).empty()) {
+          auto shapes = inputShapesPrompt_(path, **inputs, proposedShapes(**inputs, load.inputShapes));
+          if (!shapes) {
+            QString message = tr("Opening %1 was cancelled: its inputs need shapes").arg(path);
+            diagnostics_.add(views::Severity::Note, tr("Open"), message);
+            statusBar()->showMessage(message, kStatusMessageMs);
+            pendingFile_.clear();
+            pendingProject_.reset();
+            emit openFailed(path, message);
+            return;
+          }
+          for (auto& [name, shape] : *shapes) withShapes.inputShapes[name] = shape;
+          // A project opening keeps the answer (and so has unsaved changes).
+          if (pendingProject_) {
+            project::Project changed = pendingProject_->project();
+            changed.inputShapes = withShapes.inputShapes;
+            pendingProject_->setProject(changed);
+          }
+        }
+        // The session keeps the open model until this one compiled, so a file that fails to
+        // open never disturbs what is on screen.
+        session_.open(path, withShapes, compile);
+      });
+}
+
+void MainWindow::editInputShapes() {
+  QString path = session_.modelPath();
+  if (path.isEmpty() || !session_.compiledModel()) return;
+  using Inputs = std::shared_ptr<Expected<std::vector<frontend::OnnxInputInfo>>>;
+  jobs_.start<Inputs>(
+      kInputsChannel, tr("Reading the inputs of %1").arg(QFileInfo(path).fileName()),
+      [file = path.toStdString()](views::JobContext&) {
+        return std::make_shared<Expected<std::vector<frontend::OnnxInputInfo>>>(frontend::readOnnxInputs(file));
+      },
+      [this, path](Inputs inputs) {
+        if (path != session_.modelPath()) return;
+        if (!*inputs) {
+          reportFailure(tr("Input Shapes"), QString::fromStdString(inputs->error().toString()));
+          return;
+        }
+        driver::LoadOptions load = session_.loadOptions();
+        InputShapes proposed = proposedShapes(**inputs, load.inputShapes);
+        if (proposed.empty() && inputsNeedingShapes(**inputs, {}).empty()) {
+          statusBar()->showMessage(tr("Every input of %1 has a fixed shape").arg(QFileInfo(path).fileName()),
+                                   kStatusMessageMs);
+          return;
+        }
+        auto shapes = inputShapesPrompt_(path, **inputs, proposed);
+        if (!shapes || *shapes == load.inputShapes) return;
+        load.inputShapes = *shapes;
+        projects_->setInputShapes(*shapes);
+        // Not an open: the project and its edits stay; the views follow the new compile.
+        session_.open(path, load, session_.compileOptions());
+      });
 }
 
 void MainWindow::modelCompiled() {
@@ -556,7 +626,7 @@ void MainWindow::modelCompiled() {
       pendingProject_.reset();
       applyProjectSchedules_ = true;
     } else {
-      projects_->startUntitled(modelPath);
+      projects_->startUntitled(modelPath, session_.loadOptions().inputShapes);
     }
     restoreMeasurements();
     pendingFile_.clear();
@@ -641,6 +711,7 @@ void MainWindow::updateActions() {
   studioAction("actionExportModule")->setEnabled(hasModel());
   studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty());
   studioAction("actionMeasure")->setEnabled(hasModel());
+  studioAction("actionInputShapes")->setEnabled(hasModel());
   studioAction("actionRunProject")->setEnabled(projects_->hasProject());
   studioAction("actionSave")->setEnabled(projects_->hasProject());
   studioAction("actionSaveAs")->setEnabled(projects_->hasProject());

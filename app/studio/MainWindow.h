@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 
+#include "app/studio/InputShapesDialog.h"
 #include "app/studio/ProjectController.h"
 #include "app/studio/RecentFiles.h"
 #include "views/common/DiagnosticsModel.h"
@@ -60,6 +61,16 @@ public:
   /// (untitled and modified, so Save asks for a name). False when there was nothing to
   /// recover or the user declined. Opening the same model again offers it too (openFile).
   bool offerUntitledRecovery();
+  /// Asked, before a model is compiled, for the shapes its file leaves open (a dynamic batch)
+  /// that neither the project nor an earlier answer gives: the model's path, its inputs and
+  /// the shapes proposed; nullopt cancels the open. The default shows an InputShapesDialog;
+  /// tests and screenshot mode answer without one.
+  using InputShapesPrompt = std::function<std::optional<InputShapes>(
+      const QString& modelPath, const std::vector<frontend::OnnxInputInfo>& inputs, const InputShapes& proposed)>;
+  void setInputShapesPrompt(InputShapesPrompt prompt) { inputShapesPrompt_ = std::move(prompt); }
+  /// Build > Input Shapes: asks again for the open model's open input dimensions and, when
+  /// they change, compiles it with them (the project keeps them).
+  void editInputShapes();
   /// The file the window shows (empty before the first successful open).
   QString currentFile() const { return currentFile_; }
 
@@ -137,6 +148,8 @@ private:
   void openProjectDocument(project::ProjectDocument document);
   /// Replaces the measure history with the open project's measured variants.
   void restoreMeasurements();
+  /// Opens the model once the shapes its file leaves open are known (read on a worker, then
+  /// asked for when neither `load` nor the pending project gives them).
   void openModel(const QString& path, const driver::LoadOptions& load, const driver::CompileOptions& compile);
   void modelCompiled();
   void reportFailure(const QString& source, const QString& message);
@@ -175,7 +188,8 @@ private:
   views::TimelineWorkbench* timeline_ = nullptr;
   views::ScheduleWorkbench* schedule_ = nullptr;
   bool applyProjectSchedules_ = false;
-  bool restoringMeasurements_ = false;  // a project's variants going into the history  // when the next tasksReady follows a project's open
+  bool restoringMeasurements_ = false;  // a project's variants going into the history
+  InputShapesPrompt inputShapesPrompt_;  // when the next tasksReady follows a project's open
   QDockWidget* propertiesDock_ = nullptr;
   QDockWidget* passOptionsDock_ = nullptr;
   QDockWidget* tasksDock_ = nullptr;

@@ -149,8 +149,18 @@ std::optional<project::ProjectDocument> ProjectController::offerUntitledRecovery
 
 void ProjectController::adopt(project::ProjectDocument document) { setDocument(std::move(document)); }
 
-void ProjectController::startUntitled(const QString& modelPath) {
-  setDocument(project::ProjectDocument(project::starterProject(QFileInfo(modelPath).absoluteFilePath().toStdString())));
+void ProjectController::startUntitled(const QString& modelPath,
+                                      const std::map<std::string, std::vector<int64_t>>& inputShapes) {
+  project::Project project = project::starterProject(QFileInfo(modelPath).absoluteFilePath().toStdString());
+  project.inputShapes = inputShapes;
+  setDocument(project::ProjectDocument(std::move(project)));
+}
+
+void ProjectController::setInputShapes(const std::map<std::string, std::vector<int64_t>>& inputShapes) {
+  if (!document_) return;
+  project::Project changed = document_->project();
+  changed.inputShapes = inputShapes;
+  if (changed.inputShapes != document_->project().inputShapes) edited(changed);
 }
 
 void ProjectController::close() { setDocument(std::nullopt); }

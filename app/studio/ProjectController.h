@@ -61,8 +61,9 @@ public:
   std::optional<project::ProjectDocument> offerUntitledRecovery(const QString& onlyForModel = {});
   /// Makes `document` the open project.
   void adopt(project::ProjectDocument document);
-  /// Opens an untitled project over `modelPath` (a model opened directly).
-  void startUntitled(const QString& modelPath);
+  /// Opens an untitled project over `modelPath` (a model opened directly), with the input
+  /// shapes it was opened with (the ones its file leaves open).
+  void startUntitled(const QString& modelPath, const std::map<std::string, std::vector<int64_t>>& inputShapes = {});
   void close();
 
   bool hasProject() const { return document_.has_value(); }
@@ -76,6 +77,7 @@ public:
   void setPassOptions(const graph::PassOptions& passes);
   void setScheduleEdit(const driver::ScheduleEdit& edit);
   void removeScheduleEdit(const QString& task);
+  void setInputShapes(const std::map<std::string, std::vector<int64_t>>& inputShapes);
   /// The measured variants of every task (views::MeasureHistory::toJson); empty: none.
   void setMeasurements(const QJsonObject& measurements);
   /// The project's measured variants, as setMeasurements took them (empty without any).

@@ -35,6 +35,9 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
   // Nobody is there to answer: open a project as saved, keeping any autosave for later.
   window.projects().setRecoveryPrompt(
       [](const QString&, const QDateTime&) { return ProjectController::RecoveryChoice::OpenSaved; });
+  // A model with open input dimensions is shown with the proposed shapes (a batch of one).
+  window.setInputShapesPrompt([](const QString&, const std::vector<frontend::OnnxInputInfo>&,
+                                 const InputShapes& proposed) -> std::optional<InputShapes> { return proposed; });
   window.projects().setUntitledRecoveryPrompt(
       [](const QString&, const QDateTime&) { return ProjectController::RecoveryChoice::OpenSaved; });
   if (request.theme) window.setTheme(*request.theme);

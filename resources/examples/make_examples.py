@@ -5,6 +5,8 @@ which has python3-torch and python3-onnx):
   tiny_resnet.onnx   a small residual CNN (conv, BatchNorm, ReLU, max pool, a residual block,
                      global average pool, linear) on a 1x3x32x32 image, random weights (seed 0)
   tiny_resnet/test_data_set_0/{input_0,output_0}.pb   an input and PyTorch's output for it
+  tiny_resnet_dynamic_batch.onnx   the same model exported with a dynamic batch dimension
+                     ("batch"), as PyTorch exports usually are: the Studio asks for its shape
   long_chain.onnx    a model of a few thousand small operations (blocks of a 1x1 convolution,
                      bias, ReLU, scale and a residual add on 1x4x8x8 activations), for testing
                      that Tessel Studio stays responsive while a large graph loads and lays out
@@ -76,8 +78,8 @@ def make_long_chain(path, blocks=600):
     print(path)
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+def make_tiny_resnet():
+    """The example network with its random weights (seed 0) and an input image."""
     torch.manual_seed(0)
     model = TinyResNet().eval()
     # Non-trivial BatchNorm statistics, so folding them is visible in the pass timeline.
@@ -86,6 +88,19 @@ def main():
             module.running_mean.uniform_(-0.1, 0.1)
             module.running_var.uniform_(0.5, 1.5)
     image = torch.rand(1, 3, 32, 32)
+    return model, image
+
+
+def make_dynamic_batch(path):
+    model, image = make_tiny_resnet()
+    torch.onnx.export(model, image, path, input_names=["image"], output_names=["probabilities"], opset_version=13,
+                      dynamic_axes={"image": {0: "batch"}, "probabilities": {0: "batch"}})
+    print(path)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    model, image = make_tiny_resnet()
     path = os.path.join(out, "tiny_resnet.onnx")
     torch.onnx.export(model, image, path, input_names=["image"], output_names=["probabilities"], opset_version=13)
     data = os.path.join(out, "tiny_resnet", "test_data_set_0")
@@ -97,6 +112,7 @@ def main():
         with open(os.path.join(data, name + ".pb"), "wb") as f:
             f.write(proto.SerializeToString())
     print(path)
+    make_dynamic_batch(os.path.join(out, "tiny_resnet_dynamic_batch.onnx"))
     make_long_chain(os.path.join(out, "long_chain.onnx"))
 
 

@@ -62,6 +62,28 @@ std::set<std::string> inputsNeededByValue(const Graph& graph) {
   return names;
 }
 
+/// The share of a compile's progress bar the passes take; lowering the kernels takes the rest
+/// (on the example models the two take about as long).
+constexpr int kPassShare = 50;
+
+const char* const kLoadCancelled = "the import was cancelled";
+const char* const kCompileCancelled = "the compile was cancelled";
+const char* const kExportCancelled = "the export was cancelled";
+
+/// Progress reports that never go backwards, whatever the steps compute.
+class ProgressReporter {
+public:
+  explicit ProgressReporter(const std::function<void(int, const std::string&)>& report) : report_(report) {}
+  void operator()(int percent, const std::string& what) {
+    percent_ = std::clamp(percent, percent_, 100);
+    if (report_) report_(percent_, what);
+  }
+
+private:
+  const std::function<void(int, const std::string&)>& report_;
+  int percent_ = 0;
+};
+
 /// A pass without options from a function returning either Graph or Expected<Graph>.
 template <class F>
 graph::Pass makePass(std::string name, int minOptLevel, F function) {
@@ -73,6 +95,10 @@ graph::Pass makePass(std::string name, int minOptLevel, F function) {
 Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
   frontend::OnnxImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
+  importOptions.cancelled = options.cancelled;
+  ProgressReporter progress(options.progress);
+  // Importing the nodes takes most of a load; inferring the types the last tenth.
+  importOptions.progress = [&](int percent, const std::string& what) { progress(percent * 9 / 10, what); };
   if (!options.inputValues.empty()) {
     // A value's shape stands in for dimensions the model leaves open; a static declared
     // shape stays the model's (a mismatching value is reported when it is set).
@@ -98,6 +124,8 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
       if (!imported) return imported.error();
     }
   }
+  if (options.cancelled && options.cancelled()) return Diagnostic{kLoadCancelled, path, 0, 0, ""};
+  progress(90, "Inferring types");
   auto typed = graph::inferTypes(*imported);
   if (!typed) {
     // The message names the node and op already; the location becomes the file.
@@ -105,6 +133,7 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
     d.location = path;
     return d;
   }
+  progress(100, "Imported " + std::to_string(typed->operationCount()) + " operations");
   return typed;
 }
 
@@ -125,31 +154,6 @@ graph::PassManager standardPasses(const ScheduleTarget& target) {
   passes.push_back(makePass("FuseOps", 1, [](const Graph& g) { return graph::fuseOps(g); }));
   return graph::PassManager(std::move(passes));
 }
-
-namespace {
-
-/// The share of a compile's progress bar the passes take; lowering the kernels takes the rest
-/// (on the example models the two take about as long).
-constexpr int kPassShare = 50;
-
-const char* const kCompileCancelled = "the compile was cancelled";
-const char* const kExportCancelled = "the export was cancelled";
-
-/// Progress reports that never go backwards, whatever the steps compute.
-class ProgressReporter {
-public:
-  explicit ProgressReporter(const std::function<void(int, const std::string&)>& report) : report_(report) {}
-  void operator()(int percent, const std::string& what) {
-    percent_ = std::clamp(percent, percent_, 100);
-    if (report_) report_(percent_, what);
-  }
-
-private:
-  const std::function<void(int, const std::string&)>& report_;
-  int percent_ = 0;
-};
-
-}  // namespace
 
 Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& options) {
   auto cancelled = [&] { return options.cancelled && options.cancelled(); };
@@ -191,7 +195,8 @@ Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& o
 }
 
 bool isCancellation(const Diagnostic& diagnostic) {
-  return diagnostic.message == kCompileCancelled || diagnostic.message == kExportCancelled;
+  return diagnostic.message == kCompileCancelled || diagnostic.message == kExportCancelled ||
+         diagnostic.message == kLoadCancelled || frontend::importCancelled(diagnostic);
 }
 
 namespace {

@@ -31,6 +31,11 @@ struct LoadOptions {
   /// compiler needs by value (a shape given to Reshape) is bound as a constant; the others
   /// stay inputs.
   std::map<std::string, runtime::NDArray> inputValues;
+  /// Asked between the imported nodes and before inferring types; once it returns true the
+  /// load stops with a Diagnostic that isCancellation() recognizes. Empty: never cancelled.
+  std::function<bool()> cancelled;
+  /// Told how far the load is (0-100, never decreasing): nodes imported, then types inferred.
+  std::function<void(int percent, const std::string& what)> progress;
 };
 
 /// Imports a model (ONNX) and infers every type. Diagnostics name the file, node and op.
@@ -100,7 +105,7 @@ Status exportModel(const CompiledModel& model, const std::string& directory,
 /// module as it was). A cancelled export returns the isCancellation() Diagnostic.
 Status exportModel(const CompiledModel& model, const std::string& directory, const ExportOptions& options);
 
-/// Whether `diagnostic` only says that compileGraph or exportModel stopped because their
+/// Whether `diagnostic` only says that loadModel, compileGraph or exportModel stopped because their
 /// `cancelled` callback asked them to: whoever cancelled on purpose shows nothing for it.
 bool isCancellation(const Diagnostic& diagnostic);
 

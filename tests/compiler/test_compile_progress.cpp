@@ -148,6 +148,28 @@ private slots:
     QCOMPARE(kernels, compiled->optimized.operationCount());
   }
 
+  void importingReportsItsNodesAndStopsWhenCancelled() {
+    // A few thousand operations: the importer reports (and asks) every few dozen nodes.
+    const std::string chain = TESSEL_SOURCE_DIR "/resources/examples/long_chain.onnx";
+    Recorder recorder;
+    driver::LoadOptions options;
+    options.progress = recorder.progress();
+    auto loaded = driver::loadModel(chain, options);
+    QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().toString().c_str());
+    QVERIFY2(recorder.monotone(), qPrintable(recorder.listing()));
+    QVERIFY2(recorder.reports().size() > 20, qPrintable(recorder.listing()));
+    QVERIFY(recorder.reports().front().what.find("Importing node 1 of ") == 0);
+    QCOMPARE(recorder.reports().back().percent, 100);
+
+    Recorder stopping{5};
+    options.progress = stopping.progress();
+    options.cancelled = stopping.cancelled();
+    auto stopped = driver::loadModel(chain, options);
+    QVERIFY(!stopped.ok());
+    QVERIFY2(driver::isCancellation(stopped.error()), stopped.error().toString().c_str());
+    QVERIFY2(stopping.reports().size() == 5, qPrintable(stopping.listing()));
+  }
+
   void cancellingStopsTheCompileAtTheNextStep_data() {
     QTest::addColumn<int>("cancelAfter");
     // Every point of the compile: after each pass started, and after lowering started.

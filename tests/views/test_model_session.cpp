@@ -165,6 +165,10 @@ private slots:
       QVERIFY2(messages.contains(QString::fromStdString(pass)), qPrintable(messages.join("\n")));
     QVERIFY(messages.first() == "Importing");
     QVERIFY(std::any_of(messages.begin(), messages.end(), [](const QString& m) { return m.startsWith("Lowering"); }));
+    // The import says what it does as well, before any pass.
+    QVERIFY2(messages.indexOf(QRegularExpression("^Importing node 1 of \\d+$")) > 0 &&
+                 messages.indexOf(QRegularExpression("^Importing node")) < messages.indexOf("InferTypes"),
+             qPrintable(messages.join("\n")));
     QVERIFY(std::is_sorted(percents.begin(), percents.end()));
     QCOMPARE(percents.last(), 100);
     // The caller's own callback heard the compile too, and the session keeps no callback.

@@ -10,8 +10,9 @@ const QString kCompileChannel = QStringLiteral("compile");
 /// The share of the progress bar an import takes when the job starts with one.
 constexpr int kImportShare = 10;
 
-/// `options` as the session remembers them: without the callbacks of one compile.
-driver::CompileOptions withoutCallbacks(driver::CompileOptions options) {
+/// Options as the session remembers them: without the callbacks of one open or compile.
+template <class Options>
+Options withoutCallbacks(Options options) {
   options.cancelled = nullptr;
   options.progress = nullptr;
   return options;
@@ -60,9 +61,16 @@ void ModelSession::startCompile(Request request) {
         try {
           if (!result.imported) {
             job.reportProgress(0, QObject::tr("Importing"));
-            auto graph = driver::loadModel(request.path.toStdString(), request.load);
+            // The importer asks between nodes too: a cancel stops a large import early.
+            driver::LoadOptions load = request.load;
+            load.cancelled = [&job, theirs = request.load.cancelled] { return job.cancelled() || (theirs && theirs()); };
+            load.progress = [&job, theirs = request.load.progress](int percent, const std::string& what) {
+              if (theirs) theirs(percent, what);
+              job.reportProgress(percent * kImportShare / 100, QString::fromStdString(what));
+            };
+            auto graph = driver::loadModel(request.path.toStdString(), load);
             if (!graph) {
-              result.error = QString::fromStdString(graph.error().toString());
+              if (!driver::isCancellation(graph.error())) result.error = QString::fromStdString(graph.error().toString());
               return result;
             }
             result.imported = std::make_shared<const graph::Graph>(std::move(*graph));
@@ -96,7 +104,7 @@ void ModelSession::startCompile(Request request) {
         }
         if (!result.compiled) return;  // Cancelled by the caller's own callback.
         modelPath_ = shared->path;
-        load_ = shared->load;
+        load_ = withoutCallbacks(shared->load);
         compile_ = withoutCallbacks(shared->compile);
         imported_ = result.imported;
         compiled_ = result.compiled;

@@ -4,6 +4,7 @@
 // works on core/graph.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,7 +23,15 @@ struct OnnxImportOptions {
   /// Graph inputs to bind as constants with these values (shape-like inputs whose values
   /// the compiler needs); they are no longer inputs of the imported graph.
   std::map<std::string, runtime::NDArray> inputValues;
+  /// Asked between nodes while they are imported; returning true stops the import with a
+  /// Diagnostic that importCancelled() recognizes. (Parsing the file itself is one step.)
+  std::function<bool()> cancelled;
+  /// Told how far the import is (0-100, never decreasing) and what it is doing.
+  std::function<void(int percent, const std::string& what)> progress;
 };
+
+/// Whether `diagnostic` is an import stopped by OnnxImportOptions::cancelled.
+bool importCancelled(const Diagnostic& diagnostic);
 
 /// The model's graph inputs (initializers excluded) with their declared types; a dynamic
 /// dimension is -1. For messages and for choosing which inputs to bind.

@@ -94,20 +94,14 @@ private:
 
   Status readReference() {
     const std::string& directory = project_.reference.directory;
-    auto inputs = driver::readNumberedTensors(directory, "input_");
+    auto inputs = referenceInputValues(project_);
     if (!inputs) return inputs.error();
     auto outputs = driver::readNumberedTensors(directory, "output_");
     if (!outputs) return outputs.error();
     if (outputs->empty())
       return Diagnostic{"the reference data holds no output_0.pb", directory, 0, 0,
                         "reference data is input_N.pb and output_N.pb files (the ONNX test layout)"};
-    auto declared = frontend::readOnnxInputs(project_.model);
-    if (!declared) return declared.error();
-    if (inputs->size() > declared->size())
-      return Diagnostic{"the reference data has " + std::to_string(inputs->size()) + " inputs, the model " +
-                            std::to_string(declared->size()),
-                        directory, 0, 0, ""};
-    for (size_t i = 0; i < inputs->size(); ++i) referenceInputs_[(*declared)[i].name] = (*inputs)[i];
+    referenceInputs_ = std::move(*inputs);
     expectedOutputs_ = std::move(*outputs);
     return Status::success();
   }

@@ -543,18 +543,39 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
   pendingFile_ = path;
   statusBar()->showMessage(tr("Opening %1").arg(path));
   // Reading the inputs parses the whole file: a worker's job, like the compile after it.
-  using Inputs = std::shared_ptr<Expected<std::vector<frontend::OnnxInputInfo>>>;
-  jobs_.start<Inputs>(
+  struct ModelInputs {
+    Expected<std::vector<frontend::OnnxInputInfo>> declared = std::vector<frontend::OnnxInputInfo>{};
+    /// The reference data's inputs (the project's, or for a model alone the test data beside
+    /// it): known values, so a model that needs one by value (a Reshape's shape) compiles.
+    Expected<std::map<std::string, runtime::NDArray>> reference = std::map<std::string, runtime::NDArray>{};
+  };
+  std::optional<project::Project> project;
+  if (pendingProject_) project = pendingProject_->project();
+  jobs_.start<std::shared_ptr<ModelInputs>>(
       kInputsChannel, tr("Reading the inputs of %1").arg(QFileInfo(path).fileName()),
-      [file = path.toStdString()](views::JobContext&) {
-        return std::make_shared<Expected<std::vector<frontend::OnnxInputInfo>>>(frontend::readOnnxInputs(file));
+      [file = path.toStdString(), project](views::JobContext&) {
+        auto inputs = std::make_shared<ModelInputs>();
+        inputs->declared = frontend::readOnnxInputs(file);
+        inputs->reference = project::referenceInputValues(project ? *project : project::starterProject(file));
+        return inputs;
       },
-      [this, path, load, compile](Inputs inputs) {
+      [this, path, load, compile](std::shared_ptr<ModelInputs> found) {
         if (path != pendingFile_) return;  // another open came since
         driver::LoadOptions withShapes = load;
+        if (found->reference) {
+          for (auto& [name, value] : *found->reference) withShapes.inputValues.emplace(name, value);
+        } else {
+          diagnostics_.add(views::Severity::Warning, tr("Open"),
+                           tr("The reference inputs were not read, so inputs needed by value stay unknown.\n%1")
+                               .arg(QString::fromStdString(found->reference.error().toString())));
+        }
+        // Known values fix their inputs' shapes too.
+        InputShapes given = withShapes.inputShapes;
+        for (auto& [name, value] : withShapes.inputValues) given.emplace(name, value.shape());
+        const auto& inputs = found->declared;
         // A file that cannot be read is the session's to report, the usual way.
-        if (*inputs && !inputsNeedingShapes(**inputs, load.inputShapes).empty()) {
-          auto shapes = inputShapesPrompt_(path, **inputs, proposedShapes(**inputs, load.inputShapes));
+        if (inputs && !inputsNeedingShapes(*inputs, given).empty()) {
+          auto shapes = inputShapesPrompt_(path, *inputs, proposedShapes(*inputs, given));
           if (!shapes) {
             QString message = tr("Opening %1 was cancelled: its inputs need shapes").arg(path);
             diagnostics_.add(views::Severity::Note, tr("Open"), message);
@@ -581,13 +602,12 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
 void MainWindow::editInputShapes() {
   QString path = session_.modelPath();
   if (path.isEmpty() || !session_.compiledModel()) return;
-  using Inputs = std::shared_ptr<Expected<std::vector<frontend::OnnxInputInfo>>>;
-  jobs_.start<Inputs>(
+  jobs_.start<std::shared_ptr<Expected<std::vector<frontend::OnnxInputInfo>>>>(
       kInputsChannel, tr("Reading the inputs of %1").arg(QFileInfo(path).fileName()),
       [file = path.toStdString()](views::JobContext&) {
         return std::make_shared<Expected<std::vector<frontend::OnnxInputInfo>>>(frontend::readOnnxInputs(file));
       },
-      [this, path](Inputs inputs) {
+      [this, path](std::shared_ptr<Expected<std::vector<frontend::OnnxInputInfo>>> inputs) {
         if (path != session_.modelPath()) return;
         if (!*inputs) {
           reportFailure(tr("Input Shapes"), QString::fromStdString(inputs->error().toString()));

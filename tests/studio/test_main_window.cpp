@@ -114,6 +114,30 @@ private slots:
     QCOMPARE(QFileInfo(window.currentFile()), QFileInfo(example("tiny_resnet.onnx")));
   }
 
+  void aModelNeedingAnInputByValueOpensWithItsTestData() {
+    // A Reshape whose shape is an input: it compiles only with that input's value, which the
+    // test data beside the model gives (as `tessel run --inputs-dir` would).
+    const QString suite = QStringLiteral("/usr/share/libonnx-testdata/data/node/test_reshape_reduced_dims");
+    if (!QFileInfo::exists(suite)) QSKIP("libonnx-testdata is not installed");
+    QTemporaryDir withData, alone;
+    QVERIFY(QFile::copy(suite + "/model.onnx", withData.filePath("model.onnx")));
+    QVERIFY(QDir().mkpath(withData.filePath("test_data_set_0")));
+    for (const QString& file : QDir(suite + "/test_data_set_0").entryList(QDir::Files))
+      QVERIFY(QFile::copy(suite + "/test_data_set_0/" + file, withData.filePath("test_data_set_0/" + file)));
+    QVERIFY(QFile::copy(suite + "/model.onnx", alone.filePath("model.onnx")));
+
+    MainWindow window;
+    QVERIFY(testing::openAndWait(window, withData.filePath("model.onnx")));
+    QVERIFY(window.hasModel());
+    QCOMPARE(QFileInfo(window.currentFile()), QFileInfo(withData.filePath("model.onnx")));
+    // Without the data the message says what is missing and how to give it.
+    QSignalSpy failed(&window, &MainWindow::openFailed);
+    window.openFile(alone.filePath("model.onnx"));
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, 60000);
+    QVERIFY2(lastError(window.diagnostics()).contains("must be a constant"), qPrintable(lastError(window.diagnostics())));
+    QCOMPARE(QFileInfo(window.currentFile()), QFileInfo(withData.filePath("model.onnx")));
+  }
+
   void dockLayoutAndViewAreRestoredInTheNextSession() {
     {
       MainWindow first;

@@ -27,36 +27,17 @@ ProjectController::ProjectController(QWidget* dialogParent, QObject* parent)
   connect(&autosaveTimer_, &QTimer::timeout, this, &ProjectController::autosave);
 
   recoveryPrompt_ = [this](const QString& projectPath, const QDateTime& autosavedAt) {
-    QMessageBox box(QMessageBox::Question, tr("Recover unsaved changes?"),
-                    tr("%1 has unsaved changes from a session that ended without saving (autosaved %2).")
-                        .arg(QFileInfo(projectPath).fileName(), autosavedAt.toString("yyyy-MM-dd HH:mm:ss")),
-                    QMessageBox::NoButton, dialogParent_);
-    box.setInformativeText(tr("Recover them, or open the project as it was last saved?"));
-    QPushButton* recover = box.addButton(tr("Recover"), QMessageBox::AcceptRole);
-    QPushButton* saved = box.addButton(tr("Discard Them"), QMessageBox::DestructiveRole);
-    // "Not Now" opens the saved version and keeps the autosave for the next time.
-    box.addButton(tr("Not Now"), QMessageBox::RejectRole);
-    box.setDefaultButton(recover);
-    box.exec();
-    if (box.clickedButton() == recover) return RecoveryChoice::Recover;
-    if (box.clickedButton() == saved) return RecoveryChoice::Discard;
-    return RecoveryChoice::OpenSaved;
+    return askToRecover(tr("Recover unsaved changes?"),
+                        tr("%1 has unsaved changes from a session that ended without saving (autosaved %2).")
+                            .arg(QFileInfo(projectPath).fileName(), autosavedAt.toString("yyyy-MM-dd HH:mm:ss")),
+                        tr("Recover them, or open the project as it was last saved?"), tr("Discard Them"));
   };
   untitledRecoveryPrompt_ = [this](const QString& modelPath, const QDateTime& autosavedAt) {
-    QMessageBox box(QMessageBox::Question, tr("Recover unsaved work?"),
-                    tr("An untitled project over %1 has unsaved changes from a session that ended without "
-                       "saving (autosaved %2).")
-                        .arg(QFileInfo(modelPath).fileName(), autosavedAt.toString("yyyy-MM-dd HH:mm:ss")),
-                    QMessageBox::NoButton, dialogParent_);
-    box.setInformativeText(tr("Recover it (then save it as a project), or discard it?"));
-    QPushButton* recover = box.addButton(tr("Recover"), QMessageBox::AcceptRole);
-    QPushButton* discard = box.addButton(tr("Discard It"), QMessageBox::DestructiveRole);
-    box.addButton(tr("Not Now"), QMessageBox::RejectRole);
-    box.setDefaultButton(recover);
-    box.exec();
-    if (box.clickedButton() == recover) return RecoveryChoice::Recover;
-    if (box.clickedButton() == discard) return RecoveryChoice::Discard;
-    return RecoveryChoice::OpenSaved;
+    return askToRecover(tr("Recover unsaved work?"),
+                        tr("An untitled project over %1 has unsaved changes from a session that ended without "
+                           "saving (autosaved %2).")
+                            .arg(QFileInfo(modelPath).fileName(), autosavedAt.toString("yyyy-MM-dd HH:mm:ss")),
+                        tr("Recover it (then save it as a project), or discard it?"), tr("Discard It"));
   };
   unsavedPrompt_ = [this](const QString& name) {
     auto answer = QMessageBox::warning(dialogParent_, tr("Unsaved changes"),
@@ -73,6 +54,21 @@ ProjectController::ProjectController(QWidget* dialogParent, QObject* parent)
     if (!path.isEmpty() && !path.endsWith(project::kProjectExtension)) path += project::kProjectExtension;
     return path;
   };
+}
+
+ProjectController::RecoveryChoice ProjectController::askToRecover(const QString& title, const QString& text,
+                                                                   const QString& question, const QString& discardLabel) {
+  QMessageBox box(QMessageBox::Question, title, text, QMessageBox::NoButton, dialogParent_);
+  box.setInformativeText(question);
+  QPushButton* recover = box.addButton(tr("Recover"), QMessageBox::AcceptRole);
+  QPushButton* discard = box.addButton(discardLabel, QMessageBox::DestructiveRole);
+  // "Not Now" goes on without the autosave and keeps it for the next time.
+  box.addButton(tr("Not Now"), QMessageBox::RejectRole);
+  box.setDefaultButton(recover);
+  box.exec();
+  if (box.clickedButton() == recover) return RecoveryChoice::Recover;
+  if (box.clickedButton() == discard) return RecoveryChoice::Discard;
+  return RecoveryChoice::OpenSaved;
 }
 
 void ProjectController::setAutosaveInterval(int milliseconds) {

@@ -101,6 +101,9 @@ signals:
 
 private:
   void setDocument(std::optional<project::ProjectDocument> document);
+  /// The default recovery question: Recover, `discardLabel`, or Not Now.
+  RecoveryChoice askToRecover(const QString& title, const QString& text, const QString& question,
+                              const QString& discardLabel);
   void edited(const project::Project& changed);
 
   QWidget* dialogParent_;

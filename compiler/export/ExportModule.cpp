@@ -193,7 +193,16 @@ Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kern
       }
       std::vector<PrimFunc> run(kernels.begin() + long(r * runLength),
                                 kernels.begin() + long(std::min(kernels.size(), (r + 1) * runLength)));
-      Expected<bool> emitted = emitObjectFile(run, target, objects[r].string());
+      // An exception must not leave a worker thread (that would end the process, the Studio
+      // with it): it becomes this export's failure.
+      Expected<bool> emitted = [&]() -> Expected<bool> {
+        try {
+          return emitObjectFile(run, target, objects[r].string());
+        } catch (const std::exception& error) {
+          return Diagnostic{std::string("internal compiler error while generating code (please report): ") + error.what(),
+                            run.front()->name, 0, 0, ""};
+        }
+      }();
       std::lock_guard<std::mutex> lock(mutex);
       if (!emitted) {
         if (!failure) failure = emitted.error();

@@ -459,6 +459,12 @@ void MainWindow::createStatusBar() {
     }
   });
   connect(&diagnostics_, &QAbstractItemModel::modelReset, errorBadge_, &QWidget::hide);
+  // A background job that threw is a bug; the window keeps going and says so.
+  connect(&jobList_, &views::JobListModel::jobFailed, this,
+          [this](const QString& owner, const QString& title, const QString& message) {
+            reportFailure(owner.isEmpty() ? tr("Studio") : owner,
+                          tr("%1 stopped with an internal error (please report it): %2").arg(title, message));
+          });
   statusBar()->showMessage(tr("Ready"));
 }
 

@@ -19,6 +19,9 @@ void JobListModel::watch(JobRunner* runner, const QString& owner) {
           });
   connect(runner, &JobRunner::jobFinished, this,
           [this, runner](const QString& channel, bool) { finished(runner, channel); });
+  connect(runner, &JobRunner::jobFailed, this, [this, owner](const QString&, const QString& title, const QString& message) {
+    emit jobFailed(owner, title, message);
+  });
   connect(runner, &QObject::destroyed, this, [this](QObject* gone) { forget(gone); });
 }
 

@@ -39,6 +39,11 @@ public:
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QHash<int, QByteArray> roleNames() const override;
 
+signals:
+  /// A watched runner's job threw instead of returning (JobRunner::jobFailed); `owner` is the
+  /// name it was watched under.
+  void jobFailed(const QString& owner, const QString& title, const QString& message);
+
 private:
   struct Row {
     QPointer<JobRunner> runner;

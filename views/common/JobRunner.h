@@ -41,21 +41,33 @@ public:
   ~JobRunner() override;
 
   /// Runs `work` on a worker thread. `done` runs later on this object's thread with the
-  /// result, unless the job was cancelled or superseded by then.
+  /// result, unless the job was cancelled or superseded by then. An exception out of `work`
+  /// (an internal compiler error) would end the process from a worker thread: it is caught
+  /// there and reported as jobFailed instead, and `done` does not run.
   template <class Result>
   void start(const QString& channel, const QString& title, std::function<Result(JobContext&)> work,
              std::function<void(Result)> done) {
     auto job = begin(channel, title);
     QPointer<JobRunner> self(this);
     pool_.start([self, job, channel, work = std::move(work), done = std::move(done)]() mutable {
-      auto result = std::make_shared<Result>(work(job->context));
+      std::shared_ptr<Result> result;
+      QString failure;
+      try {
+        result = std::make_shared<Result>(work(job->context));
+      } catch (const std::exception& error) {
+        failure = QString::fromUtf8(error.what());
+      } catch (...) {
+        failure = QStringLiteral("an unknown exception");
+      }
       if (!self) return;
       QMetaObject::invokeMethod(
           self.data(),
-          [self, job, channel, result, done = std::move(done)]() {
+          [self, job, channel, result, failure, done = std::move(done)]() {
             if (!self) return;
             bool delivered = self->finish(channel, job);
-            if (delivered) done(std::move(*result));
+            if (!delivered) return;
+            if (result) done(std::move(*result));
+            else emit self->jobFailed(channel, job->title, failure);
           },
           Qt::QueuedConnection);
     });
@@ -76,6 +88,9 @@ signals:
   /// Once per job: when it delivered its result (`cancelled` false), or when it was cancelled
   /// or superseded by a newer job on its channel (`cancelled` true, at that moment).
   void jobFinished(const QString& channel, bool cancelled);
+  /// The job titled `title` threw instead of returning (after its jobFinished): `message` is
+  /// the exception's text. A bug to report, not a user mistake.
+  void jobFailed(const QString& channel, const QString& title, const QString& message);
 
 private:
   struct Job {

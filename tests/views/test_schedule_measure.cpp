@@ -183,10 +183,13 @@ private slots:
     QString change = panel.historyModel()->index(1, MeasureHistoryModel::ChangeColumn).data().toString();
     QVERIFY2(change.contains("+ parallel(C, io)"), qPrintable(change));
     // Both variants, measured in two child processes, are stated against one peak (this
-    // process's), so their "of peak" figures compare.
+    // process's), so their "of peak" figures compare; only a kernel faster than that peak
+    // (measured during a busy moment) is stated against its own rate, as 100 %.
     const auto& variants = panel.history()->variants("matmul_48");
-    QCOMPARE(variants[0].measurement.peakGflops, driver::machinePeakGflops(variants[0].measurement.threads));
-    QCOMPARE(variants[1].measurement.peakGflops, variants[0].measurement.peakGflops);
+    for (const MeasuredVariant& variant : variants) {
+      const driver::Measurement& m = variant.measurement;
+      QCOMPARE(m.peakGflops, std::max(driver::machinePeakGflops(m.threads), m.gflops));
+    }
     panel.show();
     QTest::qWait(50);
     saveScreenshot(panel, "measure_panel.png");

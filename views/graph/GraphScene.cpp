@@ -67,7 +67,20 @@ void GraphScene::setGraphLayout(std::shared_ptr<const GraphLayout> layout) {
   rebuilding_ = true;
   pendingSelection_ = selected_;
   clearSelection();
-  clear();
+  // Between two big scenes the old items go in chunks (see populateFor); otherwise at once,
+  // which also keeps a small new scene's spatial index from indexing them first.
+  std::vector<QGraphicsItem*> previous;
+  size_t newItemCount = layout ? layout->nodes.size() + layout->edges.size() + layout->clusters.size() : 0;
+  if (newItemCount > kIncrementalItemCount) {
+    for (QGraphicsItem* item : items())
+      if (!item->parentItem()) previous.push_back(item);  // children go with their parents
+  }
+  if (previous.size() > kIncrementalItemCount) {
+    retiring_ = std::move(previous);
+  } else {
+    retiring_.clear();
+    clear();
+  }
   nodeItems_.clear();
   layout_ = std::move(layout);
   nextCluster_ = nextNode_ = nextEdge_ = 0;
@@ -97,6 +110,13 @@ void GraphScene::populateFor(qint64 budgetMs) {
   clock.start();
   const int generation = generation_;
   auto outOfTime = [&](size_t done) { return done % 64 == 0 && clock.elapsed() >= budgetMs; };
+  while (!retiring_.empty()) {
+    if (outOfTime(retiring_.size())) return continueLater(generation);
+    QGraphicsItem* item = retiring_.back();
+    retiring_.pop_back();
+    removeItem(item);
+    delete item;
+  }
   for (; nextCluster_ < layout_->clusters.size(); ++nextCluster_) {
     const auto& cluster = layout_->clusters[nextCluster_];
     int depth = cluster.parentClusterId.isEmpty() ? 0 : clusterDepth_.value(cluster.parentClusterId) + 1;

@@ -7,6 +7,7 @@
 #include <QStringList>
 
 #include <memory>
+#include <vector>
 
 #include "views/graph/GraphItemStyle.h"
 #include "views/graph/GraphLayout.h"
@@ -89,6 +90,9 @@ private:
   QHash<QString, GraphNodeItem*> nodeItems_;
   QHash<QString, int> clusterDepth_;
   size_t nextCluster_ = 0, nextNode_ = 0, nextEdge_ = 0;
+  /// The previous layout's items of a big scene, deleted a chunk per event-loop turn before
+  /// the new ones are added (ten thousand at once would stall the window by themselves).
+  std::vector<QGraphicsItem*> retiring_;
   int generation_ = 0;
   QString pendingSelection_;
   QHash<QString, Decoration> decorations_;

@@ -4,6 +4,7 @@
 #include <QEvent>
 #include <QScrollBar>
 #include <QShortcut>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <utility>
@@ -176,8 +177,11 @@ void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout
   if (anchor.isEmpty()) anchor = view_->nodeNearestViewCenter();
   view_->setGraphLayout(layout, anchor);
   if (untouched) view_->showStart();
-  findBar_->setGraphLayout(layout);
   placeMinimap();
+  // Indexing the names for find is a turn of its own: the swap already filled this one.
+  QTimer::singleShot(0, this, [this, layout] {
+    if (view_->graphLayout() == layout) findBar_->setGraphLayout(layout);
+  });
 }
 
 void GraphWorkbench::showLayout(std::shared_ptr<const GraphLayout> layout) {

@@ -71,18 +71,6 @@ PeakCache& peakCache() {
   return cache;
 }
 
-// A kernel faster than the cached peak means the peak was taken during a slow moment of a
-// shared machine: measure again and keep the higher value.
-double peakAtLeastReaching(int threads, double observedGflops) {
-  double peak = machinePeakGflops(threads);
-  if (observedGflops <= peak) return peak;
-  double again = runtime::measurePeakGflops(threads);
-  std::lock_guard lock(peakCache().mutex);
-  double& cached = peakCache().gflopsByThreads[threads];
-  cached = std::max(cached, again);
-  return cached;
-}
-
 Diagnostic cancelledDiagnostic(const std::string& kernel) {
   return Diagnostic{"measuring " + kernel + " was cancelled", kernel, 0, 0, ""};
 }
@@ -102,6 +90,17 @@ double machinePeakGflops(int threads) {
   std::lock_guard lock(cache.mutex);
   double& cached = cache.gflopsByThreads[threads];
   cached = std::max(cached, measured);
+  return cached;
+}
+
+double machinePeakGflopsReaching(int threads, double observedGflops) {
+  if (threads <= 0) threads = runtime::ThreadPool::global().numThreads();
+  double peak = machinePeakGflops(threads);
+  if (observedGflops <= peak) return peak;
+  double again = runtime::measurePeakGflops(threads);
+  std::lock_guard lock(peakCache().mutex);
+  double& cached = peakCache().gflopsByThreads[threads];
+  cached = std::max(cached, again);
   return cached;
 }
 
@@ -136,6 +135,8 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
     return Diagnostic{"running " + workload.name + " failed: " + error.what(), workload.name, 0, 0, ""};
   }
   if (cancelled) return cancelledDiagnostic(workload.name);
+  // Sampling may stop at maxRepeats before minSeconds: done is done.
+  if (options.progress) options.progress(100);
 
   Measurement m;
   m.kernelName = workload.name;
@@ -146,7 +147,7 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
   m.threads = runtime::ThreadPool::global().numThreads();
   m.gflops = m.medianMilliseconds > 0 ? workload.flops / (m.medianMilliseconds * 1e-3) * 1e-9 : 0;
   // A given peak below what the kernel reached was taken at a slow moment: the kernel is at 100 %.
-  m.peakGflops = options.peakGflops > 0 ? std::max(options.peakGflops, m.gflops) : peakAtLeastReaching(m.threads, m.gflops);
+  m.peakGflops = options.peakGflops > 0 ? std::max(options.peakGflops, m.gflops) : machinePeakGflopsReaching(m.threads, m.gflops);
   m.fractionOfPeak = m.peakGflops > 0 ? m.gflops / m.peakGflops : 0;
   return m;
 }

@@ -71,4 +71,9 @@ Expected<Measurement> measureKernel(const Workload& workload, const Trace& trace
 /// for the life of the process; thread-safe.
 double machinePeakGflops(int threads = 0);
 
+/// machinePeakGflops, unless a kernel just ran at `observedGflops` above it: the cached peak
+/// was then taken during a busy moment, so it is measured again and the higher value kept
+/// (and returned). What a caller stating measurements against the peak uses.
+double machinePeakGflopsReaching(int threads, double observedGflops);
+
 }  // namespace tessel::driver

@@ -182,14 +182,14 @@ private slots:
     QCOMPARE(panel.plot()->bestMarkerGraph()->dataCount(), 1);
     QString change = panel.historyModel()->index(1, MeasureHistoryModel::ChangeColumn).data().toString();
     QVERIFY2(change.contains("+ parallel(C, io)"), qPrintable(change));
-    // Both variants, measured in two child processes, are stated against one peak (this
-    // process's), so their "of peak" figures compare; only a kernel faster than that peak
-    // (measured during a busy moment) is stated against its own rate, as 100 %.
+    // Both variants, measured in two child processes, are stated against this process's peak,
+    // so their "of peak" figures compare. A kernel faster than that peak (taken during a busy
+    // moment) makes it measured again: the peak only rises, and never falls below a kernel.
     const auto& variants = panel.history()->variants("matmul_48");
-    for (const MeasuredVariant& variant : variants) {
-      const driver::Measurement& m = variant.measurement;
-      QCOMPARE(m.peakGflops, std::max(driver::machinePeakGflops(m.threads), m.gflops));
-    }
+    for (const MeasuredVariant& variant : variants) QVERIFY(variant.measurement.fractionOfPeak <= 1.0 + 1e-12);
+    const driver::Measurement& latest = variants[1].measurement;
+    QCOMPARE(latest.peakGflops, std::max(driver::machinePeakGflops(latest.threads), latest.gflops));
+    QVERIFY(variants[0].measurement.peakGflops <= latest.peakGflops);
     panel.show();
     QTest::qWait(50);
     saveScreenshot(panel, "measure_panel.png");

@@ -2,7 +2,6 @@
 #include "app/project/ProjectOptions.h"
 
 #include "compiler/driver/RunModel.h"
-#include "compiler/frontend/onnx/OnnxImporter.h"
 
 namespace tessel::project {
 
@@ -12,19 +11,18 @@ driver::LoadOptions loadOptionsFor(const Project& project) {
   return load;
 }
 
-Expected<std::map<std::string, runtime::NDArray>> referenceInputValues(const Project& project) {
+Expected<std::map<std::string, runtime::NDArray>> referenceInputValues(
+    const Project& project, const std::vector<frontend::OnnxInputInfo>& declared) {
   std::map<std::string, runtime::NDArray> values;
   const std::string& directory = project.reference.directory;
   if (directory.empty()) return values;
   auto inputs = driver::readNumberedTensors(directory, "input_");
   if (!inputs) return inputs.error();
-  auto declared = frontend::readOnnxInputs(project.model);
-  if (!declared) return declared.error();
-  if (inputs->size() > declared->size())
+  if (inputs->size() > declared.size())
     return Diagnostic{"the reference data has " + std::to_string(inputs->size()) + " inputs, the model " +
-                          std::to_string(declared->size()),
+                          std::to_string(declared.size()),
                       directory, 0, 0, ""};
-  for (size_t i = 0; i < inputs->size(); ++i) values[(*declared)[i].name] = (*inputs)[i];
+  for (size_t i = 0; i < inputs->size(); ++i) values[declared[i].name] = (*inputs)[i];
   return values;
 }
 

@@ -94,7 +94,9 @@ private:
 
   Status readReference() {
     const std::string& directory = project_.reference.directory;
-    auto inputs = referenceInputValues(project_);
+    auto declared = frontend::readOnnxInputs(project_.model);
+    if (!declared) return declared.error();
+    auto inputs = referenceInputValues(project_, *declared);
     if (!inputs) return inputs.error();
     auto outputs = driver::readNumberedTensors(directory, "output_");
     if (!outputs) return outputs.error();

@@ -561,8 +561,11 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
       kInputsChannel, tr("Reading the inputs of %1").arg(QFileInfo(path).fileName()),
       [file = path.toStdString(), project](views::JobContext&) {
         auto inputs = std::make_shared<ModelInputs>();
+        // One read of the file serves both: the reference files are named after its inputs.
         inputs->declared = frontend::readOnnxInputs(file);
-        inputs->reference = project::referenceInputValues(project ? *project : project::starterProject(file));
+        if (inputs->declared)
+          inputs->reference =
+              project::referenceInputValues(project ? *project : project::starterProject(file), *inputs->declared);
         return inputs;
       },
       [this, path, load, compile](std::shared_ptr<ModelInputs> found) {

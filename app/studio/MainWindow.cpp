@@ -624,7 +624,7 @@ void MainWindow::editInputShapes() {
         }
         driver::LoadOptions load = session_.loadOptions();
         InputShapes proposed = proposedShapes(**inputs, load.inputShapes);
-        if (proposed.empty() && inputsNeedingShapes(**inputs, {}).empty()) {
+        if (inputsNeedingShapes(**inputs, {}).empty()) {
           statusBar()->showMessage(tr("Every input of %1 has a fixed shape").arg(QFileInfo(path).fileName()),
                                    kStatusMessageMs);
           return;

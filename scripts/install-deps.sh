@@ -14,6 +14,7 @@ packages=(
   libopenblas0-pthread                      # bench/compare_blas.sh: the peer we compare against
   libonnx-dev libprotobuf-dev protobuf-compiler  # the ONNX frontend (model files are protobuf)
   libonnx-testdata                          # the ONNX backend node tests: the conformance suite
+  libxgboost-dev                            # the tuner's cost model (XGBoost C API)
 )
 
 missing=()

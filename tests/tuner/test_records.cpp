@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <csignal>
+#include <random>
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -49,7 +50,7 @@ class TestRecords : public QObject {
   QTemporaryDir directory_;
   QString file(const QString& name) const { return directory_.filePath(name); }
 
- private slots:
+private slots:
   void initTestCase() { QVERIFY(directory_.isValid()); }
 
   void roundTrip_data() {
@@ -117,6 +118,8 @@ class TestRecords : public QObject {
                                          << "field 'result.median_ms': expected a number";
     QTest::newRow("median negative") << withField("/result/median_ms", "-1")
                                      << "field 'result.median_ms': expected a number of at least 0, got -1";
+    QTest::newRow("median too large") << withField("/result/median_ms", "2.5").replace("2.5", "1e999")
+                                      << "not valid JSON: number overflow parsing '1e999'";
     QTest::newRow("repeats zero") << withField("/result/repeats", "0") << "field 'result.repeats': expected an integer";
     QTest::newRow("unknown origin") << withField("/origin", R"("guess")")
                                     << "field 'origin': expected one of default, search, random, control, confirm, "
@@ -154,6 +157,40 @@ class TestRecords : public QObject {
     QCOMPARE(contents->problems[0].kind, RecordProblem::Kind::Corrupt);
     QCOMPARE(contents->problems[0].lineNumber, 3);  // line 2 is blank
     QVERIFY2(describe(contents->problems).startsWith("line 3: " + message), qPrintable(describe(contents->problems)));
+  }
+
+  // Whatever a damaged file holds, reading it reports a problem and never throws.
+  void damagedLinesNeverThrow() {
+    std::string valid = toJsonLine(measured(kConv, 2.5));
+    std::mt19937 random(7);
+    int refused = 0;
+    for (int trial = 0; trial < 5000; ++trial) {
+      std::string line = valid;
+      for (int flips = 1 + int(random() % 3); flips > 0; --flips) {
+        size_t at = random() % line.size();
+        switch (random() % 4) {
+          case 0:
+            line[at] = char(random() % 256);
+            break;
+          case 1:
+            line.erase(at, 1 + random() % 8);
+            break;
+          case 2:
+            line.insert(at, std::string(1 + random() % 3, "{}[]\",:0e9-\xff"[random() % 12]));
+            break;
+          default:
+            line.resize(at);
+            break;
+        }
+        if (line.empty()) line.push_back('x');
+      }
+      try {
+        if (!parseRecordLine(line)) ++refused;
+      } catch (const std::exception& error) {
+        QFAIL(qPrintable(QString("line %1 threw %2").arg(QString::fromStdString(line), error.what())));
+      }
+    }
+    QVERIFY2(refused > 4000, qPrintable(QString::number(refused)));  // most damage is noticed
   }
 
   void windowsLineEndingsAndBlankLinesAreRead() {

@@ -5,7 +5,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <atomic>
 #include <csignal>
+#include <thread>
 
 #include <sys/resource.h>
 
@@ -49,7 +51,7 @@ class TestRecordsDatabase : public QObject {
   QTemporaryDir directory_;
   QString file(const QString& name) const { return directory_.filePath(name); }
 
- private slots:
+private slots:
   void initTestCase() { QVERIFY(directory_.isValid()); }
 
   void bestIsTheFastestValidRecordForExactlyThatTarget_data() {
@@ -279,6 +281,45 @@ class TestRecordsDatabase : public QObject {
     report = pruneRecordFile(path.toStdString(), path.toStdString(), {1, false, /*force=*/true});
     QVERIFY(report);
     QCOMPARE(readText(path), linesOf({measured(kConv, 1)}));
+  }
+
+  // A rewrite would leave a running session appending to the replaced file: refused.
+  void rewritingAFileASessionAppendsToIsRefused() {
+    QString path = file("live.jsonl");
+    writeText(path, linesOf({measured(kConv, 2), measured(kConv, 1)}));
+    {
+      auto writer = RecordWriter::open(path.toStdString());
+      QVERIFY(writer);
+      auto pruned = pruneRecordFile(path.toStdString(), path.toStdString(), {1, false, false});
+      QVERIFY(!pruned);
+      QCOMPARE(pruned.error().message, std::string("a tuning session is appending to this record file"));
+      writeText(file("more.jsonl"), linesOf({measured(kDense, 1)}));
+      QVERIFY(!mergeRecordFiles({file("more.jsonl").toStdString()}, path.toStdString()));
+      QVERIFY(writer->append(measured(kConv, 3)));
+    }
+    QVERIFY(pruneRecordFile(path.toStdString(), path.toStdString(), {1, false, false}));
+    QCOMPARE(readText(path), linesOf({measured(kConv, 1)}));
+  }
+
+  // A session starting during a rewrite waits for it and appends to the rewritten file.
+  void aWriterOpenedDuringARewriteAppendsToTheNewFile() {
+    QString path = file("rewritten.jsonl");
+    writeText(path, linesOf({measured(kConv, 2), measured(kConv, 1)}));
+    auto acquired = RecordRewriteLock::acquire(path.toStdString());
+    QVERIFY(acquired);
+    std::optional<RecordRewriteLock> lock(std::move(*acquired));
+    std::atomic<bool> appended = false;
+    std::thread session([&] {
+      auto writer = RecordWriter::open(path.toStdString());
+      appended = writer && writer->append(measured(kDense, 5));
+    });
+    QThread::msleep(100);
+    QVERIFY(!appended);  // still waiting for the lock
+    QVERIFY(writeRecordFileAtomically(path.toStdString(), {measured(kConv, 1)}));
+    lock.reset();  // the rewrite is done
+    session.join();
+    QVERIFY(appended);
+    QCOMPARE(readText(path), linesOf({measured(kConv, 1), measured(kDense, 5)}));
   }
 };
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +54,28 @@ void syncDirectory(const fs::path& directory) {
   if (descriptor < 0) return;
   ::fsync(descriptor);
   ::close(descriptor);
+}
+
+// Opens `path` for appending (creating it) with a shared lock, so that a rewrite cannot replace
+// the file under the writer. A rewrite in progress is waited for; when it replaced the file, the
+// new file is opened. A file system without locks is written unlocked. -1 and errno on failure.
+int openLockedForAppend(const std::string& path, bool* created) {
+  for (;;) {
+    // Read access too, to look at the last byte of an existing file.
+    int flags = O_RDWR | O_APPEND | O_CLOEXEC;
+    int descriptor = ::open(path.c_str(), flags | O_CREAT | O_EXCL, 0644);
+    *created = descriptor >= 0;
+    if (!*created && errno == EEXIST) descriptor = ::open(path.c_str(), flags);
+    if (descriptor < 0) return -1;
+    while (::flock(descriptor, LOCK_SH) != 0 && errno == EINTR) {
+    }
+    struct stat opened {
+    }, current{};
+    if (::fstat(descriptor, &opened) != 0 || ::stat(path.c_str(), &current) != 0 ||
+        (opened.st_dev == current.st_dev && opened.st_ino == current.st_ino))
+      return descriptor;
+    ::close(descriptor);
+  }
 }
 
 void addLine(std::string_view line, int lineNumber, bool lastWithoutNewline, RecordFileContents* contents) {
@@ -131,11 +154,8 @@ RecordWriter::~RecordWriter() {
 }
 
 Expected<RecordWriter> RecordWriter::open(const std::string& path) {
-  // Read access too, to look at the last byte of an existing file.
-  int flags = O_RDWR | O_APPEND | O_CLOEXEC;
-  int descriptor = ::open(path.c_str(), flags | O_CREAT | O_EXCL, 0644);
-  bool created = descriptor >= 0;
-  if (!created && errno == EEXIST) descriptor = ::open(path.c_str(), flags);
+  bool created = false;
+  int descriptor = openLockedForAppend(path, &created);
   if (descriptor < 0)
     return Diagnostic{"cannot open the record file for appending: " + systemError(errno), path, 0, 0, ""};
   if (created) syncDirectory(fs::path(path).parent_path());
@@ -178,6 +198,35 @@ Status RecordWriter::writeLine(const std::string& text) {
     return Diagnostic{"cannot sync the record file to disk: " + systemError(error), path_, 0, 0,
                       writeFailureHint(error, kAppendLeftIntact)};
   return Status::success();
+}
+
+Expected<RecordRewriteLock> RecordRewriteLock::acquire(const std::string& path) {
+  int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0) return RecordRewriteLock(-1);  // nothing to lock (or to read: the reader says so)
+  int result = 0;
+  while ((result = ::flock(descriptor, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
+  }
+  if (result != 0 && errno == EWOULDBLOCK) {
+    ::close(descriptor);
+    return Diagnostic{"a tuning session is appending to this record file", path, 0, 0,
+                      "rewrite it when the session has ended"};
+  }
+  return RecordRewriteLock(descriptor);
+}
+
+RecordRewriteLock::RecordRewriteLock(RecordRewriteLock&& other) noexcept
+    : descriptor_(std::exchange(other.descriptor_, -1)) {}
+
+RecordRewriteLock& RecordRewriteLock::operator=(RecordRewriteLock&& other) noexcept {
+  if (this != &other) {
+    if (descriptor_ >= 0) ::close(descriptor_);
+    descriptor_ = std::exchange(other.descriptor_, -1);
+  }
+  return *this;
+}
+
+RecordRewriteLock::~RecordRewriteLock() {
+  if (descriptor_ >= 0) ::close(descriptor_);
 }
 
 Status writeRecordFileAtomically(const std::string& path, const std::vector<TuningRecord>& records) {

@@ -39,10 +39,13 @@ Expected<RecordFileContents> readRecordFile(const std::string& path);
 
 /// Appends records to a file, one line each. Each append is one write(2) followed by
 /// fdatasync, so once append() returns success the record survives a crash of the session.
+/// While open it holds a shared lock on the file, so the file is not rewritten under it (see
+/// RecordRewriteLock).
 class RecordWriter {
- public:
+public:
   /// Opens `path` for appending, creating it. When the file's last line is torn (no final
   /// '\n'), the first append starts with '\n' so that its record does not join the torn line.
+  /// Waits for a rewrite of the file in progress, then appends to the rewritten file.
   static Expected<RecordWriter> open(const std::string& path);
 
   RecordWriter(RecordWriter&& other) noexcept;
@@ -58,13 +61,32 @@ class RecordWriter {
 
   const std::string& path() const { return path_; }
 
- private:
+private:
   RecordWriter(int descriptor, std::string path, bool lastLineTorn);
   Status writeLine(const std::string& text);
 
   int descriptor_ = -1;
   std::string path_;
   bool lastLineTorn_ = false;
+};
+
+/// An exclusive lock on a record file while it is rewritten (merge, prune), held from reading
+/// it to replacing it. Refused while a RecordWriter has the file open: that writer's later
+/// appends would go to the replaced file and be lost.
+class RecordRewriteLock {
+public:
+  /// Locks `path`; a file that does not exist needs no lock.
+  static Expected<RecordRewriteLock> acquire(const std::string& path);
+
+  RecordRewriteLock(RecordRewriteLock&& other) noexcept;
+  RecordRewriteLock& operator=(RecordRewriteLock&& other) noexcept;
+  RecordRewriteLock(const RecordRewriteLock&) = delete;
+  RecordRewriteLock& operator=(const RecordRewriteLock&) = delete;
+  ~RecordRewriteLock();
+
+private:
+  explicit RecordRewriteLock(int descriptor) : descriptor_(descriptor) {}
+  int descriptor_ = -1;
 };
 
 /// Replaces `path` with `records` without ever leaving a partial file: writes a temporary file

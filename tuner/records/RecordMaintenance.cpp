@@ -24,7 +24,7 @@ Status checkRewriteKeepsEverything(const std::string& path, const RecordFileCont
   size_t lost = contents.problems.size() + std::max(0, contents.newerVersionRecords - 1);
   return Diagnostic{"has " + std::to_string(lost) + " line(s) this tessel cannot read (" +
                         contents.problems.front().describe() + "); rewriting it would lose them",
-                    path, 0, 0, "force the rewrite (--force) or write the result to another file"};
+                    path, 0, 0, "--force rewrites it anyway; or write the result to another file"};
 }
 
 bool sameFile(const std::string& a, const std::string& b) {
@@ -55,6 +55,8 @@ Expected<MergeReport> mergeRecordFiles(const std::vector<std::string>& inputs, c
     for (RecordProblem& problem : contents.problems) report.problems.push_back({path, std::move(problem)});
     std::move(contents.records.begin(), contents.records.end(), std::back_inserter(records));
   };
+  auto lock = RecordRewriteLock::acquire(output);
+  if (!lock) return lock.error();
   std::error_code ignored;
   if (fs::exists(output, ignored)) {
     auto existing = readRecordFile(output);
@@ -112,6 +114,8 @@ std::vector<TuningRecord> pruneRecords(const std::vector<TuningRecord>& records,
 
 Expected<PruneReport> pruneRecordFile(const std::string& input, const std::string& output,
                                       const PruneOptions& options) {
+  auto lock = RecordRewriteLock::acquire(output);
+  if (!lock) return lock.error();
   auto contents = readRecordFile(input);
   if (!contents) return contents.error();
   if (sameFile(input, output))

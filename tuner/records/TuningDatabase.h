@@ -40,7 +40,7 @@ struct WorkloadStatistics {
 /// Tuning records, indexed by (workload key, target). Pointers into it stay valid as records are
 /// added.
 class TuningDatabase {
- public:
+public:
   TuningDatabase() = default;
   explicit TuningDatabase(std::vector<TuningRecord> records);
 
@@ -62,7 +62,7 @@ class TuningDatabase {
   /// Statistics per (workload, target), in the order each pair was first added.
   std::vector<WorkloadStatistics> statistics() const;
 
- private:
+private:
   using Key = std::pair<std::string, std::string>;  // (workload, target)
 
   std::deque<TuningRecord> records_;

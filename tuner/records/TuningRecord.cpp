@@ -58,10 +58,19 @@ bool isHexDigits(const std::string& text, size_t count) {
   return true;
 }
 
+// What a message quotes of a bad value: enough to recognize it, not a whole corrupt line.
+std::string abbreviated(const std::string& text) {
+  constexpr size_t kLimit = 40;
+  if (text.size() <= kLimit) return text;
+  size_t cut = kLimit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return text.substr(0, cut) + "...";
+}
+
 // Reads the fields of one JSON object; the first problem becomes the Diagnostic, naming the
 // field by its dotted path.
 class FieldReader {
- public:
+public:
   FieldReader(const Json& object, std::string prefix) : object_(object), prefix_(std::move(prefix)) {}
 
   const std::optional<Diagnostic>& problem() const { return problem_; }
@@ -83,9 +92,9 @@ class FieldReader {
       fail(name, "expected a number");
       return 0;
     }
-    double number = value->get<double>();
-    if (!std::isfinite(number) || number < minimum) {
-      fail(name, "expected a number of at least " + formatNumber(minimum) + ", got " + value->dump());
+    double number = value->get<double>();  // finite: the parser refuses 1e999
+    if (number < minimum) {
+      fail(name, "expected a number of at least " + formatNumber(minimum) + ", got " + abbreviated(value->dump()));
       return 0;
     }
     return number;
@@ -98,7 +107,7 @@ class FieldReader {
     const Json* value = find(name, required);
     if (!value) return fallback;
     if (!value->is_number_integer() || value->get<int64_t>() < minimum || value->get<int64_t>() > INT32_MAX) {
-      fail(name, "expected an integer of at least " + std::to_string(minimum) + ", got " + value->dump());
+      fail(name, "expected an integer of at least " + std::to_string(minimum) + ", got " + abbreviated(value->dump()));
       return 0;
     }
     return int(value->get<int64_t>());
@@ -117,7 +126,7 @@ class FieldReader {
     if (problem_) return names[0].first;
     for (auto& [value, spelling] : names)
       if (spelling == text) return value;
-    fail(name, "expected one of " + listNames(names) + ", got '" + text + "'");
+    fail(name, "expected one of " + listNames(names) + ", got '" + abbreviated(text) + "'");
     return names[0].first;
   }
   void fail(const std::string& name, const std::string& message) {
@@ -128,7 +137,7 @@ class FieldReader {
     if (!problem_ && nested.problem_) problem_ = nested.problem_;
   }
 
- private:
+private:
   const Json* find(const char* name, bool required) {
     if (problem_) return nullptr;
     auto it = object_.find(name);
@@ -179,6 +188,13 @@ std::string describeSyntaxError(const Json::parse_error& error) {
   return "not valid JSON at column " + std::to_string(error.byte) + ": " + text;
 }
 
+// Any other refusal of the parser ("[json.exception.out_of_range.406] number overflow parsing '1e999'").
+std::string describeUnreadableJson(const Json::exception& error) {
+  std::string text = error.what();
+  if (auto end = text.find("] "); end != std::string::npos) text = text.substr(end + 2);
+  return "not valid JSON: " + text;
+}
+
 }  // namespace
 
 std::string_view originName(RecordOrigin origin) { return nameOf(kOrigins, origin); }
@@ -216,6 +232,8 @@ Expected<TuningRecord> parseRecordLine(std::string_view line, int* newerVersion)
     json = Json::parse(line);
   } catch (const Json::parse_error& error) {
     return Diagnostic{describeSyntaxError(error), "", 0, 0, ""};
+  } catch (const Json::exception& error) {
+    return Diagnostic{describeUnreadableJson(error), "", 0, 0, ""};
   }
   if (!json.is_object()) return Diagnostic{"not a JSON object but " + std::string(json.type_name()), "", 0, 0, ""};
 
@@ -233,7 +251,7 @@ Expected<TuningRecord> parseRecordLine(std::string_view line, int* newerVersion)
   if (!reader.problem() && record.workload.empty()) reader.fail("workload", "is empty");
   record.workloadHash = reader.string("workload_hash");
   if (!reader.problem() && !isHexDigits(record.workloadHash, 16))
-    reader.fail("workload_hash", "expected 16 hex digits, got '" + record.workloadHash + "'");
+    reader.fail("workload_hash", "expected 16 hex digits, got '" + abbreviated(record.workloadHash) + "'");
   record.task = reader.string("task", false);
   record.target = reader.string("target");
   if (!reader.problem() && record.target.empty()) reader.fail("target", "is empty");
@@ -255,7 +273,7 @@ Expected<TuningRecord> parseRecordLine(std::string_view line, int* newerVersion)
   }
   record.time = reader.string("time");
   if (!reader.problem() && !isUtcTimestamp(record.time))
-    reader.fail("time", "expected a UTC time such as 2026-11-25T12:34:56Z, got '" + record.time + "'");
+    reader.fail("time", "expected a UTC time such as 2026-11-25T12:34:56Z, got '" + abbreviated(record.time) + "'");
   if (reader.problem()) return *reader.problem();
   return record;
 }

@@ -18,6 +18,7 @@ namespace tessel::tuner {
 namespace {
 
 namespace fs = std::filesystem;
+using FileStatus = struct stat;
 
 std::string systemError(int error) { return std::strerror(error); }
 
@@ -69,8 +70,7 @@ int openLockedForAppend(const std::string& path, bool* created) {
     if (descriptor < 0) return -1;
     while (::flock(descriptor, LOCK_SH) != 0 && errno == EINTR) {
     }
-    struct stat opened {
-    }, current{};
+    FileStatus opened{}, current{};
     if (::fstat(descriptor, &opened) != 0 || ::stat(path.c_str(), &current) != 0 ||
         (opened.st_dev == current.st_dev && opened.st_ino == current.st_ino))
       return descriptor;
@@ -161,7 +161,7 @@ Expected<RecordWriter> RecordWriter::open(const std::string& path) {
   if (created) syncDirectory(fs::path(path).parent_path());
 
   bool torn = false;
-  struct stat status {};
+  FileStatus status{};
   if (::fstat(descriptor, &status) == 0 && S_ISREG(status.st_mode) && status.st_size > 0) {
     char last = 0;
     if (::pread(descriptor, &last, 1, status.st_size - 1) != 1) {
@@ -242,7 +242,7 @@ Status writeRecordFileAtomically(const std::string& path, const std::vector<Tuni
   if (descriptor < 0)
     return Diagnostic{"cannot create a temporary file next to it: " + systemError(errno), path, 0, 0,
                       "the directory must be writable"};
-  struct stat original {};
+  FileStatus original{};
   ::fchmod(descriptor, ::stat(destination.c_str(), &original) == 0 ? original.st_mode & 07777 : 0644);
 
   std::string text;

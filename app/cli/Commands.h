@@ -25,6 +25,8 @@ int runOps(const std::vector<std::string>& args);
 int runMeasure(const std::vector<std::string>& args);
 /// `tessel project run|new|check|tasks`: project files (app/project).
 int runProject(const std::vector<std::string>& args);
+/// `tessel records show|best|merge|prune`: tuning record files (tuner/records).
+int runRecords(const std::vector<std::string>& args);
 
 /// `tessel bench MODEL`: runBench hands a model argument (see isModelArgument) to it.
 int runModelBench(const std::vector<std::string>& args);

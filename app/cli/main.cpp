@@ -19,6 +19,7 @@ const char* kUsage =
     "  ops                   list the supported operators and their fusion patterns\n"
     "  project run FILE      run a project (.tessel): compile with its schedules, verify, benchmark,\n"
     "                        check its expectations (also: project new, check, tasks)\n"
+    "  records show FILE     summarize tuning records per workload (also: records best, merge, prune)\n"
     "  lower OP              print the loop IR of an operator (matmul, dense, conv2d) after lowering\n"
     "  bench OP              check an operator against a reference and measure its GFLOP/s\n"
     "  demo                  lower, check and benchmark a matmul and a conv2d\n"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     if (command == "ops") return runOps(args);
     if (command == "project") return runProject(args);
     if (command == "measure") return runMeasure(args);
+    if (command == "records") return runRecords(args);
   } catch (const tessel::UserError& error) {
     std::cerr << error.diagnostic.toString() << "\n";
     return kExitError;

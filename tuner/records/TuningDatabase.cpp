@@ -1,0 +1,94 @@
+// The database of tuning records: best schedules, lookups and statistics.
+#include "tuner/records/TuningDatabase.h"
+
+#include <algorithm>
+
+namespace tessel::tuner {
+
+namespace {
+
+// Strictly faster: an equal time keeps the earlier record, so the best does not flicker between
+// equally fast schedules as records are re-read.
+bool faster(const TuningRecord& candidate, const TuningRecord* current) {
+  return !current || candidate.result()->medianMs < current->result()->medianMs;
+}
+
+}  // namespace
+
+std::optional<double> WorkloadStatistics::speedupOverDefault() const {
+  if (!best || !defaultMedianMs || best->result()->medianMs <= 0) return std::nullopt;
+  return *defaultMedianMs / best->result()->medianMs;
+}
+
+TuningDatabase::TuningDatabase(std::vector<TuningRecord> records) {
+  for (TuningRecord& record : records) add(std::move(record));
+}
+
+void TuningDatabase::add(TuningRecord record) {
+  const TuningRecord& stored = records_.emplace_back(std::move(record));
+  if (!stored.result()) return;
+  const TuningRecord*& best = best_[{stored.workload, stored.target}];
+  if (faster(stored, best)) best = &stored;
+}
+
+const TuningRecord* TuningDatabase::best(const std::string& workloadKey, const std::string& target) const {
+  auto it = best_.find({workloadKey, target});
+  return it == best_.end() ? nullptr : it->second;
+}
+
+std::vector<const TuningRecord*> TuningDatabase::bestForTarget(const std::string& target) const {
+  std::vector<const TuningRecord*> out;
+  for (auto& [key, record] : best_)
+    if (key.second == target) out.push_back(record);
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->workload < b->workload; });
+  return out;
+}
+
+std::vector<std::string> TuningDatabase::targets() const {
+  std::set<std::string> targets;
+  for (const TuningRecord& record : records_) targets.insert(record.target);
+  return {targets.begin(), targets.end()};
+}
+
+LookupReport TuningDatabase::lookup(const std::set<std::string>& modelKeys, const std::string& target) const {
+  LookupReport report;
+  std::set<std::string> otherTargets;
+  for (const TuningRecord& record : records_) {
+    if (record.target != target) {
+      ++report.otherTargetRecords;
+      otherTargets.insert(record.target);
+    } else if (!modelKeys.count(record.workload)) {
+      ++report.unknownWorkloadRecords;
+    }
+  }
+  for (const std::string& key : modelKeys)
+    if (best(key, target)) report.appliedKeys.push_back(key);
+  report.otherTargets.assign(otherTargets.begin(), otherTargets.end());
+  return report;
+}
+
+std::vector<WorkloadStatistics> TuningDatabase::statistics() const {
+  std::vector<WorkloadStatistics> out;
+  std::map<Key, size_t> index;
+  for (const TuningRecord& record : records_) {
+    auto [it, inserted] = index.try_emplace({record.workload, record.target}, out.size());
+    if (inserted) {
+      WorkloadStatistics& fresh = out.emplace_back();
+      fresh.workload = record.workload;
+      fresh.workloadHash = record.workloadHash;
+      fresh.target = record.target;
+      fresh.best = best(record.workload, record.target);
+    }
+    WorkloadStatistics& statistics = out[it->second];
+    ++statistics.trials;
+    if (statistics.task.empty()) statistics.task = record.task;
+    const MeasuredTime* time = record.result();
+    if (!time)
+      ++statistics.errors;
+    else if (record.origin == RecordOrigin::Default)
+      statistics.defaultMedianMs = std::min(statistics.defaultMedianMs.value_or(time->medianMs), time->medianMs);
+  }
+  return out;
+}
+
+}  // namespace tessel::tuner

@@ -23,6 +23,9 @@ int runOps(const std::vector<std::string>& args);
 /// `tessel measure MODEL --task KERNEL` or `--operator OP`: times one kernel (what the
 /// Studio runs in a child process to measure a schedule).
 int runMeasure(const std::vector<std::string>& args);
+/// `tessel measure-worker MODEL` or `--operator OP`: the tuner's persistent measuring process
+/// (tuner/measure/MeasureProtocol.h).
+int runMeasureWorker(const std::vector<std::string>& args);
 /// `tessel project run|new|check|tasks`: project files (app/project).
 int runProject(const std::vector<std::string>& args);
 /// `tessel records show|best|merge|prune`: tuning record files (tuner/records).

@@ -11,6 +11,7 @@
 
 #include "app/cli/Commands.h"
 #include "app/cli/InputFlags.h"
+#include "app/cli/MeasureCommand.h"
 #include "app/cli/ModelCommand.h"
 #include "app/cli/OperatorSpec.h"
 #include "compiler/driver/MeasureKernel.h"
@@ -146,6 +147,8 @@ Expected<std::map<std::string, runtime::NDArray>> readInputValues(const CommandL
   return values;
 }
 
+}  // namespace
+
 Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& model, const CommandLine& line,
                                                          std::string* usageError) {
   driver::LoadOptions load;
@@ -167,6 +170,8 @@ Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& mode
   if (!compiled) return compiled.error();
   return driver::extractTasks(*compiled, compile.schedule);
 }
+
+namespace {
 
 // One reporter for the three ways out, so --json always prints exactly one object.
 class Reporter {

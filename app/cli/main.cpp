@@ -16,6 +16,7 @@ const char* kUsage =
     "  measure MODEL --task KERNEL\n"
     "                        time one kernel of a model under a schedule (--list-tasks: its kernels;\n"
     "                        --operator OP: a bare operator); --json for tools\n"
+    "  measure-worker MODEL  the tuner's measuring process: schedules in, times out (JSON lines)\n"
     "  ops                   list the supported operators and their fusion patterns\n"
     "  project run FILE      run a project (.tessel): compile with its schedules, verify, benchmark,\n"
     "                        check its expectations (also: project new, check, tasks)\n"
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     if (command == "project") return runProject(args);
     if (command == "measure") return runMeasure(args);
     if (command == "records") return runRecords(args);
+    if (command == "measure-worker") return runMeasureWorker(args);
   } catch (const tessel::UserError& error) {
     std::cerr << error.diagnostic.toString() << "\n";
     return kExitError;

@@ -48,20 +48,6 @@ void fillReproducibly(runtime::NDArray& array, std::mt19937& rng) {
   }
 }
 
-// Arguments for one call: inputs filled, outputs allocated, in parameter order.
-Expected<std::vector<runtime::Value>> makeArguments(const Workload& workload, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<runtime::Value> arguments;
-  for (const te::Tensor& tensor : workload.args()) {
-    auto shape = constantShape(tensor, workload.name);
-    if (!shape) return shape.error();
-    auto array = runtime::NDArray::empty(*shape, toRuntimeType(tensor.dtype()));
-    fillReproducibly(array, rng);
-    arguments.emplace_back(array);
-  }
-  return arguments;
-}
-
 struct PeakCache {
   std::mutex mutex;
   std::map<int, double> gflopsByThreads;
@@ -104,11 +90,23 @@ double machinePeakGflopsReaching(int threads, double observedGflops) {
   return cached;
 }
 
-Expected<Measurement> measureKernel(const Workload& workload, const Schedule& schedule, const MeasureOptions& options) {
+Expected<std::vector<runtime::Value>> kernelArguments(const Workload& workload, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<runtime::Value> arguments;
+  for (const te::Tensor& tensor : workload.args()) {
+    auto shape = constantShape(tensor, workload.name);
+    if (!shape) return shape.error();
+    auto array = runtime::NDArray::empty(*shape, toRuntimeType(tensor.dtype()));
+    fillReproducibly(array, rng);
+    arguments.emplace_back(array);
+  }
+  return arguments;
+}
+
+Expected<Measurement> timeBuiltKernel(const Workload& workload, const BuiltFunction& built,
+                                      const MeasureOptions& options) {
   auto isCancelled = [&] { return options.cancelled && options.cancelled(); };
-  auto built = build(schedule, workload.args(), workload.name);
-  if (!built) return built.error();
-  auto arguments = makeArguments(workload, options.seed);
+  auto arguments = kernelArguments(workload, options.seed);
   if (!arguments) return arguments.error();
   if (isCancelled()) return cancelledDiagnostic(workload.name);
 
@@ -130,7 +128,7 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
   };
   std::vector<double> samples;
   try {
-    samples = runtime::sampleSecondsPerCall([&] { built->function.callPacked(*arguments); }, timing);
+    samples = runtime::sampleSecondsPerCall([&] { built.function.callPacked(*arguments); }, timing);
   } catch (const std::exception& error) {
     return Diagnostic{"running " + workload.name + " failed: " + error.what(), workload.name, 0, 0, ""};
   }
@@ -143,13 +141,23 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
   m.samples = int(samples.size());
   m.medianMilliseconds = runtime::median(samples) * 1e3;
   m.minMilliseconds = *std::min_element(samples.begin(), samples.end()) * 1e3;
+  m.maxMilliseconds = *std::max_element(samples.begin(), samples.end()) * 1e3;
   m.flops = workload.flops;
   m.threads = runtime::ThreadPool::global().numThreads();
   m.gflops = m.medianMilliseconds > 0 ? workload.flops / (m.medianMilliseconds * 1e-3) * 1e-9 : 0;
+  return m;
+}
+
+Expected<Measurement> measureKernel(const Workload& workload, const Schedule& schedule, const MeasureOptions& options) {
+  auto built = build(schedule, workload.args(), workload.name);
+  if (!built) return built.error();
+  auto measured = timeBuiltKernel(workload, *built, options);
+  if (!measured) return measured;
+  Measurement& m = *measured;
   // A given peak below what the kernel reached was taken at a slow moment: the kernel is at 100 %.
   m.peakGflops = options.peakGflops > 0 ? std::max(options.peakGflops, m.gflops) : machinePeakGflopsReaching(m.threads, m.gflops);
   m.fractionOfPeak = m.peakGflops > 0 ? m.gflops / m.peakGflops : 0;
-  return m;
+  return measured;
 }
 
 Expected<Measurement> measureKernel(const Workload& workload, const Trace& trace, const MeasureOptions& options) {

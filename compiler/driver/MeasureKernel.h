@@ -3,9 +3,15 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "compiler/ops/Workload.h"
 #include "compiler/schedule/Schedule.h"
+#include "runtime/Value.h"
+
+namespace tessel {
+struct BuiltFunction;  // compiler/lower/Build.h
+}  // namespace tessel
 
 namespace tessel::driver {
 
@@ -41,6 +47,7 @@ struct Measurement {
   std::string kernelName;
   double medianMilliseconds = 0;  ///< Median over the samples: robust to a preempted sample.
   double minMilliseconds = 0;     ///< The fastest sample: what the kernel can do undisturbed.
+  double maxMilliseconds = 0;     ///< The slowest sample: how noisy the machine was.
   int samples = 0;
   double flops = 0;         ///< Floating-point operations per call (the workload's count).
   double gflops = 0;        ///< flops / median latency, in 10^9 per second.
@@ -61,6 +68,20 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
 /// The same after replaying `trace` on the workload's outputs (a schedule edited as text);
 /// a trace that does not replay is its Diagnostic, with the primitive's line and column.
 Expected<Measurement> measureKernel(const Workload& workload, const Trace& trace, const MeasureOptions& options = {});
+
+/// The arguments measureKernel calls `workload` with for `seed`: one NDArray per tensor of
+/// workload.args() (inputs, then outputs), filled as measureKernel describes. Two calls with
+/// the same seed give identical values, so two schedules of one workload can be compared
+/// output by output. A symbolic shape is a Diagnostic.
+Expected<std::vector<runtime::Value>> kernelArguments(const Workload& workload, unsigned seed);
+
+/// Times `built` (workload built under some schedule) as measureKernel does, on
+/// kernelArguments(workload, options.seed). The peak fields are left 0: stating the result
+/// against the machine's peak is measureKernel's business, and a caller timing hundreds of
+/// candidates in one process does not need it. A kernel that fails at run time is a
+/// Diagnostic.
+Expected<Measurement> timeBuiltKernel(const Workload& workload, const BuiltFunction& built,
+                                      const MeasureOptions& options = {});
 
 /// Peak float32 GFLOP/s of this machine with `threads` threads (0 or less: the runtime's
 /// thread count): not a data-sheet estimate but a measurement. Every thread runs the widest

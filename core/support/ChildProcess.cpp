@@ -177,6 +177,11 @@ std::vector<std::string> environmentWith(const std::map<std::string, std::string
   return entries;
 }
 
+Diagnostic cannotStartDiagnostic(const std::string& executable, const std::string& why) {
+  return Diagnostic{"cannot start " + executable + ": " + why, executable, 0, 0,
+                    "check that the program exists and is executable"};
+}
+
 std::vector<char*> pointersTo(std::vector<std::string>& strings) {
   std::vector<char*> pointers;
   for (std::string& s : strings) pointers.push_back(s.data());
@@ -202,35 +207,21 @@ std::string ChildProcessResult::describeEnd() const {
   return "exited with code " + std::to_string(exitCode);
 }
 
-Expected<ChildProcessResult> runChildProcess(const std::string& executable, const std::vector<std::string>& arguments,
-                                             const ChildProcessOptions& options) {
-  Clock::time_point start = Clock::now();
-  auto cannotStart = [&](const std::string& why) {
-    return Diagnostic{"cannot start " + executable + ": " + why, executable, 0, 0,
-                      "check that the program exists and is executable"};
-  };
-  if (executable.empty()) return cannotStart("no program named");
-
-  // Close-on-exec, so a child another thread starts meanwhile does not inherit them (it would
-  // hold the write ends open and this side would never see the end of the output).
-  int outPipe[2], errPipe[2];
-  if (::pipe2(outPipe, O_CLOEXEC) != 0) return cannotStart("no pipe: " + errorText(errno));
-  if (::pipe2(errPipe, O_CLOEXEC) != 0) {
-    int error = errno;
-    ::close(outPipe[0]);
-    ::close(outPipe[1]);
-    return cannotStart("no pipe: " + errorText(error));
-  }
-
+Expected<pid_t> spawnProcess(const std::string& executable, const std::vector<std::string>& arguments,
+                             const SpawnStreams& streams, const std::map<std::string, std::string>& environmentChanges,
+                             const std::string& workingDirectory) {
+  if (executable.empty()) return cannotStartDiagnostic(executable, "no program named");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, outPipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, errPipe[1], STDERR_FILENO);
+  if (streams.input >= 0)
+    posix_spawn_file_actions_adddup2(&actions, streams.input, STDIN_FILENO);
+  else
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, streams.output, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, streams.error, STDERR_FILENO);
   // Files the caller opened without close-on-exec (a library's, another thread's) stay here.
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
-  if (!options.workingDirectory.empty())
-    posix_spawn_file_actions_addchdir_np(&actions, options.workingDirectory.c_str());
+  if (!workingDirectory.empty()) posix_spawn_file_actions_addchdir_np(&actions, workingDirectory.c_str());
 
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
@@ -253,8 +244,8 @@ Expected<ChildProcessResult> runChildProcess(const std::string& executable, cons
   std::vector<std::string> environment;
   std::vector<char*> environmentPointers;
   char** envp = environ;
-  if (!options.environment.empty()) {
-    environment = environmentWith(options.environment);
+  if (!environmentChanges.empty()) {
+    environment = environmentWith(environmentChanges);
     environmentPointers = pointersTo(environment);
     envp = environmentPointers.data();
   }
@@ -267,13 +258,39 @@ Expected<ChildProcessResult> runChildProcess(const std::string& executable, cons
                        : posix_spawn(&pid, executable.c_str(), &actions, &attributes, argvPointers.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
+  if (spawnError != 0) return cannotStartDiagnostic(executable, errorText(spawnError));
+  return pid;
+}
+
+Expected<ChildProcessResult> runChildProcess(const std::string& executable, const std::vector<std::string>& arguments,
+                                             const ChildProcessOptions& options) {
+  Clock::time_point start = Clock::now();
+  auto cannotStart = [&](const std::string& why) { return cannotStartDiagnostic(executable, why); };
+  if (executable.empty()) return cannotStart("no program named");
+
+  // Close-on-exec, so a child another thread starts meanwhile does not inherit them (it would
+  // hold the write ends open and this side would never see the end of the output).
+  int outPipe[2], errPipe[2];
+  if (::pipe2(outPipe, O_CLOEXEC) != 0) return cannotStart("no pipe: " + errorText(errno));
+  if (::pipe2(errPipe, O_CLOEXEC) != 0) {
+    int error = errno;
+    ::close(outPipe[0]);
+    ::close(outPipe[1]);
+    return cannotStart("no pipe: " + errorText(error));
+  }
+
+  SpawnStreams streams;
+  streams.output = outPipe[1];
+  streams.error = errPipe[1];
+  auto spawned = spawnProcess(executable, arguments, streams, options.environment, options.workingDirectory);
   ::close(outPipe[1]);
   ::close(errPipe[1]);
-  if (spawnError != 0) {
+  if (!spawned) {
     ::close(outPipe[0]);
     ::close(errPipe[0]);
-    return cannotStart(errorText(spawnError));
+    return spawned.error();
   }
+  pid_t pid = *spawned;
 
   ChildProcessResult result;
   ChildGuard child(pid);

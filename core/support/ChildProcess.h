@@ -4,6 +4,8 @@
 // "Measurement is isolated"). POSIX only; no Qt.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <map>
 #include <string>
@@ -71,6 +73,23 @@ struct ChildProcessResult {
 /// happens after it started (a crash included) is in the result.
 Expected<ChildProcessResult> runChildProcess(const std::string& executable, const std::vector<std::string>& arguments,
                                              const ChildProcessOptions& options = {});
+
+/// Where a spawned child's stdin, stdout and stderr go: descriptors of this process, each
+/// duplicated onto 0, 1 and 2 in the child. An input of -1 is /dev/null.
+struct SpawnStreams {
+  int input = -1;
+  int output = -1;
+  int error = -1;
+};
+
+/// Starts `executable` (a path, or a name looked up in PATH) with `arguments` the way
+/// runChildProcess does: in a process group of its own (whose id is the child's, so killing
+/// the group also kills what it started), every signal at its default and none blocked, no
+/// open file of the caller inherited but `streams`. The caller waits for it (no zombie). The
+/// child's pid, or a Diagnostic when it cannot be started.
+Expected<pid_t> spawnProcess(const std::string& executable, const std::vector<std::string>& arguments,
+                             const SpawnStreams& streams, const std::map<std::string, std::string>& environment = {},
+                             const std::string& workingDirectory = "");
 
 /// "SIGSEGV" for SIGSEGV, "signal 64" for a number without a name.
 std::string signalName(int signal);

@@ -1,0 +1,61 @@
+// The measuring worker's side of the protocol (MeasureProtocol.h): the tasks of one model (or
+// one operator), compiled once, and each request built, checked against the default schedule
+// and timed. `tessel measure-worker` runs it in a child process of the tuner, so a candidate
+// that crashes or hangs takes only that process down.
+#pragma once
+
+#include <functional>
+#include <istream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ops/Workload.h"
+#include "compiler/schedule/Primitive.h"
+#include "runtime/NDArray.h"
+#include "tuner/measure/MeasureProtocol.h"
+#include "tuner/measure/OutputComparison.h"
+
+namespace tessel::tuner {
+
+/// One task the worker measures.
+struct ServedTask {
+  std::string name;    ///< The kernel's name (requests ask for it).
+  Workload workload;   ///< Its tensors; workload.flops is the task's count (GFLOP/s use it).
+  Trace defaultTrace;  ///< The default schedule: what a checked candidate must agree with.
+};
+
+/// Answers requests for a fixed set of tasks. Each request is handled start to end before the
+/// next: build (lowering and LLVM), then the check, then timing. Building the next candidate
+/// while one is timed would be faster, but on a machine of a few cores the compiler's work
+/// would disturb the timing it runs beside, and a timing is all a measurement is for.
+/// Not thread-safe (one request at a time).
+class MeasureServer {
+public:
+  explicit MeasureServer(std::vector<ServedTask> tasks, OutputTolerance tolerance = {});
+
+  /// The tasks as the ready line lists them.
+  std::vector<WorkerTask> taskList() const;
+
+  /// Measures one candidate. Never throws for anything a request contains: a compiler
+  /// internal error while lowering or building one candidate is that candidate's failure.
+  CandidateMeasurement measure(const MeasureRequest& request);
+
+  /// The reply line to one request line.
+  std::string handleLine(std::string_view line);
+
+  /// Reads request lines from `requests` until its end, handing each reply line to `reply`
+  /// (which must write and flush it). Blank lines are skipped.
+  void serve(std::istream& requests, const std::function<void(const std::string& line)>& reply);
+
+private:
+  // The default schedule's outputs on the inputs of `seed`, computed once per task and seed.
+  Expected<std::vector<runtime::NDArray>> referenceOutputs(const ServedTask& task, unsigned seed);
+
+  std::vector<ServedTask> tasks_;
+  OutputTolerance tolerance_;
+  std::map<std::pair<std::string, unsigned>, std::vector<runtime::NDArray>> references_;
+};
+
+}  // namespace tessel::tuner

@@ -1,0 +1,271 @@
+// Running `tessel measure-worker` as a persistent child: start-up, one request at a time with a
+// time limit, and what a crash, hang or cancel turns into.
+#include "tuner/measure/MeasureWorker.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "core/support/InteractiveChildProcess.h"
+#include "runtime/Npy.h"
+
+namespace tessel::tuner {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// A start that fails this many times in a row is not retried: the source itself is broken.
+constexpr int kStartAttempts = 2;
+
+std::string joined(const std::vector<int64_t>& values) {
+  std::string text;
+  for (int64_t v : values) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(v);
+  }
+  return text;
+}
+
+std::string seconds(double value) {
+  std::ostringstream text;
+  text << value << " s";
+  return text.str();
+}
+
+}  // namespace
+
+// The input values of a model source, written once where every worker the object starts can
+// read them; removed with the object.
+class MeasureWorker::InputFiles {
+public:
+  ~InputFiles() {
+    std::error_code ignored;
+    if (!directory_.empty()) fs::remove_all(directory_, ignored);
+  }
+  static Expected<std::unique_ptr<InputFiles>> write(const WorkerSource& source) {
+    auto files = std::make_unique<InputFiles>();
+    auto* model = std::get_if<WorkerModelSource>(&source);
+    if (!model || model->load.inputValues.empty()) return files;
+    std::error_code error;
+    fs::path base = fs::temp_directory_path(error);
+    std::string pattern = ((error ? fs::path("/tmp") : base) / "tessel-measure-worker-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      return Diagnostic{"cannot create a directory for the measuring worker's inputs", pattern, 0, 0,
+                        "check that the temporary directory is writable (TMPDIR)"};
+    files->directory_ = pattern;
+    int index = 0;
+    for (auto& [name, value] : model->load.inputValues) {
+      std::string path = (files->directory_ / ("input_" + std::to_string(index++) + ".npy")).string();
+      try {
+        runtime::writeNpy(path, value);
+      } catch (const std::exception& failure) {
+        return Diagnostic{"cannot hand input '" + name + "' to the measuring worker: " + failure.what(), path, 0, 0, ""};
+      }
+      files->paths_[name] = path;
+    }
+    return files;
+  }
+  const std::map<std::string, std::string>& paths() const { return paths_; }
+
+private:
+  fs::path directory_;
+  std::map<std::string, std::string> paths_;
+};
+
+std::vector<std::string> measureWorkerArguments(const MeasureWorkerOptions& options,
+                                                const std::map<std::string, std::string>& inputFiles) {
+  std::vector<std::string> args = {"measure-worker"};
+  if (auto* model = std::get_if<WorkerModelSource>(&options.source)) {
+    args.push_back(model->modelPath);
+    for (auto& [name, shape] : model->load.inputShapes) args.insert(args.end(), {"--input-shape", name + ":" + joined(shape)});
+    for (auto& [name, file] : inputFiles) args.insert(args.end(), {"--input", name + "=" + file});
+    const graph::PassOptions& passes = model->compile.passes;
+    args.insert(args.end(), {"--opt-level", std::to_string(passes.optLevel)});
+    for (auto& pass : passes.disabledPasses) args.insert(args.end(), {"--disable-pass", pass});
+    for (auto& [key, value] : passes.config) args.insert(args.end(), {"--pass-config", key + "=" + value});
+  } else {
+    const auto& op = std::get<driver::OperatorSource>(options.source);
+    args.insert(args.end(), {"--operator", op.name});
+    for (auto& [name, value] : op.parameters) args.insert(args.end(), {"--" + name, value});
+  }
+  if (options.threads > 0) args.insert(args.end(), {"--threads", std::to_string(options.threads)});
+  return args;
+}
+
+MeasureWorker::MeasureWorker(MeasureWorkerOptions options) : options_(std::move(options)) {}
+
+MeasureWorker::~MeasureWorker() {
+  // Closing its stdin ends a healthy worker; one busy with a hung kernel is killed.
+  if (child_) child_->finish(1.0);
+}
+
+int MeasureWorker::processId() const { return child_ ? int(child_->processId()) : -1; }
+
+std::string MeasureWorker::sourceLabel() const {
+  if (auto* model = std::get_if<WorkerModelSource>(&options_.source)) return model->modelPath;
+  return "operator " + std::get<driver::OperatorSource>(options_.source).name;
+}
+
+Status MeasureWorker::start() {
+  if (auto failure = ensureStarted()) return failure->diagnostic;
+  return Status::success();
+}
+
+// The last lines the worker wrote on stderr: its own words about a crash.
+std::string MeasureWorker::stderrTail() const {
+  if (!child_) return "";
+  std::vector<std::string> lines;
+  std::istringstream stream(child_->standardErrorTail());
+  for (std::string line; std::getline(stream, line);)
+    if (!line.empty()) lines.push_back(line);
+  constexpr size_t kLines = 12;
+  if (lines.size() > kLines) lines.erase(lines.begin(), lines.end() - long(kLines));
+  std::string tail;
+  for (auto& line : lines) tail += "\n" + line;
+  return tail.empty() ? "" : "; its last output:" + tail;
+}
+
+void MeasureWorker::dropChild() {
+  child_.reset();  // already ended, or killed: reaped either way
+  lostChild_ = true;
+}
+
+CandidateMeasurement MeasureWorker::lose(CandidateErrorKind kind, Diagnostic diagnostic) {
+  dropChild();
+  CandidateMeasurement m;
+  m.failure = CandidateFailure{kind, std::move(diagnostic)};
+  return m;
+}
+
+std::optional<CandidateFailure> MeasureWorker::ensureStarted() {
+  if (child_ && child_->running()) return std::nullopt;
+  if (permanentFailure_) return permanentFailure_;
+  // It died between requests (killed from outside): nothing was on it, start another.
+  if (child_) dropChild();
+  auto fail = [&](Diagnostic diagnostic, bool permanent) {
+    CandidateFailure failure{CandidateErrorKind::Start, std::move(diagnostic)};
+    if (permanent || ++failedStarts_ >= kStartAttempts) permanentFailure_ = failure;
+    return failure;
+  };
+  auto tessel = driver::findTesselExecutable(options_.tesselPath);
+  if (!tessel) return fail(tessel.error(), true);
+  if (!inputFiles_) {
+    auto files = InputFiles::write(options_.source);
+    if (!files) return fail(files.error(), true);
+    inputFiles_ = std::move(*files);
+  }
+  Clock::time_point begin = Clock::now();
+  auto started = InteractiveChildProcess::start(*tessel, measureWorkerArguments(options_, inputFiles_->paths()));
+  if (!started) return fail(started.error(), true);
+  child_ = std::move(*started);
+  ++statistics_.starts;
+  if (lostChild_) ++statistics_.restarts;
+  lostChild_ = false;
+
+  const std::string label = sourceLabel();
+  for (;;) {
+    double left = options_.startTimeoutSeconds - secondsSince(begin);
+    ChildLine line = child_->readLine(std::max(left, 1e-3), options_.cancelled);
+    if (line.outcome == ChildLine::Outcome::Line) {
+      if (line.text.empty()) continue;
+      auto ready = parseReadyLine(line.text);
+      statistics_.startSeconds += secondsSince(begin);
+      if (!ready) {
+        dropChild();
+        return fail(Diagnostic{ready.error().message, *tessel, 0, 0, ready.error().hint}, true);
+      }
+      if (!ready->ready) {
+        Diagnostic why = ready->error;
+        if (why.location.empty()) why.location = label;
+        child_->finish(1.0);
+        dropChild();
+        return fail(why, true);
+      }
+      tasks_ = ready->tasks;
+      failedStarts_ = 0;
+      return std::nullopt;
+    }
+    statistics_.startSeconds += secondsSince(begin);
+    if (line.outcome == ChildLine::Outcome::Cancelled) {
+      child_->kill(InteractiveChildProcess::KillReason::Cancelled);
+      return lose(CandidateErrorKind::Cancelled, Diagnostic{"starting the measuring worker was cancelled", label, 0, 0, ""})
+          .failure;
+    }
+    std::string what, hint;
+    if (line.outcome == ChildLine::Outcome::TimedOut) {
+      child_->kill(InteractiveChildProcess::KillReason::TimedOut);
+      what = "was not ready within " + seconds(options_.startTimeoutSeconds) + " and was stopped";
+      hint = "importing and compiling may take longer on a busy machine (MeasureWorkerOptions::startTimeoutSeconds)";
+    } else {
+      what = child_->end().describeEnd() + " before it was ready";
+      hint = "it failed while importing and compiling: a compiler bug worth reporting with the model";
+    }
+    hint += stderrTail();
+    dropChild();
+    return fail(Diagnostic{"the measuring worker for " + label + " " + what, label, 0, 0, hint}, false);
+  }
+}
+
+CandidateMeasurement MeasureWorker::measure(const MeasureRequest& request) {
+  Clock::time_point begin = Clock::now();
+  if (auto failure = ensureStarted()) {
+    CandidateMeasurement m;
+    m.failure = failure;
+    return m;
+  }
+  ++statistics_.candidates;
+  const double limit = request.timeoutSeconds > 0 ? request.timeoutSeconds : defaultCandidateTimeout(request);
+  const int64_t id = ++nextId_;
+  const std::string subject = "a candidate of " + request.task;
+  // A failed write means the worker is gone; the read below finds out how.
+  child_->writeLine(requestLine(id, request), limit);
+  for (;;) {
+    double left = limit - secondsSince(begin);
+    ChildLine line = child_->readLine(std::max(left, 1e-3), options_.cancelled);
+    if (line.outcome == ChildLine::Outcome::Line) {
+      if (replyId(line.text) != id) continue;  // not the answer to this request
+      CandidateMeasurement m = parseReplyLine(line.text);
+      statistics_.buildSeconds += m.buildMilliseconds / 1e3;
+      statistics_.checkSeconds += m.checkMilliseconds / 1e3;
+      statistics_.timingSeconds += m.timingMilliseconds / 1e3;
+      statistics_.requestSeconds += secondsSince(begin);
+      return m;
+    }
+    statistics_.requestSeconds += secondsSince(begin);
+    if (line.outcome == ChildLine::Outcome::Cancelled) {
+      child_->kill(InteractiveChildProcess::KillReason::Cancelled);
+      return lose(CandidateErrorKind::Cancelled, Diagnostic{"measuring " + subject + " was cancelled", request.task, 0, 0, ""});
+    }
+    if (line.outcome == ChildLine::Outcome::TimedOut) {
+      child_->kill(InteractiveChildProcess::KillReason::TimedOut);
+      ++statistics_.timeouts;
+      std::string tail = stderrTail();
+      return lose(CandidateErrorKind::Timeout,
+                  Diagnostic{"measuring " + subject + " took longer than its limit of " + seconds(limit) +
+                                 "; the measuring worker was stopped and is restarted for the next candidate",
+                             request.task, 0, 0,
+                             "the kernel may never finish under this schedule, or the limit is too short for the "
+                             "timing asked for (MeasureRequest::timeoutSeconds)" + tail});
+    }
+    ++statistics_.crashes;
+    const ChildProcessResult& end = child_->end();
+    std::string how = end.signal != 0 ? "crashed (" + end.signalName + ")" : end.describeEnd();
+    std::string tail = stderrTail();
+    return lose(CandidateErrorKind::Crash,
+                Diagnostic{"the measuring worker " + how + " while measuring " + subject +
+                               "; it ran in a process of its own and is restarted for the next candidate",
+                           request.task, 0, 0,
+                           "this schedule makes code that crashes: a compiler bug worth reporting with the schedule" +
+                               tail});
+  }
+}
+
+}  // namespace tessel::tuner

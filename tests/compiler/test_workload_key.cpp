@@ -83,7 +83,6 @@ private slots:
     auto tuned = std::make_shared<driver::TunedSchedules>();
     tuned->traces[(*tasks)[1].workloadKey] = (*tasks)[1].defaultTraceText();
     options.tunedSchedules = tuned;
-    qInfo("task key: %s\nkernel key: %s", (*tasks)[1].workloadKey.c_str(), plain.kernels[1].workloadKey.c_str());
     auto applied = compiled(graph, options);
     for (const auto& note : applied.tuningNotes) qWarning("%s", note.c_str());
     QVERIFY(applied.tuningNotes.empty());

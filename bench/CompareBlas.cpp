@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   blas.setNumThreads(int(threads));
   runtime::ThreadPool::global().setNumThreads(int(threads));
 
-  ScheduleTarget target = ScheduleTarget::host();
+  Target target = hostTarget();
   Workload w = matmul(size, size, size, DataType::float32(), target);
   Expected<Schedule> schedule = defaultMatmulSchedule(w, target);
   if (std::string path = line.get("schedule"); !path.empty()) {

@@ -31,7 +31,7 @@ int runInspect(const std::vector<std::string>& args) {
   driver::CompileOptions options;
   for (auto error : {readInputShapes(line, &load), readPassOptions(line, &options)})
     if (error) return reportUsageError("inspect", *error);
-  graph::PassManager passes = driver::standardPasses(options.schedule);
+  graph::PassManager passes = driver::standardPasses(options.target);
   std::vector<std::string> names = passes.passNames();
   std::string printAfter = line.get("print-after");
   if (!printAfter.empty() && printAfter != "all" &&

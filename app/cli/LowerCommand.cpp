@@ -31,11 +31,11 @@ int runLower(const std::vector<std::string>& args) {
     return kExitError;
   }
   if (emit == "llvm") {
-    std::cout << emitLLVMIR({lowered->func}, TargetInfo::host());
+    std::cout << emitLLVMIR({lowered->func}, hostTarget());
     return kExitOk;
   }
   if (emit == "asm") {
-    std::cout << emitAssembly({lowered->func}, TargetInfo::host());
+    std::cout << emitAssembly({lowered->func}, hostTarget());
     return kExitOk;
   }
   if (line.has("all-steps")) {

@@ -168,7 +168,7 @@ Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& mode
   if (!graph) return graph.error();
   auto compiled = driver::compileGraph(*graph, compile);
   if (!compiled) return compiled.error();
-  return driver::extractTasks(*compiled, compile.schedule);
+  return driver::extractTasks(*compiled, compile.target);
 }
 
 namespace {

@@ -75,7 +75,7 @@ std::optional<std::string> readPassOptions(const CommandLine& line, driver::Comp
     options->passes.config[key] = setting.substr(equals + 1);
   }
   // A misspelled pass or option name is a mistake worth stopping for, before any work is done.
-  if (Status checked = driver::standardPasses(options->schedule).checkOptions(options->passes); !checked)
+  if (Status checked = driver::standardPasses(options->target).checkOptions(options->passes); !checked)
     return checked.error().message + (checked.error().hint.empty() ? "" : " (" + checked.error().hint + ")");
   return std::nullopt;
 }

@@ -31,7 +31,7 @@ std::vector<FlagSpec> operatorFlags(const std::string& op) {
 std::optional<std::string> makeOperator(const std::string& op, const CommandLine& flags,
                                         std::unique_ptr<OperatorSpec>* out) {
   auto spec = std::make_unique<OperatorSpec>();
-  ScheduleTarget target = ScheduleTarget::host();
+  Target target = hostTarget();
   if (op == "matmul" || op == "dense") {
     int64_t m, n, k;
     if (auto e = flags.getInt("m", &m)) return e;

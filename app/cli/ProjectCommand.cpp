@@ -211,7 +211,7 @@ int runProjectCheck(const std::vector<std::string>& args) {
     driver::CompileOptions options;
     auto compiled = compileProjectModel(*loaded, &options);
     if (!compiled) return reportDiagnostic(compiled.error());
-    auto edited = driver::applyScheduleEdits(std::move(*compiled), loaded->tasks, options.schedule);
+    auto edited = driver::applyScheduleEdits(std::move(*compiled), loaded->tasks, options.target);
     if (!edited) return reportDiagnostic(edited.error());
   }
   std::printf("project=%s\nmodel=%s\ntasks=%zu\nresult=valid\n", command.model.c_str(), loaded->model.c_str(),
@@ -240,7 +240,7 @@ int runProjectTasks(const std::vector<std::string>& args) {
       std::printf("# %s (%s), as the project edits it\n%s", task.c_str(), edit->workload.c_str(), edit->trace.c_str());
       return kExitOk;
     }
-    auto edit = driver::defaultScheduleEdit(*compiled, task, options.schedule);
+    auto edit = driver::defaultScheduleEdit(*compiled, task, options.target);
     if (!edit) return reportDiagnostic(edit.error());
     std::printf("# %s (%s), default schedule\n%s", task.c_str(), edit->workload.c_str(), edit->trace.c_str());
     return kExitOk;
@@ -250,7 +250,7 @@ int runProjectTasks(const std::vector<std::string>& args) {
   for (auto& task : tasks) width = std::max(width, int(task.size()));
   std::printf("%-*s  %-6s  %s\n", width, "task", "edited", "workload");
   for (const std::string& task : tasks) {
-    auto edit = driver::defaultScheduleEdit(*compiled, task, options.schedule);
+    auto edit = driver::defaultScheduleEdit(*compiled, task, options.target);
     std::printf("%-*s  %-6s  %s\n", width, task.c_str(), loaded->findTask(task) ? "yes" : "",
                 edit ? edit->workload.c_str() : ("(" + edit.error().message + ")").c_str());
   }

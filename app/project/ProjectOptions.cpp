@@ -31,8 +31,8 @@ driver::CompileOptions compileOptionsFor(const Project& project) {
   options.passes.optLevel = project.passes.optLevel;
   options.passes.disabledPasses = project.passes.disabledPasses;
   options.passes.config = project.passes.config;
-  options.schedule = ScheduleTarget::host();
-  if (project.target.vectorLanes > 0) options.schedule.vectorLanes = project.target.vectorLanes;
+  options.target = hostTarget();
+  if (project.target.vectorLanes > 0) options.target.vectorBits = 32 * project.target.vectorLanes;
   return options;
 }
 

@@ -55,7 +55,7 @@ public:
     driver::CompileOptions compile = compileOptionsFor(project_);
     auto compiled = driver::compileGraph(*graph, compile);
     if (!compiled) return compiled.error();
-    auto edited = driver::applyScheduleEdits(std::move(*compiled), project_.tasks, compile.schedule);
+    auto edited = driver::applyScheduleEdits(std::move(*compiled), project_.tasks, compile.target);
     if (!edited) return edited.error();
     report_.tasksEdited = int(project_.tasks.size());
     report_.compiled = std::make_shared<const driver::CompiledModel>(std::move(*edited));

@@ -716,7 +716,7 @@ void MainWindow::showModelInViews() {
   timeline_->setPassOptions(session_.compileOptions().passes);
   // Measuring runs in a child `tessel measure`, which compiles the same model the same way.
   schedule_->setModelSource(session_.modelPath(), session_.loadOptions(), session_.compileOptions());
-  schedule_->setModel(model, session_.compileOptions().schedule);
+  schedule_->setModel(model, session_.compileOptions().target);
 }
 
 void MainWindow::reportFailure(const QString& source, const QString& message) {
@@ -914,7 +914,7 @@ void MainWindow::exportModule(const QString& directory) {
     emit moduleExported(directory, false, message);
     return;
   }
-  TargetInfo target = session_.compileOptions().target;
+  Target target = session_.compileOptions().target;
   jobs_.start<QString>(
       kExportChannel, tr("Exporting to %1").arg(directory),
       [model, directory, target](views::JobContext& job) -> QString {

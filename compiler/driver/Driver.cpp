@@ -137,7 +137,7 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
   return typed;
 }
 
-graph::PassManager standardPasses(const ScheduleTarget& target) {
+graph::PassManager standardPasses(const Target& target) {
   // Opt levels as TVM's: 0 keeps only what compiling needs (FoldConstant makes the shapes
   // that Reshape and friends read constant), 1 fuses, 2 removes common subexpressions, 3
   // changes layouts.
@@ -162,7 +162,7 @@ Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& o
 
   CompiledModel model;
   auto start = std::chrono::steady_clock::now();
-  graph::PassManager passes = standardPasses(options.schedule);
+  graph::PassManager passes = standardPasses(options.target);
   graph::PassObserver observer;
   observer.cancelled = cancelled;
   observer.starting = [&](size_t index, size_t count, const std::string& name) {
@@ -177,18 +177,19 @@ Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& o
 
   start = std::chrono::steady_clock::now();
   progress(kPassShare, "Lowering " + std::to_string(model.optimized.operationCount()) + " kernels");
-  auto planned = planModel(model.optimized, options.schedule, [&](size_t index, size_t count, const std::string& name) {
+  auto planned = planModel(model.optimized, options.target, [&](size_t index, size_t count, const std::string& name) {
     if (cancelled()) return false;
     progress(kPassShare + int(index * (100 - kPassShare) / count),
              "Lowering kernel " + std::to_string(index + 1) + " of " + std::to_string(count) + ": " + name);
     return true;
-  });
+  }, options.tunedSchedules.get());
   if (!planned) return cancelled() ? cancellation() : planned.error();
   if (cancelled()) return cancellation();
   model.kernels = std::move(planned->kernels);
   model.plan = std::move(planned->plan);
   model.params = std::move(planned->params);
   model.memory = planned->memory;
+  model.tuningNotes = std::move(planned->tuningNotes);
   model.lowerSeconds = secondsSince(start);
   progress(100, "Compiled " + std::to_string(model.kernels.size()) + " kernels");
   return model;
@@ -206,7 +207,7 @@ namespace {
 /// split round-robin into one module per core, each compiled on its own thread with its
 /// own LLVM context and JIT.
 Expected<std::vector<std::shared_ptr<JITModule>>> buildJITInParallel(const std::vector<PrimFunc>& functions,
-                                                                     const TargetInfo& target) {
+                                                                     const Target& target) {
   size_t jobs = std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min(jobs, std::max<size_t>(1, functions.size() / 2));
   std::vector<std::vector<PrimFunc>> parts(jobs);
@@ -227,7 +228,7 @@ Expected<std::vector<std::shared_ptr<JITModule>>> buildJITInParallel(const std::
 
 }  // namespace
 
-Expected<std::unique_ptr<runtime::GraphExecutor>> createExecutor(const CompiledModel& model, const TargetInfo& target) {
+Expected<std::unique_ptr<runtime::GraphExecutor>> createExecutor(const CompiledModel& model, const Target& target) {
   std::vector<PrimFunc> functions;
   for (auto& kernel : model.kernels) functions.push_back(kernel.function);
   auto built = buildJITInParallel(functions, target);
@@ -246,7 +247,7 @@ Expected<std::unique_ptr<runtime::GraphExecutor>> createExecutor(const CompiledM
   }
 }
 
-Status exportModel(const CompiledModel& model, const std::string& directory, const TargetInfo& target) {
+Status exportModel(const CompiledModel& model, const std::string& directory, const Target& target) {
   ExportOptions options;
   options.target = target;
   return exportModel(model, directory, options);

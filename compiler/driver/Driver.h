@@ -45,12 +45,25 @@ Expected<graph::Graph> loadModel(const std::string& path, const LoadOptions& opt
 /// EliminateCommonSubexpr, DeadCodeElimination, AlterLayout, FuseOps). Their options
 /// (CompileOptions::passes.config, `--pass-config`) are listed by configKeys(): AlterLayout's
 /// "AlterLayout.blocked_activations" and "AlterLayout.pack_weights".
-graph::PassManager standardPasses(const ScheduleTarget& target = ScheduleTarget::host());
+graph::PassManager standardPasses(const Target& target = hostTarget());
+
+/// Schedules found by tuning, as trace text by workload key (WorkloadKey::text), all for the
+/// target being compiled for: what a tuning-records database gives for that target
+/// (tuner/records). A kernel whose key is here replays that trace instead of its default
+/// schedule.
+struct TunedSchedules {
+  std::map<std::string, std::string> traces;
+};
 
 struct CompileOptions {
   graph::PassOptions passes;
-  ScheduleTarget schedule = ScheduleTarget::host();
-  TargetInfo target = TargetInfo::host();
+  /// The machine to compile for: default schedules, passes that depend on the vector width,
+  /// code generation and workload keys all take it.
+  Target target = hostTarget();
+  /// Tuned schedules to apply (`--tuning-records`); null: every kernel takes its default. A
+  /// tuned trace that no longer replays or lowers (a record from an older compiler) is
+  /// skipped with a note in CompiledModel::tuningNotes, and the kernel keeps its default.
+  std::shared_ptr<const TunedSchedules> tunedSchedules;
   /// Asked on the compiling thread before every pass and before lowering each kernel; once
   /// it returns true the compile stops there and returns the isCancellation() Diagnostic, so
   /// a cancel takes effect within one pass or one kernel. Empty: never cancelled.
@@ -76,6 +89,9 @@ struct CompiledKernel {
   const graph::OperationNode* node = nullptr;  ///< The (fused) operation in `optimized`.
   PrimFunc function;                     ///< Lowered.
   double flops = 0;
+  std::string workloadKey;               ///< WorkloadKey::text; empty for copy kernels.
+  std::string workloadHash;              ///< WorkloadKey::hash.
+  bool tuned = false;                    ///< Scheduled by a tuned record, not the default.
 };
 
 struct CompiledModel {
@@ -86,6 +102,8 @@ struct CompiledModel {
   std::map<std::string, runtime::NDArray> params;  ///< Constant data by param tensor name.
   MemoryReport memory;
   double passSeconds = 0, lowerSeconds = 0;
+  /// Tuned schedules that could not be used, one line each naming the kernel and why.
+  std::vector<std::string> tuningNotes;
 };
 
 /// Runs the passes, builds one kernel per operation left (fused or not), plans memory and
@@ -95,11 +113,11 @@ Expected<CompiledModel> compileGraph(const graph::Graph& graph, const CompileOpt
 
 /// JIT-compiles the kernels and loads the plan into an executor (in this process).
 Expected<std::unique_ptr<runtime::GraphExecutor>> createExecutor(const CompiledModel& model,
-                                                                 const TargetInfo& target = TargetInfo::host());
+                                                                 const Target& target = hostTarget());
 
 /// Writes a deployable module directory (kernels.so, graph.json, params.bin).
 Status exportModel(const CompiledModel& model, const std::string& directory,
-                   const TargetInfo& target = TargetInfo::host());
+                   const Target& target = hostTarget());
 /// The same with every export option: the target, the linker, and the progress and cancel
 /// callbacks (see exportModule: a cancelled or failed export leaves the directory's previous
 /// module as it was). A cancelled export returns the isCancellation() Diagnostic.

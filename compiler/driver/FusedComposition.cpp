@@ -76,7 +76,7 @@ te::Tensor rowMajorView(const te::Tensor& source, const te::Tensor& like, const 
 
 class FusedKernelComposer {
 public:
-  FusedKernelComposer(const graph::OperationNode& node, const ScheduleTarget& target, const graph::OpRegistry& registry)
+  FusedKernelComposer(const graph::OperationNode& node, const Target& target, const graph::OpRegistry& registry)
       : node_(node), target_(target), registry_(registry) {}
 
   Expected<graph::OpKernel> compose() {
@@ -433,14 +433,14 @@ private:
     kernel.workload = std::move(form.workload);
     kernel.inputIndices = std::move(form.inputIndices);
     // The schedule was chosen (and checked) for this very pipeline; replaying it is exact.
-    kernel.schedule = [trace = std::move(form.trace)](const Workload& workload, const ScheduleTarget&) {
+    kernel.schedule = [trace = std::move(form.trace)](const Workload& workload, const Target&) {
       return Schedule::replay(workload.outputs, trace);
     };
     return kernel;
   }
 
   const graph::OperationNode& node_;
-  const ScheduleTarget target_;
+  const Target target_;
   const graph::OpRegistry& registry_;
   std::unordered_map<const graph::GraphNode*, int> bodyInputIndex_;
   std::vector<BodyOperation> operations_;
@@ -455,7 +455,7 @@ private:
 
 }  // namespace
 
-Expected<graph::OpKernel> composeFusedKernel(const graph::OperationNode& node, const ScheduleTarget& target,
+Expected<graph::OpKernel> composeFusedKernel(const graph::OperationNode& node, const Target& target,
                                             const graph::OpRegistry& registry) {
   TESSEL_ICHECK(node.isFused()) << "composeFusedKernel on the primitive operation " << node.name;
   return FusedKernelComposer(node, target, registry).compose();

@@ -27,7 +27,7 @@ namespace tessel::driver {
 /// every stage at root, so a schedule problem costs speed, never correctness. The kernel's
 /// schedule replays the form chosen here, for `target` (its own target argument is unused).
 /// A Diagnostic names the fused node and the body operation that cannot be built.
-Expected<graph::OpKernel> composeFusedKernel(const graph::OperationNode& node, const ScheduleTarget& target,
+Expected<graph::OpKernel> composeFusedKernel(const graph::OperationNode& node, const Target& target,
                                             const graph::OpRegistry& registry);
 
 }  // namespace tessel::driver

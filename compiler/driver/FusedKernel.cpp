@@ -5,7 +5,7 @@
 
 namespace tessel::driver {
 
-Expected<graph::OpKernel> buildKernelForNode(const graph::OperationNode& node, const ScheduleTarget& target) {
+Expected<graph::OpKernel> buildKernelForNode(const graph::OperationNode& node, const Target& target) {
   try {
     if (node.isFused()) return composeFusedKernel(node, target, graph::OpRegistry::global());
     return graph::buildOpKernel(graph::makeOpCall(node, target));

@@ -14,6 +14,6 @@ namespace tessel::driver {
 /// anchor's output stage (an elementwise epilogue), so intermediates never reach memory.
 /// A Diagnostic names the node and op that cannot be compiled (also when a tensor-expression
 /// builder throws a UserError: it is caught here).
-Expected<graph::OpKernel> buildKernelForNode(const graph::OperationNode& node, const ScheduleTarget& target);
+Expected<graph::OpKernel> buildKernelForNode(const graph::OperationNode& node, const Target& target);
 
 }  // namespace tessel::driver

@@ -2,10 +2,13 @@
 #include "compiler/driver/ModelPlan.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "compiler/driver/FusedKernel.h"
+#include "compiler/driver/WorkloadKey.h"
+#include "compiler/schedule/TraceText.h"
 #include "compiler/graph/PlanMemory.h"
 #include "compiler/lower/Build.h"
 #include "compiler/lower/Lower.h"
@@ -42,8 +45,8 @@ enum class TensorRole { Input, Output, Param, Intermediate };
 class Planner {
 public:
   using BeforeKernel = std::function<bool(size_t, size_t, const std::string&)>;
-  Planner(const ScheduleTarget& target, const BeforeKernel& beforeKernel)
-      : target_(target), beforeKernel_(beforeKernel) {}
+  Planner(const Target& target, const BeforeKernel& beforeKernel, const TunedSchedules* tuned)
+      : target_(target), beforeKernel_(beforeKernel), tuned_(tuned) {}
 
   Expected<PlannedModel> run(const Graph& graph) {
     for (auto& input : graph.inputs) {
@@ -182,27 +185,57 @@ private:
       producedAt_[index_.at(name)] = step;
       planNode.args.push_back(name);
     }
-    Expected<Schedule> schedule =
-        kernel->schedule ? kernel->schedule(workload, target_) : Expected<Schedule>(Schedule(workload.outputs));
-    if (!schedule) {
-      Diagnostic d = schedule.error();
-      d.message = op.op + " '" + op.name + "': default schedule: " + d.message;
-      return d;
-    }
-    auto lowered = lower(*schedule, workload.args(), planNode.kernel);
+    WorkloadKey workloadKey = workloadKeyOf(op, *kernel, target_);
+    std::optional<LoweredFunction> tuned = loweredTunedSchedule(op, workload, workloadKey, planNode.kernel);
+    std::optional<LoweredFunction> lowered = tuned;
     if (!lowered) {
-      Diagnostic d = lowered.error();
-      d.message = op.op + " '" + op.name + "': lowering: " + d.message;
-      return d;
+      Expected<Schedule> schedule =
+          kernel->schedule ? kernel->schedule(workload, target_) : Expected<Schedule>(Schedule(workload.outputs));
+      if (!schedule) {
+        Diagnostic d = schedule.error();
+        d.message = op.op + " '" + op.name + "': default schedule: " + d.message;
+        return d;
+      }
+      auto defaultLowered = lower(*schedule, workload.args(), planNode.kernel);
+      if (!defaultLowered) {
+        Diagnostic d = defaultLowered.error();
+        d.message = op.op + " '" + op.name + "': lowering: " + d.message;
+        return d;
+      }
+      lowered = std::move(*defaultLowered);
     }
     CompiledKernel compiled;
     compiled.name = planNode.kernel;
     compiled.node = &op;
     compiled.function = lowered->func;
     compiled.flops = workload.flops;
+    compiled.workloadKey = workloadKey.text;
+    compiled.workloadHash = workloadKey.hash;
+    compiled.tuned = tuned.has_value();
     model_.kernels.push_back(std::move(compiled));
     model_.plan.nodes.push_back(std::move(planNode));
     return Status::success();
+  }
+
+  /// The kernel lowered under its tuned schedule, when there is one that still replays and
+  /// lowers; otherwise nothing (and a note saying why, when there was one).
+  std::optional<LoweredFunction> loweredTunedSchedule(const graph::OperationNode& op, const Workload& workload,
+                                                      const WorkloadKey& key, const std::string& symbol) {
+    if (!tuned_) return std::nullopt;
+    auto found = tuned_->traces.find(key.text);
+    if (found == tuned_->traces.end()) return std::nullopt;
+    auto note = [&](const Diagnostic& problem) {
+      model_.tuningNotes.push_back("kernel " + symbol + " (" + op.name + "): its tuned schedule was not used, the default was: " +
+                       problem.toString());
+      return std::nullopt;
+    };
+    auto trace = parseTraceText(found->second);
+    if (!trace) return note(trace.error());
+    auto schedule = Schedule::replay(workload.outputs, *trace);
+    if (!schedule) return note(schedule.error());
+    auto lowered = lower(*schedule, workload.args(), symbol);
+    if (!lowered) return note(lowered.error());
+    return std::move(*lowered);
   }
 
   std::string uniqueSymbol(const graph::OperationNode& op) {
@@ -268,8 +301,9 @@ private:
     model_.memory.storageCount = int(assignment.storageBytes.size());
   }
 
-  ScheduleTarget target_;
+  Target target_;
   const BeforeKernel& beforeKernel_;
+  const TunedSchedules* tuned_ = nullptr;
   PlannedModel model_;
   std::unordered_map<ValueKey, std::string, ValueKeyHash> tensorOf_;
   std::unordered_map<ValueKey, std::string, ValueKeyHash> outputNameOf_;
@@ -284,9 +318,10 @@ private:
 
 }  // namespace
 
-Expected<PlannedModel> planModel(const Graph& graph, const ScheduleTarget& target,
-                                 const std::function<bool(size_t, size_t, const std::string&)>& beforeKernel) {
-  Planner planner(target, beforeKernel);
+Expected<PlannedModel> planModel(const Graph& graph, const Target& target,
+                                 const std::function<bool(size_t, size_t, const std::string&)>& beforeKernel,
+                                 const TunedSchedules* tunedSchedules) {
+  Planner planner(target, beforeKernel, tunedSchedules);
   return planner.run(graph);
 }
 

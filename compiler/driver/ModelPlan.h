@@ -14,6 +14,7 @@ struct PlannedModel {
   runtime::GraphPlan plan;
   std::map<std::string, runtime::NDArray> params;
   MemoryReport memory;
+  std::vector<std::string> tuningNotes;
 };
 
 /// Builds, schedules and lowers one kernel per operation of `graph` (in topological order)
@@ -26,7 +27,8 @@ struct PlannedModel {
 /// operation count, its name); returning false stops planning with a Diagnostic saying so
 /// (what a cancelled compile uses, and how it reports progress kernel by kernel).
 Expected<PlannedModel> planModel(
-    const graph::Graph& graph, const ScheduleTarget& target,
-    const std::function<bool(size_t index, size_t count, const std::string& name)>& beforeKernel = {});
+    const graph::Graph& graph, const Target& target,
+    const std::function<bool(size_t index, size_t count, const std::string& name)>& beforeKernel = {},
+    const TunedSchedules* tunedSchedules = nullptr);
 
 }  // namespace tessel::driver

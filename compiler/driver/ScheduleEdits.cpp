@@ -42,13 +42,13 @@ Expected<size_t> findTask(const CompiledModel& model, const std::string& task) {
 
 // The kernel's workload, rebuilt the way the plan built it; builders throw UserError for
 // malformed computes.
-Expected<graph::OpKernel> rebuildKernel(const CompiledKernel& kernel, const ScheduleTarget& target) {
+Expected<graph::OpKernel> rebuildKernel(const CompiledKernel& kernel, const Target& target) {
   auto built = buildKernelForNode(*kernel.node, target);
   if (!built) return taskError(kernel.name, built.error());
   return built;
 }
 
-Expected<PrimFunc> lowerEdit(const CompiledKernel& kernel, const ScheduleEdit& edit, const ScheduleTarget& target) {
+Expected<PrimFunc> lowerEdit(const CompiledKernel& kernel, const ScheduleEdit& edit, const Target& target) {
   auto built = rebuildKernel(kernel, target);
   if (!built) return built.error();
   const Workload& workload = built->workload;
@@ -81,7 +81,7 @@ std::vector<std::string> schedulableTasks(const CompiledModel& model) {
 }
 
 Expected<ScheduleEdit> defaultScheduleEdit(const CompiledModel& model, const std::string& task,
-                                           const ScheduleTarget& target) {
+                                           const Target& target) {
   auto index = findTask(model, task);
   if (!index) return index.error();
   const CompiledKernel& kernel = model.kernels[*index];
@@ -97,7 +97,7 @@ Expected<ScheduleEdit> defaultScheduleEdit(const CompiledModel& model, const std
 }
 
 Expected<CompiledModel> applyScheduleEdits(CompiledModel model, const std::vector<ScheduleEdit>& edits,
-                                           const ScheduleTarget& target) {
+                                           const Target& target) {
   for (const ScheduleEdit& edit : edits) {
     auto index = findTask(model, edit.task);
     if (!index) return index.error();

@@ -27,7 +27,7 @@ struct ScheduleEdit {
 /// edit (the Studio's editor, `tessel project new`). A Diagnostic when the model has no such
 /// task (the known tasks are listed) or the task is a copy kernel with nothing to schedule.
 Expected<ScheduleEdit> defaultScheduleEdit(const CompiledModel& model, const std::string& task,
-                                           const ScheduleTarget& target = ScheduleTarget::host());
+                                           const Target& target = hostTarget());
 
 /// The kernels a user can schedule: every kernel made from an operation of the graph (copy
 /// kernels for repeated outputs have none), in plan order.
@@ -40,6 +40,6 @@ std::vector<std::string> schedulableTasks(const CompiledModel& model);
 /// matches (the model changed since the edit was written), or a trace that does not parse,
 /// replay or lower (the message carries the trace's line and column).
 Expected<CompiledModel> applyScheduleEdits(CompiledModel model, const std::vector<ScheduleEdit>& edits,
-                                           const ScheduleTarget& target = ScheduleTarget::host());
+                                           const Target& target = hostTarget());
 
 }  // namespace tessel::driver

@@ -24,7 +24,7 @@ std::string operationSummary(const graph::OperationNode& node) {
   return summary + ")";
 }
 
-Expected<ScheduleTask> taskForKernel(const CompiledKernel& kernel, const ScheduleTarget& target) {
+Expected<ScheduleTask> taskForKernel(const CompiledKernel& kernel, const Target& target) {
   const graph::OperationNode& node = *kernel.node;
   Expected<graph::OpKernel> built = buildKernelForNode(node, target);
   if (!built) return built.error();
@@ -35,6 +35,8 @@ Expected<ScheduleTask> taskForKernel(const CompiledKernel& kernel, const Schedul
   task.workload = built->workload;
   task.workloadName = task.workload.name;
   task.flops = task.workload.flops;
+  task.workloadKey = kernel.workloadKey;
+  task.workloadHash = kernel.workloadHash;
   Expected<Schedule> schedule = built->schedule ? built->schedule(task.workload, target)
                                                 : Expected<Schedule>(Schedule(task.workload.outputs));
   if (!schedule) {
@@ -57,7 +59,7 @@ std::vector<LoweringStepText> printSteps(const std::vector<LoweringStep>& steps)
 
 std::string ScheduleTask::defaultTraceText() const { return printTraceText(defaultTrace); }
 
-Expected<std::vector<ScheduleTask>> extractTasks(const CompiledModel& model, const ScheduleTarget& target) {
+Expected<std::vector<ScheduleTask>> extractTasks(const CompiledModel& model, const Target& target) {
   std::vector<ScheduleTask> tasks;
   for (const CompiledKernel& kernel : model.kernels) {
     if (!kernel.node) continue;

@@ -20,6 +20,8 @@ struct ScheduleTask {
   std::string nodeName;      ///< The graph operation it computes.
   std::string op;            ///< "Conv", or for a fused operation a summary such as "fused(Conv+Relu)".
   std::string workloadName;  ///< The workload's name ("conv2d_1x8x16x16_...").
+  std::string workloadKey;   ///< What it computes (WorkloadKey::text): tasks with one key are one tuning task.
+  std::string workloadHash;  ///< WorkloadKey::hash (the key on the model's target).
   double flops = 0;          ///< Floating-point operations per call.
   Workload workload;         ///< The tensors to schedule.
   Trace defaultTrace;        ///< The schedule the compiler chose (replayable on workload.outputs).
@@ -32,7 +34,7 @@ struct ScheduleTask {
 /// the plan adds on its own (copies into model outputs) have no operation to schedule and
 /// are left out. A Diagnostic names the node whose kernel could not be rebuilt.
 Expected<std::vector<ScheduleTask>> extractTasks(const CompiledModel& model,
-                                                 const ScheduleTarget& target = ScheduleTarget::host());
+                                                 const Target& target = hostTarget());
 
 /// The loops of one stage at some point of a schedule (for completion and linking).
 struct StageLoops {
@@ -53,7 +55,7 @@ struct LoweringStepText {
 struct TaskLoweringOptions {
   bool llvmIR = false;    ///< Also emit the optimized LLVM IR (slower).
   bool assembly = false;  ///< Also emit target assembly (slower).
-  TargetInfo target = TargetInfo::host();
+  Target target = hostTarget();
 };
 
 /// What a schedule text lowers to.

@@ -132,13 +132,9 @@ Expected<std::string> packParams(runtime::GraphPlan& plan, const std::map<std::s
 }
 
 /// The target as graph.json records it: the enabled features only, without LLVM's "+".
-runtime::GraphTarget graphTarget(const TargetInfo& target) {
-  runtime::GraphTarget recorded{target.triple, target.cpu, {}};
-  std::stringstream features(target.features);
-  for (std::string feature; std::getline(features, feature, ',');)
-    if (feature.size() > 1 && feature[0] == '+') recorded.features.push_back(feature.substr(1));
-  std::sort(recorded.features.begin(), recorded.features.end());
-  return recorded;
+runtime::GraphTarget graphTarget(const Target& target) {
+  // The runtime (which knows nothing of core's Target) checks the features it records.
+  return runtime::GraphTarget{target.triple, target.cpu, target.features};
 }
 
 /// Progress reports that never go backwards and never overlap, from any thread.
@@ -172,7 +168,7 @@ constexpr int kGraphPercent = 97;
 /// module stays small (one module per kernel costs 10-20% more CPU on a model of 600 small
 /// kernels).
 Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kernels, const fs::path& staging,
-                                               const TargetInfo& target, ExportProgress& progress) {
+                                               const Target& target, ExportProgress& progress) {
   size_t threadCount = std::max(1u, std::thread::hardware_concurrency());
   size_t runLength = std::clamp<size_t>(kernels.size() / (8 * threadCount), 1, 16);
   size_t runCount = (kernels.size() + runLength - 1) / runLength;

@@ -16,7 +16,7 @@ namespace tessel {
 
 struct ExportOptions {
   /// The machine the kernels are compiled for (the exporting host by default).
-  TargetInfo target = TargetInfo::host();
+  Target target = hostTarget();
   /// The C compiler that links kernels.so; empty means $CC, else cc, gcc or clang on PATH.
   std::string compiler;
   /// Asked between object files (runs of at most 16 kernels) and between the steps after

@@ -33,7 +33,7 @@ bool packableType(const TensorType& type) {
 
 class WeightPacker {
 public:
-  explicit WeightPacker(const ScheduleTarget& target) : target_(target) {}
+  explicit WeightPacker(const Target& target) : target_(target) {}
 
   std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
     if (op.isFused() || op.outputTypes.size() != 1) return std::nullopt;
@@ -138,7 +138,7 @@ private:
     return makeOperation(op.name, "Add", {product[0], inputs[2]}, {}, op.outputTypes, op.provenance);
   }
 
-  ScheduleTarget target_;
+  Target target_;
   std::map<std::pair<const GraphNode*, std::string>, Value> packed_;
 };
 
@@ -183,7 +183,7 @@ ValueKey keyOf(const Value& v) { return {v.node(), v.index()}; }
 // are packed (only ConvPrepacked convolutions read and write blocked activations).
 class ActivationBlocker {
 public:
-  ActivationBlocker(const Graph& graph, const ScheduleTarget& target) : target_(target) {
+  ActivationBlocker(const Graph& graph, const Target& target) : target_(target) {
     for (const OperationNode* op : graph.operations())
       for (const Value& input : op->inputs)
         if (input.defined()) consumers_[keyOf(input)].push_back(op);
@@ -416,7 +416,7 @@ private:
   // `value` with channel block `block` (0: NCHW).
   Value inLayout(const Value& value, int64_t block) { return block ? toBlocked(value, block) : toNchw(value); }
 
-  ScheduleTarget target_;
+  Target target_;
   std::map<ValueKey, std::vector<const OperationNode*>> consumers_;
   std::map<ValueKey, bool> feedsConv_;
   std::map<std::pair<ValueKey, int64_t>, Value> transforms_;
@@ -438,11 +438,11 @@ AlterLayoutOptions AlterLayoutOptions::fromConfig(const PassConfig& config) {
   return options;
 }
 
-Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target) {
+Expected<Graph> alterLayout(const Graph& graph, const Target& target) {
   return alterLayout(graph, target, AlterLayoutOptions{});
 }
 
-Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target, const AlterLayoutOptions& options) {
+Expected<Graph> alterLayout(const Graph& graph, const Target& target, const AlterLayoutOptions& options) {
   if (!options.packWeights) return graph;
   WeightPacker packer(target);
   Graph packed = rewriteGraph(graph, [&](const OperationNode& op, const std::vector<Value>& inputs) {

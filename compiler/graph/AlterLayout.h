@@ -44,7 +44,7 @@ namespace tessel::graph {
 ///
 /// Packing depends on `target`'s vector width: build the result for the same target.
 /// Types must be inferred (InferTypes); a Diagnostic names a node whose attributes are invalid.
-Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target = ScheduleTarget::host());
+Expected<Graph> alterLayout(const Graph& graph, const Target& target = hostTarget());
 
 /// What alterLayout changes.
 struct AlterLayoutOptions {
@@ -60,6 +60,6 @@ struct AlterLayoutOptions {
 };
 
 /// alterLayout doing only what `options` asks for.
-Expected<Graph> alterLayout(const Graph& graph, const ScheduleTarget& target, const AlterLayoutOptions& options);
+Expected<Graph> alterLayout(const Graph& graph, const Target& target, const AlterLayoutOptions& options);
 
 }  // namespace tessel::graph

@@ -62,7 +62,7 @@ private:
 };
 }  // namespace
 
-Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimFunc>& funcs, const TargetInfo& target) {
+Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimFunc>& funcs, const Target& target) {
   // The packed functions check every array against a constant shape; a symbolic one is a
   // user's tensor, not a compiler bug.
   for (auto& f : funcs)
@@ -77,7 +77,7 @@ Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimF
 }
 
 Expected<BuiltFunction> build(const Schedule& schedule, const std::vector<te::Tensor>& args, const std::string& name,
-                              const TargetInfo& target) {
+                              const Target& target) {
   auto lowered = lower(schedule, args, name);
   if (!lowered) return lowered.error();
   auto module = makeJitModule({lowered->func}, target);

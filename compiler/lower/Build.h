@@ -21,11 +21,11 @@ struct BuiltFunction {
 
 /// Lowers `schedule` and JIT-compiles it for `target`.
 Expected<BuiltFunction> build(const Schedule& schedule, const std::vector<te::Tensor>& args, const std::string& name,
-                              const TargetInfo& target = TargetInfo::host());
+                              const Target& target = hostTarget());
 
 /// A runtime module over JIT-compiled PrimFuncs.
 Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimFunc>& funcs,
-                                                         const TargetInfo& target = TargetInfo::host());
+                                                         const Target& target = hostTarget());
 
 /// The runtime's name for a core data type.
 runtime::DataType toRuntimeType(DataType dtype);

@@ -212,7 +212,7 @@ Expected<OpKernel> buildElementwiseKernel(const ElementwiseDefinition& def, cons
   OpKernel kernel;
   kernel.workload = std::move(*workload);
   kernel.inputIndices = std::move(inputIndices);
-  kernel.schedule = [](const Workload& w, const ScheduleTarget& target) {
+  kernel.schedule = [](const Workload& w, const Target& target) {
     return defaultElementwiseSchedule(w, target);
   };
   return kernel;

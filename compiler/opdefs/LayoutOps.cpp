@@ -109,7 +109,7 @@ OpDef convPrepacked() {
     if (p->bias) kernel.inputIndices.push_back(2);
     Conv2dParams params = *p;
     Conv2dActivationLayout layout = *activations;
-    kernel.schedule = [params, layout](const Workload& w, const ScheduleTarget& target) {
+    kernel.schedule = [params, layout](const Workload& w, const Target& target) {
       return defaultConv2dSchedule(w, params, layout, target);
     };
     return kernel;
@@ -165,7 +165,7 @@ OpDef layoutTransformOp() {
     kernel.workload =
         layoutTransform(relayout->logicalShape, relayout->source, relayout->destination, call.inputTypes[0].dtype);
     kernel.inputIndices = {0};
-    kernel.schedule = [](const Workload& w, const ScheduleTarget& target) {
+    kernel.schedule = [](const Workload& w, const Target& target) {
       return defaultLayoutTransformSchedule(w, target);
     };
     return kernel;
@@ -209,7 +209,7 @@ OpDef densePrepacked() {
     OpKernel kernel;
     kernel.workload = matmulPrepacked(call.inputTypes[0].shape, *n, call.inputTypes[0].dtype, call.target);
     kernel.inputIndices = {0, 1};
-    kernel.schedule = [](const Workload& w, const ScheduleTarget& target) { return defaultMatmulSchedule(w, target); };
+    kernel.schedule = [](const Workload& w, const Target& target) { return defaultMatmulSchedule(w, target); };
     return kernel;
   };
   return def;

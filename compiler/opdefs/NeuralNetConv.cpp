@@ -196,7 +196,7 @@ OpDef convDef() {
       Conv2dParams params = asConv2d(*p);
       auto w = checkedConv2d(params, dtype, call.target);
       if (!w) return atNode(call, w.error());
-      return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+      return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const Target& target) {
         return defaultConv2dSchedule(workload, params, target);
       });
     }
@@ -207,13 +207,13 @@ OpDef convDef() {
       auto w = checkedConv2d(params, dtype, call.target);
       if (!w) return atNode(call, w.error());
       Workload viewed = dropUnitAxis(*w, {0, 1}, 2, "conv.view");
-      return makeKernel(std::move(viewed), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+      return makeKernel(std::move(viewed), inputs, [params](const Workload& workload, const Target& target) {
         auto s = defaultConv2dSchedule(workload, params, target);
         if (!s) return s;
         std::vector<Status> steps;
         parallelizeRows(*s, "conv.view", {"n", "k"}, params.batch * params.filters, target, steps);
-        if (params.outWidth() >= target.vectorLanes) {
-          steps.push_back(s->split("conv.view", "x", target.vectorLanes, "xo", "xi"));
+        if (params.outWidth() >= target.vectorLanes()) {
+          steps.push_back(s->split("conv.view", "x", target.vectorLanes(), "xo", "xi"));
           steps.push_back(s->vectorize("conv.view", "xi"));
         }
         for (const Status& status : steps)
@@ -225,7 +225,7 @@ OpDef convDef() {
     auto w = directConv(*p, dtype, dtype, dtype);
     if (!w) return atNode(call, w.error());
     DirectConvParams params = *p;
-    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const Target& target) {
       return defaultDirectConvSchedule(workload, params, target);
     });
   };
@@ -278,7 +278,7 @@ OpDef convIntegerDef() {
     if (p->inputZeroPoint) inputs.push_back(2);
     if (p->weightZeroPoint) inputs.push_back(3);
     DirectConvParams params = *p;
-    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const Target& target) {
       return defaultDirectConvSchedule(workload, params, target);
     });
   };
@@ -370,7 +370,7 @@ OpDef convTransposeDef() {
     if (!w) return atNode(call, w.error());
     std::vector<int> inputs = {0, 1};
     if (p->bias) inputs.push_back(2);
-    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const Target& target) {
       return defaultConvTransposeSchedule(workload, target);
     });
   };

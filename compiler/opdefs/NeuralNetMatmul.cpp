@@ -31,14 +31,14 @@ OpDef matmulDef() {
     // Plain 2-D float products take the packed, register-tiled matmul kernel.
     if (a.size() == 2 && b.size() == 2 && dtype == DataType::float32() && a[1] == b[0]) {
       Workload w = matmul(a[0], b[1], a[1], dtype, call.target);
-      return makeKernel(std::move(w), {0, 1}, [](const Workload& workload, const ScheduleTarget& target) {
+      return makeKernel(std::move(w), {0, 1}, [](const Workload& workload, const Target& target) {
         return defaultMatmulSchedule(workload, target);
       });
     }
     BatchMatmulParams p{a, b};
     auto w = batchMatmul(p, dtype, call.target);
     if (!w) return atNode(call, w.error());
-    return makeKernel(std::move(*w), {0, 1}, [p](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), {0, 1}, [p](const Workload& workload, const Target& target) {
       return defaultBatchMatmulSchedule(workload, p, target);
     });
   };
@@ -97,7 +97,7 @@ OpDef gemmDef() {
     // gemm() takes C only when it contributes (a C scaled by 0 is no input).
     std::vector<int> inputs = {0, 1};
     if (w->inputs.size() == 3) inputs.push_back(2);
-    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const Target& target) {
       return defaultGemmSchedule(workload, target);
     });
   };
@@ -139,7 +139,7 @@ OpDef einsumDef() {
     if (!w) return atNode(call, w.error());
     std::vector<int> inputs;
     for (int i = 0; i < int(p->shapes.size()); ++i) inputs.push_back(i);
-    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const Target& target) {
       return defaultEinsumSchedule(workload, target);
     });
   };

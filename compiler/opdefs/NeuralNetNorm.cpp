@@ -124,14 +124,14 @@ OpDef batchNormDef() {
       auto w = batchNormalizationTraining(p->norm.shape, p->norm.epsilon, p->momentum, call.inputTypes[0].dtype);
       if (!w) return atNode(call, w.error());
       w->outputs.resize(size_t(call.outputCount));
-      return makeKernel(std::move(*w), {0, 1, 2, 3, 4}, [](const Workload& workload, const ScheduleTarget& target) {
+      return makeKernel(std::move(*w), {0, 1, 2, 3, 4}, [](const Workload& workload, const Target& target) {
         return defaultSimpleNormalizationSchedule(workload, target);
       });
     }
     auto w = normalization(p->norm, call.inputTypes[0].dtype);
     if (!w) return atNode(call, w.error());
     NormParams params = p->norm;
-    return makeKernel(std::move(*w), {0, 1, 2, 3, 4}, [params](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), {0, 1, 2, 3, 4}, [params](const Workload& workload, const Target& target) {
       return defaultNormalizationSchedule(workload, params, target);
     });
   };
@@ -169,7 +169,7 @@ OpDef normDef(const char* name, int minInputs, int maxInputs, int maxOutputs, Pa
     std::vector<int> inputs;
     for (int i = 0; i < int(w->inputs.size()); ++i) inputs.push_back(i);
     NormParams params = *p;
-    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), inputs, [params](const Workload& workload, const Target& target) {
       return defaultNormalizationSchedule(workload, params, target);
     });
   };
@@ -191,7 +191,7 @@ OpDef sameShapeNormDef(const char* name, MakeWorkload make) {
   def.build = [make](const OpCall& call) -> Expected<OpKernel> {
     auto w = make(call);
     if (!w) return w.error();
-    return makeKernel(std::move(*w), {0}, [](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), {0}, [](const Workload& workload, const Target& target) {
       return defaultSimpleNormalizationSchedule(workload, target);
     });
   };

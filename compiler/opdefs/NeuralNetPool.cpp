@@ -87,7 +87,7 @@ Expected<PoolParams> poolParams(const OpCall& call, PoolKind kind) {
 }
 
 KernelSchedule poolSchedule() {
-  return [](const Workload& workload, const ScheduleTarget& target) { return defaultPoolSchedule(workload, target); };
+  return [](const Workload& workload, const Target& target) { return defaultPoolSchedule(workload, target); };
 }
 
 OpDef windowPoolDef(const char* name, PoolKind kind) {
@@ -115,7 +115,7 @@ OpDef windowPoolDef(const char* name, PoolKind kind) {
       if (!storageOrder) return storageOrder.error();
       auto w = maxPoolWithIndices(*p, *storageOrder != 0, dtype);
       if (!w) return atNode(call, w.error());
-      return makeKernel(std::move(*w), {0}, [](const Workload& workload, const ScheduleTarget& target) {
+      return makeKernel(std::move(*w), {0}, [](const Workload& workload, const Target& target) {
         return defaultMaxPoolWithIndicesSchedule(workload, target);
       });
     }

@@ -104,7 +104,7 @@ OpDef matmulIntegerDef(const char* name, bool requantized) {
     if (p->aZeroPoint) inputs.push_back(2);
     if (p->bZeroPoint) inputs.push_back(requantized ? 5 : 3);
     if (requantized) inputs.insert(inputs.end(), {1, 4, 6, 7});
-    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const Target& target) {
       return defaultQuantizedSchedule(workload, target);
     });
   };
@@ -170,7 +170,7 @@ OpDef qlinearConvDef() {
     std::vector<int> inputs = {0, 3};
     if (p->conv.bias) inputs.push_back(8);
     inputs.insert(inputs.end(), {2, 5, 1, 4, 6, 7});
-    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), inputs, [](const Workload& workload, const Target& target) {
       return defaultQuantizedSchedule(workload, target);
     });
   };

@@ -67,7 +67,7 @@ OpDef reduceDef(const char* name, ReduceKind kind) {
     auto w = reduce(*p, call.inputTypes[0].dtype);
     if (!w) return atNode(call, w.error());
     ReduceParams params = *p;
-    return makeKernel(std::move(*w), {0}, [params](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), {0}, [params](const Workload& workload, const Target& target) {
       return defaultReduceSchedule(workload, params, target);
     });
   };
@@ -111,7 +111,7 @@ OpDef argDef(const char* name, bool isMax) {
     if (!p) return p.error();
     auto w = argReduce(*p, call.inputTypes[0].dtype);
     if (!w) return atNode(call, w.error());
-    return makeKernel(std::move(*w), {0}, [](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), {0}, [](const Workload& workload, const Target& target) {
       return defaultArgReduceSchedule(workload, target);
     });
   };

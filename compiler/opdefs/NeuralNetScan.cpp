@@ -44,7 +44,7 @@ OpDef cumSumDef() {
     auto w = cumulativeSum(*p, call.inputTypes[0].dtype);
     if (!w) return atNode(call, w.error());
     CumSumParams params = *p;
-    return makeKernel(std::move(*w), {0}, [params](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), {0}, [params](const Workload& workload, const Target& target) {
       return defaultCumulativeSumSchedule(workload, params, target);
     });
   };
@@ -103,7 +103,7 @@ OpDef topKDef() {
     if (!w) return atNode(call, w.error());
     // A node that leaves out Indices still gets them computed; they are not returned.
     if (call.outputCount == 1) w->outputs.resize(1);
-    return makeKernel(std::move(*w), {0}, [](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), {0}, [](const Workload& workload, const Target& target) {
       return defaultTopKSchedule(workload, target);
     });
   };

@@ -43,13 +43,13 @@ OpDef softmaxDef(const char* name, SoftmaxKind kind) {
     if (kind == SoftmaxKind::Hardmax) {
       auto w = hardmax(params, dtype);
       if (!w) return atNode(call, w.error());
-      return makeKernel(std::move(*w), {0}, [params](const Workload& workload, const ScheduleTarget& target) {
+      return makeKernel(std::move(*w), {0}, [params](const Workload& workload, const Target& target) {
         return defaultHardmaxSchedule(workload, params, target);
       });
     }
     auto w = softmax(params, dtype);
     if (!w) return atNode(call, w.error());
-    return makeKernel(std::move(*w), {0}, [params](const Workload& workload, const ScheduleTarget& target) {
+    return makeKernel(std::move(*w), {0}, [params](const Workload& workload, const Target& target) {
       return defaultSoftmaxSchedule(workload, params, target);
     });
   };

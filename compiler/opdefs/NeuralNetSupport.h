@@ -29,7 +29,7 @@ Expected<int64_t> resolveAxis(const OpCall& call, int64_t axis, int64_t rank, co
 /// A type with the element type of input `i` and the given shape.
 TensorType typeLike(const OpCall& call, size_t i, std::vector<int64_t> shape);
 
-using KernelSchedule = std::function<Expected<Schedule>(const Workload&, const ScheduleTarget&)>;
+using KernelSchedule = std::function<Expected<Schedule>(const Workload&, const Target&)>;
 /// An OpKernel from a built workload, the node inputs its placeholders read and its schedule.
 OpKernel makeKernel(Workload workload, std::vector<int> inputIndices, KernelSchedule schedule);
 

@@ -142,11 +142,11 @@ void OpRegistry::add(OpDef def) {
   ops_[name] = std::move(def);
 }
 
-OpCall makeOpCall(const OperationNode& node, const ScheduleTarget& target) {
+OpCall makeOpCall(const OperationNode& node, const Target& target) {
   return makeOpCall(node, node.inputs, target);
 }
 
-OpCall makeOpCall(const OperationNode& node, const std::vector<Value>& inputs, const ScheduleTarget& target) {
+OpCall makeOpCall(const OperationNode& node, const std::vector<Value>& inputs, const Target& target) {
   OpCall call;
   call.op = node.op;
   call.nodeName = node.name;

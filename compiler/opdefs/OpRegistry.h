@@ -46,7 +46,7 @@ struct OpCall {
   /// Operators whose meaning changed between opsets (Softmax's axis, Slice's inputs) read it.
   int opset = 0;
   /// The target the default schedule is made for.
-  ScheduleTarget target = ScheduleTarget::host();
+  Target target = hostTarget();
 
   bool hasInput(size_t i) const { return i < inputTypes.size() && inputTypes[i].known(); }
   bool isConstant(size_t i) const { return i < constantInputs.size() && constantInputs[i].defined(); }
@@ -79,7 +79,7 @@ struct OpKernel {
   /// only by value (shapes, axes) or ignores are absent.
   std::vector<int> inputIndices;
   /// Schedules the workload's stages (null: every stage at root, loops in axis order).
-  std::function<Expected<Schedule>(const Workload&, const ScheduleTarget&)> schedule;
+  std::function<Expected<Schedule>(const Workload&, const Target&)> schedule;
 };
 
 /// One registered operator.
@@ -114,10 +114,10 @@ private:
 };
 
 /// The OpCall for an operation node of a typed graph (every input's type known).
-OpCall makeOpCall(const OperationNode& node, const ScheduleTarget& target = ScheduleTarget::host());
+OpCall makeOpCall(const OperationNode& node, const Target& target = hostTarget());
 /// The same with `inputs` in place of the node's own (a pass rebuilding the node).
 OpCall makeOpCall(const OperationNode& node, const std::vector<Value>& inputs,
-                  const ScheduleTarget& target = ScheduleTarget::host());
+                  const Target& target = hostTarget());
 
 /// Checks arity against the registry and infers the output types of `call`; a Diagnostic
 /// for an unknown op (listing none, naming the op and node) or a wrong input/output count.

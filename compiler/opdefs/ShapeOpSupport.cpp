@@ -12,7 +12,7 @@ Expected<OpKernel> transformKernel(const OpCall& call, Expected<Workload> worklo
   OpKernel kernel;
   kernel.workload = std::move(*workload);
   kernel.inputIndices = std::move(inputIndices);
-  kernel.schedule = [](const Workload& w, const ScheduleTarget& target) { return defaultTransformSchedule(w, target); };
+  kernel.schedule = [](const Workload& w, const Target& target) { return defaultTransformSchedule(w, target); };
   return kernel;
 }
 

@@ -103,7 +103,7 @@ bool packsB(const MatmulGeometry& g, const std::vector<int64_t>& bShape) {
 }
 }  // namespace
 
-Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype, const ScheduleTarget& target) {
+Expected<Workload> batchMatmul(const BatchMatmulParams& p, DataType dtype, const Target& target) {
   auto geo = geometry(p.aShape, p.bShape);
   if (!geo) return geo.error();
   const MatmulGeometry& g = *geo;
@@ -161,7 +161,7 @@ te::Tensor batchMatmulCompute(const te::Tensor& A, const te::Tensor& B, const st
 }
 
 Expected<Schedule> defaultBatchMatmulSchedule(const Workload& workload, const BatchMatmulParams& p,
-                                              const ScheduleTarget& target) {
+                                              const Target& target) {
   auto geo = geometry(p.aShape, p.bShape);
   if (!geo) return geo.error();
   const MatmulGeometry& g = *geo;
@@ -171,7 +171,7 @@ Expected<Schedule> defaultBatchMatmulSchedule(const Workload& workload, const Ba
   for (size_t d = 0; d < g.batch.size(); ++d) batchAxes.push_back("b" + std::to_string(d));
   int64_t batches = elementCount(g.batch);
   std::vector<Status> steps;
-  int64_t lanes = target.vectorLanes;
+  int64_t lanes = target.vectorLanes();
   if (!g.keepsM || !g.keepsN || g.n < lanes) {
     // A vector product or narrow columns: the outer axes in parallel, columns as vectors when wide enough.
     std::vector<std::string> outer = batchAxes;

@@ -22,7 +22,7 @@ Expected<std::vector<int64_t>> batchMatmulOutputShape(const std::vector<int64_t>
 /// reduction axis k. Inputs A, B. A 2-D B shared by every batch is first repacked into
 /// matmul's column panels for `target` (stage "B.packed", see packMatmulB).
 Expected<Workload> batchMatmul(const BatchMatmulParams& params, DataType dtype = DataType::float32(),
-                               const ScheduleTarget& target = ScheduleTarget::host());
+                               const Target& target = hostTarget());
 
 /// The product of two tensors of any producers (placeholders or computes), numpy.matmul's
 /// shapes (which must multiply), accumulated in `accumulate`: a stage `name` with the axes
@@ -35,6 +35,6 @@ te::Tensor batchMatmulCompute(const te::Tensor& A, const te::Tensor& B, const st
 /// its contiguous rows, so it needs no packing. Vector products (a 1-D operand) run their
 /// outer axes in parallel.
 Expected<Schedule> defaultBatchMatmulSchedule(const Workload& workload, const BatchMatmulParams& params,
-                                              const ScheduleTarget& target = ScheduleTarget::host());
+                                              const Target& target = hostTarget());
 
 }  // namespace tessel

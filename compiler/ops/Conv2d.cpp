@@ -10,8 +10,8 @@ namespace {
 // Filters per vector block: two vectors when there are enough filters. A block never
 // straddles two groups, so every lane of a block reads the same input channels; with groups
 // it is a divisor of the filters per group (no zero filters padded in between groups).
-int64_t filterBlock(const Conv2dParams& p, const ScheduleTarget& target) {
-  int64_t lanes = target.vectorLanes;
+int64_t filterBlock(const Conv2dParams& p, const Target& target) {
+  int64_t lanes = target.vectorLanes();
   int64_t perGroup = p.filtersPerGroup();
   if (perGroup % (2 * lanes) == 0) return 2 * lanes;
   if (perGroup % lanes == 0) return lanes;
@@ -25,8 +25,8 @@ int64_t filterBlock(const Conv2dParams& p, const ScheduleTarget& target) {
 // Output pixels per register tile: a divisor of the output width with at most ~20
 // accumulators (pixels * filter vectors). More would fill the register file once LLVM
 // unrolls the reduction loop, and spills cost more than the extra reuse gains.
-int64_t pixelBlock(int64_t outWidth, int64_t filterVectors, const ScheduleTarget& target) {
-  int maxAccumulators = target.vectorLanes >= 16 ? 20 : 10;
+int64_t pixelBlock(int64_t outWidth, int64_t filterVectors, const Target& target) {
+  int maxAccumulators = target.vectorLanes() >= 16 ? 20 : 10;
   int64_t limit = std::max<int64_t>(1, maxAccumulators / filterVectors);
   int64_t best = 1;
   for (int64_t x = 1; x <= limit; ++x)
@@ -38,8 +38,8 @@ int64_t pixelBlock(int64_t outWidth, int64_t filterVectors, const ScheduleTarget
 // Depthwise output pixels per tile along the width: the largest divisor of the output width
 // up to four vectors (so no row ends in a scalar tail; LLVM splits an odd-sized vector into
 // full ones plus a short one), or two vectors with a tail when the width has no such divisor.
-int64_t depthwiseWidthBlock(const Conv2dParams& p, const ScheduleTarget& target) {
-  int64_t lanes = target.vectorLanes, width = p.outWidth();
+int64_t depthwiseWidthBlock(const Conv2dParams& p, const Target& target) {
+  int64_t lanes = target.vectorLanes(), width = p.outWidth();
   int64_t best = 1;
   for (int64_t x = 1; x <= std::min(width, 4 * lanes); ++x)
     if (width % x == 0) best = x;
@@ -177,16 +177,16 @@ std::string Conv2dParams::validate() const {
   return "";
 }
 
-Workload conv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& target) {
+Workload conv2d(const Conv2dParams& p, DataType dtype, const Target& target) {
   return conv2d(p, Conv2dWeightLayout::Plain, dtype, target);
 }
 
-Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, DataType dtype, const ScheduleTarget& target) {
+Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, DataType dtype, const Target& target) {
   return conv2d(p, layout, Conv2dActivationLayout{}, dtype, target);
 }
 
 bool conv2dSupportsActivationLayout(const Conv2dParams& p, const Conv2dActivationLayout& layout,
-                                    const ScheduleTarget& target) {
+                                    const Target& target) {
   if (layout == Conv2dActivationLayout{}) return true;
   if (p.groups != 1 || p.isDepthwise()) return false;
   if (layout.inputBlock < 0 || (layout.inputBlock > 0 && p.channels % layout.inputBlock != 0)) return false;
@@ -194,7 +194,7 @@ bool conv2dSupportsActivationLayout(const Conv2dParams& p, const Conv2dActivatio
 }
 
 Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dActivationLayout& activations,
-                DataType dtype, const ScheduleTarget& target) {
+                DataType dtype, const Target& target) {
   TESSEL_ICHECK(p.validate().empty()) << "conv2d with invalid parameters: " << p.validate();
   TESSEL_ICHECK(conv2dSupportsActivationLayout(p, activations, target))
       << "conv2d cannot read NCHW" << activations.inputBlock << "c or write blocked output for these parameters";
@@ -285,14 +285,14 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
   return w;
 }
 
-int64_t conv2dFilterBlock(const Conv2dParams& p, const ScheduleTarget& target) { return filterBlock(p, target); }
+int64_t conv2dFilterBlock(const Conv2dParams& p, const Target& target) { return filterBlock(p, target); }
 
-std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& p, const ScheduleTarget& target) {
+std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& p, const Target& target) {
   int64_t kb = filterBlock(p, target);
   return {(p.filters + kb - 1) / kb, p.channelsPerGroup(), p.kernelH, p.kernelW, kb};
 }
 
-std::string conv2dPackedWeightLayout(const Conv2dParams& p, const ScheduleTarget& target) {
+std::string conv2dPackedWeightLayout(const Conv2dParams& p, const Target& target) {
   return "OIHW" + std::to_string(filterBlock(p, target)) + "o";
 }
 
@@ -310,7 +310,7 @@ void packWeightBlocks(const Conv2dParams& p, int64_t kb, const T* source, T* pac
 }
 }  // namespace
 
-runtime::NDArray packConv2dWeight(const Conv2dParams& p, const runtime::NDArray& weight, const ScheduleTarget& target) {
+runtime::NDArray packConv2dWeight(const Conv2dParams& p, const runtime::NDArray& weight, const Target& target) {
   TESSEL_ICHECK(weight.defined() && weight.shape() == std::vector<int64_t>({p.filters, p.channelsPerGroup(),
                                                                               p.kernelH, p.kernelW}))
       << "packConv2dWeight: the weight is not [K, C/G, R, S] of the convolution";
@@ -326,18 +326,18 @@ runtime::NDArray packConv2dWeight(const Conv2dParams& p, const runtime::NDArray&
   return packed;
 }
 
-Expected<Workload> checkedConv2d(const Conv2dParams& p, DataType dtype, const ScheduleTarget& target) {
+Expected<Workload> checkedConv2d(const Conv2dParams& p, DataType dtype, const Target& target) {
   if (std::string problem = p.validate(); !problem.empty())
     return Diagnostic{problem, "Conv", 0, 0, "check the kernel shape, strides, pads, dilations and group"};
   return conv2d(p, dtype, target);
 }
 
 namespace {
-Expected<Schedule> depthwiseSchedule(const Workload& workload, const Conv2dParams& p, const ScheduleTarget& target) {
+Expected<Schedule> depthwiseSchedule(const Workload& workload, const Conv2dParams& p, const Target& target) {
   int64_t xb = depthwiseWidthBlock(p, target);
   // Rows per tile: narrow rows (MobileNet's 14x14 and 7x7 layers) take several per tile, so
   // the zeroing, stores and loop overhead of a tile are shared by up to 8 accumulator vectors.
-  int64_t vectorsPerRow = (xb + target.vectorLanes - 1) / target.vectorLanes;
+  int64_t vectorsPerRow = (xb + target.vectorLanes() - 1) / target.vectorLanes();
   int64_t yb = 1;
   for (int64_t y = 1; y * vectorsPerRow <= 8 && y <= p.outHeight(); ++y)
     if (p.outHeight() % y == 0) yb = y;
@@ -369,7 +369,7 @@ Expected<Schedule> depthwiseSchedule(const Workload& workload, const Conv2dParam
 }  // namespace
 
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& p,
-                                         const ScheduleTarget& target) {
+                                         const Target& target) {
   return defaultConv2dSchedule(workload, p, Conv2dActivationLayout{}, target);
 }
 
@@ -377,9 +377,9 @@ namespace {
 // The dense schedule over blocked activations: the same tiles as the NCHW one, the output
 // written tile by tile in the layout the accumulators already have.
 Expected<Schedule> blockedActivationSchedule(const Workload& workload, const Conv2dParams& p,
-                                             const Conv2dActivationLayout& activations, const ScheduleTarget& target) {
+                                             const Conv2dActivationLayout& activations, const Target& target) {
   int64_t kb = filterBlock(p, target);
-  int64_t filterVectors = std::max<int64_t>(1, kb / target.vectorLanes);
+  int64_t filterVectors = std::max<int64_t>(1, kb / target.vectorLanes());
   int64_t xb = pixelBlock(p.outWidth(), filterVectors, target);
   Schedule s(workload.outputs);
   std::vector<Status> steps;
@@ -426,11 +426,11 @@ Expected<Schedule> blockedActivationSchedule(const Workload& workload, const Con
 }  // namespace
 
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& p,
-                                         const Conv2dActivationLayout& activations, const ScheduleTarget& target) {
+                                         const Conv2dActivationLayout& activations, const Target& target) {
   if (p.isDepthwise()) return depthwiseSchedule(workload, p, target);
   if (!(activations == Conv2dActivationLayout{})) return blockedActivationSchedule(workload, p, activations, target);
   int64_t kb = filterBlock(p, target);
-  int64_t filterVectors = std::max<int64_t>(1, kb / target.vectorLanes);
+  int64_t filterVectors = std::max<int64_t>(1, kb / target.vectorLanes());
   int64_t xb = pixelBlock(p.outWidth(), filterVectors, target);
   Schedule s(workload.outputs);
   auto steps = {

@@ -54,7 +54,7 @@ struct Conv2dParams {
 /// padded column x * sw + phase), "conv.acc" (the reduction over r, s per output element)
 /// and "conv" (plus bias; axes n, k, y, x).
 Workload conv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
-                const ScheduleTarget& target = ScheduleTarget::host());
+                const Target& target = hostTarget());
 
 /// How conv2d() receives its weight.
 enum class Conv2dWeightLayout : uint8_t {
@@ -69,7 +69,7 @@ enum class Conv2dWeightLayout : uint8_t {
 
 /// conv2d with its weight in `layout`: conv2d() itself for Plain.
 Workload conv2d(const Conv2dParams& params, Conv2dWeightLayout layout, DataType dtype = DataType::float32(),
-                const ScheduleTarget& target = ScheduleTarget::host());
+                const Target& target = hostTarget());
 
 /// The activation layouts of a dense convolution: NCHW, or channels in blocks ("NCHW<b>c":
 /// [n][c / b][y][x][b], channel c at [n][c / b][y][x][c % b]). Blocked tensors flow between
@@ -84,31 +84,31 @@ struct Conv2dActivationLayout {
 /// groups when anything is blocked, the input block dividing the channels, the filter block
 /// dividing the filters for a blocked output.
 bool conv2dSupportsActivationLayout(const Conv2dParams& params, const Conv2dActivationLayout& layout,
-                                    const ScheduleTarget& target = ScheduleTarget::host());
+                                    const Target& target = hostTarget());
 
 /// conv2d with blocked activations (see Conv2dActivationLayout; it must be supported). With a
 /// blocked input, "data.pad" is blocked too ([n][c / b][y][x][b]) and the channel reduction
 /// is split into "co" and "ci"; with a blocked output, "conv" is [n][k / kb][y][x][kb]
 /// (axes n, ko, y, x, ki): "conv.blocked" plus bias, no copy to NCHW.
 Workload conv2d(const Conv2dParams& params, Conv2dWeightLayout layout, const Conv2dActivationLayout& activations,
-                DataType dtype = DataType::float32(), const ScheduleTarget& target = ScheduleTarget::host());
+                DataType dtype = DataType::float32(), const Target& target = hostTarget());
 
 /// Filters per block of the packed weight (the vector lanes the kernel computes at once).
-int64_t conv2dFilterBlock(const Conv2dParams& params, const ScheduleTarget& target = ScheduleTarget::host());
+int64_t conv2dFilterBlock(const Conv2dParams& params, const Target& target = hostTarget());
 /// The packed weight's shape: [ceil(K / kb), C / G, R, S, kb] with kb = conv2dFilterBlock;
 /// filters past K are zero.
 std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& params,
-                                             const ScheduleTarget& target = ScheduleTarget::host());
+                                             const Target& target = hostTarget());
 /// The packed weight's layout name for the graph IR: "OIHW<kb>o" ("OIHW32o").
-std::string conv2dPackedWeightLayout(const Conv2dParams& params, const ScheduleTarget& target = ScheduleTarget::host());
+std::string conv2dPackedWeightLayout(const Conv2dParams& params, const Target& target = hostTarget());
 /// Packs an OIHW weight (float32 or float64, shape [K, C / G, R, S]) into the layout conv2d
 /// reads with Conv2dWeightLayout::Packed. Depthwise weights come back unchanged.
 runtime::NDArray packConv2dWeight(const Conv2dParams& params, const runtime::NDArray& weight,
-                                  const ScheduleTarget& target = ScheduleTarget::host());
+                                  const Target& target = hostTarget());
 
 /// conv2d(), or a Diagnostic naming the invalid parameter.
 Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
-                                 const ScheduleTarget& target = ScheduleTarget::host());
+                                 const Target& target = hostTarget());
 
 /// The default schedule. Dense and grouped: accumulators for a row segment of output pixels
 /// times two vectors of filters kept in registers, filters as vector lanes, rows in parallel.
@@ -119,11 +119,11 @@ Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = Da
 /// Dense and grouped convolutions without padding read the input in place ("data.pad" is
 /// inlined rather than copied).
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
-                                         const ScheduleTarget& target = ScheduleTarget::host());
+                                         const Target& target = hostTarget());
 /// The default schedule of conv2d with blocked activations (the same tiles, read and
 /// written in the blocked layouts).
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
                                          const Conv2dActivationLayout& activations,
-                                         const ScheduleTarget& target = ScheduleTarget::host());
+                                         const Target& target = hostTarget());
 
 }  // namespace tessel

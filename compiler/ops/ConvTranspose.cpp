@@ -87,7 +87,7 @@ Expected<Workload> convTranspose(const ConvTransposeParams& p, DataType dtype) {
   return wl;
 }
 
-Expected<Schedule> defaultConvTransposeSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultConvTransposeSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   if (!s.findStage("convT")) return Diagnostic{"the workload has no stage named 'convT'", workload.name, 0, 0, ""};
   const auto& shape = workload.outputs[0].shape();

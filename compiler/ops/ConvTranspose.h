@@ -32,6 +32,6 @@ Expected<Workload> convTranspose(const ConvTransposeParams& params, DataType dty
 
 /// The default schedule: the (n, m) planes in parallel.
 Expected<Schedule> defaultConvTransposeSchedule(const Workload& workload,
-                                                const ScheduleTarget& target = ScheduleTarget::host());
+                                                const Target& target = hostTarget());
 
 }  // namespace tessel

@@ -102,7 +102,7 @@ Expected<Workload> directConv(const DirectConvParams& p, DataType inputType, Dat
 }
 
 Expected<Schedule> defaultDirectConvSchedule(const Workload& workload, const DirectConvParams& p,
-                                             const ScheduleTarget& target) {
+                                             const Target& target) {
   Schedule s(workload.outputs);
   if (!s.findStage("conv")) return Diagnostic{"the workload has no stage named 'conv'", workload.name, 0, 0, ""};
   std::vector<int64_t> outShape = p.outputShape();
@@ -111,15 +111,15 @@ Expected<Schedule> defaultDirectConvSchedule(const Workload& workload, const Dir
   std::string accumulator = s.findStage("conv.sum") ? "conv.sum" : "conv";
   parallelizeRows(s, "conv", {"n", "m"}, outShape[0] * outShape[1], target, steps);
   std::string inner = "o" + std::to_string(rank - 1);
-  bool vectorize = p.strides[rank - 1] == 1 && outShape.back() >= target.vectorLanes;
+  bool vectorize = p.strides[rank - 1] == 1 && outShape.back() >= target.vectorLanes();
   if (accumulator == "conv.sum") {
     // The sums of one output row are accumulated right before the bias is added to them.
-    bool fusedPlanes = outShape[0] * outShape[1] >= 2 && target.threads >= 2;  // see parallelizeRows
+    bool fusedPlanes = outShape[0] * outShape[1] >= 2 && target.cores >= 2;  // see parallelizeRows
     std::string row = rank > 1 ? "o" + std::to_string(rank - 2) : (fusedPlanes ? "rows" : "m");
     steps.push_back(s.computeAt("conv.sum", "conv", row));
   }
   if (vectorize) {
-    steps.push_back(s.split(accumulator, inner, target.vectorLanes, inner + "o", inner + "i"));
+    steps.push_back(s.split(accumulator, inner, target.vectorLanes(), inner + "o", inner + "i"));
     std::vector<std::string> order = {inner + "o", "c"};
     for (size_t d = 0; d < rank; ++d) order.push_back("k" + std::to_string(d));
     order.push_back(inner + "i");

@@ -35,6 +35,6 @@ Expected<Workload> directConv(const DirectConvParams& params, DataType inputType
 /// The default schedule: (n, m) planes in parallel; along a unit-stride innermost axis the
 /// outputs are vector lanes with the reduction loops outside them.
 Expected<Schedule> defaultDirectConvSchedule(const Workload& workload, const DirectConvParams& params,
-                                             const ScheduleTarget& target = ScheduleTarget::host());
+                                             const Target& target = hostTarget());
 
 }  // namespace tessel

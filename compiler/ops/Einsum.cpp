@@ -189,12 +189,12 @@ Expected<Workload> einsum(const EinsumParams& params, DataType dtype) {
   return w;
 }
 
-Expected<Schedule> defaultEinsumSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultEinsumSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   const Stage* stage = s.findStage("einsum");
   if (!stage) return Diagnostic{"the workload has no stage named 'einsum'", workload.name, 0, 0, ""};
   const auto* compute = te::asCompute(stage->op);
-  if (target.threads > 1)
+  if (target.cores > 1)
     for (const IterVar& axis : compute->axes)
       if (*asConstInt(axis->dom.extent) > 1) {
         if (Status st = s.parallel("einsum", axis.name()); !st) return st.error();

@@ -21,6 +21,6 @@ Expected<std::vector<int64_t>> einsumOutputShape(const EinsumParams& params);
 Expected<Workload> einsum(const EinsumParams& params, DataType dtype = DataType::float32());
 
 /// The default schedule: the outermost output axis in parallel.
-Expected<Schedule> defaultEinsumSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+Expected<Schedule> defaultEinsumSchedule(const Workload& workload, const Target& target = hostTarget());
 
 }  // namespace tessel

@@ -155,7 +155,7 @@ Expected<Workload> binaryElementwise(BinaryOp op, const std::vector<int64_t>& aS
   return w;
 }
 
-Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   const Stage* out = s.findStage("out");
   if (!out) return Diagnostic{"the workload has no stage named 'out'", workload.name, 0, 0, ""};
@@ -174,7 +174,7 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Sc
     if (Status st = s.fuse("out", {axes[k], flat}, fused); !st) return st.error();
     flat = fused;
   }
-  int64_t lanes = target.vectorLanes;
+  int64_t lanes = target.vectorLanes();
   if (elements < lanes) return s;
   // Vector chunks, then blocks of at least ~16K elements per parallel task so a launch
   // (a few microseconds) stays small against the work.
@@ -182,7 +182,7 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Sc
   if (Status st = s.vectorize("out", "lane"); !st) return st.error();
   int64_t chunks = (elements + lanes - 1) / lanes;
   int64_t chunksPerTask = std::max<int64_t>(1, 16384 / lanes);
-  if (target.threads > 1 && chunks >= 2 * chunksPerTask) {
+  if (target.cores > 1 && chunks >= 2 * chunksPerTask) {
     if (Status st = s.split("out", "outer", chunksPerTask, "task", "chunk"); !st) return st.error();
     if (Status st = s.parallel("out", "task"); !st) return st.error();
   }

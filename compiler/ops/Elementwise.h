@@ -62,6 +62,6 @@ Expected<Workload> broadcastElementwise(const std::string& name, const std::vect
 /// The default schedule for an elementwise stage "out": all axes fused, split into vector
 /// chunks (vectorized) and parallel blocks large enough to amortize a thread launch.
 Expected<Schedule> defaultElementwiseSchedule(const Workload& workload,
-                                              const ScheduleTarget& target = ScheduleTarget::host());
+                                              const Target& target = hostTarget());
 
 }  // namespace tessel

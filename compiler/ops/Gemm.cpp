@@ -27,7 +27,7 @@ std::string GemmParams::validate() const {
   return "";
 }
 
-Expected<Workload> gemm(const GemmParams& p, DataType dtype, const ScheduleTarget& target) {
+Expected<Workload> gemm(const GemmParams& p, DataType dtype, const Target& target) {
   if (std::string problem = p.validate(); !problem.empty())
     return Diagnostic{problem, "Gemm", 0, 0, "A' is [m, k], B' is [k, n], C broadcasts to [m, n]"};
   if (plainProduct(p)) return p.transB ? dense(p.m, p.n, p.k, dtype, target) : matmul(p.m, p.n, p.k, dtype, target);
@@ -71,7 +71,7 @@ Expected<Workload> gemm(const GemmParams& p, DataType dtype, const ScheduleTarge
   return w;
 }
 
-Expected<Schedule> defaultGemmSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultGemmSchedule(const Workload& workload, const Target& target) {
   const te::Tensor& out = workload.outputs[0];
   if (out.name() == "C") return defaultMatmulSchedule(workload, target);
   // The matmul schedule of a product of the same size, replayed on this pipeline: its

@@ -25,10 +25,10 @@ struct GemmParams {
 /// transposed this is exactly matmul()/dense() (stages C, B.packed). Otherwise the
 /// reduction stage "C" feeds the output stage "out" = alpha * C + beta * bias (axes i, j).
 Expected<Workload> gemm(const GemmParams& params, DataType dtype = DataType::float32(),
-                        const ScheduleTarget& target = ScheduleTarget::host());
+                        const Target& target = hostTarget());
 
 /// The default schedule: defaultMatmulSchedule's register tiles and panel groups; the
 /// scaling and bias are applied to each tile as it leaves the registers.
-Expected<Schedule> defaultGemmSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+Expected<Schedule> defaultGemmSchedule(const Workload& workload, const Target& target = hostTarget());
 
 }  // namespace tessel

@@ -58,7 +58,7 @@ Workload layoutTransform(const std::vector<int64_t>& shape, int64_t sourceBlock,
   return w;
 }
 
-Expected<Schedule> defaultLayoutTransformSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultLayoutTransformSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   const te::Tensor& out = workload.outputs[0];
   std::vector<int64_t> shape;
@@ -72,7 +72,7 @@ Expected<Schedule> defaultLayoutTransformSchedule(const Workload& workload, cons
   parallelizeRows(s, "layout_transform", {"n", blocked ? "co" : "c", "y"}, shape[0] * shape[1] * shape[2], target,
                   steps);
   std::string inner = blocked ? "ci" : "x";
-  if (shape.back() >= target.vectorLanes && shape.back() % target.vectorLanes == 0)
+  if (shape.back() >= target.vectorLanes() && shape.back() % target.vectorLanes() == 0)
     steps.push_back(s.vectorize("layout_transform", inner));
   for (const Status& status : steps)
     if (!status) return status.error();

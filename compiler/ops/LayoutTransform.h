@@ -29,6 +29,6 @@ Workload layoutTransform(const std::vector<int64_t>& shape, int64_t sourceBlock,
 
 /// Rows (the outer axes) in parallel, the innermost axis as vector lanes when it is wide.
 Expected<Schedule> defaultLayoutTransformSchedule(const Workload& workload,
-                                                  const ScheduleTarget& target = ScheduleTarget::host());
+                                                  const Target& target = hostTarget());
 
 }  // namespace tessel

@@ -9,12 +9,12 @@ namespace tessel {
 
 namespace {
 // The panel width: two vectors, so each k step issues two loads for `rows` FMAs each.
-int64_t panelWidth(const ScheduleTarget& target) { return 2 * int64_t(target.vectorLanes); }
+int64_t panelWidth(const Target& target) { return 2 * int64_t(target.vectorLanes()); }
 
 // Rows of the register tile: as many as fit (accumulators = rows * 2 vectors), preferring
 // a divisor of M so no tail iterations are needed.
-int64_t tileRows(int64_t m, const ScheduleTarget& target) {
-  int registers = target.vectorLanes >= 16 ? 32 : 16;
+int64_t tileRows(int64_t m, const Target& target) {
+  int registers = target.vectorLanes() >= 16 ? 32 : 16;
   int64_t best = 1;
   for (int64_t rows = 1; rows * 2 + 3 <= registers && rows <= 12; ++rows)
     if (m % rows == 0) best = rows;
@@ -23,9 +23,9 @@ int64_t tileRows(int64_t m, const ScheduleTarget& target) {
 }
 }  // namespace
 
-int64_t matmulPanelWidth(int64_t n, const ScheduleTarget& target) { return std::min(panelWidth(target), n); }
+int64_t matmulPanelWidth(int64_t n, const Target& target) { return std::min(panelWidth(target), n); }
 
-te::Tensor packMatmulB(const te::Tensor& B, int64_t n, int64_t k, bool bTransposed, const ScheduleTarget& target) {
+te::Tensor packMatmulB(const te::Tensor& B, int64_t n, int64_t k, bool bTransposed, const Target& target) {
   int64_t bn = matmulPanelWidth(n, target);
   int64_t panels = (n + bn - 1) / bn;
   DataType dtype = B.dtype();
@@ -56,7 +56,7 @@ void packPanels(const T* b, int64_t n, int64_t k, int64_t width, bool bTranspose
 }
 }  // namespace
 
-runtime::NDArray packMatmulBConstant(const runtime::NDArray& B, bool bTransposed, const ScheduleTarget& target) {
+runtime::NDArray packMatmulBConstant(const runtime::NDArray& B, bool bTransposed, const Target& target) {
   TESSEL_ICHECK(B.defined() && B.ndim() == 2) << "packMatmulBConstant: B must be a matrix";
   int64_t n = bTransposed ? B.shape()[0] : B.shape()[1];
   int64_t k = bTransposed ? B.shape()[1] : B.shape()[0];
@@ -71,11 +71,11 @@ runtime::NDArray packMatmulBConstant(const runtime::NDArray& B, bool bTransposed
   return packed;
 }
 
-std::string matmulPackedBLayout(int64_t n, const ScheduleTarget& target) {
+std::string matmulPackedBLayout(int64_t n, const Target& target) {
   return "KN" + std::to_string(matmulPanelWidth(n, target)) + "n";
 }
 
-Workload matmulPrepacked(const std::vector<int64_t>& aShape, int64_t n, DataType dtype, const ScheduleTarget& target) {
+Workload matmulPrepacked(const std::vector<int64_t>& aShape, int64_t n, DataType dtype, const Target& target) {
   TESSEL_ICHECK(!aShape.empty()) << "matmulPrepacked: A needs at least one axis";
   int64_t k = aShape.back();
   int64_t bn = matmulPanelWidth(n, target);
@@ -108,7 +108,7 @@ Workload matmulPrepacked(const std::vector<int64_t>& aShape, int64_t n, DataType
 namespace {
 // matmul and dense differ only in how B is stored: [k, n] or [n, k] (one row per output).
 Workload matmulLike(const char* kind, int64_t m, int64_t n, int64_t k, bool bTransposed, DataType dtype,
-                    const ScheduleTarget& target) {
+                    const Target& target) {
   Workload w;
   w.name = std::string(kind) + "_" + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   te::Tensor A = te::placeholder({Expr(m), Expr(k)}, dtype, "A");
@@ -128,15 +128,15 @@ Workload matmulLike(const char* kind, int64_t m, int64_t n, int64_t k, bool bTra
 }
 }  // namespace
 
-Workload matmul(int64_t m, int64_t n, int64_t k, DataType dtype, const ScheduleTarget& target) {
+Workload matmul(int64_t m, int64_t n, int64_t k, DataType dtype, const Target& target) {
   return matmulLike("matmul", m, n, k, false, dtype, target);
 }
 
-Workload dense(int64_t m, int64_t n, int64_t k, DataType dtype, const ScheduleTarget& target) {
+Workload dense(int64_t m, int64_t n, int64_t k, DataType dtype, const Target& target) {
   return matmulLike("dense", m, n, k, true, dtype, target);
 }
 
-Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Target& target) {
   const te::Tensor& C = workload.outputs[0];
   size_t rank = C.shape().size();
   int64_t m = 1;

@@ -173,7 +173,7 @@ Expected<Workload> normalization(const NormParams& p, DataType dtype) {
 }
 
 Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const NormParams& p,
-                                                const ScheduleTarget& target) {
+                                                const Target& target) {
   auto axis = firstNormalizedAxis(p);
   if (!axis) return axis.error();
   std::string prefix = prefixOf(p.kind);
@@ -183,8 +183,8 @@ Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const 
   int64_t rank = int64_t(p.shape.size());
   std::vector<Status> steps;
   auto vectorizeInner = [&](const std::string& stage, const std::string& inner, int64_t extent) {
-    if (extent < target.vectorLanes) return;
-    steps.push_back(s.split(stage, inner, target.vectorLanes, inner + "o", inner + "i"));
+    if (extent < target.vectorLanes()) return;
+    steps.push_back(s.split(stage, inner, target.vectorLanes(), inner + "o", inner + "i"));
     steps.push_back(s.vectorize(stage, inner + "i"));
   };
     if (p.kind == NormKind::Batch) {
@@ -438,7 +438,7 @@ Expected<Workload> batchNormalizationTraining(const std::vector<int64_t>& shape,
   return w;
 }
 
-Expected<Schedule> defaultSimpleNormalizationSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultSimpleNormalizationSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   std::vector<Status> steps;
   // The sum of squares of LRN is needed only by its own output element.

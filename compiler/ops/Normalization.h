@@ -36,7 +36,7 @@ Expected<Workload> normalization(const NormParams& params, DataType dtype = Data
 /// The default schedule: in every stage the leading (not normalized) axes fused into
 /// parallel rows and the innermost axis in vectors where it is not reduced.
 Expected<Schedule> defaultNormalizationSchedule(const Workload& workload, const NormParams& params,
-                                                const ScheduleTarget& target = ScheduleTarget::host());
+                                                const Target& target = hostTarget());
 
 /// ONNX LpNormalization: x / ||x||_p along `axis` (negative counts from the end), p 1 or 2.
 /// Stages "lpnorm.norm" (the norm per line; reduction axis "k") and "lpnorm".
@@ -70,6 +70,6 @@ Expected<Workload> batchNormalizationTraining(const std::vector<int64_t>& shape,
 /// batchNormalizationTraining and
 /// localResponseNormalization workloads: every stage's outermost axis in parallel.
 Expected<Schedule> defaultSimpleNormalizationSchedule(const Workload& workload,
-                                                      const ScheduleTarget& target = ScheduleTarget::host());
+                                                      const Target& target = hostTarget());
 
 }  // namespace tessel

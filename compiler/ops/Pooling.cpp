@@ -302,7 +302,7 @@ Expected<Workload> maxPoolWithIndices(const PoolParams& params, bool columnMajor
   return w;
 }
 
-Expected<Schedule> defaultMaxPoolWithIndicesSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultMaxPoolWithIndicesSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   if (!s.findStage("pool") || !s.findStage("pool.index"))
     return Diagnostic{"the workload has no stages named 'pool' and 'pool.index'", workload.name, 0, 0, ""};
@@ -312,7 +312,7 @@ Expected<Schedule> defaultMaxPoolWithIndicesSchedule(const Workload& workload, c
   // Both outputs are stored, so each runs its planes in parallel at root.
   for (const char* stage : {"pool", "pool.index"}) {
     steps.push_back(s.fuse(stage, {"n", "c"}, "planes"));
-    if (target.threads > 1 && planes > 1) steps.push_back(s.parallel(stage, "planes"));
+    if (target.cores > 1 && planes > 1) steps.push_back(s.parallel(stage, "planes"));
   }
   for (const Status& status : steps)
     if (!status) return status.error();
@@ -322,7 +322,7 @@ Expected<Schedule> defaultMaxPoolWithIndicesSchedule(const Workload& workload, c
 namespace {
 // Over NCHW<b>c: the same per-element accumulator, with every window tap a vector load of the
 // block's b channels (contiguous in memory) instead of a scalar.
-Expected<Schedule> blockedPoolSchedule(Schedule s, const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> blockedPoolSchedule(Schedule s, const Workload& workload, const Target& target) {
   const auto& shape = workload.outputs[0].shape();
   int64_t rows = *asConstInt(shape[0]) * *asConstInt(shape[1]) * *asConstInt(shape[2]);
   bool hasSum = s.findStage("pool.sum") != nullptr;
@@ -341,7 +341,7 @@ Expected<Schedule> blockedPoolSchedule(Schedule s, const Workload& workload, con
 }
 }  // namespace
 
-Expected<Schedule> defaultPoolSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultPoolSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   const Stage* out = s.findStage("pool");
   if (!out) return Diagnostic{"the workload has no stage named 'pool'", workload.name, 0, 0, ""};
@@ -361,7 +361,7 @@ Expected<Schedule> defaultPoolSchedule(const Workload& workload, const ScheduleT
   // Every (n, c) plane is an independent task; the spatial loops stay separate so loop
   // partitioning can peel the padded border rows.
   steps.push_back(s.fuse("pool", {"n", "c"}, "planes"));
-  if (target.threads > 1 && planes > 1) steps.push_back(s.parallel("pool", "planes"));
+  if (target.cores > 1 && planes > 1) steps.push_back(s.parallel("pool", "planes"));
   // One accumulator per output element, its window loops inside the row loop. The
   // window loops are short and fully unrolled by LLVM, which then vectorizes the row
   // itself; explicit vector lanes along the row measured about 1.5x (stride 1) and 2x or

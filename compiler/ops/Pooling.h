@@ -60,12 +60,12 @@ Expected<Workload> globalPool(PoolKind kind, const std::vector<int64_t>& inputSh
 Expected<Workload> maxPoolWithIndices(const PoolParams& params, bool columnMajor,
                                       DataType dtype = DataType::float32());
 Expected<Schedule> defaultMaxPoolWithIndicesSchedule(const Workload& workload,
-                                                     const ScheduleTarget& target = ScheduleTarget::host());
+                                                     const Target& target = hostTarget());
 
 /// The default schedule of pool() and globalPool() workloads: (n, c) planes in parallel,
 /// each output element's window reduced in a local accumulator ("pool.local" for the max,
 /// "pool.sum" for the average) right before it is stored. Over a channel block, rows of
 /// (n, co, y) in parallel and each window tap read as one vector of the block's lanes (ci).
-Expected<Schedule> defaultPoolSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+Expected<Schedule> defaultPoolSchedule(const Workload& workload, const Target& target = hostTarget());
 
 }  // namespace tessel

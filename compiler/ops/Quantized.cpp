@@ -106,7 +106,7 @@ Expected<Workload> quantizedConv(const QuantizedConvParams& p) {
   return w;
 }
 
-Expected<Schedule> defaultQuantizedSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultQuantizedSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   std::vector<Status> steps;
   for (const char* shifted : {"A.shifted", "B.shifted"})

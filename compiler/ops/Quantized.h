@@ -46,6 +46,6 @@ Expected<Workload> quantizedConv(const QuantizedConvParams& params);
 /// The default schedule of both: the int32 accumulation's outermost axis in parallel (for
 /// the conv, directConv's schedule), and the requantization alongside it.
 Expected<Schedule> defaultQuantizedSchedule(const Workload& workload,
-                                            const ScheduleTarget& target = ScheduleTarget::host());
+                                            const Target& target = hostTarget());
 
 }  // namespace tessel

@@ -199,7 +199,7 @@ Expected<Workload> reduce(const ReduceParams& p, DataType dtype) {
 }
 
 Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceParams& p,
-                                         const ScheduleTarget& target) {
+                                         const Target& target) {
   auto reduced = p.resolvedAxes();
   if (!reduced) return reduced.error();
   Schedule s(workload.outputs);
@@ -209,7 +209,7 @@ Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceP
   ReducedShape out = reducedShape(p.shape, *reduced, p.keepDims);
   int64_t last = int64_t(p.shape.size()) - 1;
   bool innerKept = last >= 0 && std::find(reduced->begin(), reduced->end(), last) == reduced->end();
-  bool vectorize = innerKept && p.shape[size_t(last)] >= target.vectorLanes;
+  bool vectorize = innerKept && p.shape[size_t(last)] >= target.vectorLanes();
   std::vector<std::string> rowAxes = out.names;
   int64_t rows = 1;
   for (auto& extent : out.shape) rows *= *asConstInt(extent);
@@ -224,7 +224,7 @@ Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceP
     scheduleLaneSplitReduce(s, stage, steps);
     if (vectorize) {
       std::string inner = axisName(last);
-      steps.push_back(s.split(stage, inner, target.vectorLanes, inner + "o", inner + "i"));
+      steps.push_back(s.split(stage, inner, target.vectorLanes(), inner + "o", inner + "i"));
       std::vector<std::string> order = {inner + "o"};
       for (int64_t d : *reduced) order.push_back("r" + std::to_string(d));
       order.push_back(inner + "i");
@@ -283,7 +283,7 @@ Expected<Workload> argReduce(const ArgReduceParams& p, DataType dtype) {
   return w;
 }
 
-Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   const Stage* arg = s.findStage("arg");
   if (!arg || !s.findStage("arg.value"))
@@ -297,7 +297,7 @@ Expected<Schedule> defaultArgReduceSchedule(const Workload& workload, const Sche
   parallelizeRows(s, "arg", axes, rows, target, steps);
   // Each extreme value is found right before the search for its index, while the input
   // line is still in cache.
-  std::string innermost = rows >= 2 && target.threads >= 2 && axes.size() > 1 ? "rows" : axes.back();
+  std::string innermost = rows >= 2 && target.cores >= 2 && axes.size() > 1 ? "rows" : axes.back();
   steps.push_back(s.computeAt("arg.value", "arg", innermost));
   for (const Status& status : steps)
     if (!status) return status.error();

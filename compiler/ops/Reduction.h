@@ -37,7 +37,7 @@ Expected<Workload> reduce(const ReduceParams& params, DataType dtype = DataType:
 /// lanes with the reduction loops outside them (contiguous loads); the kept axes before it
 /// are fused into parallel rows. Trailing-axis reductions run across vector lanes per row.
 Expected<Schedule> defaultReduceSchedule(const Workload& workload, const ReduceParams& params,
-                                         const ScheduleTarget& target = ScheduleTarget::host());
+                                         const Target& target = hostTarget());
 
 struct ArgReduceParams {
   bool isMax = true;              ///< ArgMax, or ArgMin when false.
@@ -55,7 +55,7 @@ Expected<Workload> argReduce(const ArgReduceParams& params, DataType dtype = Dat
 /// The default schedule: the extreme value computed right before its index, the outer
 /// output axes in parallel.
 Expected<Schedule> defaultArgReduceSchedule(const Workload& workload,
-                                            const ScheduleTarget& target = ScheduleTarget::host());
+                                            const Target& target = hostTarget());
 
 /// Lanes of a lane-split row reduction: one AVX-512 vector or two AVX2 vectors of float32
 /// accumulators, enough independent sums to hide the latency of a vector add.

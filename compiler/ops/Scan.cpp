@@ -27,7 +27,7 @@ std::vector<Expr> along(const std::vector<Var>& at, int64_t axis, Expr position)
 // The outer axes before `axis` run in parallel (fused); the innermost as vectors when it is
 // not the scanned axis.
 Status scheduleLines(Schedule& s, const std::string& stage, const std::vector<int64_t>& shape, int64_t axis,
-                     const ScheduleTarget& target) {
+                     const Target& target) {
   std::vector<Status> steps;
   std::vector<std::string> outer;
   int64_t rows = 1;
@@ -37,9 +37,9 @@ Status scheduleLines(Schedule& s, const std::string& stage, const std::vector<in
   }
   parallelizeRows(s, stage, outer, rows, target, steps);
   int64_t last = int64_t(shape.size()) - 1;
-  if (axis != last && shape[size_t(last)] >= target.vectorLanes) {
+  if (axis != last && shape[size_t(last)] >= target.vectorLanes()) {
     std::string inner = axisName(last);
-    steps.push_back(s.split(stage, inner, target.vectorLanes, inner + "o", inner + "i"));
+    steps.push_back(s.split(stage, inner, target.vectorLanes(), inner + "o", inner + "i"));
     steps.push_back(s.reorder(stage, {"k", inner + "i"}));
     steps.push_back(s.vectorize(stage, inner + "i"));
   }
@@ -74,7 +74,7 @@ Expected<Workload> cumulativeSum(const CumSumParams& p, DataType dtype) {
 }
 
 Expected<Schedule> defaultCumulativeSumSchedule(const Workload& workload, const CumSumParams& p,
-                                                const ScheduleTarget& target) {
+                                                const Target& target) {
   auto axis = lineAxis(p.shape, p.axis, "cumsum");
   if (!axis) return axis.error();
   Schedule s(workload.outputs);
@@ -127,7 +127,7 @@ Expected<Workload> topK(const TopKParams& p, DataType dtype) {
   return w;
 }
 
-Expected<Schedule> defaultTopKSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultTopKSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   if (!s.findStage("topk.rank")) return Diagnostic{"the workload has no stage named 'topk.rank'", workload.name, 0, 0, ""};
   std::vector<Status> steps;
@@ -135,7 +135,7 @@ Expected<Schedule> defaultTopKSchedule(const Workload& workload, const ScheduleT
   for (const char* stage : {"topk.rank", "topk.values", "topk.indices"}) {
     if (!s.findStage(stage)) continue;  // a TopK whose indices nobody reads
     const auto* compute = te::asCompute(s.findStage(stage)->op);
-    if (target.threads > 1 && *asConstInt(compute->axes[0]->dom.extent) > 1)
+    if (target.cores > 1 && *asConstInt(compute->axes[0]->dom.extent) > 1)
       steps.push_back(s.parallel(stage, compute->axes[0].name()));
   }
   for (const Status& status : steps)

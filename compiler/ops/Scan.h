@@ -18,7 +18,7 @@ struct CumSumParams {
 /// axis, which vectorizes along the other axes.
 Expected<Workload> cumulativeSum(const CumSumParams& params, DataType dtype = DataType::float32());
 Expected<Schedule> defaultCumulativeSumSchedule(const Workload& workload, const CumSumParams& params,
-                                                const ScheduleTarget& target = ScheduleTarget::host());
+                                                const Target& target = hostTarget());
 
 struct TopKParams {
   std::vector<int64_t> shape;
@@ -32,6 +32,6 @@ struct TopKParams {
 /// "topk.values" and "topk.indices" (int64) pick the element of rank r for output r < k.
 /// Outputs: values, indices, sorted, ties by lower index first.
 Expected<Workload> topK(const TopKParams& params, DataType dtype = DataType::float32());
-Expected<Schedule> defaultTopKSchedule(const Workload& workload, const ScheduleTarget& target = ScheduleTarget::host());
+Expected<Schedule> defaultTopKSchedule(const Workload& workload, const Target& target = hostTarget());
 
 }  // namespace tessel

@@ -81,7 +81,7 @@ struct LineGeometry {
 // Schedules every stage of a softmax-like pipeline: the axes before the line fused into
 // parallel rows, the innermost axis as vectors where it is not reduced along.
 Status scheduleLineStages(Schedule& s, const LineGeometry& g, const std::vector<std::string>& stages,
-                          const std::vector<std::string>& reductions, const ScheduleTarget& target) {
+                          const std::vector<std::string>& reductions, const Target& target) {
   std::vector<std::string> outer;
   int64_t rows = 1;
   for (int64_t d = 0; d < g.axis; ++d) {
@@ -90,18 +90,18 @@ Status scheduleLineStages(Schedule& s, const LineGeometry& g, const std::vector<
   }
   int64_t innermost = g.rank - 1;
   std::string inner = axisName(innermost);
-  bool vectorizeInner = g.shape[innermost] >= target.vectorLanes;
+  bool vectorizeInner = g.shape[innermost] >= target.vectorLanes();
   std::vector<Status> steps;
   for (const std::string& stage : stages) {
     bool reduces = std::find(reductions.begin(), reductions.end(), stage) != reductions.end();
     if (outer.size() > 1) steps.push_back(s.fuse(stage, outer, "rows"));
-    if (!outer.empty() && target.threads > 1 && rows > 1)
+    if (!outer.empty() && target.cores > 1 && rows > 1)
       steps.push_back(s.parallel(stage, outer.size() > 1 ? "rows" : outer.front()));
     // Vectors along the innermost axis. When the reduction runs along it, the reductions
     // stay scalar per lane split; otherwise their reduction loop moves outside it.
     if (!vectorizeInner || (reduces && g.lineIsTrailing())) continue;
     if (reduces) steps.push_back(s.reorder(stage, {"k", inner}));
-    steps.push_back(s.split(stage, inner, target.vectorLanes, inner + "o", inner + "i"));
+    steps.push_back(s.split(stage, inner, target.vectorLanes(), inner + "o", inner + "i"));
     steps.push_back(s.vectorize(stage, inner + "i"));
   }
   for (const std::string& reduction : reductions) scheduleLaneSplitReduce(s, reduction, steps);
@@ -164,7 +164,7 @@ Expected<Workload> softmax(const SoftmaxParams& p, DataType dtype) {
 }
 
 Expected<Schedule> defaultSoftmaxSchedule(const Workload& workload, const SoftmaxParams& p,
-                                          const ScheduleTarget& target) {
+                                          const Target& target) {
   auto resolved = p.resolvedAxis();
   if (!resolved) return resolved.error();
   LineGeometry g(p, *resolved);
@@ -212,7 +212,7 @@ Expected<Workload> hardmax(const SoftmaxParams& p, DataType dtype) {
 }
 
 Expected<Schedule> defaultHardmaxSchedule(const Workload& workload, const SoftmaxParams& p,
-                                          const ScheduleTarget& target) {
+                                          const Target& target) {
   auto resolved = p.resolvedAxis();
   if (!resolved) return resolved.error();
   LineGeometry g(p, *resolved);

@@ -28,11 +28,11 @@ Expected<Workload> softmax(const SoftmaxParams& params, DataType dtype = DataTyp
 /// "hardmax.index" (the first position holding it) and "hardmax"; axes as softmax().
 Expected<Workload> hardmax(const SoftmaxParams& params, DataType dtype = DataType::float32());
 Expected<Schedule> defaultHardmaxSchedule(const Workload& workload, const SoftmaxParams& params,
-                                          const ScheduleTarget& target = ScheduleTarget::host());
+                                          const Target& target = hostTarget());
 
 /// The default schedule: in every stage the axes before the softmax axis fused into
 /// parallel rows, the innermost axis in vectors where it is not the reduction.
 Expected<Schedule> defaultSoftmaxSchedule(const Workload& workload, const SoftmaxParams& params,
-                                          const ScheduleTarget& target = ScheduleTarget::host());
+                                          const Target& target = hostTarget());
 
 }  // namespace tessel

@@ -572,7 +572,7 @@ Expected<Workload> castTensor(const Shape& shape, DataType from, DataType to) {
   return singleOutput("cast_" + shapeName(shape) + "_" + from.toString() + "_to_" + to.toString(), {in}, out);
 }
 
-Expected<Schedule> defaultTransformSchedule(const Workload& workload, const ScheduleTarget& target) {
+Expected<Schedule> defaultTransformSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   for (const te::Tensor& output : workload.outputs) {
     const std::string stage = output.name();
@@ -585,14 +585,14 @@ Expected<Schedule> defaultTransformSchedule(const Workload& workload, const Sche
     const IterVar& inner = compute->axes.back();
     std::string innerName = inner.name();
     // Vector lanes for this element type: the target's width in bytes over the element size.
-    int64_t lanes = std::max<int64_t>(1, int64_t(target.vectorLanes) * 4 / std::max(1, output.dtype().bytes()));
+    int64_t lanes = std::max<int64_t>(1, int64_t(target.vectorLanes()) * 4 / std::max(1, output.dtype().bytes()));
     bool vectorize = extents.back() >= lanes && lanes > 1 && readsContiguously(compute->body, inner.var());
     if (vectorize) {
       if (Status st = s.split(stage, innerName, lanes, "vo", "vi"); !st) return st.error();
       if (Status st = s.vectorize(stage, "vi"); !st) return st.error();
     }
     // Parallel tasks of at least ~16K elements each so a launch stays small against the work.
-    if (target.threads < 2 || elements < 32768) continue;
+    if (target.cores < 2 || elements < 32768) continue;
     std::vector<std::string> outer;
     for (size_t d = 0; d + 1 < rank; ++d) outer.push_back(compute->axes[d].name());
     if (outer.empty()) {

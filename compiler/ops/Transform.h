@@ -93,6 +93,6 @@ Expected<Workload> castTensor(const std::vector<int64_t>& shape, DataType from, 
 /// fused and run in parallel when there is enough work, and the innermost axis split into
 /// vectors when every input is read contiguously along it (a plain copy).
 Expected<Schedule> defaultTransformSchedule(const Workload& workload,
-                                            const ScheduleTarget& target = ScheduleTarget::host());
+                                            const Target& target = hostTarget());
 
 }  // namespace tessel

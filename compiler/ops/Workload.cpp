@@ -1,17 +1,8 @@
-// Host facts for default schedules.
+// Helpers the operators share for shapes, names and common schedule steps.
 #include "compiler/ops/Workload.h"
 
-#include "compiler/codegen/llvm/CodeGenLLVM.h"
-#include "runtime/ThreadPool.h"
 
 namespace tessel {
-
-ScheduleTarget ScheduleTarget::host() {
-  ScheduleTarget target;
-  target.vectorLanes = std::max(4, TargetInfo::host().vectorBits / 32);
-  target.threads = runtime::ThreadPool::global().numThreads();
-  return target;
-}
 
 std::vector<Expr> toExprs(const std::vector<int64_t>& shape) {
   std::vector<Expr> out;
@@ -52,8 +43,8 @@ std::string convOperandProblem(const std::vector<int64_t>& inputShape, const std
 }
 
 void parallelizeRows(Schedule& schedule, const std::string& stage, const std::vector<std::string>& axes,
-                     int64_t rows, const ScheduleTarget& target, std::vector<Status>& steps) {
-  if (axes.empty() || rows < 2 || target.threads < 2) return;
+                     int64_t rows, const Target& target, std::vector<Status>& steps) {
+  if (axes.empty() || rows < 2 || target.cores < 2) return;
   std::string loop = axes.front();
   if (axes.size() > 1) {
     loop = "rows";
@@ -62,8 +53,8 @@ void parallelizeRows(Schedule& schedule, const std::string& stage, const std::ve
   steps.push_back(schedule.parallel(stage, loop));
 }
 
-void parallelizeRootStages(Schedule& schedule, const ScheduleTarget& target, std::vector<Status>& steps) {
-  if (target.threads < 2) return;
+void parallelizeRootStages(Schedule& schedule, const Target& target, std::vector<Status>& steps) {
+  if (target.cores < 2) return;
   for (const Stage& stage : schedule.stages()) {
     const auto* compute = te::asCompute(stage.op);
     if (!compute || stage.attach != AttachKind::Root) continue;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/llvm/HostTarget.h"
 #include "compiler/schedule/Schedule.h"
 #include "core/te/Tensor.h"
 
@@ -20,14 +21,6 @@ struct Workload {
     all.insert(all.end(), outputs.begin(), outputs.end());
     return all;
   }
-};
-
-/// The target facts default schedules depend on.
-struct ScheduleTarget {
-  int vectorLanes = 16;  ///< float32 lanes of the widest vector unit (16 for AVX-512, 8 for AVX2).
-  int threads = 1;
-  /// The host's vector width and the runtime's thread count.
-  static ScheduleTarget host();
 };
 
 // Helpers the operators share for shapes, names and common schedule steps.
@@ -52,11 +45,11 @@ std::string convOperandProblem(const std::vector<int64_t>& inputShape, const std
 /// parallel, when there are `rows` >= 2 of them and more than one thread; each step's
 /// status is appended to `steps`.
 void parallelizeRows(Schedule& schedule, const std::string& stage, const std::vector<std::string>& axes,
-                     int64_t rows, const ScheduleTarget& target, std::vector<Status>& steps);
+                     int64_t rows, const Target& target, std::vector<Status>& steps);
 
 /// With more than one thread, runs the outermost axis of more than one iteration of every
 /// root compute stage of `schedule` in parallel (the axes outside it have one iteration);
 /// each step's status is appended to `steps`. Inlined and attached stages are left alone.
-void parallelizeRootStages(Schedule& schedule, const ScheduleTarget& target, std::vector<Status>& steps);
+void parallelizeRootStages(Schedule& schedule, const Target& target, std::vector<Status>& steps);
 
 }  // namespace tessel

@@ -56,7 +56,7 @@ int constantCount(const Graph& g) {
 
 // Runs the registry's kernel for `node` on its inputs' data (`values` for the non-constant ones).
 std::vector<HostTensor> runNode(const OperationNode& node, const std::vector<HostTensor>& values,
-                                const ScheduleTarget& target) {
+                                const Target& target) {
   OpCall call = makeOpCall(node, target);
   auto kernel = buildOpKernel(call);
   if (!kernel) {
@@ -107,9 +107,9 @@ HostTensor nchwCopy(const HostTensor& blocked, int64_t block) {
   return nchw;
 }
 
-ScheduleTarget targetWithLanes(int lanes) {
-  ScheduleTarget target = ScheduleTarget::host();
-  target.vectorLanes = lanes;
+Target targetWithLanes(int lanes) {
+  Target target = hostTarget();
+  target.vectorBits = 32 * lanes;
   return target;
 }
 
@@ -190,7 +190,7 @@ Value layoutTransform(const std::string& name, Value data, const std::string& fr
 }
 
 // The AlterLayout snapshot of a compile (before fusion), printed.
-QString alteredText(const Graph& graph, const ScheduleTarget& target) {
+QString alteredText(const Graph& graph, const Target& target) {
   auto typed = inferTypes(graph);
   if (!typed) qFatal("%s", typed.error().toString().c_str());
   auto altered = alterLayout(*typed, target, AlterLayoutOptions{});
@@ -206,7 +206,7 @@ class TestAlterLayout : public QObject {
   Q_OBJECT
 private slots:
   void convWeightIsPackedAtCompileTime() {
-    ScheduleTarget target = targetWithLanes(8);
+    Target target = targetWithLanes(8);
     Value x = makeInput("x", f32({1, 4, 6, 6}));
     Value w = makeConstant("w", patterned({16, 4, 3, 3}, 1));
     Value b = makeConstant("b", patterned({16}, 2));
@@ -238,7 +238,7 @@ private slots:
     QFETCH(int, lanes);
     QFETCH(int, stride);
     QFETCH(int, group);
-    ScheduleTarget target = targetWithLanes(lanes);
+    Target target = targetWithLanes(lanes);
     Conv2dParams p;
     p.channels = 6;
     p.height = p.width = 9;
@@ -294,7 +294,7 @@ private slots:
     Value b = conv("b", a, w, {1, 8, 6, 6}, {});
     AlterLayoutOptions weightsOnly;
     weightsOnly.blockedActivations = false;
-    auto altered = alterLayout(Graph{{x}, {b}, {"y"}}, ScheduleTarget::host(), weightsOnly);
+    auto altered = alterLayout(Graph{{x}, {b}, {"y"}}, hostTarget(), weightsOnly);
     QVERIFY(altered.ok());
     QCOMPARE(constantCount(*altered), 1);
     QCOMPARE(QString::fromStdString(producer(altered->outputs[0])->op), QString("ConvPrepacked"));
@@ -312,7 +312,7 @@ private slots:
   }
 
   void matmulWithConstantMatrixUsesPackedPanels() {
-    ScheduleTarget target = targetWithLanes(8);
+    Target target = targetWithLanes(8);
     Value x = makeInput("x", f32({1, 5, 12}));
     runtime::NDArray b = patterned({12, 20}, 2);
     Value y = makeOperation("mm", "MatMul", {x, makeConstant("B", b)}, {}, {f32({1, 5, 20})})[0];
@@ -487,7 +487,7 @@ private slots:
   // AlterLayout's result already has its layouts: a second run keeps every one of them, and
   // the graph computes what the NCHW original does.
   void alterLayoutOfItsOwnResultChangesNothing() {
-    ScheduleTarget host = ScheduleTarget::host();
+    Target host = hostTarget();
     auto typed = inferTypes(convChain(8, 32, 7));
     QVERIFY(typed.ok());
     auto once = alterLayout(*typed, host);
@@ -535,7 +535,7 @@ private slots:
     QFETCH(int, size);
     QFETCH(Attributes, attributes);
     const Attributes& onnx = attributes;
-    ScheduleTarget target = targetWithLanes(8);
+    Target target = targetWithLanes(8);
     const int64_t channels = 32;
     std::vector<int64_t> shape = {2, channels, size, size};
     Value x = makeInput("x", f32(shape));

@@ -27,7 +27,7 @@ PrimFunc vectorMultiplyAdd(const std::string& name, int lanes = 16, ForKind oute
   return PrimFunc(name, {A, B, C}, loop(i, 0, n / lanes, store(C, load(A, ramp) * load(B, ramp) + load(C, ramp), ramp), outer));
 }
 
-bool hasAvx512(const TargetInfo& target) { return target.features.find("+avx512f") != std::string::npos; }
+bool hasAvx512(const Target& target) { return target.hasFeature("avx512f"); }
 
 /// The defined global symbols of an ELF64 relocatable object, and its undefined ones.
 struct ElfSymbols {
@@ -67,19 +67,22 @@ class TestCodegenOutput : public QObject {
   Q_OBJECT
 private slots:
   void hostTargetDescribesThisMachine() {
-    TargetInfo host = TargetInfo::host();
+    Target host = hostTarget();
     QVERIFY(!host.triple.empty());
     QVERIFY(!host.cpu.empty());
-    QCOMPARE(host.vectorBits, hasAvx512(host) ? 512 : host.features.find("+avx,") != std::string::npos ? 256 : 128);
+    QCOMPARE(host.vectorBits, hasAvx512(host) ? 512 : host.hasFeature("avx") ? 256 : 128);
     QString text = QString::fromStdString(host.toString());
     QVERIFY(text.startsWith("llvm -mtriple=" + QString::fromStdString(host.triple)));
     QVERIFY(text.contains("-mcpu=" + QString::fromStdString(host.cpu)));
     QVERIFY(!text.contains(",-"));  // only enabled features are listed
-    QCOMPARE(QString::fromStdString(TargetInfo::host().toString()), text);  // stable
+    QCOMPARE(QString::fromStdString(hostTarget().toString()), text);  // stable
+    auto parsed = Target::parse(host.toString());  // and read back as the same machine
+    QVERIFY(parsed);
+    QVERIFY(*parsed == host);
   }
 
   void optimizedIrUsesTheWidestHostVectors() {
-    TargetInfo host = TargetInfo::host();
+    Target host = hostTarget();
     if (!hasAvx512(host)) QSKIP("the host has no AVX-512");
     QString ir = QString::fromStdString(emitLLVMIR({vectorMultiplyAdd("vma")}, host));
     QVERIFY2(ir.contains("define i32 @vma("), qPrintable(ir.left(2000)));
@@ -89,7 +92,7 @@ private slots:
   }
 
   void unoptimizedIrShowsTheLoopAsWritten() {
-    QString ir = QString::fromStdString(emitLLVMIR({vectorMultiplyAdd("vma", 8)}, TargetInfo::host(), false));
+    QString ir = QString::fromStdString(emitLLVMIR({vectorMultiplyAdd("vma", 8)}, hostTarget(), false));
     QVERIFY(ir.contains("define i32 @vma("));
     QVERIFY(ir.contains("define internal i32 @vma_compute("));
     QVERIFY(ir.contains("noalias"));
@@ -113,19 +116,19 @@ private slots:
     Stmt body = AllocateNode::make(acc, SeqStmtNode::make({SeqStmtNode::make(init), loop(k, 0, n, SeqStmtNode::make(update)),
                                                             SeqStmtNode::make(write)}));
     PrimFunc func("accumulate", {A, C}, body);
-    QString before = QString::fromStdString(emitLLVMIR({func}, TargetInfo::host(), false));
-    QString after = QString::fromStdString(emitLLVMIR({func}, TargetInfo::host(), true));
+    QString before = QString::fromStdString(emitLLVMIR({func}, hostTarget(), false));
+    QString after = QString::fromStdString(emitLLVMIR({func}, hostTarget(), true));
     QVERIFY(before.contains("alloca [4 x float], align 64"));
     QVERIFY2(!after.contains("alloca"), qPrintable(after.left(3000)));
   }
 
   void assemblyUsesFusedMultiplyAdd() {
-    TargetInfo host = TargetInfo::host();
+    Target host = hostTarget();
     QString assembly = QString::fromStdString(emitAssembly({vectorMultiplyAdd("vma")}, host));
     QVERIFY(!assembly.isEmpty());
     QVERIFY(!assembly.startsWith("# error"));
     QVERIFY(assembly.contains("vma:"));
-    if (host.features.find("+fma") != std::string::npos) QVERIFY(assembly.contains("vfmadd"));
+    if (host.hasFeature("fma")) QVERIFY(assembly.contains("vfmadd"));
     if (hasAvx512(host)) QVERIFY(assembly.contains("zmm"));
   }
 
@@ -134,7 +137,7 @@ private slots:
     QVERIFY(directory.isValid());
     std::string path = directory.filePath("kernels.o").toStdString();
     auto written = emitObjectFile({vectorMultiplyAdd("first"), vectorMultiplyAdd("second", 8, ForKind::Parallel)},
-                                  TargetInfo::host(), path);
+                                  hostTarget(), path);
     QVERIFY2(written, qPrintable(errorOf(written)));
     QFile file(QString::fromStdString(path));
     QVERIFY(file.open(QIODevice::ReadOnly));
@@ -149,7 +152,7 @@ private slots:
   }
 
   void objectFileReportsUnwritablePath() {
-    auto written = emitObjectFile({vectorMultiplyAdd("k")}, TargetInfo::host(), "/nonexistent-directory/k.o");
+    auto written = emitObjectFile({vectorMultiplyAdd("k")}, hostTarget(), "/nonexistent-directory/k.o");
     QVERIFY(!written);
     QVERIFY(errorOf(written).contains("/nonexistent-directory/k.o"));
   }
@@ -164,7 +167,7 @@ private slots:
     QVERIFY(module.getKernel("zeta") != module.getKernel("alpha"));
     QVERIFY(!module.getKernel("zeta_compute"));
     QVERIFY(!module.getKernel("missing"));
-    QCOMPARE(module.target().cpu, TargetInfo::host().cpu);
+    QCOMPARE(module.target().cpu, hostTarget().cpu);
   }
 
   void threadBindingIsADiagnostic() {
@@ -177,10 +180,10 @@ private slots:
     QVERIFY(errorOf(built).contains("bind() needs a GPU target"));
     QVERIFY(errorOf(built).contains("threadIdx.x"));
     QCOMPARE(QString::fromStdString(built.error().location), QString("function gpu_only"));
-    QVERIFY(QString::fromStdString(emitLLVMIR({func}, TargetInfo::host())).startsWith("; error:"));
-    QVERIFY(QString::fromStdString(emitAssembly({func}, TargetInfo::host())).startsWith("# error:"));
+    QVERIFY(QString::fromStdString(emitLLVMIR({func}, hostTarget())).startsWith("; error:"));
+    QVERIFY(QString::fromStdString(emitAssembly({func}, hostTarget())).startsWith("# error:"));
     QTemporaryDir directory;
-    QVERIFY(!emitObjectFile({func}, TargetInfo::host(), directory.filePath("gpu.o").toStdString()));
+    QVERIFY(!emitObjectFile({func}, hostTarget(), directory.filePath("gpu.o").toStdString()));
   }
 
   void unsupportedInputsAreDiagnostics_data() {
@@ -235,7 +238,7 @@ private slots:
 
   void genericTargetRunsWithoutHostFeatures() {
     // What an exported library for any x86-64 machine gets: SSE2 only, 128-bit vectors.
-    TargetInfo generic;
+    Target generic;
     QString assembly = QString::fromStdString(emitAssembly({vectorMultiplyAdd("vma")}, generic));
     QVERIFY(assembly.contains("vma:"));
     QVERIFY(!assembly.contains("ymm"));
@@ -272,7 +275,7 @@ private slots:
   }
 
   void unknownTargetIsADiagnostic() {
-    TargetInfo target = TargetInfo::host();
+    Target target = hostTarget();
     target.triple = "nonsense-unknown-nowhere";
     auto built = buildJIT({vectorMultiplyAdd("k")}, target);
     QVERIFY(!built);

@@ -101,7 +101,7 @@ PrimFunc unaryLoop(Intrinsic op, int64_t n, int lanes, DataType element = DataTy
 
 /// Runs `op` over `inputs` with the given lane count and returns the results.
 std::vector<float> applyKernel(Intrinsic op, const std::vector<float>& inputs, int lanes,
-                               const TargetInfo& target = TargetInfo::host()) {
+                               const Target& target = hostTarget()) {
   int64_t n = (int64_t(inputs.size()) + 15) / 16 * 16;
   auto built = buildJIT({unaryLoop(op, n, lanes)}, target);
   if (!built) {
@@ -162,12 +162,12 @@ private slots:
     // multiply-add is fused: the kernels must not rely on a single rounding.
     QFETCH(int, op);
     QFETCH(QString, cpu);
-    TargetInfo target = TargetInfo::host();
+    Target target = hostTarget();
     if (target.triple.rfind("x86_64", 0) != 0) QSKIP("x86-64 targets only");
     bool avx2 = cpu == "haswell";
-    if (avx2 && target.features.find("+avx2") == std::string::npos) QSKIP("this machine has no AVX2");
+    if (avx2 && !target.hasFeature("avx2")) QSKIP("this machine has no AVX2");
     target.cpu = cpu.toStdString();
-    target.features = avx2 ? "+avx,+avx2,+fma" : "";
+    target.features = avx2 ? std::vector<std::string>{"avx", "avx2", "fma"} : std::vector<std::string>{};
     target.vectorBits = avx2 ? 256 : 128;
     const KernelCase& kernel = kernelCase(Intrinsic(op));
     std::vector<float> inputs = kernel.inputs();
@@ -304,7 +304,7 @@ private slots:
 
   void vectorExpCallsNoMathLibrary() {
     for (bool optimized : {false, true}) {
-      std::string ir = emitLLVMIR({unaryLoop(Intrinsic::Exp, 1024, 16)}, TargetInfo::host(), optimized);
+      std::string ir = emitLLVMIR({unaryLoop(Intrinsic::Exp, 1024, 16)}, hostTarget(), optimized);
       QVERIFY2(ir.find("; error") == std::string::npos, ir.c_str());
       QVERIFY2(ir.find("<16 x float>") != std::string::npos, "the loop body is not a 16-lane vector");
       // Neither a direct libm call nor LLVM's exp intrinsic, which lowers to one per lane.
@@ -312,7 +312,7 @@ private slots:
       QVERIFY2(ir.find("@llvm.exp.") == std::string::npos, "the 16-lane exp still uses llvm.exp");
     }
     for (Intrinsic op : {Intrinsic::Tanh, Intrinsic::Erf, Intrinsic::Log, Intrinsic::Sigmoid}) {
-      std::string ir = emitLLVMIR({unaryLoop(op, 1024, 16)}, TargetInfo::host(), true);
+      std::string ir = emitLLVMIR({unaryLoop(op, 1024, 16)}, hostTarget(), true);
       for (const char* libm : {"@tanhf", "@erff", "@logf", "@expf", "@llvm.log.", "@llvm.exp."})
         QVERIFY2(ir.find(libm) == std::string::npos, qPrintable(QString("%1 uses %2").arg(intrinsicName(op)).arg(libm)));
     }
@@ -320,7 +320,7 @@ private slots:
 
   void float64KeepsTheMathLibrary() {
     // Double precision needs more than these float32 polynomials give.
-    std::string ir = emitLLVMIR({unaryLoop(Intrinsic::Tanh, 64, 4, DataType::float64())}, TargetInfo::host(), false);
+    std::string ir = emitLLVMIR({unaryLoop(Intrinsic::Tanh, 64, 4, DataType::float64())}, hostTarget(), false);
     QVERIFY2(ir.find("@tanh(") != std::string::npos, "float64 tanh no longer calls tanh");
   }
 };

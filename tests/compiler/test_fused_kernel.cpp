@@ -47,14 +47,14 @@ OpDef makeOp(std::string name, OpPattern pattern, std::function<Expected<OpKerne
 }
 
 OpKernel kernelOf(Workload workload, std::vector<int> inputIndices,
-                  std::function<Expected<Schedule>(const Workload&, const ScheduleTarget&)> schedule) {
+                  std::function<Expected<Schedule>(const Workload&, const Target&)> schedule) {
   return OpKernel{std::move(workload), std::move(inputIndices), std::move(schedule)};
 }
 
 Expected<OpKernel> binaryKernel(const OpCall& call, BinaryOp op) {
   auto w = binaryElementwise(op, call.inputTypes[0].shape, call.inputTypes[1].shape, call.inputTypes[0].dtype);
   if (!w) return w.error();
-  return kernelOf(*w, {0, 1}, [](const Workload& w, const ScheduleTarget& t) { return defaultElementwiseSchedule(w, t); });
+  return kernelOf(*w, {0, 1}, [](const Workload& w, const Target& t) { return defaultElementwiseSchedule(w, t); });
 }
 
 const graph::OpRegistry& testRegistry() {
@@ -73,13 +73,13 @@ const graph::OpRegistry& testRegistry() {
       std::vector<int> inputs = {0, 1};
       if (p.bias) inputs.push_back(2);
       return kernelOf(*workload, inputs,
-                      [p](const Workload& w, const ScheduleTarget& t) { return defaultConv2dSchedule(w, p, t); });
+                      [p](const Workload& w, const Target& t) { return defaultConv2dSchedule(w, p, t); });
     }));
     r.add(makeOp("MatMul", OpPattern::OutElemwiseFusable, [](const OpCall& call) -> Expected<OpKernel> {
       const Shape& a = call.inputTypes[0].shape;
       const Shape& b = call.inputTypes[1].shape;
       return kernelOf(matmul(a[0], b[1], a[1], call.inputTypes[0].dtype, call.target), {0, 1},
-                      [](const Workload& w, const ScheduleTarget& t) { return defaultMatmulSchedule(w, t); });
+                      [](const Workload& w, const Target& t) { return defaultMatmulSchedule(w, t); });
     }));
     r.add(makeOp("Gemm", OpPattern::OutElemwiseFusable, [](const OpCall& call) -> Expected<OpKernel> {
       GemmParams p;
@@ -92,20 +92,20 @@ const graph::OpRegistry& testRegistry() {
       if (!w) return w.error();
       std::vector<int> inputs = {0, 1};
       if (call.hasInput(2)) inputs.push_back(2);
-      return kernelOf(*w, inputs, [](const Workload& w, const ScheduleTarget& t) { return defaultGemmSchedule(w, t); });
+      return kernelOf(*w, inputs, [](const Workload& w, const Target& t) { return defaultGemmSchedule(w, t); });
     }));
     r.add(makeOp("Add", OpPattern::Broadcast, [](const OpCall& call) { return binaryKernel(call, BinaryOp::Add); }));
     r.add(makeOp("Sub", OpPattern::Broadcast, [](const OpCall& call) { return binaryKernel(call, BinaryOp::Sub); }));
     r.add(makeOp("Mul", OpPattern::Broadcast, [](const OpCall& call) { return binaryKernel(call, BinaryOp::Mul); }));
     r.add(makeOp("Relu", OpPattern::ElementWise, [](const OpCall& call) -> Expected<OpKernel> {
       return kernelOf(unaryElementwise(UnaryOp::Relu, call.inputTypes[0].shape, call.inputTypes[0].dtype), {0},
-                      [](const Workload& w, const ScheduleTarget& t) { return defaultElementwiseSchedule(w, t); });
+                      [](const Workload& w, const Target& t) { return defaultElementwiseSchedule(w, t); });
     }));
     // A relu whose schedule stages its input through a cache read: a schedule that only
     // fits the operator alone (in a fused kernel its input is another stage).
     r.add(makeOp("CachedRelu", OpPattern::ElementWise, [](const OpCall& call) -> Expected<OpKernel> {
       return kernelOf(unaryElementwise(UnaryOp::Relu, call.inputTypes[0].shape, call.inputTypes[0].dtype), {0},
-                      [](const Workload& w, const ScheduleTarget&) -> Expected<Schedule> {
+                      [](const Workload& w, const Target&) -> Expected<Schedule> {
                         Schedule s(w.outputs);
                         if (Status st = s.cacheRead("in", "global", {"out"}, "in.cached"); !st) return st.error();
                         return s;
@@ -116,21 +116,21 @@ const graph::OpRegistry& testRegistry() {
     r.add(makeOp("FlatRelu", OpPattern::ElementWise, [](const OpCall& call) -> Expected<OpKernel> {
       Shape flat = {elementCount(call.inputTypes[0].shape)};
       return kernelOf(unaryElementwise(UnaryOp::Relu, flat, call.inputTypes[0].dtype), {0},
-                      [](const Workload& w, const ScheduleTarget& t) { return defaultElementwiseSchedule(w, t); });
+                      [](const Workload& w, const Target& t) { return defaultElementwiseSchedule(w, t); });
     }));
     r.add(makeOp("Transpose", OpPattern::Injective, [](const OpCall& call) -> Expected<OpKernel> {
       auto perm = call.intsAttr("perm", {});
       if (!perm) return perm.error();
       auto w = transpose(call.inputTypes[0].shape, *perm, call.inputTypes[0].dtype);
       if (!w) return w.error();
-      return kernelOf(*w, {0}, [](const Workload& w, const ScheduleTarget& t) { return defaultTransformSchedule(w, t); });
+      return kernelOf(*w, {0}, [](const Workload& w, const Target& t) { return defaultTransformSchedule(w, t); });
     }));
     OpDef reshapeDef = makeOp("Reshape", OpPattern::Injective, [](const OpCall& call) -> Expected<OpKernel> {
       auto target = call.constantInts(1, "shape");
       if (!target) return target.error();
       auto w = reshape(call.inputTypes[0].shape, *target, call.inputTypes[0].dtype);
       if (!w) return w.error();
-      return kernelOf(*w, {0}, [](const Workload& w, const ScheduleTarget& t) { return defaultTransformSchedule(w, t); });
+      return kernelOf(*w, {0}, [](const Workload& w, const Target& t) { return defaultTransformSchedule(w, t); });
     });
     reshapeDef.valueInputs = {1};
     r.add(reshapeDef);
@@ -142,7 +142,7 @@ const graph::OpRegistry& testRegistry() {
       p.keepDims = *call.intAttr("keepdims", 1) != 0;
       auto w = reduce(p, call.inputTypes[0].dtype);
       if (!w) return w.error();
-      return kernelOf(*w, {0}, [p](const Workload& w, const ScheduleTarget& t) { return defaultReduceSchedule(w, p, t); });
+      return kernelOf(*w, {0}, [p](const Workload& w, const Target& t) { return defaultReduceSchedule(w, p, t); });
     }));
     r.add(makeOp("Softmax", OpPattern::CommReduce, [](const OpCall& call) -> Expected<OpKernel> {
       SoftmaxParams p;
@@ -150,7 +150,7 @@ const graph::OpRegistry& testRegistry() {
       p.axis = *call.intAttr("axis", -1);
       auto w = softmax(p, call.inputTypes[0].dtype);
       if (!w) return w.error();
-      return kernelOf(*w, {0}, [p](const Workload& w, const ScheduleTarget& t) { return defaultSoftmaxSchedule(w, p, t); });
+      return kernelOf(*w, {0}, [p](const Workload& w, const Target& t) { return defaultSoftmaxSchedule(w, p, t); });
     }));
     return r;
   }();
@@ -177,7 +177,7 @@ runtime::NDArray int64Array(const std::vector<int64_t>& values) {
 
 // Runs `kernel` under its own schedule on the node inputs it reads; empty on failure.
 std::vector<runtime::NDArray> runKernel(const OpKernel& kernel, const std::vector<runtime::NDArray>& nodeInputs) {
-  auto schedule = kernel.schedule ? kernel.schedule(kernel.workload, ScheduleTarget::host())
+  auto schedule = kernel.schedule ? kernel.schedule(kernel.workload, hostTarget())
                                   : Expected<Schedule>(Schedule(kernel.workload.outputs));
   if (!schedule) {
     qWarning("schedule: %s", schedule.error().toString().c_str());
@@ -398,9 +398,9 @@ class TestFusedKernel : public QObject {
 
   // The fused kernel's lowered function.
   PrimFunc lowerFused(const Ref<graph::GraphNode>& fused) {
-    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    auto kernel = driver::composeFusedKernel(operation(fused), hostTarget(), testRegistry());
     if (!kernel) return PrimFunc();
-    auto schedule = kernel->schedule(kernel->workload, ScheduleTarget::host());
+    auto schedule = kernel->schedule(kernel->workload, hostTarget());
     if (!schedule) return PrimFunc();
     auto lowered = lower(*schedule, kernel->workload.args(), kernel->workload.name);
     return lowered ? lowered->func : PrimFunc();
@@ -453,8 +453,8 @@ private slots:
     FusedCase c = fusedCases().at(group)();
     const graph::OperationNode& node = operation(c.fused);
     const graph::OpRegistry& registry = compilerRegistry ? graph::OpRegistry::global() : testRegistry();
-    auto kernel = compilerRegistry ? driver::buildKernelForNode(node, ScheduleTarget::host())
-                                   : driver::composeFusedKernel(node, ScheduleTarget::host(), testRegistry());
+    auto kernel = compilerRegistry ? driver::buildKernelForNode(node, hostTarget())
+                                   : driver::composeFusedKernel(node, hostTarget(), testRegistry());
     QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
     auto outputs = runKernel(*kernel, c.inputs);
     QCOMPARE(outputs.size(), size_t(1));
@@ -491,7 +491,7 @@ private slots:
     const graph::OperationNode& node = *operations[0];
     QVERIFY(node.isFused());
 
-    auto kernel = driver::buildKernelForNode(node, ScheduleTarget::host());
+    auto kernel = driver::buildKernelForNode(node, hostTarget());
     QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
     std::vector<runtime::NDArray> inputs;
     for (const Value& input : node.inputs) {
@@ -515,7 +515,7 @@ private slots:
     const graph::OperationNode* conv = operation(fused).body->operations().front();
     auto convKernel = testRegistry().find("Conv")->build(graph::makeOpCall(*conv));
     QVERIFY(convKernel.ok());
-    auto convSchedule = convKernel->schedule(convKernel->workload, ScheduleTarget::host());
+    auto convSchedule = convKernel->schedule(convKernel->workload, hostTarget());
     QVERIFY(convSchedule.ok());
     auto convAlone = lower(*convSchedule, convKernel->workload.args(), "conv_alone");
     QVERIFY(convAlone.ok());
@@ -554,7 +554,7 @@ private slots:
     Value shape = b.constantInput(int64Array({2, 12, 5}));
     Value transposed = b.op("Transpose", {x}, f32({2, 4, 3, 5}), {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
     auto fused = b.fuse("fused_transpose_reshape", b.op("Reshape", {transposed, shape}, f32({2, 12, 5})));
-    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    auto kernel = driver::composeFusedKernel(operation(fused), hostTarget(), testRegistry());
     QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
     QCOMPARE(kernel->inputIndices, std::vector<int>{0});
     std::vector<runtime::NDArray> inputs = {patternArray({2, 3, 4, 5}, 7), int64Array({2, 12, 5})};
@@ -571,9 +571,9 @@ private slots:
     Value negated = b.op("Sub", {b.input(f32({5, 33})), x}, f32({5, 33}));
     auto fused = b.fuse("fused_sub_cachedrelu", b.op("CachedRelu", {negated}, f32({5, 33})));
     std::vector<runtime::NDArray> inputs = {patternArray({5, 33}, 13), patternArray({5, 33}, 14)};
-    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    auto kernel = driver::composeFusedKernel(operation(fused), hostTarget(), testRegistry());
     QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
-    auto schedule = kernel->schedule(kernel->workload, ScheduleTarget::host());
+    auto schedule = kernel->schedule(kernel->workload, hostTarget());
     QVERIFY(schedule.ok());
     for (const Primitive& step : schedule->trace().primitives)
       QVERIFY2(step.kind != PrimitiveKind::CacheRead, "the anchor's schedule was replayed after all");
@@ -588,7 +588,7 @@ private slots:
     Value difference = b.op("Sub", {x, b.input(f32({2, 3, 7}))}, f32({2, 3, 7}));
     auto fused = b.fuse("fused_sub_flatrelu", b.op("FlatRelu", {difference}, f32({42})));
     std::vector<runtime::NDArray> inputs = {patternArray({2, 3, 7}, 15), patternArray({2, 3, 7}, 16)};
-    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    auto kernel = driver::composeFusedKernel(operation(fused), hostTarget(), testRegistry());
     QVERIFY2(kernel.ok(), kernel.ok() ? "" : kernel.error().toString().c_str());
     auto outputs = runKernel(*kernel, inputs);
     QCOMPARE(outputs.size(), size_t(1));
@@ -599,7 +599,7 @@ private slots:
     BodyBuilder b;
     Value x = b.input(f32({4}));
     auto fused = b.fuse("fused_mystery", b.op("Mystery", {x}, f32({4})));
-    auto kernel = driver::composeFusedKernel(operation(fused), ScheduleTarget::host(), testRegistry());
+    auto kernel = driver::composeFusedKernel(operation(fused), hostTarget(), testRegistry());
     QVERIFY(!kernel.ok());
     QVERIFY2(kernel.error().message.find("fused_mystery") != std::string::npos, kernel.error().message.c_str());
     QVERIFY2(kernel.error().message.find("Mystery") != std::string::npos, kernel.error().message.c_str());

@@ -492,8 +492,8 @@ private slots:
 
   void largeKernelsVectorizeAndRunInParallel() {
     OpCall call = typedCall("Erf", {{f32, {64, 4096}}});
-    call.target.vectorLanes = 16;
-    call.target.threads = 4;
+    call.target.vectorBits = 32 * 16;
+    call.target.cores = 4;
     QString text = loweredKernelText(call);
     QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
     QVERIFY2(!text.contains("if ("), qPrintable(text));  // no branches per element
@@ -503,8 +503,8 @@ private slots:
     // A per-channel bias over NCHW: the full-size operand must be read as whole vectors,
     // not gathered lane by lane from decomposed indices.
     OpCall call = typedCall("Add", {{f32, {2, 64, 56, 56}}, {f32, {64, 1, 1}}});
-    call.target.vectorLanes = 16;
-    call.target.threads = 2;
+    call.target.vectorBits = 32 * 16;
+    call.target.cores = 2;
     QString text = loweredKernelText(call);
     QVERIFY2(text.contains("in0[ramp(") && text.contains("out[ramp("), qPrintable(text));
     QVERIFY2(!text.contains("ramp(task"), qPrintable(text));  // no decomposed vector indices

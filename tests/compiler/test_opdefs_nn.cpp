@@ -49,8 +49,8 @@ OpCall makeCall(const std::string& op, std::vector<TensorType> inputs, Attribute
   call.constantInputs.resize(call.inputTypes.size());
   call.outputCount = outputCount;
   call.opset = opset;
-  call.target = ScheduleTarget::host();
-  call.target.threads = std::max(call.target.threads, 2);  // exercise the parallel loops
+  call.target = hostTarget();
+  call.target.cores = std::max(call.target.cores, 2);  // exercise the parallel loops
   return call;
 }
 
@@ -506,8 +506,8 @@ private slots:
     // The transformer's attention product: batched over heads, its default schedule runs
     // row blocks in parallel and accumulates a tile of vector columns in registers.
     OpCall call = makeCall("MatMul", {typeOf({1, 4, 64, 32}), typeOf({1, 4, 32, 64})});
-    call.target.vectorLanes = 8;
-    call.target.threads = 4;
+    call.target.vectorBits = 32 * 8;
+    call.target.cores = 4;
     auto kernel = buildOpKernel(call);
     QVERIFY(kernel.ok());
     auto schedule = kernel->schedule(kernel->workload, call.target);

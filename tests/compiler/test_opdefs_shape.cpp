@@ -92,11 +92,11 @@ std::vector<HostTensor> runCall(const OpCall& call, const std::map<int, HostTens
     }
     args.push_back(it->second);
   }
-  ScheduleTarget small;
-  small.vectorLanes = 8;
-  small.threads = 2;
+  Target small;
+  small.vectorBits = 32 * 8;
+  small.cores = 2;
   std::vector<HostTensor> first;
-  for (const ScheduleTarget& target : {small, ScheduleTarget::host()}) {
+  for (const Target& target : {small, hostTarget()}) {
     auto schedule = kernel->schedule(kernel->workload, target);
     if (!schedule) {
       QTest::qFail(schedule.error().toString().c_str(), __FILE__, __LINE__);

@@ -165,9 +165,9 @@ private slots:
   }
 
   void elementwiseScheduleVectorizesAndParallelizes() {
-    ScheduleTarget target;
-    target.vectorLanes = 16;
-    target.threads = 2;
+    Target target;
+    target.vectorBits = 32 * 16;
+    target.cores = 2;
     Workload w = unaryElementwise(UnaryOp::Relu, {64, 1024});
     auto schedule = defaultElementwiseSchedule(w, target);
     QVERIFY(schedule.ok());

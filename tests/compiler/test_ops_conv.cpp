@@ -34,10 +34,10 @@ std::string compareSums(const HostTensor& got, const HostTensor& value, const Ho
   return "";
 }
 
-ScheduleTarget targetWithLanes(int lanes) {
-  ScheduleTarget target = ScheduleTarget::host();
-  if (lanes) target.vectorLanes = lanes;
-  target.threads = std::max(2, target.threads);
+Target targetWithLanes(int lanes) {
+  Target target = hostTarget();
+  if (lanes) target.vectorBits = 32 * lanes;
+  target.cores = std::max(2, target.cores);
   return target;
 }
 
@@ -155,7 +155,7 @@ private slots:
     p.dilationW = dilations[1];
     p.groups = groups;
     p.bias = bias;
-    ScheduleTarget target = targetWithLanes(lanes);
+    Target target = targetWithLanes(lanes);
     auto w = checkedConv2d(p, DataType::float32(), target);
     QVERIFY2(w.ok(), qPrintable(errorOf(w)));
     auto schedule = defaultConv2dSchedule(*w, p, target);
@@ -206,7 +206,7 @@ private slots:
     p.pad = pad;
     p.groups = groups;
     p.bias = bias;
-    ScheduleTarget target = targetWithLanes(lanes);
+    Target target = targetWithLanes(lanes);
     HostTensor data = smallValues(input, 1);
     HostTensor weight = smallValues({p.filters, p.channels / p.groups, p.kernelH, p.kernelW}, 2);
     HostTensor biasValues = smallValues({p.filters}, 3);
@@ -277,7 +277,7 @@ private slots:
     QFETCH(int, n);
     QFETCH(bool, bTransposed);
     QFETCH(int, lanes);
-    ScheduleTarget target = targetWithLanes(lanes);
+    Target target = targetWithLanes(lanes);
     int64_t k = aShape.back(), m = elementCount(aShape) / k;
     HostTensor a = smallValues(aShape, 1);
     HostTensor b = smallValues(bTransposed ? Shape{n, k} : Shape{k, n}, 2);
@@ -307,7 +307,7 @@ private slots:
     Conv2dParams p = convParams({1, 32, 28, 28}, 32, 3, 3);
     p.pad = 1;
     p.groups = 32;
-    ScheduleTarget target = targetWithLanes(8);
+    Target target = targetWithLanes(8);
     Workload w = conv2d(p, DataType::float32(), target);
     QCOMPARE(w.flops, 2.0 * 32 * 28 * 28 * 9);
     auto schedule = defaultConv2dSchedule(w, p, target);
@@ -395,7 +395,7 @@ private slots:
     bool hasBias = bias != Shape{-1};
     if (hasBias) p.biasShape = bias;
     for (int lanes : {0, 8}) {
-      ScheduleTarget target = targetWithLanes(lanes);
+      Target target = targetWithLanes(lanes);
       auto w = gemm(p, DataType::float32(), target);
       QVERIFY2(w.ok(), qPrintable(errorOf(w)));
       auto schedule = defaultGemmSchedule(*w, target);
@@ -460,7 +460,7 @@ private slots:
     p.k = 64;
     p.alpha = 0.5;
     p.biasShape = Shape{64};
-    ScheduleTarget target = targetWithLanes(8);
+    Target target = targetWithLanes(8);
     auto w = gemm(p, DataType::float32(), target);
     QVERIFY(w.ok());
     auto schedule = defaultGemmSchedule(*w, target);

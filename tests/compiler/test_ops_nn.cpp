@@ -87,9 +87,9 @@ bool closeEnough(const std::vector<float>& got, const std::vector<float>& expect
   return true;
 }
 
-ScheduleTarget testTarget() {
-  ScheduleTarget target = ScheduleTarget::host();
-  target.threads = std::max(target.threads, 2);  // exercise the parallel loops even on one core
+Target testTarget() {
+  Target target = hostTarget();
+  target.cores = std::max(target.cores, 2);  // exercise the parallel loops even on one core
   return target;
 }
 
@@ -383,9 +383,9 @@ private slots:
 
   void softmaxScheduleComputesRowsInParallel() {
     SoftmaxParams p{{8, 128, 128}, -1, false};
-    ScheduleTarget target;
-    target.vectorLanes = 8;
-    target.threads = 4;
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 4;
     auto w = softmax(p);
     QVERIFY(w.ok());
     auto schedule = defaultSoftmaxSchedule(*w, p, target);
@@ -544,9 +544,9 @@ private slots:
 
   void reduceScheduleVectorizesKeptInnerAxis() {
     ReduceParams p{ReduceKind::Sum, {16, 64, 256}, {1}, false, false};
-    ScheduleTarget target;
-    target.vectorLanes = 8;
-    target.threads = 4;
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 4;
     auto w = reduce(p);
     QVERIFY(w.ok());
     auto schedule = defaultReduceSchedule(*w, p, target);
@@ -658,9 +658,9 @@ private slots:
   void layerNormStatisticsReduceAcrossVectorLanes() {
     NormParams p;
     p.shape = {8, 768};
-    ScheduleTarget target;
-    target.vectorLanes = 16;
-    target.threads = 4;
+    Target target;
+    target.vectorBits = 32 * 16;
+    target.cores = 4;
     auto w = normalization(p);
     QVERIFY(w.ok());
     auto schedule = defaultNormalizationSchedule(*w, p, target);
@@ -680,9 +680,9 @@ private slots:
     p.kernel = {3, 3};
     p.strides = {1, 1};
     p.padsBegin = p.padsEnd = {1, 1};
-    ScheduleTarget target;
-    target.vectorLanes = 8;
-    target.threads = 4;
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 4;
     auto w = pool(p);
     QVERIFY(w.ok());
     auto schedule = defaultPoolSchedule(*w, target);

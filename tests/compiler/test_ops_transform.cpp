@@ -21,10 +21,10 @@ using Shape = std::vector<int64_t>;
 void checkWorkload(const Expected<Workload>& w, const std::vector<HostTensor>& inputs,
                    const std::vector<HostTensor>& expected, double tolerance = 0) {
   QVERIFY2(w.ok(), w.ok() ? "" : w.error().toString().c_str());
-  ScheduleTarget small;
-  small.vectorLanes = 8;
-  small.threads = 2;
-  for (const ScheduleTarget& target : {small, ScheduleTarget::host()}) {
+  Target small;
+  small.vectorBits = 32 * 8;
+  small.cores = 2;
+  for (const Target& target : {small, hostTarget()}) {
     auto schedule = defaultTransformSchedule(*w, target);
     QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
     auto got = runWorkload(*w, *schedule, inputs);
@@ -387,9 +387,9 @@ private slots:
   }
 
   void copiesVectorizeAndParallelize() {
-    ScheduleTarget target;
-    target.vectorLanes = 8;
-    target.threads = 4;
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 4;
     auto w = transpose({64, 32, 64}, {1, 0, 2});
     QVERIFY(w.ok());
     auto schedule = defaultTransformSchedule(*w, target);
@@ -402,9 +402,9 @@ private slots:
 
   void reshapeOfTrailingAxisVectorizes() {
     // [S, 768] -> [S, 12, 64] (attention heads): the copy stays contiguous along 64.
-    ScheduleTarget target;
-    target.vectorLanes = 8;
-    target.threads = 1;
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 1;
     auto w = reshape({5, 768}, {5, 12, 64});
     QVERIFY(w.ok());
     auto schedule = defaultTransformSchedule(*w, target);
@@ -417,9 +417,9 @@ private slots:
 
   void stridedReadsStayScalar() {
     // A transpose of the innermost axis reads with a stride: vector lanes would gather.
-    ScheduleTarget target;
-    target.vectorLanes = 8;
-    target.threads = 1;
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 1;
     auto w = transpose({16, 16}, {1, 0});
     QVERIFY(w.ok());
     auto schedule = defaultTransformSchedule(*w, target);

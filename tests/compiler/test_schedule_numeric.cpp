@@ -312,11 +312,11 @@ Reference conv2dReference(const std::vector<float>& data, const std::vector<floa
   return r;
 }
 
-ScheduleTarget scheduleTarget(int lanes) {
-  if (lanes == 0) return ScheduleTarget::host();
-  ScheduleTarget target;
-  target.vectorLanes = lanes;
-  target.threads = 2;
+Target scheduleTarget(int lanes) {
+  if (lanes == 0) return hostTarget();
+  Target target;
+  target.vectorBits = 32 * lanes;
+  target.cores = 2;
   return target;
 }
 
@@ -503,7 +503,7 @@ private slots:
     QFETCH(int, n);
     QFETCH(int, k);
     QFETCH(int, lanes);
-    ScheduleTarget target = scheduleTarget(lanes);
+    Target target = scheduleTarget(lanes);
     Workload w = matmul(m, n, k, DataType::float32(), target);
     auto schedule = defaultMatmulSchedule(w, target);
     QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
@@ -558,7 +558,7 @@ private slots:
     p.stride = stride;
     p.pad = pad;
     QCOMPARE(QString::fromStdString(p.validate()), QString());
-    ScheduleTarget target = scheduleTarget(lanes);
+    Target target = scheduleTarget(lanes);
     Workload w = conv2d(p, DataType::float32(), target);
     auto schedule = defaultConv2dSchedule(w, p, target);
     QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());

@@ -239,7 +239,7 @@ void MeasurePanel::setModelSource(const QString& modelPath, const driver::LoadOp
   source.load = load;
   // The options travel to the child; the compile's callbacks belong to this process's jobs.
   source.compile.passes = compile.passes;
-  source.compile.schedule = compile.schedule;
+  source.compile.target = compile.target;
   source.compile.target = compile.target;
   modelSource_ = std::move(source);
 }

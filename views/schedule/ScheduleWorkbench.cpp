@@ -244,7 +244,7 @@ void ScheduleWorkbench::showEvent(QShowEvent* event) {
 
 // --- Tasks ----------------------------------------------------------------------------------------
 
-void ScheduleWorkbench::setModel(std::shared_ptr<const driver::CompiledModel> model, const ScheduleTarget& target) {
+void ScheduleWorkbench::setModel(std::shared_ptr<const driver::CompiledModel> model, const Target& target) {
   int generation = ++modelGeneration_;
   if (!model) {
     jobs_.cancel(QStringLiteral("tasks"));

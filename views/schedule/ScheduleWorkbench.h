@@ -55,7 +55,7 @@ public:
   /// Shows the tasks of `model` (null: none). Tasks are rebuilt on a worker; tasksReady()
   /// follows. Text of tasks whose workload is unchanged (same name and workload) is kept.
   void setModel(std::shared_ptr<const driver::CompiledModel> model,
-                const ScheduleTarget& target = ScheduleTarget::host());
+                const Target& target = hostTarget());
   /// Where the model of setModel came from: its file and the options it was imported and
   /// compiled with. Measuring needs it: the Measure tool times a task in a child process that
   /// compiles the same file with the same options (see MeasurePanel::setModelSource).

@@ -26,7 +26,7 @@
 namespace tessel {
 
 struct JITModule::Impl {
-  TargetInfo target;
+  Target target;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::vector<std::string> names;
   std::map<std::string, TesselKernel> kernels;
@@ -42,7 +42,7 @@ TesselKernel JITModule::getKernel(const std::string& name) const {
 
 std::vector<std::string> JITModule::functionNames() const { return impl_->names; }
 
-const TargetInfo& JITModule::target() const { return impl_->target; }
+const Target& JITModule::target() const { return impl_->target; }
 
 namespace {
 
@@ -57,7 +57,7 @@ struct CompiledModule {
   std::unique_ptr<llvm::TargetMachine> machine;
 };
 
-Expected<CompiledModule> compileModule(const std::vector<PrimFunc>& funcs, const TargetInfo& target, CodeUse use,
+Expected<CompiledModule> compileModule(const std::vector<PrimFunc>& funcs, const Target& target, CodeUse use,
                                        bool optimized) {
   auto machine = createTargetMachine(target, use);
   if (!machine) return machine.error();
@@ -151,13 +151,13 @@ Expected<bool> emitMachineCode(CompiledModule& compiled, llvm::raw_pwrite_stream
 
 }  // namespace
 
-Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs, const TargetInfo& target) {
+Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs, const Target& target) {
   auto compiled = compileModule(funcs, target, CodeUse::InProcess, /*optimized=*/true);
   if (!compiled) return compiled.error();
 
   llvm::orc::JITTargetMachineBuilder machineBuilder(compiled->machine->getTargetTriple());
   machineBuilder.setCPU(compiled->machine->getTargetCPU().str());
-  machineBuilder.addFeatures(featureList(target.features));
+  machineBuilder.addFeatures(featureList(target.llvmFeatureString()));
 #if LLVM_VERSION_MAJOR >= 18
   machineBuilder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
 #else
@@ -197,7 +197,7 @@ Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs
   return std::make_shared<JITModule>(std::move(impl));
 }
 
-std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const TargetInfo& target, bool optimized) {
+std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const Target& target, bool optimized) {
   auto compiled = compileModule(funcs, target, CodeUse::InProcess, optimized);
   if (!compiled) return withErrorPrefix(";", compiled.error());
   std::string text;
@@ -207,7 +207,7 @@ std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const TargetInfo& tar
   return text;
 }
 
-std::string emitAssembly(const std::vector<PrimFunc>& funcs, const TargetInfo& target) {
+std::string emitAssembly(const std::vector<PrimFunc>& funcs, const Target& target) {
   auto compiled = compileModule(funcs, target, CodeUse::SharedLibrary, /*optimized=*/true);
   if (!compiled) return withErrorPrefix("#", compiled.error());
   // Verbose assembly labels every block with its IR name ("# %ii.body") and marks loop
@@ -220,7 +220,7 @@ std::string emitAssembly(const std::vector<PrimFunc>& funcs, const TargetInfo& t
   return std::string(text.str());
 }
 
-Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const TargetInfo& target, const std::string& path) {
+Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& target, const std::string& path) {
   auto compiled = compileModule(funcs, target, CodeUse::SharedLibrary, /*optimized=*/true);
   if (!compiled) return compiled.error();
   std::error_code errorCode;

@@ -9,28 +9,11 @@
 #include <vector>
 
 #include "core/ir/Stmt.h"
+#include "compiler/codegen/llvm/HostTarget.h"
 #include "core/support/Error.h"
 #include "runtime/c_backend_api.h"
 
 namespace tessel {
-
-/// The machine code is generated for: an LLVM target triple, a CPU name and its feature
-/// string ("+avx2,+fma,-avx512f,..."), and the widest vector register in bits.
-struct TargetInfo {
-  std::string triple;
-  std::string cpu;
-  std::string features;
-  int vectorBits = 128;
-
-  /// The machine this process runs on, with every feature it has (AVX-512 or AVX2 are
-  /// used when present), so generated code is as fast as the host allows.
-  static TargetInfo host();
-
-  /// One stable line naming the target, e.g.
-  /// "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=skylake-avx512 -vector-bits=512 -mattr=+avx,...";
-  /// only enabled features are listed, sorted.
-  std::string toString() const;
-};
 
 /// Compiled PrimFuncs living in this process. Kernels stay callable as long as the module
 /// is alive; keep the shared_ptr while any returned TesselKernel may still run.
@@ -45,7 +28,7 @@ public:
   /// The names of the compiled PrimFuncs, in the order they were given to buildJIT.
   std::vector<std::string> functionNames() const;
   /// The target the code was generated for.
-  const TargetInfo& target() const;
+  const Target& target() const;
 
   /// The LLVM objects behind the module; only the backend can make one.
   struct Impl;
@@ -75,19 +58,19 @@ private:
 /// float32 vectors whose lanes are all within +-8192 (other vectors call the C library per
 /// lane). float64, pow, and scalar sin and cos call the C library.
 Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs,
-                                             const TargetInfo& target = TargetInfo::host());
+                                             const Target& target = hostTarget());
 
 /// The LLVM IR of the module, before or after the O3 pipeline. On failure the text is a
 /// single comment line "; error: <diagnostic>".
-std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const TargetInfo& target, bool optimized = true);
+std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const Target& target, bool optimized = true);
 
 /// The optimized module as target assembly (position-independent, as for export). On failure
 /// the text is a single comment line "# error: <diagnostic>".
-std::string emitAssembly(const std::vector<PrimFunc>& funcs, const TargetInfo& target);
+std::string emitAssembly(const std::vector<PrimFunc>& funcs, const Target& target);
 
 /// Writes the optimized module as a position-independent object file (ELF on Linux) that
 /// exports each PrimFunc under its name and calls the runtime's C backend API for parallel
 /// loops and workspace memory. Returns true, or a Diagnostic when compiling or writing fails.
-Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const TargetInfo& target, const std::string& path);
+Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& target, const std::string& path);
 
 }  // namespace tessel

@@ -1,9 +1,14 @@
 // Host detection, target machines and the O3 optimization pipeline.
 #include "compiler/codegen/llvm/LLVMTarget.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <mutex>
 #include <sstream>
+
+#include "compiler/codegen/llvm/HostTarget.h"
+#include "runtime/ThreadPool.h"
 
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
@@ -30,69 +35,47 @@ namespace tessel {
 
 namespace {
 
-std::vector<std::string> splitFeatures(const std::string& features) {
-  std::vector<std::string> out;
-  std::stringstream stream(features);
-  std::string item;
-  while (std::getline(stream, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
+// The data cache of `level` (1, 2, 3) in bytes as the C library reports it, 0 when unknown.
+int64_t dataCacheBytes(int level) {
+  long bytes = -1;
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+  if (level == 1) bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  if (level == 2) bytes = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (level == 3) bytes = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+  return bytes > 0 ? int64_t(bytes) : 0;
 }
 
-bool hasFeature(const std::string& features, const std::string& name) {
-  for (auto& feature : splitFeatures(features))
-    if (feature == "+" + name) return true;
-  return false;
-}
-
-std::string joinWithCommas(const std::vector<std::string>& items) {
-  std::string out;
-  for (auto& item : items) {
-    if (!out.empty()) out.push_back(',');
-    out.append(item);
-  }
-  return out;
-}
-
-int widestVectorBits(const std::string& features) {
-  if (hasFeature(features, "avx512f")) return 512;
-  if (hasFeature(features, "avx")) return 256;
-  return 128;
-}
-
-}  // namespace
-
-TargetInfo TargetInfo::host() {
-  TargetInfo info;
-  info.triple = llvm::sys::getProcessTriple();
-  info.cpu = llvm::sys::getHostCPUName().str();
+// What does not change while the process runs; detecting features costs a CPUID sweep.
+Target detectHostMachine() {
+  Target target;
+  target.kind = TargetKind::Cpu;
+  target.triple = llvm::sys::getProcessTriple();
+  target.cpu = llvm::sys::getHostCPUName().str();
 #if LLVM_VERSION_MAJOR >= 19
   llvm::StringMap<bool> hostFeatures = llvm::sys::getHostCPUFeatures();
 #else
   llvm::StringMap<bool> hostFeatures;
   llvm::sys::getHostCPUFeatures(hostFeatures);
 #endif
-  std::vector<std::string> features;
-  for (auto& entry : hostFeatures) {
-    std::string feature(1, entry.second ? '+' : '-');
-    feature.append(entry.first().str());
-    features.push_back(std::move(feature));
-  }
+  for (auto& entry : hostFeatures)
+    if (entry.second) target.features.push_back(entry.first().str());
   // StringMap order is unspecified; sorting keeps the string (and anything keyed by it) stable.
-  std::sort(features.begin(), features.end());
-  info.features = joinWithCommas(features);
-  info.vectorBits = widestVectorBits(info.features);
-  return info;
+  std::sort(target.features.begin(), target.features.end());
+  target.vectorBits = Target::vectorBitsForFeatures(target.features);
+  if (int64_t l1 = dataCacheBytes(1)) target.l1CacheBytes = l1;
+  if (int64_t l2 = dataCacheBytes(2)) target.l2CacheBytes = l2;
+  target.l3CacheBytes = dataCacheBytes(3);
+  return target;
 }
 
-std::string TargetInfo::toString() const {
-  std::vector<std::string> enabled;
-  for (auto& feature : splitFeatures(features))
-    if (feature[0] == '+') enabled.push_back(feature);
-  std::sort(enabled.begin(), enabled.end());
-  std::string out = "llvm -mtriple=" + triple + " -mcpu=" + cpu + " -vector-bits=" + std::to_string(vectorBits);
-  if (!enabled.empty()) out += " -mattr=" + joinWithCommas(enabled);
-  return out;
+}  // namespace
+
+Target hostTarget() {
+  static const Target machine = detectHostMachine();
+  Target target = machine;
+  target.cores = std::max(1, runtime::ThreadPool::global().numThreads());
+  return target;
 }
 
 void initializeNativeTarget() {
@@ -104,14 +87,14 @@ void initializeNativeTarget() {
   });
 }
 
-Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const TargetInfo& target, CodeUse use) {
+Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const Target& target, CodeUse use) {
   initializeNativeTarget();
   std::string triple = target.triple.empty() ? llvm::sys::getProcessTriple() : target.triple;
   std::string error;
   const llvm::Target* llvmTarget = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!llvmTarget)
     return Diagnostic{"LLVM cannot generate code for target '" + triple + "': " + error, "codegen", 0, 0,
-                      "use TargetInfo::host() or a triple of the native target"};
+                      "use the host target or a triple of the native target"};
   llvm::TargetOptions options;
   // Fuse a*b+c into FMA only where the IR allows it (the 'contract' flag), never globally.
   options.AllowFPOpFusion = llvm::FPOpFusion::Standard;
@@ -123,7 +106,7 @@ Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const TargetI
 #endif
   std::string cpu = target.cpu.empty() ? "generic" : target.cpu;
   llvm::TargetMachine* machine =
-      llvmTarget->createTargetMachine(triple, cpu, target.features, options, relocation, {}, level);
+      llvmTarget->createTargetMachine(triple, cpu, target.llvmFeatureString(), options, relocation, {}, level);
   if (!machine)
     return Diagnostic{"LLVM could not create a target machine for " + target.toString(), "codegen", 0, 0, ""};
   return std::unique_ptr<llvm::TargetMachine>(machine);

@@ -1,4 +1,4 @@
-// Private to the LLVM backend: target machines and the O3 pipeline for a TargetInfo.
+// Private to the LLVM backend: target machines and the O3 pipeline for a Target.
 // Only forward declarations of LLVM types here; the LLVM headers stay in the .cpp files.
 #pragma once
 
@@ -21,7 +21,7 @@ enum class CodeUse { InProcess, SharedLibrary };
 
 /// A target machine for `target` at the highest codegen optimization level, or a Diagnostic
 /// when LLVM does not know the triple.
-Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const TargetInfo& target, CodeUse use);
+Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const Target& target, CodeUse use);
 
 /// Runs the new pass manager's O3 pipeline, tuned for `machine`, over `module`.
 void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine);

@@ -161,7 +161,7 @@ bool decomposeLinearIndex(const Expr& index, Expr* base, int64_t* stride) {
 
 class ModuleEmitter {
 public:
-  ModuleEmitter(llvm::Module& module, const TargetInfo& target)
+  ModuleEmitter(llvm::Module& module, const Target& target)
       : module_(module), context_(module.getContext()), target_(target), builder_(context_) {
     // Only 'contract': mul+add may become one FMA; no other reassociation or approximation.
     llvm::FastMathFlags flags;
@@ -237,7 +237,8 @@ private:
   void setCommonAttributes(llvm::Function* function) {
     function->addFnAttr(llvm::Attribute::NoUnwind);
     if (!target_.cpu.empty()) function->addFnAttr("target-cpu", target_.cpu);
-    if (!target_.features.empty()) function->addFnAttr("target-features", target_.features);
+    if (std::string features = target_.llvmFeatureString(); !features.empty())
+      function->addFnAttr("target-features", features);
     // Without these, LLVM splits 512-bit vectors in two on CPUs where it prefers 256 bits.
     std::string width = std::to_string(target_.vectorBits);
     function->addFnAttr("prefer-vector-width", width);
@@ -1131,7 +1132,7 @@ private:
 
   llvm::Module& module_;
   llvm::LLVMContext& context_;
-  const TargetInfo& target_;
+  const Target& target_;
   llvm::IRBuilder<> builder_;
   const PrimFuncNode* func_ = nullptr;
   FunctionState state_;
@@ -1148,7 +1149,7 @@ Diagnostic badName(const std::string& name, const std::string& why) {
 }  // namespace
 
 Expected<std::unique_ptr<llvm::Module>> emitModule(const std::vector<PrimFunc>& funcs, llvm::LLVMContext& context,
-                                                   llvm::TargetMachine& machine, const TargetInfo& target) {
+                                                   llvm::TargetMachine& machine, const Target& target) {
   std::set<std::string> names;
   for (auto& func : funcs) {
     TESSEL_ICHECK(func.defined()) << "undefined PrimFunc given to codegen";

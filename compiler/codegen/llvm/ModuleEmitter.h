@@ -20,6 +20,6 @@ namespace tessel {
 /// the backend cannot compile is a Diagnostic naming the function; IR that breaks the input
 /// contract (unflattened indices, BufferRealize, Reduce) fails an internal check.
 Expected<std::unique_ptr<llvm::Module>> emitModule(const std::vector<PrimFunc>& funcs, llvm::LLVMContext& context,
-                                                   llvm::TargetMachine& machine, const TargetInfo& target);
+                                                   llvm::TargetMachine& machine, const Target& target);
 
 }  // namespace tessel

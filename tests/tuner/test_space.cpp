@@ -1,0 +1,168 @@
+// Search spaces generated from tensor expressions: the default schedule is a point of its
+// space, and sampled candidates of every op family replay, lower and compute what the default
+// computes.
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "compiler/lower/Build.h"
+#include "compiler/ops/Conv2d.h"
+#include "compiler/ops/Elementwise.h"
+#include "compiler/ops/Matmul.h"
+#include "compiler/schedule/TraceText.h"
+#include "tuner/space/SearchSpace.h"
+
+using namespace tessel;
+using namespace tessel::tuner;
+
+namespace {
+
+std::vector<int64_t> shapeOf(const te::Tensor& tensor) {
+  std::vector<int64_t> shape;
+  for (const Expr& extent : tensor.shape()) shape.push_back(*asConstInt(extent));
+  return shape;
+}
+
+// Runs `trace` on `workload` with inputs drawn from `seed`; the first output's values.
+Expected<std::vector<float>> runTrace(const Workload& workload, const Trace& trace, unsigned seed) {
+  auto schedule = Schedule::replay(workload.outputs, trace);
+  if (!schedule) return schedule.error();
+  auto built = build(*schedule, workload.args(), "candidate");
+  if (!built) return built.error();
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<runtime::Value> arguments;
+  for (const te::Tensor& input : workload.inputs) {
+    auto array = runtime::NDArray::empty(shapeOf(input), runtime::DataType::float32());
+    for (float& v : array.values<float>()) v = uniform(rng);
+    arguments.push_back(array);
+  }
+  auto output = runtime::NDArray::empty(shapeOf(workload.outputs[0]), runtime::DataType::float32());
+  for (float& v : output.values<float>()) v = std::nanf("");
+  arguments.push_back(output);
+  built->function.callPacked(arguments);
+  return output.toVector<float>();
+}
+
+struct Family {
+  Workload workload;
+  Trace defaultTrace;
+};
+
+Family family(const QString& name) {
+  Target target = hostTarget();
+  if (name == "matmul") {
+    Workload w = matmul(48, 64, 40, DataType::float32(), target);
+    return {w, defaultMatmulSchedule(w, target)->trace()};
+  }
+  if (name == "dense") {
+    Workload w = dense(1, 96, 64, DataType::float32(), target);
+    return {w, defaultMatmulSchedule(w, target)->trace()};
+  }
+  if (name == "conv2d") {
+    Conv2dParams p;
+    p.channels = 8, p.height = 10, p.width = 10, p.filters = 16, p.kernelH = 3, p.kernelW = 3, p.pad = 1;
+    Workload w = conv2d(p, DataType::float32(), target);
+    return {w, defaultConv2dSchedule(w, p, target)->trace()};
+  }
+  Workload w = unaryElementwise(UnaryOp::Relu, {3, 20, 37});
+  return {w, defaultElementwiseSchedule(w, target)->trace()};
+}
+
+void addFamilies(std::initializer_list<const char*> names) {
+  QTest::addColumn<QString>("name");
+  for (const char* name : names) QTest::newRow(name) << name;
+}
+
+bool close(float got, float want) { return std::fabs(got - want) <= 1e-4f + 1e-4f * std::fabs(want); }
+
+}  // namespace
+
+class TestSpace : public QObject {
+  Q_OBJECT
+private slots:
+  void defaultScheduleIsAPointOfItsSpace_data() { addFamilies({"matmul", "dense", "conv2d", "relu"}); }
+  void defaultScheduleIsAPointOfItsSpace() {
+    QFETCH(QString, name);
+    Family f = family(name);
+    SearchSpace space = SearchSpace::generate(f.workload, f.defaultTrace, hostTarget());
+    QVERIFY(!space.empty());
+    QVERIFY(space.hasDefault());
+    QCOMPARE(QString::fromStdString(printTraceText(space.instantiate(space.defaultCandidate()))),
+             QString::fromStdString(printTraceText(f.defaultTrace)));
+    QVERIFY2(space.size() > 10, "a space worth searching");
+  }
+
+  void sampledCandidatesComputeWhatTheDefaultComputes_data() { addFamilies({"matmul", "dense", "conv2d", "relu"}); }
+  void sampledCandidatesComputeWhatTheDefaultComputes() {
+    QFETCH(QString, name);
+    Family f = family(name);
+    SearchSpace space = SearchSpace::generate(f.workload, f.defaultTrace, hostTarget());
+    auto expected = runTrace(f.workload, f.defaultTrace, 7);
+    QVERIFY2(expected, expected ? "" : expected.error().toString().c_str());
+    std::mt19937_64 rng(1);
+    int lowered = 0, tried = 0;
+    for (int i = 0; i < 24; ++i) {
+      Candidate candidate = space.random(rng);
+      Trace trace = space.instantiate(candidate);
+      ++tried;
+      auto got = runTrace(f.workload, trace, 7);
+      if (!got) continue;  // a point that does not lower is an error record for the tuner, not a wrong result
+      ++lowered;
+      QCOMPARE(got->size(), expected->size());
+      for (size_t e = 0; e < got->size(); ++e)
+        if (!close((*got)[e], (*expected)[e]))
+          QFAIL(qPrintable(QString("%1, point %2, element %3: %4 instead of %5\n%6")
+                               .arg(name, QString::fromStdString(SearchSpace::pointKey(candidate)))
+                               .arg(e).arg((*got)[e]).arg((*expected)[e])
+                               .arg(QString::fromStdString(printTraceText(trace)))));
+    }
+    // Most points lower: a space mostly of broken schedules would waste the tuner's trials.
+    QVERIFY2(lowered * 4 >= tried * 3, qPrintable(QString("%1 of %2 lowered").arg(lowered).arg(tried)));
+  }
+
+  void generatedSketchesStandWithoutTheDefaults_data() { addFamilies({"matmul", "conv2d", "relu"}); }
+  void generatedSketchesStandWithoutTheDefaults() {
+    QFETCH(QString, name);
+    Family f = family(name);
+    SpaceOptions options;
+    options.includeDefaultSketch = false;
+    SearchSpace space = SearchSpace::generate(f.workload, f.defaultTrace, hostTarget(), options);
+    QVERIFY(!space.hasDefault());
+    QVERIFY(!space.empty());
+    for (const Sketch& sketch : space.sketches()) QVERIFY(sketch.name != "default");
+    // The generated sketch's first point replays and computes the right numbers.
+    auto expected = runTrace(f.workload, f.defaultTrace, 3);
+    Trace first = space.instantiate(space.defaultCandidate());
+    auto got = runTrace(f.workload, first, 3);
+    QVERIFY2(got, got ? "" : (got.error().toString() + "\n" + printTraceText(first)).c_str());
+    for (size_t e = 0; e < got->size(); ++e) QVERIFY(close((*got)[e], (*expected)[e]));
+  }
+
+  void mutationsAndCrossoversStayInTheSpace() {
+    Family f = family("conv2d");
+    SearchSpace space = SearchSpace::generate(f.workload, f.defaultTrace, hostTarget());
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 200; ++i) {
+      Candidate a = space.random(rng), b = space.random(rng);
+      for (const Candidate& c : {space.mutate(a, rng), space.crossover(a, b, rng)}) {
+        const Sketch& sketch = space.sketches()[size_t(c.sketch)];
+        QCOMPARE(c.choices.size(), sketch.decisions.size());
+        for (size_t d = 0; d < c.choices.size(); ++d)
+          QVERIFY(c.choices[d] >= 0 && size_t(c.choices[d]) < sketch.decisions[d].choices.size());
+      }
+    }
+    QCOMPARE(QString::fromStdString(SearchSpace::pointKey({1, {3, 0, 2}})), QString("1:3,0,2"));
+  }
+
+  void divisors() {
+    QCOMPARE(divisorsOf(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
+    QCOMPARE(divisorsOf(1), (std::vector<int64_t>{1}));
+    QCOMPARE(divisorsOf(49), (std::vector<int64_t>{1, 7, 49}));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSpace)
+#include "test_space.moc"

@@ -24,7 +24,13 @@ using namespace tessel;
 namespace {
 
 // Fixed, not the host's, so that the lowered IR is the same on every machine.
-const ScheduleTarget kTarget{16, 8};
+// (16 float32 lanes, 8 cores.)
+const Target kTarget = [] {
+  Target target;
+  target.vectorBits = 512;
+  target.cores = 8;
+  return target;
+}();
 
 PrimFunc lowerOrFail(const Schedule& schedule, const std::vector<te::Tensor>& args, const std::string& name) {
   auto lowered = lower(schedule, args, name);

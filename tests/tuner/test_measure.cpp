@@ -48,7 +48,7 @@ MeasureRequest quickRequest(const std::string& task, const std::string& trace) {
 Workload matmulWorkload() { return matmul(kSize, kSize, kSize); }
 
 std::string defaultTraceText() {
-  auto schedule = defaultMatmulSchedule(matmulWorkload(), ScheduleTarget::host());
+  auto schedule = defaultMatmulSchedule(matmulWorkload(), hostTarget());
   if (!schedule) qFatal("%s", schedule.error().toString().c_str());
   return printTraceText(schedule->trace());
 }
@@ -257,7 +257,7 @@ private slots:
   void serverReportsAWrongResultWithoutTimingIt() {
     Workload workload = matmulWorkload();
     workload.flops = 2.0 * kSize * kSize * kSize;
-    auto schedule = defaultMatmulSchedule(workload, ScheduleTarget::host());
+    auto schedule = defaultMatmulSchedule(workload, hostTarget());
     QVERIFY(schedule.ok());
     ServedTask task{kTask, workload, schedule->trace()};
 

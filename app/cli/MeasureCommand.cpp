@@ -60,18 +60,9 @@ std::vector<FlagSpec> measureFlags(const std::string& op) {
       {"seed", "seed of the random inputs", true, "42"},
       {"peak-gflops", "the machine peak to compare against (default: measured now, about 0.2 s)", true, "0"},
       {"json", "print one JSON object (and progress lines on stderr)", false, ""},
-      inputShapeFlag()};
-  for (auto& flag : inputFlags()) flags.push_back(flag);
-  for (auto& flag : passFlags()) flags.push_back(flag);
-  for (auto& flag : operatorFlags(op)) flags.push_back(flag);
+  };
+  appendSourceFlags(flags, op);
   return flags;
-}
-
-// --operator chooses which operator flags (--m, --c, ...) exist, so it is read first.
-std::string operatorArgument(const std::vector<std::string>& args) {
-  for (size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "--operator") return args[i + 1];
-  return "";
 }
 
 std::optional<std::string> readNumber(const CommandLine& line, const std::string& name, double* out) {
@@ -148,6 +139,19 @@ Expected<std::map<std::string, runtime::NDArray>> readInputValues(const CommandL
 }
 
 }  // namespace
+
+void appendSourceFlags(std::vector<FlagSpec>& flags, const std::string& op) {
+  flags.push_back(inputShapeFlag());
+  for (auto& flag : inputFlags()) flags.push_back(flag);
+  for (auto& flag : passFlags()) flags.push_back(flag);
+  for (auto& flag : operatorFlags(op)) flags.push_back(flag);
+}
+
+std::string operatorArgument(const std::vector<std::string>& args) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--operator") return args[i + 1];
+  return "";
+}
 
 Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& model, const CommandLine& line,
                                                          std::string* usageError) {

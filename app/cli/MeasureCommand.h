@@ -16,4 +16,12 @@ namespace tessel::cli {
 Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& model, const CommandLine& line,
                                                          std::string* usageError);
 
+/// The flags compileTasks reads (--input-shape, the input and pass flags) and, for `op`, that
+/// operator's flags (--m, --c, ...), appended to `flags`.
+void appendSourceFlags(std::vector<FlagSpec>& flags, const std::string& op);
+
+/// The value of --operator in `args`, or empty: it chooses which operator flags exist, so it
+/// is read before the command line is parsed.
+std::string operatorArgument(const std::vector<std::string>& args);
+
 }  // namespace tessel::cli

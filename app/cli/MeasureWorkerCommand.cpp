@@ -34,17 +34,9 @@ const char* kDescription =
 std::vector<FlagSpec> workerFlags(const std::string& op) {
   std::vector<FlagSpec> flags = {
       {"operator", "OP: serve a bare operator (matmul, dense, conv2d) instead of a model's tasks", true, ""},
-      threadsFlag(), inputShapeFlag()};
-  for (auto& flag : inputFlags()) flags.push_back(flag);
-  for (auto& flag : passFlags()) flags.push_back(flag);
-  for (auto& flag : operatorFlags(op)) flags.push_back(flag);
+      threadsFlag()};
+  appendSourceFlags(flags, op);
   return flags;
-}
-
-std::string operatorArgument(const std::vector<std::string>& args) {
-  for (size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "--operator") return args[i + 1];
-  return "";
 }
 
 Expected<std::vector<tuner::ServedTask>> modelTasks(const std::string& model, const CommandLine& line) {

@@ -146,39 +146,61 @@ Status writeChildFiles(const IsolatedMeasureRequest& request, const fs::path& di
     if (!file.flush()) return Diagnostic{"cannot write the schedule for measuring", *scheduleFile, 0, 0, ""};
   }
   if (auto* task = std::get_if<ModelTaskSource>(&request.source)) {
-    int index = 0;
-    for (auto& [name, value] : task->load.inputValues) {
-      std::string path = (directory / ("input_" + std::to_string(index++) + ".npy")).string();
-      try {
-        runtime::writeNpy(path, value);
-      } catch (const std::exception& error) {
-        return Diagnostic{"cannot hand input '" + name + "' to the measuring process: " + error.what(), path, 0, 0, ""};
-      }
-      (*inputFiles)[name] = path;
-    }
+    auto written = writeInputValueFiles(task->load, directory.string());
+    if (!written) return written.error();
+    *inputFiles = std::move(*written);
   }
   return Status::success();
 }
 
 }  // namespace
 
+Expected<std::map<std::string, std::string>> writeInputValueFiles(const LoadOptions& load, const std::string& directory) {
+  std::map<std::string, std::string> files;
+  int index = 0;
+  for (auto& [name, value] : load.inputValues) {
+    std::string path = (fs::path(directory) / ("input_" + std::to_string(index++) + ".npy")).string();
+    try {
+      runtime::writeNpy(path, value);
+    } catch (const std::exception& error) {
+      return Diagnostic{"cannot hand input '" + name + "' to the measuring process: " + error.what(), path, 0, 0, ""};
+    }
+    files[name] = path;
+  }
+  return files;
+}
+
+std::vector<std::string> modelSourceArguments(const std::string& modelPath, const LoadOptions& load,
+                                              const CompileOptions& compile,
+                                              const std::map<std::string, std::string>& inputFiles) {
+  std::vector<std::string> args = {modelPath};
+  for (auto& [name, shape] : load.inputShapes) args.insert(args.end(), {"--input-shape", name + ":" + joined(shape)});
+  for (auto& [name, file] : inputFiles) args.insert(args.end(), {"--input", name + "=" + file});
+  const graph::PassOptions& passes = compile.passes;
+  args.insert(args.end(), {"--opt-level", std::to_string(passes.optLevel)});
+  for (auto& pass : passes.disabledPasses) args.insert(args.end(), {"--disable-pass", pass});
+  for (auto& [key, value] : passes.config) args.insert(args.end(), {"--pass-config", key + "=" + value});
+  return args;
+}
+
+std::vector<std::string> operatorSourceArguments(const OperatorSource& op) {
+  std::vector<std::string> args = {"--operator", op.name};
+  for (auto& [name, value] : op.parameters) args.insert(args.end(), {"--" + name, value});
+  return args;
+}
+
 std::vector<std::string> measureCommandArguments(const IsolatedMeasureRequest& request,
                                                  const std::string& scheduleFile,
                                                  const std::map<std::string, std::string>& inputFiles) {
   std::vector<std::string> args = {"measure"};
+  std::vector<std::string> source;
   if (auto* task = std::get_if<ModelTaskSource>(&request.source)) {
-    args.insert(args.end(), {task->modelPath, "--task", task->taskName});
-    for (auto& [name, shape] : task->load.inputShapes) args.insert(args.end(), {"--input-shape", name + ":" + joined(shape)});
-    for (auto& [name, file] : inputFiles) args.insert(args.end(), {"--input", name + "=" + file});
-    const graph::PassOptions& passes = task->compile.passes;
-    args.insert(args.end(), {"--opt-level", std::to_string(passes.optLevel)});
-    for (auto& pass : passes.disabledPasses) args.insert(args.end(), {"--disable-pass", pass});
-    for (auto& [key, value] : passes.config) args.insert(args.end(), {"--pass-config", key + "=" + value});
+    source = modelSourceArguments(task->modelPath, task->load, task->compile, inputFiles);
+    source.insert(source.begin() + 1, {"--task", task->taskName});
   } else {
-    const auto& op = std::get<OperatorSource>(request.source);
-    args.insert(args.end(), {"--operator", op.name});
-    for (auto& [name, value] : op.parameters) args.insert(args.end(), {"--" + name, value});
+    source = operatorSourceArguments(std::get<OperatorSource>(request.source));
   }
+  args.insert(args.end(), source.begin(), source.end());
   if (request.scheduleText) args.insert(args.end(), {"--schedule", scheduleFile});
   if (request.threads > 0) args.insert(args.end(), {"--threads", std::to_string(request.threads)});
   const MeasureOptions& options = request.options;

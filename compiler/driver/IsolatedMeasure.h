@@ -72,6 +72,19 @@ std::vector<std::string> measureCommandArguments(const IsolatedMeasureRequest& r
                                                  const std::string& scheduleFile,
                                                  const std::map<std::string, std::string>& inputFiles);
 
+/// The flags after the command name that make a child `tessel` import and compile `modelPath` as
+/// this process did: the model, --input-shape for each shape, --input for each input value
+/// (written to `inputFiles` by writeInputValueFiles), and the pass options. Only the pass
+/// options of `compile` travel: the child compiles for its own host.
+std::vector<std::string> modelSourceArguments(const std::string& modelPath, const LoadOptions& load,
+                                              const CompileOptions& compile,
+                                              const std::map<std::string, std::string>& inputFiles);
+/// "--operator OP --flag value ...": a bare operator with its `tessel bench` flags.
+std::vector<std::string> operatorSourceArguments(const OperatorSource& op);
+/// Writes each of load.inputValues as an .npy file into `directory` (input_0.npy, ...), for a
+/// child to read with --input; the files by input name, or a Diagnostic naming the file.
+Expected<std::map<std::string, std::string>> writeInputValueFiles(const LoadOptions& load, const std::string& directory);
+
 /// Where the `tessel` command-line tool is: `explicitPath` when given, else the environment
 /// variable TESSEL_CLI when set, else `tessel` next to the running executable (build/bin
 /// holds tessel-studio and tessel), else the first `tessel` on PATH. A path given explicitly

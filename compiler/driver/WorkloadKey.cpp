@@ -10,12 +10,16 @@ namespace tessel::driver {
 
 namespace {
 
-uint64_t fnv1a(const std::string& text, uint64_t h = 0xcbf29ce484222325ull) {
-  for (unsigned char c : text) {
-    h ^= c;
+uint64_t fnv1a(const unsigned char* bytes, size_t count, uint64_t h = 0xcbf29ce484222325ull) {
+  for (size_t i = 0; i < count; ++i) {
+    h ^= bytes[i];
     h *= 0x100000001b3ull;
   }
   return h;
+}
+
+uint64_t fnv1a(const std::string& text, uint64_t h = 0xcbf29ce484222325ull) {
+  return fnv1a(reinterpret_cast<const unsigned char*>(text.data()), text.size(), h);
 }
 
 std::string hex16(uint64_t value) {
@@ -51,12 +55,10 @@ int opsetOf(const graph::OperationNode& op) {
   return op.provenance.empty() ? 0 : op.provenance.front().opset;
 }
 
-// A constant read by value: its element values (a short list) or, for more, a hash of them.
+// A constant read by value: its element type and a hash of its bytes.
 std::string constantText(const runtime::NDArray& data) {
   const auto* bytes = static_cast<const unsigned char*>(data.data());
-  size_t count = size_t(data.byteSize());
-  std::string raw(reinterpret_cast<const char*>(bytes), count);
-  return data.dtype().toString() + "#" + hex16(fnv1a(raw));
+  return data.dtype().toString() + "#" + hex16(fnv1a(bytes, size_t(data.byteSize())));
 }
 
 // "Op{attrs}@opset" for one primitive operation.

@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "core/support/InteractiveChildProcess.h"
-#include "runtime/Npy.h"
 
 namespace tessel::tuner {
 
@@ -24,15 +23,6 @@ double secondsSince(Clock::time_point start) { return std::chrono::duration<doub
 
 // A start that fails this many times in a row is not retried: the source itself is broken.
 constexpr int kStartAttempts = 2;
-
-std::string joined(const std::vector<int64_t>& values) {
-  std::string text;
-  for (int64_t v : values) {
-    if (!text.empty()) text += ',';
-    text += std::to_string(v);
-  }
-  return text;
-}
 
 std::string seconds(double value) {
   std::ostringstream text;
@@ -61,16 +51,9 @@ public:
       return Diagnostic{"cannot create a directory for the measuring worker's inputs", pattern, 0, 0,
                         "check that the temporary directory is writable (TMPDIR)"};
     files->directory_ = pattern;
-    int index = 0;
-    for (auto& [name, value] : model->load.inputValues) {
-      std::string path = (files->directory_ / ("input_" + std::to_string(index++) + ".npy")).string();
-      try {
-        runtime::writeNpy(path, value);
-      } catch (const std::exception& failure) {
-        return Diagnostic{"cannot hand input '" + name + "' to the measuring worker: " + failure.what(), path, 0, 0, ""};
-      }
-      files->paths_[name] = path;
-    }
+    auto written = driver::writeInputValueFiles(model->load, pattern);
+    if (!written) return written.error();
+    files->paths_ = std::move(*written);
     return files;
   }
   const std::map<std::string, std::string>& paths() const { return paths_; }
@@ -83,19 +66,13 @@ private:
 std::vector<std::string> measureWorkerArguments(const MeasureWorkerOptions& options,
                                                 const std::map<std::string, std::string>& inputFiles) {
   std::vector<std::string> args = {"measure-worker"};
-  if (auto* model = std::get_if<WorkerModelSource>(&options.source)) {
-    args.push_back(model->modelPath);
-    for (auto& [name, shape] : model->load.inputShapes) args.insert(args.end(), {"--input-shape", name + ":" + joined(shape)});
-    for (auto& [name, file] : inputFiles) args.insert(args.end(), {"--input", name + "=" + file});
-    const graph::PassOptions& passes = model->compile.passes;
-    args.insert(args.end(), {"--opt-level", std::to_string(passes.optLevel)});
-    for (auto& pass : passes.disabledPasses) args.insert(args.end(), {"--disable-pass", pass});
-    for (auto& [key, value] : passes.config) args.insert(args.end(), {"--pass-config", key + "=" + value});
-  } else {
-    const auto& op = std::get<driver::OperatorSource>(options.source);
-    args.insert(args.end(), {"--operator", op.name});
-    for (auto& [name, value] : op.parameters) args.insert(args.end(), {"--" + name, value});
-  }
+  std::vector<std::string> source =
+      std::holds_alternative<WorkerModelSource>(options.source)
+          ? driver::modelSourceArguments(std::get<WorkerModelSource>(options.source).modelPath,
+                                         std::get<WorkerModelSource>(options.source).load,
+                                         std::get<WorkerModelSource>(options.source).compile, inputFiles)
+          : driver::operatorSourceArguments(std::get<driver::OperatorSource>(options.source));
+  args.insert(args.end(), source.begin(), source.end());
   if (options.threads > 0) args.insert(args.end(), {"--threads", std::to_string(options.threads)});
   return args;
 }

@@ -133,6 +133,9 @@ private slots:
     QVERIFY(!space.hasDefault());
     QVERIFY(!space.empty());
     for (const Sketch& sketch : space.sketches()) QVERIFY(sketch.name != "default");
+    // A reduction gets its loops tiled; loops without one get vectors and threads.
+    QCOMPARE(QString::fromStdString(space.sketches()[0].name),
+             QString(name == "relu" ? "vectorized parallel loops" : "multi-level tiling"));
     // The generated sketch's first point replays and computes the right numbers.
     auto expected = runTrace(f.workload, f.defaultTrace, 3);
     Trace first = space.instantiate(space.defaultCandidate());

@@ -205,7 +205,12 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
   const Stage* outputStage = s.findStage(output);
   auto* outputCompute = outputStage ? te::asCompute(outputStage->op) : nullptr;
   auto* reductionCompute = te::asCompute(s.findStage(reduction)->op);
-  if (!outputCompute || outputCompute->axes.size() != reductionCompute->axes.size()) return std::nullopt;
+  if (!outputCompute) return std::nullopt;
+  // The output is tiled when it has the reduction's loops (the reduction itself, or an
+  // epilogue over it). When it has others (a convolution computed in blocks and written out
+  // in the plain layout), the reduction is tiled and the output stays a stage of its own.
+  bool tileOutput = outputCompute->axes.size() == reductionCompute->axes.size();
+  std::string tiled = tileOutput ? output : reduction;
   int lanes = target.vectorLanes();
 
   // Everything else that is computed: inline it (an epilogue, a padding), except a producer the
@@ -236,13 +241,13 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
   if (!builder.ok()) return std::nullopt;
 
   std::string accumulator = reduction;
-  if (reduction == output) {
+  if (tiled == reduction) {
     accumulator = reduction + ".local";
     builder.check(s.cacheWrite(reduction, "local", accumulator));
   }
   // Tile the output's loops: axis -> axis_o, axis_m, axis_i.
   std::vector<std::string> outer, middle, inner;
-  const auto& axes = outputCompute->axes;
+  const auto& axes = (tileOutput ? outputCompute : reductionCompute)->axes;
   int64_t registerBudget = options.maxRegisterTileElements;
   for (size_t a = 0; a < axes.size(); ++a) {
     std::string axis = axes[a].name();
@@ -253,10 +258,10 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
       continue;
     }
     size_t first = builder.next();
-    builder.check(s.split(output, axis, extent, axis + "_o", axis + "_t"));
-    builder.check(s.split(output, axis + "_t", 1, axis + "_m", axis + "_i"));
+    builder.check(s.split(tiled, axis, extent, axis + "_o", axis + "_t"));
+    builder.check(s.split(tiled, axis + "_t", 1, axis + "_m", axis + "_i"));
     auto choices = twoLevelChoices(extent, last, lanes, last ? std::min<int64_t>(8 * lanes, registerBudget) : 16);
-    builder.decide({"tile " + output + "." + axis, choices, {{first, 0}, {first + 1, 0}}});
+    builder.decide({"tile " + tiled + "." + axis, choices, {{first, 0}, {first + 1, 0}}});
     outer.push_back(axis + "_o");
     middle.push_back(axis + "_m");
     inner.push_back(axis + "_i");
@@ -265,15 +270,17 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
   std::vector<std::string> order = outer;
   order.insert(order.end(), middle.begin(), middle.end());
   order.insert(order.end(), inner.begin(), inner.end());
-  builder.check(s.reorder(output, order));
+  builder.check(s.reorder(tiled, order));
   std::string parallelLoop = outer.front();
   if (outer.size() > 1) {
-    builder.check(s.fuse(output, outer, "outer"));
+    builder.check(s.fuse(tiled, outer, "outer"));
     parallelLoop = "outer";
   }
-  if (target.cores > 1) builder.check(s.parallel(output, parallelLoop));
-  builder.check(s.vectorize(output, inner.back()));
-  builder.check(s.computeAt(accumulator, output, middle.back()));
+  if (target.cores > 1) builder.check(s.parallel(tiled, parallelLoop));
+  builder.check(s.vectorize(tiled, inner.back()));
+  builder.check(s.computeAt(accumulator, tiled, middle.back()));
+  if (!tileOutput && target.cores > 1 && !outputCompute->axes.empty())
+    builder.check(s.parallel(output, outputCompute->axes.front().name()));
 
   // The accumulator: reduction loops split in two, outside its spatial loops (the register
   // tile), the innermost spatial loop vectorized, the others unrolled.

@@ -31,6 +31,9 @@ int runProject(const std::vector<std::string>& args);
 /// `tessel records show|best|merge|prune`: tuning record files (tuner/records).
 int runRecords(const std::vector<std::string>& args);
 
+/// `tessel tune MODEL|OP --records FILE`: the auto-tuner (tuner/session).
+int runTune(const std::vector<std::string>& args);
+
 /// `tessel bench MODEL`: runBench hands a model argument (see isModelArgument) to it.
 int runModelBench(const std::vector<std::string>& args);
 /// Whether a bench argument names a model rather than an operator: an existing file or

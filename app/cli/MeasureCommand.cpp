@@ -153,21 +153,27 @@ std::string operatorArgument(const std::vector<std::string>& args) {
   return "";
 }
 
-Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& model, const CommandLine& line,
-                                                         std::string* usageError) {
-  driver::LoadOptions load;
-  driver::CompileOptions compile;
-  if (auto error = readInputShapes(line, &load)) {
+Status readModelSource(const std::string& model, const CommandLine& line, driver::LoadOptions* load,
+                       driver::CompileOptions* compile, std::string* usageError) {
+  if (auto error = readInputShapes(line, load)) {
     *usageError = *error;
     return Diagnostic{*error, "", 0, 0, ""};
   }
-  if (auto error = readPassOptions(line, &compile)) {
+  if (auto error = readPassOptions(line, compile)) {
     *usageError = *error;
     return Diagnostic{*error, "", 0, 0, ""};
   }
   auto values = readInputValues(line, model);
   if (!values) return values.error();
-  load.inputValues = std::move(*values);
+  load->inputValues = std::move(*values);
+  return {};
+}
+
+Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& model, const CommandLine& line,
+                                                         std::string* usageError) {
+  driver::LoadOptions load;
+  driver::CompileOptions compile;
+  if (Status read = readModelSource(model, line, &load, &compile, usageError); !read) return read.error();
   auto graph = driver::loadModel(model, load);
   if (!graph) return graph.error();
   auto compiled = driver::compileGraph(*graph, compile);

@@ -10,6 +10,12 @@
 
 namespace tessel::cli {
 
+/// Reads the model flags in `line` (--input-shape, --input, --inputs-dir, the pass flags) into
+/// `load` and `compile`. A malformed flag sets `usageError` (and is also the Diagnostic); an
+/// input file that cannot be read, or an input the model lacks, is a Diagnostic.
+Status readModelSource(const std::string& model, const CommandLine& line, driver::LoadOptions* load,
+                       driver::CompileOptions* compile, std::string* usageError);
+
 /// Imports and compiles `model` with the model flags in `line` (--input-shape, --input,
 /// --inputs-dir, --opt-level, --disable-pass, --pass-config) and returns its tasks. A
 /// malformed flag sets `usageError` (and is also the Diagnostic returned).

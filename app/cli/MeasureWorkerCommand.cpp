@@ -5,9 +5,13 @@
 // (DESIGN.md, "Measurement is isolated").
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "app/cli/Commands.h"
 #include "app/cli/InputFlags.h"
@@ -65,6 +69,48 @@ Expected<std::vector<tuner::ServedTask>> operatorTask(const std::string& op, con
   return std::vector<tuner::ServedTask>{{spec->workload.name, spec->workload, schedule->trace()}};
 }
 
+// Faults on purpose, for the tuner's tests (a crashing and a hanging candidate in a real
+// session): TESSEL_MEASURE_WORKER_FAULTS="crash@3,hang@6" crashes on the 3rd request and hangs
+// on the 6th, counted across every worker the session starts in the file named by
+// TESSEL_MEASURE_WORKER_FAULT_COUNTER (a restarted worker must not repeat the crash forever).
+class InjectedFaults {
+public:
+  InjectedFaults() {
+    const char* spec = std::getenv("TESSEL_MEASURE_WORKER_FAULTS");
+    const char* counter = std::getenv("TESSEL_MEASURE_WORKER_FAULT_COUNTER");
+    if (!spec || !counter) return;
+    counterPath_ = counter;
+    std::string text = spec;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      std::string item = text.substr(start, comma - start);
+      size_t at = item.find('@');
+      if (at != std::string::npos) faults_.emplace_back(item.substr(0, at), std::atoi(item.c_str() + at + 1));
+      start = comma + 1;
+    }
+  }
+
+  // Counts this request; crashes or hangs when it is a chosen one.
+  void beforeRequest() {
+    if (faults_.empty()) return;
+    int count = 0;
+    std::ifstream(counterPath_) >> count;
+    std::ofstream(counterPath_, std::ios::trunc) << ++count;
+    for (auto& [kind, at] : faults_) {
+      if (at != count) continue;
+      if (kind == "crash") std::raise(SIGSEGV);
+      if (kind == "hang")
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
+
+private:
+  std::string counterPath_;
+  std::vector<std::pair<std::string, int>> faults_;
+};
+
 }  // namespace
 
 int runMeasureWorker(const std::vector<std::string>& args) {
@@ -101,7 +147,8 @@ int runMeasureWorker(const std::vector<std::string>& args) {
   if (!tasks) return notReady(tasks.error());
   tuner::MeasureServer server(std::move(*tasks));
   say(tuner::readyLine(server.taskList(), runtime::ThreadPool::global().numThreads()));
-  server.serve(std::cin, say);
+  InjectedFaults faults;
+  server.serve(std::cin, say, [&] { faults.beforeRequest(); });
   return kExitOk;
 }
 

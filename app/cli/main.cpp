@@ -20,6 +20,9 @@ const char* kUsage =
     "  ops                   list the supported operators and their fusion patterns\n"
     "  project run FILE      run a project (.tessel): compile with its schedules, verify, benchmark,\n"
     "                        check its expectations (also: project new, check, tasks)\n"
+    "  tune MODEL --records FILE\n"
+    "                        search faster schedules for a model's kernels (or an operator: tune OP);\n"
+    "                        every trial is kept in FILE, which --tuning-records applies\n"
     "  records show FILE     summarize tuning records per workload (also: records best, merge, prune)\n"
     "  lower OP              print the loop IR of an operator (matmul, dense, conv2d) after lowering\n"
     "  bench OP              check an operator against a reference and measure its GFLOP/s\n"
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
     if (command == "project") return runProject(args);
     if (command == "measure") return runMeasure(args);
     if (command == "records") return runRecords(args);
+    if (command == "tune") return runTune(args);
     if (command == "measure-worker") return runMeasureWorker(args);
   } catch (const tessel::UserError& error) {
     std::cerr << error.diagnostic.toString() << "\n";

@@ -87,6 +87,27 @@ private slots:
     QCOMPARE(best ? QString::fromStdString(best->trace) : QString(), expectedTrace);
   }
 
+  // A session ends by measuring its top candidates in turns; their confirmations decide, not
+  // one lucky sample of the search.
+  void confirmationsDecideOverASingleFasterSample() {
+    auto confirm = [](const std::string& trace, double ms) {
+      return withTrace(measured(kConv, ms, kTarget, RecordOrigin::Confirm), trace);
+    };
+    TuningDatabase database({withTrace(measured(kConv, 0.5, kTarget, RecordOrigin::Search), "lucky"),
+                             confirm("lucky", 2.0), confirm("steady", 1.2), confirm("lucky", 2.1),
+                             confirm("steady", 1.3), confirm("lucky", 0.9), confirm("steady", 1.25)});
+    // lucky: confirmations 0.9, 2.0, 2.1 (median 2.0); steady: 1.2, 1.25, 1.3 (median 1.25).
+    const TuningRecord* best = database.best(kConv, kTarget);
+    QVERIFY(best);
+    QCOMPARE(best->trace, std::string("steady"));
+    QCOMPARE(best->result()->medianMs, 1.25);
+    QCOMPARE(database.bestForTarget(kTarget).front()->trace, std::string("steady"));
+    // Without confirmations the fastest record is the best.
+    TuningDatabase unconfirmed({withTrace(measured(kConv, 0.5, kTarget, RecordOrigin::Search), "lucky"),
+                                withTrace(measured(kConv, 1.2, kTarget, RecordOrigin::Search), "steady")});
+    QCOMPARE(unconfirmed.best(kConv, kTarget)->trace, std::string("lucky"));
+  }
+
   void bestForTargetListsOnePerWorkload() {
     TuningDatabase database({measured(kDense, 4), measured(kConv, 3), measured(kDense, 2), failed(kConv),
                              measured(kConv, 1, kOtherTarget)});

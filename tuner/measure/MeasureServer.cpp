@@ -173,9 +173,11 @@ std::string MeasureServer::handleLine(std::string_view line) {
   }
 }
 
-void MeasureServer::serve(std::istream& requests, const std::function<void(const std::string& line)>& reply) {
+void MeasureServer::serve(std::istream& requests, const std::function<void(const std::string& line)>& reply,
+                          const std::function<void()>& beforeEach) {
   for (std::string line; std::getline(requests, line);) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (beforeEach) beforeEach();
     reply(handleLine(line));
   }
 }

@@ -46,8 +46,10 @@ public:
   std::string handleLine(std::string_view line);
 
   /// Reads request lines from `requests` until its end, handing each reply line to `reply`
-  /// (which must write and flush it). Blank lines are skipped.
-  void serve(std::istream& requests, const std::function<void(const std::string& line)>& reply);
+  /// (which must write and flush it). Blank lines are skipped. `beforeEach`, when given, is
+  /// called before each request is handled (the worker's fault injection for tests).
+  void serve(std::istream& requests, const std::function<void(const std::string& line)>& reply,
+             const std::function<void()>& beforeEach = nullptr);
 
 private:
   // The default schedule's outputs on the inputs of `seed`, computed once per task and seed.

@@ -27,19 +27,44 @@ TuningDatabase::TuningDatabase(std::vector<TuningRecord> records) {
 void TuningDatabase::add(TuningRecord record) {
   const TuningRecord& stored = records_.emplace_back(std::move(record));
   if (!stored.result()) return;
-  const TuningRecord*& best = best_[{stored.workload, stored.target}];
-  if (faster(stored, best)) best = &stored;
+  Key key{stored.workload, stored.target};
+  const TuningRecord*& fastest = fastest_[key];
+  if (faster(stored, fastest)) fastest = &stored;
+  if (stored.origin == RecordOrigin::Confirm) chooseConfirmed(key, stored);
+}
+
+// The confirmed choice: the trace whose confirmation medians have the least median. One
+// confirmation is as noisy as any measurement; the median over several, taken in turns with
+// its rivals, is what the tuner trusts (and what a lucky single search sample is not).
+void TuningDatabase::chooseConfirmed(const Key& key, const TuningRecord& added) {
+  std::vector<const TuningRecord*>& samples = confirmations_[key][added.trace];
+  samples.push_back(&added);
+  const TuningRecord* chosen = nullptr;
+  double chosenMs = 0;
+  for (auto& [trace, records] : confirmations_[key]) {
+    std::vector<const TuningRecord*> sorted = records;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](auto* a, auto* b) { return a->result()->medianMs < b->result()->medianMs; });
+    const TuningRecord* middle = sorted[(sorted.size() - 1) / 2];
+    if (!chosen || middle->result()->medianMs < chosenMs) {
+      chosen = middle;
+      chosenMs = middle->result()->medianMs;
+    }
+  }
+  confirmed_[key] = chosen;
 }
 
 const TuningRecord* TuningDatabase::best(const std::string& workloadKey, const std::string& target) const {
-  auto it = best_.find({workloadKey, target});
-  return it == best_.end() ? nullptr : it->second;
+  Key key{workloadKey, target};
+  if (auto it = confirmed_.find(key); it != confirmed_.end()) return it->second;
+  auto it = fastest_.find(key);
+  return it == fastest_.end() ? nullptr : it->second;
 }
 
 std::vector<const TuningRecord*> TuningDatabase::bestForTarget(const std::string& target) const {
   std::vector<const TuningRecord*> out;
-  for (auto& [key, record] : best_)
-    if (key.second == target) out.push_back(record);
+  for (auto& [key, record] : fastest_)
+    if (key.second == target) out.push_back(best(key.first, key.second));
   std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->workload < b->workload; });
   return out;
 }

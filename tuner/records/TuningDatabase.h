@@ -48,8 +48,12 @@ public:
   /// Every record, in the order added.
   const std::deque<TuningRecord>& records() const { return records_; }
 
-  /// The valid record (any origin) with the least median time for exactly this key and target;
-  /// the earliest added wins a tie. nullptr when there is none.
+  /// The schedule to use for exactly this key and target, or nullptr when no record is valid.
+  /// When the workload has confirmation records (origin confirm: the tuner's interleaved
+  /// re-measurement of its top candidates at the end of a session), the trace whose
+  /// confirmations have the least median median wins, and the record returned is that
+  /// median confirmation. Otherwise it is the valid record (any origin) with the least median;
+  /// the earliest added wins a tie.
   const TuningRecord* best(const std::string& workloadKey, const std::string& target) const;
   /// The best record of every workload measured on `target`, ordered by workload key.
   std::vector<const TuningRecord*> bestForTarget(const std::string& target) const;
@@ -65,8 +69,12 @@ public:
 private:
   using Key = std::pair<std::string, std::string>;  // (workload, target)
 
+  void chooseConfirmed(const Key& key, const TuningRecord& added);
+
   std::deque<TuningRecord> records_;
-  std::map<Key, const TuningRecord*> best_;
+  std::map<Key, const TuningRecord*> fastest_;    // least median, any origin
+  std::map<Key, std::map<std::string, std::vector<const TuningRecord*>>> confirmations_;  // by trace
+  std::map<Key, const TuningRecord*> confirmed_;  // the confirmed choice, when there are confirmations
 };
 
 }  // namespace tessel::tuner

@@ -211,6 +211,7 @@ std::string toJsonLine(const TuningRecord& record) {
   json["origin"] = originName(record.origin);
   json["round"] = record.round;
   if (record.prediction) json["prediction"] = *record.prediction;
+  if (!record.point.empty()) json["point"] = record.point;
   if (const MeasuredTime* time = record.result()) {
     nlohmann::ordered_json result = {
         {"median_ms", time->medianMs}, {"min_ms", time->minMs}, {"max_ms", time->maxMs}, {"repeats", time->repeats}};
@@ -259,6 +260,7 @@ Expected<TuningRecord> parseRecordLine(std::string_view line, int* newerVersion)
   record.origin = reader.choice("origin", kOrigins);
   record.round = reader.integer("round", 0, false);
   record.prediction = reader.optionalNumber("prediction");
+  record.point = reader.string("point", false);
   const Json* result = reader.object("result");
   const Json* error = reader.object("error");
   if (!reader.problem()) {

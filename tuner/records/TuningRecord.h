@@ -62,6 +62,9 @@ struct TuningRecord {
   RecordOrigin origin = RecordOrigin::Search;
   int round = 0;                                       ///< the session's round that measured it; 0 for none
   std::optional<double> prediction;                    ///< the cost model's score before measuring
+  /// The candidate's place in the search space it came from ("1:3,0,2", SearchSpace::pointKey),
+  /// so a resumed session knows which points it has measured; empty when not from a space.
+  std::string point;
   std::variant<MeasuredTime, MeasureFailure> outcome;  ///< exactly one of result and error
   std::string time;                                    ///< when it was measured, "2026-11-25T12:34:56Z" (UTC)
 

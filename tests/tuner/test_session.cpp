@@ -1,0 +1,351 @@
+// Tuning sessions end to end, with the real measuring worker: every trial lands in the records
+// file and in the event stream (which follows its documented schema), a candidate that crashes
+// the worker and one that hangs it are recorded as errors while the session completes, a
+// session resumes from its records without measuring a point twice, a file with trials is not
+// reused without --resume, an interrupted session keeps its trials, and the records then give
+// the session's choice to every command. Nothing here asserts a time.
+#include <QtTest>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "compiler/driver/Driver.h"
+#include "compiler/ops/Matmul.h"
+#include "compiler/schedule/TraceText.h"
+#include "tuner/records/RecordFile.h"
+#include "tuner/records/TuningDatabase.h"
+#include "tuner/session/TuningSession.h"
+
+using namespace tessel;
+using namespace tessel::tuner;
+
+namespace {
+
+const std::string kTessel = TESSEL_BINARY_DIR "/bin/tessel";
+const std::string kModel = TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx";
+
+TuningTask matmulTask(int64_t size) {
+  Workload workload = matmul(size, size, size);
+  auto schedule = defaultMatmulSchedule(workload, hostTarget());
+  if (!schedule) qFatal("%s", schedule.error().toString().c_str());
+  return operatorTask(workload, schedule->trace(), hostTarget());
+}
+
+MeasureWorkerOptions matmulWorker(int64_t size) {
+  MeasureWorkerOptions options;
+  std::string n = std::to_string(size);
+  options.source = driver::OperatorSource{"matmul", {{"m", n}, {"n", n}, {"k", n}}};
+  options.threads = 1;
+  options.tesselPath = kTessel;
+  return options;
+}
+
+// Short timing and small rounds: these tests check what is recorded, not how fast.
+TuningSessionOptions quickOptions(const std::string& records, std::vector<nlohmann::json>* events) {
+  TuningSessionOptions options;
+  options.recordsPath = records;
+  options.sourceLabel = "test";
+  options.budgetTrials = 24;
+  options.search.batchSize = 8;
+  options.search.population = 32;
+  options.search.generations = 2;
+  options.measure.minSeconds = 0.005;
+  options.measure.minRepeats = 2;
+  options.measure.maxRepeats = 10;
+  options.confirmCandidates = 2;
+  options.confirmRepeats = 2;
+  options.costModel.policy.minimumNewSamples = 8;
+  options.events = [events](const nlohmann::json& event) { events->push_back(event); };
+  return options;
+}
+
+std::vector<TuningRecord> readRecords(const std::string& path) {
+  auto contents = readRecordFile(path);
+  if (!contents) qFatal("%s", contents.error().toString().c_str());
+  if (!contents->problems.empty()) qFatal("%s", contents->problems.front().describe().c_str());
+  return contents->records;
+}
+
+int countEvents(const std::vector<nlohmann::json>& events, const std::string& kind) {
+  return int(std::count_if(events.begin(), events.end(), [&](const nlohmann::json& e) { return e["event"] == kind; }));
+}
+
+std::string readText(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Every event follows the schema, the session starts and ends with its events, and there is
+// one trial event per record appended.
+void checkStream(const std::vector<nlohmann::json>& events, size_t recordsAppended) {
+  QVERIFY(!events.empty());
+  for (const nlohmann::json& event : events) {
+    auto problem = validateEvent(event);
+    QVERIFY2(!problem, (problem.value_or("") + ": " + event.dump()).c_str());
+  }
+  QCOMPARE(events.front()["event"].get<std::string>(), std::string("session_start"));
+  QCOMPARE(events.back()["event"].get<std::string>(), std::string("session_end"));
+  QCOMPARE(size_t(countEvents(events, "trial")), recordsAppended);
+}
+
+}  // namespace
+
+class TestSession : public QObject {
+  Q_OBJECT
+private slots:
+  void aModelIsTunedTaskByTaskWithEveryTrialRecorded() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("tiny.jsonl").toStdString();
+    auto graph = driver::loadModel(kModel);
+    QVERIFY2(graph, graph ? "" : graph.error().toString().c_str());
+    auto compiled = driver::compileGraph(*graph);
+    QVERIFY(compiled);
+    auto scheduleTasks = driver::extractTasks(*compiled);
+    QVERIFY(scheduleTasks);
+    std::vector<TuningTask> tasks = groupTasksByWorkload(*scheduleTasks);
+    // Identical kernels are one task, weighted by their number.
+    int kernels = 0;
+    std::set<std::string> keys;
+    for (const TuningTask& task : tasks) {
+      kernels += task.weight;
+      QVERIFY(keys.insert(task.workloadKey).second);
+      QCOMPARE(size_t(task.weight), task.kernels.size());
+    }
+    QCOMPARE(size_t(kernels), scheduleTasks->size());
+
+    std::vector<nlohmann::json> events;
+    TuningSessionOptions options = quickOptions(records, &events);
+    options.budgetTrials = int(tasks.size()) * 2 + 16;  // the defaults (twice each) and two rounds
+    MeasureWorkerOptions workerOptions;
+    workerOptions.source = WorkerModelSource{kModel, {}, {}};
+    workerOptions.threads = 1;
+    workerOptions.tesselPath = kTessel;
+    MeasureWorker worker(workerOptions);
+    auto result = runTuningSession(tasks, worker, options);
+    QVERIFY2(result, result ? "" : result.error().toString().c_str());
+    QVERIFY2(!result->error, result->error ? result->error->toString().c_str() : "");
+    QCOMPARE(result->reason, std::string("trials"));
+
+    std::vector<TuningRecord> written = readRecords(records);
+    QCOMPARE(int(written.size()), result->trials);
+    checkStream(events, written.size());
+    // Every task's default was measured and filed under its workload key on this target.
+    for (const TuningTask& task : tasks) {
+      bool hasDefault = std::any_of(written.begin(), written.end(), [&](const TuningRecord& r) {
+        return r.workload == task.workloadKey && r.origin == RecordOrigin::Default && r.result();
+      });
+      QVERIFY2(hasDefault, task.name.c_str());
+    }
+    for (const TuningRecord& record : written) QCOMPARE(record.target, hostTarget().toString());
+    QCOMPARE(result->tasks.size(), tasks.size());
+    QVERIFY(result->defaultLatencyMs > 0);
+    QVERIFY(result->estimatedLatencyMs > 0 && result->estimatedLatencyMs <= result->defaultLatencyMs * 1.0001);
+    QCOMPARE(countEvents(events, "round"), 2);
+  }
+
+  void crashingAndHangingCandidatesAreRecordedAndTheSessionCompletes() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("faults.jsonl").toStdString();
+    // The worker crashes on the 4th request and hangs on the 7th (counted across restarts).
+    qputenv("TESSEL_MEASURE_WORKER_FAULTS", "crash@4,hang@7");
+    qputenv("TESSEL_MEASURE_WORKER_FAULT_COUNTER", dir.filePath("counter").toUtf8());
+    std::vector<nlohmann::json> events;
+    TuningSessionOptions options = quickOptions(records, &events);
+    options.measure.timeoutSeconds = 3;
+    MeasureWorker worker(matmulWorker(64));
+    auto result = runTuningSession({matmulTask(64)}, worker, options);
+    qunsetenv("TESSEL_MEASURE_WORKER_FAULTS");
+    qunsetenv("TESSEL_MEASURE_WORKER_FAULT_COUNTER");
+    QVERIFY2(result, result ? "" : result.error().toString().c_str());
+    QCOMPARE(result->reason, std::string("trials"));
+
+    std::vector<TuningRecord> written = readRecords(records);
+    checkStream(events, written.size());
+    QCOMPARE(written.size(), size_t(result->trials));
+    // Requests 1 and 2 are the default, 3 the first candidate: 4 crashed, 7 hung.
+    QVERIFY(written.size() > 8);
+    QVERIFY(written[3].failure());
+    QCOMPARE(written[3].failure()->kind, MeasureErrorKind::Crash);
+    QVERIFY2(written[3].failure()->message.find("SIGSEGV") != std::string::npos, written[3].failure()->message.c_str());
+    QVERIFY(written[6].failure());
+    QCOMPARE(written[6].failure()->kind, MeasureErrorKind::Timeout);
+    // The worker was restarted each time and went on measuring.
+    QVERIFY(written[4].result() && written[7].result());
+    QCOMPARE(worker.statistics().crashes, 1);
+    // (A real candidate may also outlive 3 s on a loaded machine.)
+    QVERIFY(worker.statistics().timeouts >= 1);
+    QVERIFY(result->errors >= 2);
+    QCOMPARE(countEvents(events, "session_end"), 1);
+  }
+
+  void aSessionResumesWhereItStoppedWithoutMeasuringAPointTwice() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("resume.jsonl").toStdString();
+    std::vector<nlohmann::json> first, refused, second;
+    {
+      MeasureWorker worker(matmulWorker(64));
+      auto result = runTuningSession({matmulTask(64)}, worker, quickOptions(records, &first));
+      QVERIFY2(result, result ? "" : result.error().toString().c_str());
+    }
+    std::vector<TuningRecord> afterFirst = readRecords(records);
+    QVERIFY(QFile::exists(QString::fromStdString(records + ".model")));  // the cost model, beside them
+
+    // Without --resume the file is not reused, and not touched.
+    {
+      MeasureWorker worker(matmulWorker(64));
+      auto result = runTuningSession({matmulTask(64)}, worker, quickOptions(records, &refused));
+      QVERIFY(!result);
+      QVERIFY2(result.error().hint.find("--resume") != std::string::npos, result.error().toString().c_str());
+      QCOMPARE(readRecords(records).size(), afterFirst.size());
+    }
+
+    TuningSessionOptions options = quickOptions(records, &second);
+    options.resume = true;
+    MeasureWorker worker(matmulWorker(64));
+    auto result = runTuningSession({matmulTask(64)}, worker, options);
+    QVERIFY2(result, result ? "" : result.error().toString().c_str());
+    checkStream(second, readRecords(records).size() - afterFirst.size());
+    const nlohmann::json& start = second.front();
+    QCOMPARE(start["resumed_trials"].get<size_t>(), afterFirst.size());
+    QCOMPARE(countEvents(second, "warning"), 0);  // the saved model was loaded
+    // The defaults were not measured again, and no searched point was measured twice.
+    std::vector<TuningRecord> all = readRecords(records);
+    int defaults = 0;
+    std::set<std::string> points;
+    for (const TuningRecord& record : all) {
+      if (record.origin == RecordOrigin::Default) ++defaults;
+      if (record.origin == RecordOrigin::Search || record.origin == RecordOrigin::Random)
+        QVERIFY2(points.insert(record.point).second, ("measured twice: " + record.point).c_str());
+    }
+    QCOMPARE(defaults, 2);
+    QVERIFY(all.size() > afterFirst.size());
+  }
+
+  void theRecordsGiveTheSessionsChoice() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("best.jsonl").toStdString();
+    std::vector<nlohmann::json> events;
+    TuningTask task = matmulTask(64);
+    MeasureWorker worker(matmulWorker(64));
+    auto result = runTuningSession({task}, worker, quickOptions(records, &events));
+    QVERIFY(result);
+    QCOMPARE(countEvents(events, "confirm"), 1);
+    TuningDatabase database(readRecords(records));
+    const TuningRecord* best = database.best(task.workloadKey, hostTarget().toString());
+    QVERIFY(best);
+    // What every command applies is what the session confirmed (or the default, when it won).
+    const TaskOutcome& outcome = result->tasks.front();
+    std::string expected = outcome.tuned ? outcome.chosenTrace : printTraceText(task.defaultTrace);
+    QCOMPARE(best->trace, expected);
+    QCOMPARE(best->origin, RecordOrigin::Confirm);
+  }
+
+  void anInterruptedSessionKeepsItsTrials() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("stop.jsonl").toStdString();
+    std::vector<nlohmann::json> events;
+    TuningSessionOptions options = quickOptions(records, &events);
+    options.budgetTrials = 1000;
+    options.cancelled = [&events] { return countEvents(events, "trial") >= 6; };
+    MeasureWorker worker(matmulWorker(64));
+    auto result = runTuningSession({matmulTask(64)}, worker, options);
+    QVERIFY(result);
+    QCOMPARE(result->reason, std::string("interrupted"));
+    QCOMPARE(readRecords(records).size(), size_t(6));
+    QCOMPARE(countEvents(events, "confirm"), 0);
+    checkStream(events, 6);
+    QCOMPARE(events.back()["reason"].get<std::string>(), std::string("interrupted"));
+  }
+
+  void sessionsThatCannotStartSaySo() {
+    QTemporaryDir dir;
+    std::vector<nlohmann::json> events;
+    MeasureWorker worker(matmulWorker(64));
+    TuningSessionOptions options = quickOptions(dir.filePath("x.jsonl").toStdString(), &events);
+    auto none = runTuningSession({}, worker, options);
+    QVERIFY(!none);
+    QVERIFY2(none.error().message.find("no kernel to tune") != std::string::npos, none.error().message.c_str());
+    options.budgetTrials = 0;
+    auto zero = runTuningSession({matmulTask(64)}, worker, options);
+    QVERIFY(!zero);
+    QVERIFY2(zero.error().message.find("budget is zero") != std::string::npos, zero.error().message.c_str());
+    options.budgetTrials = 10;
+    options.resume = true;
+    auto nothing = runTuningSession({matmulTask(64)}, worker, options);
+    QVERIFY(!nothing);
+    QVERIFY2(nothing.error().message.find("nothing to resume") != std::string::npos, nothing.error().message.c_str());
+    // A records file in a directory that does not exist: named, before anything is measured.
+    options.resume = false;
+    options.recordsPath = dir.filePath("missing/dir/x.jsonl").toStdString();
+    auto unwritable = runTuningSession({matmulTask(64)}, worker, options);
+    QVERIFY(!unwritable);
+    QVERIFY2(unwritable.error().toString().find("missing/dir/x.jsonl") != std::string::npos,
+             unwritable.error().toString().c_str());
+    QVERIFY(events.empty());
+  }
+
+  void everyEventFieldIsDocumented() {
+    std::string page = readText(TESSEL_SOURCE_DIR "/tuner/Events.md");
+    for (const EventSchema& schema : eventSchemas()) {
+      size_t section = page.find("## " + schema.event + "\n");
+      QVERIFY2(section != std::string::npos, ("Events.md lacks a section for " + schema.event).c_str());
+      size_t next = page.find("\n## ", section + 1);
+      std::string text = page.substr(section, next == std::string::npos ? std::string::npos : next - section);
+      auto documented = [&](const std::string& field) { return text.find("`" + field + "`") != std::string::npos; };
+      for (const EventField& field : schema.fields)
+        QVERIFY2(documented(field.name), (schema.event + "." + field.name + " is not in Events.md").c_str());
+      for (auto& [array, fields] : schema.elements)
+        for (const EventField& field : fields)
+          QVERIFY2(documented(field.name), (schema.event + "." + array + "." + field.name + " is not in Events.md").c_str());
+    }
+  }
+
+  void theCommandLineRefusesWhatCannotWork() {
+    QTemporaryDir dir;
+    auto run = [&](const QStringList& args, QString* errorText) {
+      QProcess process;
+      process.start(QString::fromStdString(kTessel), args);
+      process.waitForFinished(120000);
+      *errorText = QString::fromUtf8(process.readAllStandardError());
+      return process.exitCode();
+    };
+    QString error;
+    QString records = dir.filePath("r.jsonl");
+    QCOMPARE(run({"tune", "matmul", "--m", "32", "--n", "32", "--k", "32", "--records", records, "--trials", "0"}, &error), 2);
+    QVERIFY2(error.contains("--trials is zero"), qPrintable(error));
+    QCOMPARE(run({"tune", "matmul", "--m", "32", "--n", "32", "--k", "32", "--records", records, "--time-budget", "5x"},
+                 &error),
+             2);
+    QVERIFY2(error.contains("--time-budget"), qPrintable(error));
+    QCOMPARE(run({"tune", "matmul", "--m", "32", "--n", "32", "--k", "32"}, &error), 2);
+    QVERIFY2(error.contains("--records"), qPrintable(error));
+    QCOMPARE(run({"tune", dir.filePath("nope.onnx"), "--records", records}, &error), 2);
+    QVERIFY2(error.contains("nope.onnx"), qPrintable(error));
+    QCOMPARE(run({"tune", QString::fromStdString(kModel), "--records", records, "--tasks", "no_such_kernel"}, &error), 2);
+    QVERIFY2(error.contains("no_such_kernel"), qPrintable(error));
+    QVERIFY(!QFile::exists(records));  // nothing was started, nothing written
+  }
+
+  void theCommandLineTunesAnOperatorAndWritesEvents() {
+    QTemporaryDir dir;
+    QString records = dir.filePath("op.jsonl"), eventsPath = dir.filePath("events.jsonl");
+    QProcess process;
+    process.start(QString::fromStdString(kTessel), {"tune", "matmul", "--m", "32", "--n", "32", "--k", "32", "--records",
+                                                     records, "--trials", "20", "--threads", "1", "--events", eventsPath});
+    QVERIFY(process.waitForFinished(300000));
+    QString out = QString::fromUtf8(process.readAllStandardOutput());
+    QVERIFY2(process.exitCode() == 0, qPrintable(out + process.readAllStandardError()));
+    QVERIFY2(out.contains("session ended"), qPrintable(out));
+    QVERIFY2(out.contains("--tuning-records " + records), qPrintable(out));
+    std::vector<nlohmann::json> events;
+    std::ifstream file(eventsPath.toStdString());
+    for (std::string line; std::getline(file, line);) events.push_back(nlohmann::json::parse(line));
+    checkStream(events, readRecords(records.toStdString()).size());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "test_session.moc"

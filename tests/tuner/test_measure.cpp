@@ -151,6 +151,43 @@ private slots:
     QVERIFY(worker.statistics().startSeconds > 0 && worker.statistics().buildSeconds > 0);
   }
 
+  // A batch is built in parallel and answered in order, each candidate with its own outcome.
+  void realWorkerAnswersABatchInOrder() {
+    MeasureWorker worker(matmulWorker());
+    std::vector<MeasureRequest> batch = {quickRequest(kTask, defaultTraceText()), quickRequest(kTask, "split(C"),
+                                         quickRequest(kTask, kVariant),
+                                         quickRequest(kTask, "io, ii = split(C, nope, factor=4)\n")};
+    std::vector<size_t> order;
+    std::vector<CandidateMeasurement> results(batch.size());
+    worker.measureBatch(batch, [&](size_t i, const CandidateMeasurement& m) {
+      order.push_back(i);
+      results[i] = m;
+    });
+    QCOMPARE(order, (std::vector<size_t>{0, 1, 2, 3}));
+    QVERIFY2(results[0].ok() && results[0].checked, qPrintable(describe(results[0])));
+    QVERIFY2(!results[1].ok() && results[1].failure->kind == CandidateErrorKind::Parse, qPrintable(describe(results[1])));
+    QVERIFY2(results[2].ok() && results[2].checked, qPrintable(describe(results[2])));
+    QVERIFY2(!results[3].ok() && results[3].failure->kind == CandidateErrorKind::Lower, qPrintable(describe(results[3])));
+    QCOMPARE(worker.statistics().starts, 1);
+    QCOMPARE(worker.statistics().candidates, 4);
+  }
+
+  // A worker that dies while building a batch cannot say which candidate did it: the batch is
+  // measured again one by one, and only the guilty candidate is blamed.
+  void aCrashWhileABatchIsBuiltIsPinnedOnTheGuiltyCandidate() {
+    QTemporaryDir dir;
+    QString script = standInWorker(dir, "crash-batch.sh", "printf '%s' \"$line\" | grep -q -e '\"batch\"' -e guilty",
+                                   "kill -SEGV $$");
+    MeasureWorker worker(standInOptions(script));
+    std::vector<MeasureRequest> batch = {quickRequest("k", "a"), quickRequest("k", "guilty"), quickRequest("k", "c")};
+    std::vector<CandidateMeasurement> results(batch.size());
+    worker.measureBatch(batch, [&](size_t i, const CandidateMeasurement& m) { results[i] = m; });
+    QVERIFY2(results[0].ok(), qPrintable(describe(results[0])));
+    QVERIFY2(!results[1].ok() && results[1].failure->kind == CandidateErrorKind::Crash, qPrintable(describe(results[1])));
+    QVERIFY2(results[2].ok(), qPrintable(describe(results[2])));
+    QCOMPARE(worker.statistics().crashes, 1);  // the build-phase loss blames nobody
+  }
+
   // Schedule errors are the candidate's, with their place in the text; the same worker
   // serves the next candidate.
   void scheduleErrorsKeepTheWorkerServing_data() {

@@ -122,16 +122,26 @@ Expected<WorkerReady> parseReadyLine(std::string_view line) {
 }
 
 std::string requestLine(int64_t id, const MeasureRequest& r) {
-  return Json{{"id", id},
-              {"task", r.task},
-              {"trace", r.trace},
-              {"check", r.check},
-              {"min_seconds", r.minSeconds},
-              {"min_repeats", r.minRepeats},
-              {"max_repeats", r.maxRepeats},
-              {"warmup_calls", r.warmupCalls},
-              {"seed", r.seed}}
-      .dump();
+  Json json{{"id", id},
+            {"task", r.task},
+            {"trace", r.trace},
+            {"check", r.check},
+            {"min_seconds", r.minSeconds},
+            {"min_repeats", r.minRepeats},
+            {"max_repeats", r.maxRepeats},
+            {"warmup_calls", r.warmupCalls},
+            {"seed", r.seed}};
+  if (r.batch > 1) json["batch"] = r.batch;
+  return json.dump();
+}
+
+std::string builtLine(int count, double buildMilliseconds) {
+  return Json{{"built", count}, {"build_ms", buildMilliseconds}}.dump();
+}
+
+bool isBuiltLine(std::string_view line) {
+  Json json = Json::parse(line, nullptr, false);
+  return json.is_object() && json.contains("built") && !json.contains("id");
 }
 
 ParsedRequest parseRequestLine(std::string_view line) {
@@ -168,7 +178,8 @@ ParsedRequest parseRequestLine(std::string_view line) {
       !readNumber(json, "min_repeats", &r.minRepeats, 1, 1e6, &problem) ||
       !readNumber(json, "max_repeats", &r.maxRepeats, 1, 1e6, &problem) ||
       !readNumber(json, "warmup_calls", &r.warmupCalls, 0, 1e6, &problem) ||
-      !readNumber(json, "seed", &r.seed, 0, 4294967295.0, &problem)) {
+      !readNumber(json, "seed", &r.seed, 0, 4294967295.0, &problem) ||
+      !readNumber(json, "batch", &r.batch, 1, 10000, &problem)) {
     parsed.failure = requestFailure("bad request: " + problem);
     return parsed;
   }

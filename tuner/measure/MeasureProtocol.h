@@ -8,6 +8,7 @@
 // (after the second it exits with code 2). Then, for every request line on its stdin:
 //   {"id": 7, "task": "<kernel name>", "trace": "<schedule text>", "check": true,
 //    "min_seconds": 0.1, "min_repeats": 5, "max_repeats": 200, "warmup_calls": 1, "seed": 42}
+// (optionally "batch": n, see MeasureRequest::batch)
 // it prints exactly one reply line, in order:
 //   {"id": 7, "ok": true, "median_ms", "min_ms", "max_ms", "samples", "gflops", "checked",
 //    "max_abs_error" (when checked), "build_ms", "check_ms", "time_ms"}
@@ -63,6 +64,12 @@ struct MeasureRequest {
   int maxRepeats = 200;     ///< ...but never more than this many.
   int warmupCalls = 1;
   unsigned seed = 42;  ///< Seed of the random inputs (measureKernel's).
+  /// More than 1: this request starts a batch of this many (it and the next batch - 1 request
+  /// lines, which the sender writes at once). The worker builds the whole batch in parallel,
+  /// prints one line {"built": n, "build_ms": ...} (no id), then checks and times each request
+  /// in order, replying to each as usual. Building in parallel uses every core; timing one at a
+  /// time keeps the compiler off the cores a timing runs on.
+  int batch = 1;
   /// Parent side only, never sent: the reply's time limit in seconds; 0 or less:
   /// defaultCandidateTimeout(*this).
   double timeoutSeconds = 0;
@@ -130,6 +137,11 @@ ParsedRequest parseRequestLine(std::string_view line);
 
 /// The worker's reply line (a null id when `id` is empty).
 std::string replyLine(std::optional<int64_t> id, const CandidateMeasurement& measurement);
+
+/// The line the worker prints when a batch is built (before its first reply).
+std::string builtLine(int count, double buildMilliseconds);
+/// Whether `line` is that line.
+bool isBuiltLine(std::string_view line);
 
 /// The id of a reply line, when `line` is a JSON object with an integer id; the caller skips
 /// lines that answer something else.

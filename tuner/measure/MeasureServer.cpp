@@ -2,8 +2,10 @@
 // schedule's outputs, time; every failure becomes the candidate's reply, never the worker's end.
 #include "tuner/measure/MeasureServer.h"
 
+#include <atomic>
 #include <chrono>
 #include <exception>
+#include <thread>
 
 #include "compiler/driver/MeasureKernel.h"
 #include "compiler/lower/Build.h"
@@ -90,31 +92,66 @@ Expected<std::vector<runtime::NDArray>> MeasureServer::referenceOutputs(const Se
   return outputs;
 }
 
-CandidateMeasurement MeasureServer::measure(const MeasureRequest& request) {
-  const ServedTask* task = nullptr;
+MeasureServer::Prepared MeasureServer::prepare(const MeasureRequest& request) const {
+  Prepared prepared;
   std::string names;
   for (auto& candidate : tasks_) {
-    if (candidate.name == request.task) task = &candidate;
+    if (candidate.name == request.task) prepared.task = &candidate;
     names += (names.empty() ? "" : ", ") + candidate.name;
   }
-  if (!task)
-    return failed(CandidateErrorKind::Request, Diagnostic{"no task named '" + request.task + "'", request.task, 0, 0,
-                                                          "the worker's tasks: " + names});
+  if (!prepared.task) {
+    prepared.failure = failed(CandidateErrorKind::Request, Diagnostic{"no task named '" + request.task + "'",
+                                                                      request.task, 0, 0, "the worker's tasks: " + names});
+    return prepared;
+  }
   auto trace = parseTraceText(request.trace);
-  if (!trace) return failed(CandidateErrorKind::Parse, trace.error());
-
+  if (!trace) {
+    prepared.failure = failed(CandidateErrorKind::Parse, trace.error());
+    return prepared;
+  }
   Clock::time_point start = Clock::now();
   CandidateErrorKind failedKind;
-  auto built = buildTrace(*task, *trace, &failedKind);
-  double buildMilliseconds = millisecondsSince(start);
+  auto built = buildTrace(*prepared.task, *trace, &failedKind);
+  prepared.buildMilliseconds = millisecondsSince(start);
   if (!built) {
-    CandidateMeasurement m = failed(failedKind, built.error());
-    m.buildMilliseconds = buildMilliseconds;
-    return m;
+    prepared.failure = failed(failedKind, built.error());
+    prepared.failure->buildMilliseconds = prepared.buildMilliseconds;
+    return prepared;
   }
+  prepared.built = std::move(*built);
+  return prepared;
+}
 
+CandidateMeasurement MeasureServer::measure(const MeasureRequest& request) { return finish(prepare(request), request); }
+
+std::vector<MeasureServer::Prepared> MeasureServer::prepareInParallel(const std::vector<MeasureRequest>& requests) const {
+  std::vector<Prepared> prepared(requests.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < requests.size();) {
+      try {
+        prepared[i] = prepare(requests[i]);
+      } catch (const std::exception& error) {
+        prepared[i].failure = failed(CandidateErrorKind::Build,
+                                     Diagnostic{std::string("building failed: ") + error.what(), requests[i].task, 0, 0, ""});
+      }
+    }
+  };
+  size_t threadCount = std::min<size_t>(requests.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < threadCount; ++t) threads.emplace_back(work);
+  work();
+  for (auto& thread : threads) thread.join();
+  return prepared;
+}
+
+CandidateMeasurement MeasureServer::finish(Prepared prepared, const MeasureRequest& request) {
+  if (prepared.failure) return *prepared.failure;
+  const ServedTask* task = prepared.task;
+  const BuiltFunction* built = &*prepared.built;
+  Clock::time_point start;
   CandidateMeasurement m;
-  m.buildMilliseconds = buildMilliseconds;
+  m.buildMilliseconds = prepared.buildMilliseconds;
   if (request.check) {
     start = Clock::now();
     auto expected = referenceOutputs(*task, request.seed);
@@ -175,10 +212,43 @@ std::string MeasureServer::handleLine(std::string_view line) {
 
 void MeasureServer::serve(std::istream& requests, const std::function<void(const std::string& line)>& reply,
                           const std::function<void()>& beforeEach) {
-  for (std::string line; std::getline(requests, line);) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (beforeEach) beforeEach();
-    reply(handleLine(line));
+  auto nextLine = [&](std::string* line) {
+    while (std::getline(requests, *line))
+      if (line->find_first_not_of(" \t\r") != std::string::npos) return true;
+    return false;
+  };
+  for (std::string line; nextLine(&line);) {
+    ParsedRequest first = parseRequestLine(line);
+    if (first.failure || first.request.batch <= 1) {
+      if (beforeEach) beforeEach();
+      reply(handleLine(line));
+      continue;
+    }
+    // A batch: read the rest of it, build it all, then check and time one request at a time.
+    std::vector<ParsedRequest> batch = {first};
+    for (std::string more; int(batch.size()) < first.request.batch && nextLine(&more);) batch.push_back(parseRequestLine(more));
+    std::vector<MeasureRequest> buildable;
+    for (auto& parsed : batch)
+      if (!parsed.failure) buildable.push_back(parsed.request);
+    auto start = Clock::now();
+    std::vector<Prepared> prepared = prepareInParallel(buildable);
+    reply(builtLine(int(batch.size()), millisecondsSince(start)));
+    size_t next = 0;
+    for (auto& parsed : batch) {
+      if (beforeEach) beforeEach();
+      if (parsed.failure) {
+        reply(replyLine(parsed.id, failed(parsed.failure->kind, parsed.failure->diagnostic)));
+        continue;
+      }
+      CandidateMeasurement m;
+      try {
+        m = finish(std::move(prepared[next++]), parsed.request);
+      } catch (const std::exception& error) {
+        m = failed(CandidateErrorKind::Runtime,
+                   Diagnostic{std::string("measuring failed: ") + error.what(), parsed.request.task, 0, 0, ""});
+      }
+      reply(replyLine(parsed.id, m));
+    }
   }
 }
 

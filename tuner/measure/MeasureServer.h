@@ -7,10 +7,12 @@
 #include <functional>
 #include <istream>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compiler/lower/Build.h"
 #include "compiler/ops/Workload.h"
 #include "compiler/schedule/Primitive.h"
 #include "runtime/NDArray.h"
@@ -52,6 +54,18 @@ public:
              const std::function<void()>& beforeEach = nullptr);
 
 private:
+  // A request parsed and built, or why not (built on any thread: it touches no member).
+  struct Prepared {
+    const ServedTask* task = nullptr;
+    std::optional<BuiltFunction> built;
+    double buildMilliseconds = 0;
+    std::optional<CandidateMeasurement> failure;
+  };
+  Prepared prepare(const MeasureRequest& request) const;
+  std::vector<Prepared> prepareInParallel(const std::vector<MeasureRequest>& requests) const;
+  // Checks and times what prepare() built.
+  CandidateMeasurement finish(Prepared prepared, const MeasureRequest& request);
+
   // The default schedule's outputs on the inputs of `seed`, computed once per task and seed.
   Expected<std::vector<runtime::NDArray>> referenceOutputs(const ServedTask& task, unsigned seed);
 

@@ -217,32 +217,132 @@ CandidateMeasurement MeasureWorker::measure(const MeasureRequest& request) {
       return m;
     }
     statistics_.requestSeconds += secondsSince(begin);
-    if (line.outcome == ChildLine::Outcome::Cancelled) {
-      child_->kill(InteractiveChildProcess::KillReason::Cancelled);
-      return lose(CandidateErrorKind::Cancelled, Diagnostic{"measuring " + subject + " was cancelled", request.task, 0, 0, ""});
-    }
-    if (line.outcome == ChildLine::Outcome::TimedOut) {
-      child_->kill(InteractiveChildProcess::KillReason::TimedOut);
-      ++statistics_.timeouts;
-      std::string tail = stderrTail();
-      return lose(CandidateErrorKind::Timeout,
-                  Diagnostic{"measuring " + subject + " took longer than its limit of " + seconds(limit) +
-                                 "; the measuring worker was stopped and is restarted for the next candidate",
-                             request.task, 0, 0,
-                             "the kernel may never finish under this schedule, or the limit is too short for the "
-                             "timing asked for (MeasureRequest::timeoutSeconds)" + tail});
-    }
-    ++statistics_.crashes;
-    const ChildProcessResult& end = child_->end();
-    std::string how = end.signal != 0 ? "crashed (" + end.signalName + ")" : end.describeEnd();
-    std::string tail = stderrTail();
-    return lose(CandidateErrorKind::Crash,
-                Diagnostic{"the measuring worker " + how + " while measuring " + subject +
-                               "; it ran in a process of its own and is restarted for the next candidate",
-                           request.task, 0, 0,
-                           "this schedule makes code that crashes: a compiler bug worth reporting with the schedule" +
-                               tail});
+    return lost(line, request, limit);
   }
+}
+
+CandidateMeasurement MeasureWorker::lost(ChildLine line, const MeasureRequest& request, double limit) {
+  const std::string subject = "a candidate of " + request.task;
+  if (line.outcome == ChildLine::Outcome::Cancelled) {
+    child_->kill(InteractiveChildProcess::KillReason::Cancelled);
+    return lose(CandidateErrorKind::Cancelled, Diagnostic{"measuring " + subject + " was cancelled", request.task, 0, 0, ""});
+  }
+  if (line.outcome == ChildLine::Outcome::TimedOut) {
+    child_->kill(InteractiveChildProcess::KillReason::TimedOut);
+    ++statistics_.timeouts;
+    std::string tail = stderrTail();
+    return lose(CandidateErrorKind::Timeout,
+                Diagnostic{"measuring " + subject + " took longer than its limit of " + seconds(limit) +
+                               "; the measuring worker was stopped and is restarted for the next candidate",
+                           request.task, 0, 0,
+                           "the kernel may never finish under this schedule, or the limit is too short for the "
+                           "timing asked for (MeasureRequest::timeoutSeconds)" + tail});
+  }
+  ++statistics_.crashes;
+  const ChildProcessResult& end = child_->end();
+  std::string how = end.signal != 0 ? "crashed (" + end.signalName + ")" : end.describeEnd();
+  std::string tail = stderrTail();
+  return lose(CandidateErrorKind::Crash,
+              Diagnostic{"the measuring worker " + how + " while measuring " + subject +
+                             "; it ran in a process of its own and is restarted for the next candidate",
+                         request.task, 0, 0,
+                         "this schedule makes code that crashes: a compiler bug worth reporting with the schedule" +
+                             tail});
+}
+
+void MeasureWorker::measureBatch(
+    const std::vector<MeasureRequest>& requests,
+    const std::function<void(size_t index, const CandidateMeasurement& measurement)>& onResult) {
+  if (requests.empty()) return;
+  if (requests.size() == 1) {
+    onResult(0, measure(requests[0]));
+    return;
+  }
+  Clock::time_point begin = Clock::now();
+  if (auto failure = ensureStarted()) {
+    CandidateMeasurement m;
+    m.failure = failure;
+    for (size_t i = 0; i < requests.size(); ++i) onResult(i, m);
+    return;
+  }
+  std::vector<int64_t> ids;
+  std::vector<double> limits;
+  double buildLimit = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    MeasureRequest request = requests[i];
+    request.batch = i == 0 ? int(requests.size()) : 1;
+    ids.push_back(++nextId_);
+    limits.push_back(request.timeoutSeconds > 0 ? request.timeoutSeconds : defaultCandidateTimeout(request));
+    buildLimit = std::max(buildLimit, limits.back());
+    // A failed write means the worker is gone; the reads below find out how.
+    child_->writeLine(requestLine(ids.back(), request), limits.back());
+  }
+  statistics_.candidates += int(requests.size());
+  // The build phase may take the longest limit plus a quarter of the others: the worker builds
+  // on every core, and a candidate that alone takes LLVM longer than that is found out below.
+  double limitSum = 0;
+  for (double limit : limits) limitSum += limit;
+  buildLimit += limitSum / 4;
+
+  // The build phase: until the worker says the batch is built.
+  bool built = false;
+  while (!built) {
+    double left = buildLimit - secondsSince(begin);
+    ChildLine line = child_->readLine(std::max(left, 1e-3), options_.cancelled);
+    if (line.outcome == ChildLine::Outcome::Line) {
+      if (isBuiltLine(line.text)) built = true;
+      continue;
+    }
+    statistics_.requestSeconds += secondsSince(begin);
+    statistics_.candidates -= int(requests.size());  // counted again below
+    if (line.outcome == ChildLine::Outcome::Cancelled) {
+      CandidateMeasurement m = lost(line, requests[0], buildLimit);
+      for (size_t i = 0; i < requests.size(); ++i) onResult(i, m);
+      return;
+    }
+    // Lost while building several: measure them one by one, so the guilty one alone is blamed.
+    if (line.outcome == ChildLine::Outcome::TimedOut) child_->kill(InteractiveChildProcess::KillReason::TimedOut);
+    dropChild();
+    for (size_t i = 0; i < requests.size(); ++i) {
+      CandidateMeasurement m = measure(requests[i]);
+      onResult(i, m);
+      if (m.failure && m.failure->kind == CandidateErrorKind::Cancelled) {
+        for (size_t j = i + 1; j < requests.size(); ++j) onResult(j, m);
+        return;
+      }
+    }
+    return;
+  }
+
+  // The timing phase: one reply after another, each within its own limit.
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Clock::time_point replyBegin = Clock::now();
+    for (;;) {
+      double left = limits[i] - secondsSince(replyBegin);
+      ChildLine line = child_->readLine(std::max(left, 1e-3), options_.cancelled);
+      if (line.outcome == ChildLine::Outcome::Line) {
+        if (replyId(line.text) != ids[i]) continue;
+        CandidateMeasurement m = parseReplyLine(line.text);
+        statistics_.buildSeconds += m.buildMilliseconds / 1e3;
+        statistics_.checkSeconds += m.checkMilliseconds / 1e3;
+        statistics_.timingSeconds += m.timingMilliseconds / 1e3;
+        onResult(i, m);
+        break;
+      }
+      CandidateMeasurement m = lost(line, requests[i], limits[i]);
+      onResult(i, m);
+      std::vector<MeasureRequest> rest(requests.begin() + long(i) + 1, requests.end());
+      if (m.failure->kind == CandidateErrorKind::Cancelled) {
+        for (size_t j = i + 1; j < requests.size(); ++j) onResult(j, m);
+      } else {
+        statistics_.candidates -= int(rest.size());  // counted again by the next batch
+        measureBatch(rest, [&](size_t index, const CandidateMeasurement& next) { onResult(i + 1 + index, next); });
+      }
+      statistics_.requestSeconds += secondsSince(begin);
+      return;
+    }
+  }
+  statistics_.requestSeconds += secondsSince(begin);
 }
 
 }  // namespace tessel::tuner

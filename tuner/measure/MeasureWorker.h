@@ -20,6 +20,7 @@
 
 namespace tessel {
 class InteractiveChildProcess;
+struct ChildLine;
 }  // namespace tessel
 
 namespace tessel::tuner {
@@ -93,6 +94,17 @@ public:
   /// start (the worker could not be started), protocol.
   CandidateMeasurement measure(const MeasureRequest& request);
 
+  /// Measures several candidates as one batch (MeasureRequest::batch): the worker builds them
+  /// all in parallel, then checks and times each in turn. `onResult(i, measurement)` hears each
+  /// outcome as soon as it is known, in order, so a caller can record it before the next.
+  /// Each request's limit applies to its own check and timing; the build phase may take the
+  /// sum of the limits. A crash or hang while the batch is being built cannot be pinned on one
+  /// candidate: the batch is then measured again one candidate at a time, so only the guilty one
+  /// is blamed. After a crash or hang while one is timed, that one is blamed and the rest go on
+  /// in a new batch. Cancelling gives every remaining candidate kind Cancelled.
+  void measureBatch(const std::vector<MeasureRequest>& requests,
+                    const std::function<void(size_t index, const CandidateMeasurement& measurement)>& onResult);
+
   /// The tasks of the ready line (empty before the first start).
   const std::vector<WorkerTask>& tasks() const { return tasks_; }
   const MeasureWorkerStatistics& statistics() const { return statistics_; }
@@ -106,6 +118,8 @@ private:
   void dropChild();
   CandidateMeasurement lose(CandidateErrorKind kind, Diagnostic diagnostic);
   std::string stderrTail() const;
+  // What the worker's death or silence means for the candidate it was on.
+  CandidateMeasurement lost(ChildLine line, const MeasureRequest& request, double limit);
 
   class InputFiles;
   MeasureWorkerOptions options_;

@@ -33,6 +33,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Candidates whose lowered code has more store statements than this many times the default's
+// (and more than the minimum) are recorded as build failures without being built.
+constexpr double kStatementGrowthLimit = 8;
+constexpr double kMinimumStatementLimit = 512;
+
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -67,6 +72,17 @@ std::optional<Candidate> parsePoint(const std::string& key, const SearchSpace& s
     if (candidate.choices[d] < 0 || size_t(candidate.choices[d]) >= sketch.decisions[d].choices.size()) return std::nullopt;
   if (SearchSpace::pointKey(candidate) != key) return std::nullopt;
   return candidate;
+}
+
+// The number of store statements of a lowered candidate, from its features (counts are stored
+// as log2(1 + n)): after unrolling, the size of the code LLVM must compile.
+double storeStatements(const std::vector<float>& features) {
+  static const size_t index = [] {
+    const auto& names = loopFeatureNames();
+    return size_t(std::find(names.begin(), names.end(), "func.store_statements") - names.begin());
+  }();
+  if (index >= features.size()) return 0;
+  return std::exp2(double(features[index])) - 1;
 }
 
 std::optional<MeasureErrorKind> recordedErrorKind(CandidateErrorKind kind) {
@@ -107,6 +123,7 @@ struct TaskState {
   int resumedTrials = 0;
   std::optional<double> defaultMs;
   double defaultRequestSeconds = 0;  // the default's build and timing, once warm
+  double defaultStatements = 0;      // stores of the default's lowered code
   std::optional<Measured> best;  // fastest valid (from scratch: fastest non-default)
   bool servable = true;
   bool confirmed = false;
@@ -162,6 +179,21 @@ private:
   std::optional<std::vector<float>> featuresOf(size_t task, const Trace& trace);
   std::optional<std::vector<float>> featuresOf(size_t task, const Candidate& candidate);
   std::vector<double> score(size_t task, const std::vector<Candidate>& candidates);
+  // A candidate on its way to the worker: what its record and event will say.
+  struct Pending {
+    std::string trace;
+    RecordOrigin origin = RecordOrigin::Search;
+    std::string point;
+    std::optional<double> prediction;
+    std::optional<std::vector<float>> features;
+  };
+  MeasureRequest requestFor(size_t task, const std::string& trace, RecordOrigin origin) const;
+  /// Appends the record, updates the task and emits the trial event; false when the session
+  /// stops instead (cancelled, or records that cannot be written).
+  bool record(size_t task, const Pending& pending, const CandidateMeasurement& measurement);
+  /// Measures candidates of one task as one batch (built in parallel), recording each as it
+  /// comes; an entry is empty when it was not recorded.
+  std::vector<std::optional<CandidateMeasurement>> measureBatch(size_t task, const std::vector<Pending>& pending);
   /// Measures one trace and records it; nullopt when nothing was recorded (cancelled, or the
   /// session ended for an error).
   std::optional<CandidateMeasurement> measure(size_t task, const std::string& trace, RecordOrigin origin,
@@ -352,22 +384,26 @@ std::vector<double> Session::score(size_t task, const std::vector<Candidate>& ca
   return scores;
 }
 
-std::optional<CandidateMeasurement> Session::measure(size_t task, const std::string& trace, RecordOrigin origin,
-                                                     const std::string& point, std::optional<double> prediction,
-                                                     const std::optional<std::vector<float>>& features) {
-  const TuningTask& spec = tasks_[task];
-  TaskState& state = states_[task];
+MeasureRequest Session::requestFor(size_t task, const std::string& trace, RecordOrigin origin) const {
+  const TaskState& state = states_[task];
   MeasureRequest request = options_.measure;
-  request.task = spec.name;
+  request.task = tasks_[task].name;
   request.trace = trace;
   // A candidate that takes many times longer than the default to build and time costs more
   // than it can teach: it is stopped and recorded as a timeout. (Some sketches' points unroll
   // into code that takes LLVM seconds to compile.)
   if (request.timeoutSeconds <= 0 && state.defaultRequestSeconds > 0 && origin != RecordOrigin::Default)
     request.timeoutSeconds = std::clamp(6 * state.defaultRequestSeconds + 2, 4.0, defaultCandidateTimeout(request));
+  return request;
+}
+
+std::optional<CandidateMeasurement> Session::measure(size_t task, const std::string& trace, RecordOrigin origin,
+                                                     const std::string& point, std::optional<double> prediction,
+                                                     const std::optional<std::vector<float>>& features) {
   auto started = Clock::now();
-  CandidateMeasurement measurement = worker_.measure(request);
+  CandidateMeasurement measurement = worker_.measure(requestFor(task, trace, origin));
   double wall = secondsSince(started);
+  TaskState& state = states_[task];
   if (origin == RecordOrigin::Default && measurement.ok())
     state.defaultRequestSeconds = state.defaultRequestSeconds > 0 ? std::min(state.defaultRequestSeconds, wall) : wall;
   seconds_["building"] += measurement.buildMilliseconds / 1000;
@@ -375,7 +411,39 @@ std::optional<CandidateMeasurement> Session::measure(size_t task, const std::str
   seconds_["timing"] += measurement.timingMilliseconds / 1000;
   seconds_["worker"] += std::max(0.0, wall - (measurement.buildMilliseconds + measurement.checkMilliseconds +
                                               measurement.timingMilliseconds) / 1000);
+  if (!record(task, {trace, origin, point, prediction, features}, measurement)) return std::nullopt;
+  return measurement;
+}
 
+std::vector<std::optional<CandidateMeasurement>> Session::measureBatch(size_t task, const std::vector<Pending>& pending) {
+  std::vector<std::optional<CandidateMeasurement>> results(pending.size());
+  std::vector<MeasureRequest> requests;
+  for (const Pending& p : pending) requests.push_back(requestFor(task, p.trace, p.origin));
+  auto started = Clock::now();
+  double checkAndTiming = 0, recording = 0;
+  worker_.measureBatch(requests, [&](size_t i, const CandidateMeasurement& measurement) {
+    seconds_["checking"] += measurement.checkMilliseconds / 1000;
+    seconds_["timing"] += measurement.timingMilliseconds / 1000;
+    checkAndTiming += (measurement.checkMilliseconds + measurement.timingMilliseconds) / 1000;
+    if (fatal_ || interrupted_) return;  // the rest of a batch after the session stopped
+    auto recordingStarted = Clock::now();
+    if (record(task, pending[i], measurement)) results[i] = measurement;
+    recording += secondsSince(recordingStarted);
+  });
+  // Built in parallel: the wall time of the batch less its checks, timings and records is
+  // what building it (and talking to the worker) took.
+  seconds_["building"] += std::max(0.0, secondsSince(started) - checkAndTiming - recording);
+  return results;
+}
+
+bool Session::record(size_t task, const Pending& pending, const CandidateMeasurement& measurement) {
+  const TuningTask& spec = tasks_[task];
+  TaskState& state = states_[task];
+  const std::string& trace = pending.trace;
+  RecordOrigin origin = pending.origin;
+  const std::string& point = pending.point;
+  const std::optional<double>& prediction = pending.prediction;
+  const std::optional<std::vector<float>>& features = pending.features;
   TuningRecord record;
   record.workload = spec.workloadKey;
   record.workloadHash = spec.workloadHash;
@@ -408,7 +476,7 @@ std::optional<CandidateMeasurement> Session::measure(size_t task, const std::str
               {"hint", fatal_->hint},
               {"fatal", true}});
       }
-      return std::nullopt;
+      return false;
     }
     record.outcome = MeasureFailure{*kind, measurement.failure->diagnostic.toString()};
   }
@@ -423,7 +491,7 @@ std::optional<CandidateMeasurement> Session::measure(size_t task, const std::str
           {"location", fatal_->location},
           {"hint", fatal_->hint},
           {"fatal", true}});
-    return std::nullopt;
+    return false;
   }
 
   ++state.trials;
@@ -462,7 +530,9 @@ std::optional<CandidateMeasurement> Session::measure(size_t task, const std::str
                       {"hint", measurement.failure->diagnostic.hint}};
   }
   emit(std::move(event));
-  return measurement;
+  // Stop after a trial, with it kept; the worker's current work is abandoned.
+  if (cancelled()) interrupted_ = true;
+  return true;
 }
 
 void Session::startEvent() {
@@ -513,6 +583,7 @@ void Session::measureDefaults() {
       std::optional<std::vector<float>> features;
       if (state.space.hasDefault()) features = featuresOf(i, state.space.defaultCandidate());
       else features = featuresOf(i, tasks_[i].defaultTrace);
+      if (features) state.defaultStatements = storeStatements(*features);
       auto first = measure(i, state.defaultTraceText, RecordOrigin::Default, state.defaultPoint, std::nullopt, features);
       if (first && first->ok())
         measure(i, state.defaultTraceText, RecordOrigin::Default, state.defaultPoint, std::nullopt, std::nullopt);
@@ -563,29 +634,59 @@ void Session::searchRound(int taskIndex) {
   seconds_["searching"] += secondsSince(searching);
   RecordOrigin origin = model_.isTrained() ? RecordOrigin::Search : RecordOrigin::Random;
 
-  int measuredCount = 0, errors = 0;
-  std::vector<double> predicted, throughputs;
+  // As many as the trial budget still allows, built in parallel by the worker.
+  std::vector<Pending> pending;
   std::set<std::string> tracesThisRound;
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (!budgetLeft() || fatal_ || interrupted_) break;
-    if (cancelled()) {
-      interrupted_ = true;
-      break;
+    if (options_.budgetTrials > 0 && searchTrials_ + int(pending.size()) >= options_.budgetTrials) break;
+    Pending& p = pending.emplace_back();
+    p.point = SearchSpace::pointKey(batch[i]);
+    if (!predictions.empty() && std::isfinite(predictions[i])) p.prediction = predictions[i];
+    p.features = featuresOf(task, batch[i]);
+    p.trace = printTraceText(state.space.instantiate(batch[i]));
+    p.origin = origin;
+    tracesThisRound.insert(p.trace);
+  }
+  // Candidates that unroll into far more code than the default are not sent: LLVM would take
+  // seconds on each (stalling the batch) and such code is rarely fast. They are recorded as
+  // build failures, so the cost model learns to avoid them.
+  if (state.defaultStatements <= 0) {
+    auto features = state.space.hasDefault() ? featuresOf(task, state.space.defaultCandidate())
+                                             : featuresOf(task, spec.defaultTrace);
+    if (features) state.defaultStatements = storeStatements(*features);
+  }
+  double statementLimit = std::max(kMinimumStatementLimit, kStatementGrowthLimit * state.defaultStatements);
+  std::vector<Pending> sent;
+  std::vector<size_t> sentIndex;
+  std::vector<std::optional<CandidateMeasurement>> results(pending.size());
+  for (size_t i = 0; i < pending.size(); ++i) {
+    double statements = pending[i].features ? storeStatements(*pending[i].features) : 0;
+    if (statements <= statementLimit) {
+      sent.push_back(pending[i]);
+      sentIndex.push_back(i);
+      continue;
     }
-    std::string point = SearchSpace::pointKey(batch[i]);
-    std::optional<double> prediction;
-    if (!predictions.empty() && std::isfinite(predictions[i])) prediction = predictions[i];
-    auto features = featuresOf(task, batch[i]);
-    std::string trace = printTraceText(state.space.instantiate(batch[i]));
-    tracesThisRound.insert(trace);
-    auto measured = measure(task, trace, origin, point, prediction, features);
-    if (!measured) break;
+    CandidateMeasurement tooLarge;
+    char message[200];
+    std::snprintf(message, sizeof message,
+                  "not measured: it unrolls into %.0f statements, more than %.0f (%.0f times the default's %.0f)",
+                  statements, statementLimit, kStatementGrowthLimit, state.defaultStatements);
+    tooLarge.failure = CandidateFailure{CandidateErrorKind::Build,
+                                        Diagnostic{message, spec.name, 0, 0, "LLVM would take seconds to compile it"}};
+    if (!fatal_ && !interrupted_ && record(task, pending[i], tooLarge)) results[i] = tooLarge;
+  }
+  std::vector<std::optional<CandidateMeasurement>> measured = measureBatch(task, sent);
+  for (size_t j = 0; j < sent.size(); ++j) results[sentIndex[j]] = measured[j];
+  int measuredCount = 0, errors = 0;
+  std::vector<double> predicted, throughputs;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i]) continue;
     ++measuredCount;
-    double throughput = measured->ok() ? 1.0 / std::max(1e-9, measured->medianMilliseconds) : 0;
-    if (!measured->ok()) ++errors;
+    double throughput = results[i]->ok() ? 1.0 / std::max(1e-9, results[i]->medianMilliseconds) : 0;
+    if (!results[i]->ok()) ++errors;
     state.measured.push_back({batch[i], throughput});
-    if (prediction) {
-      predicted.push_back(*prediction);
+    if (pending[i].prediction) {
+      predicted.push_back(*pending[i].prediction);
       throughputs.push_back(throughput);
     }
   }

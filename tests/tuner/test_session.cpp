@@ -155,8 +155,8 @@ private slots:
     std::vector<nlohmann::json> events;
     TuningSessionOptions options = quickOptions(records, &events);
     options.measure.timeoutSeconds = 3;
-    MeasureWorker worker(matmulWorker(64));
-    auto result = runTuningSession({matmulTask(64)}, worker, options);
+    MeasureWorker worker(matmulWorker(32));
+    auto result = runTuningSession({matmulTask(32)}, worker, options);
     qunsetenv("TESSEL_MEASURE_WORKER_FAULTS");
     qunsetenv("TESSEL_MEASURE_WORKER_FAULT_COUNTER");
     QVERIFY2(result, result ? "" : result.error().toString().c_str());
@@ -186,8 +186,8 @@ private slots:
     std::string records = dir.filePath("resume.jsonl").toStdString();
     std::vector<nlohmann::json> first, refused, second;
     {
-      MeasureWorker worker(matmulWorker(64));
-      auto result = runTuningSession({matmulTask(64)}, worker, quickOptions(records, &first));
+      MeasureWorker worker(matmulWorker(32));
+      auto result = runTuningSession({matmulTask(32)}, worker, quickOptions(records, &first));
       QVERIFY2(result, result ? "" : result.error().toString().c_str());
     }
     std::vector<TuningRecord> afterFirst = readRecords(records);
@@ -195,8 +195,8 @@ private slots:
 
     // Without --resume the file is not reused, and not touched.
     {
-      MeasureWorker worker(matmulWorker(64));
-      auto result = runTuningSession({matmulTask(64)}, worker, quickOptions(records, &refused));
+      MeasureWorker worker(matmulWorker(32));
+      auto result = runTuningSession({matmulTask(32)}, worker, quickOptions(records, &refused));
       QVERIFY(!result);
       QVERIFY2(result.error().hint.find("--resume") != std::string::npos, result.error().toString().c_str());
       QCOMPARE(readRecords(records).size(), afterFirst.size());
@@ -204,8 +204,8 @@ private slots:
 
     TuningSessionOptions options = quickOptions(records, &second);
     options.resume = true;
-    MeasureWorker worker(matmulWorker(64));
-    auto result = runTuningSession({matmulTask(64)}, worker, options);
+    MeasureWorker worker(matmulWorker(32));
+    auto result = runTuningSession({matmulTask(32)}, worker, options);
     QVERIFY2(result, result ? "" : result.error().toString().c_str());
     checkStream(second, readRecords(records).size() - afterFirst.size());
     const nlohmann::json& start = second.front();
@@ -228,8 +228,8 @@ private slots:
     QTemporaryDir dir;
     std::string records = dir.filePath("best.jsonl").toStdString();
     std::vector<nlohmann::json> events;
-    TuningTask task = matmulTask(64);
-    MeasureWorker worker(matmulWorker(64));
+    TuningTask task = matmulTask(32);
+    MeasureWorker worker(matmulWorker(32));
     auto result = runTuningSession({task}, worker, quickOptions(records, &events));
     QVERIFY(result);
     QCOMPARE(countEvents(events, "confirm"), 1);
@@ -250,8 +250,8 @@ private slots:
     TuningSessionOptions options = quickOptions(records, &events);
     options.budgetTrials = 1000;
     options.cancelled = [&events] { return countEvents(events, "trial") >= 6; };
-    MeasureWorker worker(matmulWorker(64));
-    auto result = runTuningSession({matmulTask(64)}, worker, options);
+    MeasureWorker worker(matmulWorker(32));
+    auto result = runTuningSession({matmulTask(32)}, worker, options);
     QVERIFY(result);
     QCOMPARE(result->reason, std::string("interrupted"));
     QCOMPARE(readRecords(records).size(), size_t(6));
@@ -263,24 +263,24 @@ private slots:
   void sessionsThatCannotStartSaySo() {
     QTemporaryDir dir;
     std::vector<nlohmann::json> events;
-    MeasureWorker worker(matmulWorker(64));
+    MeasureWorker worker(matmulWorker(32));
     TuningSessionOptions options = quickOptions(dir.filePath("x.jsonl").toStdString(), &events);
     auto none = runTuningSession({}, worker, options);
     QVERIFY(!none);
     QVERIFY2(none.error().message.find("no kernel to tune") != std::string::npos, none.error().message.c_str());
     options.budgetTrials = 0;
-    auto zero = runTuningSession({matmulTask(64)}, worker, options);
+    auto zero = runTuningSession({matmulTask(32)}, worker, options);
     QVERIFY(!zero);
     QVERIFY2(zero.error().message.find("budget is zero") != std::string::npos, zero.error().message.c_str());
     options.budgetTrials = 10;
     options.resume = true;
-    auto nothing = runTuningSession({matmulTask(64)}, worker, options);
+    auto nothing = runTuningSession({matmulTask(32)}, worker, options);
     QVERIFY(!nothing);
     QVERIFY2(nothing.error().message.find("nothing to resume") != std::string::npos, nothing.error().message.c_str());
     // A records file in a directory that does not exist: named, before anything is measured.
     options.resume = false;
     options.recordsPath = dir.filePath("missing/dir/x.jsonl").toStdString();
-    auto unwritable = runTuningSession({matmulTask(64)}, worker, options);
+    auto unwritable = runTuningSession({matmulTask(32)}, worker, options);
     QVERIFY(!unwritable);
     QVERIFY2(unwritable.error().toString().find("missing/dir/x.jsonl") != std::string::npos,
              unwritable.error().toString().c_str());

@@ -3,12 +3,14 @@
 #include "tuner/session/TuningSession.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "compiler/lower/Lower.h"
 #include "compiler/schedule/Schedule.h"
@@ -179,6 +181,7 @@ private:
   std::optional<std::vector<float>> featuresOf(size_t task, const Trace& trace);
   std::optional<std::vector<float>> featuresOf(size_t task, const Candidate& candidate);
   std::vector<double> score(size_t task, const std::vector<Candidate>& candidates);
+  void precomputeFeatures(size_t task, const std::vector<Candidate>& candidates);
   // A candidate on its way to the worker: what its record and event will say.
   struct Pending {
     std::string trace;
@@ -365,8 +368,39 @@ std::optional<std::vector<float>> Session::featuresOf(size_t task, const Candida
   return state.features.emplace(key, std::move(features)).first->second;
 }
 
+// Lowering candidates for their features is most of the search's time; the worker is idle
+// meanwhile, so every core lowers.
+void Session::precomputeFeatures(size_t task, const std::vector<Candidate>& candidates) {
+  TaskState& state = states_[task];
+  std::vector<const Candidate*> missing;
+  std::set<std::string> keys;
+  for (const Candidate& candidate : candidates) {
+    std::string key = SearchSpace::pointKey(candidate);
+    if (!state.features.count(key) && keys.insert(key).second) missing.push_back(&candidate);
+  }
+  if (missing.size() < 8) return;  // not worth the threads
+  std::vector<std::optional<std::vector<float>>> computed(missing.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < missing.size();) {
+      try {
+        computed[i] = featuresOf(task, state.space.instantiate(*missing[i]));
+      } catch (const std::exception&) {
+      }
+    }
+  };
+  size_t threadCount = std::min<size_t>(missing.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < threadCount; ++t) threads.emplace_back(work);
+  work();
+  for (auto& thread : threads) thread.join();
+  for (size_t i = 0; i < missing.size(); ++i)
+    state.features.emplace(SearchSpace::pointKey(*missing[i]), std::move(computed[i]));
+}
+
 std::vector<double> Session::score(size_t task, const std::vector<Candidate>& candidates) {
   if (!model_.isTrained()) return {};
+  precomputeFeatures(task, candidates);
   std::vector<std::vector<float>> rows;
   std::vector<size_t> rowOf(candidates.size(), SIZE_MAX);
   for (size_t i = 0; i < candidates.size(); ++i) {

@@ -2,7 +2,9 @@
 // of them.
 #include "tuner/records/AppliedRecords.h"
 
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "compiler/driver/WorkloadKey.h"
 #include "compiler/lower/Lower.h"
@@ -14,11 +16,64 @@ namespace {
 
 // A file with thousands of bad lines must not bury the rest of the report.
 constexpr size_t kProblemsShown = 5;
-// Target strings are long; two are enough to see what the records were measured on.
-constexpr size_t kOtherTargetsShown = 2;
+// Target strings are long, and two of one machine differ in a word or two: those are shown.
+constexpr size_t kDifferencesShown = 4;
 
 std::string plural(int count, const std::string& singular, const std::string& pluralForm) {
   return std::to_string(count) + " " + (count == 1 ? singular : pluralForm);
+}
+
+// A target string's words by option name ("-cores"; the kind, first, as "kind").
+std::map<std::string, std::string> targetOptions(const std::string& target) {
+  std::map<std::string, std::string> options;
+  std::istringstream words(target);
+  std::string word;
+  for (bool first = true; words >> word; first = false) options[first ? "kind" : word.substr(0, word.find('='))] = word;
+  return options;
+}
+
+std::set<std::string> featuresOf(const std::string& mattr) {
+  std::set<std::string> features;
+  std::istringstream list(mattr.substr(mattr.find('=') + 1));
+  for (std::string feature; std::getline(list, feature, ',');) features.insert(feature);
+  return features;
+}
+
+std::string joined(const std::vector<std::string>& words, const std::string& separator) {
+  std::string text;
+  for (const std::string& word : words) text += (text.empty() ? "" : separator) + word;
+  return text;
+}
+
+// How `other` differs from `mine`, option by option ("-cores=4 instead of -cores=2"): two
+// targets of one machine differ in a word or two of two long lines.
+std::string targetDifference(const std::string& other, const std::string& mine) {
+  std::map<std::string, std::string> theirs = targetOptions(other), ours = targetOptions(mine);
+  std::vector<std::string> differences;
+  for (const auto& [option, word] : theirs) {
+    auto same = ours.find(option);
+    if (same == ours.end()) {
+      differences.push_back(word + " where this target has none");
+    } else if (option == "-mattr" && same->second != word) {
+      std::set<std::string> theirFeatures = featuresOf(word), ourFeatures = featuresOf(same->second);
+      std::vector<std::string> extra, lacking;
+      for (const std::string& feature : theirFeatures)
+        if (!ourFeatures.count(feature)) extra.push_back(feature);
+      for (const std::string& feature : ourFeatures)
+        if (!theirFeatures.count(feature)) lacking.push_back(feature);
+      if (!extra.empty()) differences.push_back("features " + joined(extra, ",") + " this target lacks");
+      if (!lacking.empty()) differences.push_back("without " + joined(lacking, ","));
+    } else if (same->second != word) {
+      differences.push_back(word + " instead of " + same->second);
+    }
+  }
+  for (const auto& [option, word] : ours)
+    if (!theirs.count(option)) differences.push_back("no " + option);
+  if (differences.size() > kDifferencesShown) {
+    differences.resize(kDifferencesShown);
+    differences.push_back("...");
+  }
+  return joined(differences, ", ");
 }
 
 // Kernels made from an operation of the graph: the ones a record can schedule.
@@ -41,7 +96,7 @@ Expected<AppliedRecords> loadTuningRecords(const std::string& path, const Target
     Diagnostic error = contents.error();
     error.message = "cannot apply the tuning records: " + error.message;
     if (error.hint.empty() || error.hint == "check the path")
-      error.hint = "give the .jsonl record file a tuning session wrote (tessel records show FILE lists one)";
+      error.hint = "check the path: tuning records are the .jsonl file a tuning session writes";
     return error;
   }
   AppliedRecords applied;
@@ -113,13 +168,11 @@ std::vector<std::string> describeAppliedRecords(const AppliedRecords& applied) {
   else
     lines.push_back(prefix + read);
   if (applied.otherTargetRecords > 0) {
-    std::string targets;
-    for (size_t i = 0; i < applied.otherTargets.size() && i < kOtherTargetsShown; ++i)
-      targets += (i ? "; " : "") + applied.otherTargets[i];
-    if (applied.otherTargets.size() > kOtherTargetsShown)
-      targets += "; and " + std::to_string(applied.otherTargets.size() - kOtherTargetsShown) + " more";
-    lines.push_back(prefix + plural(applied.otherTargetRecords, "record", "records") + " for another target ignored (" +
-                    targets + "); this target is " + applied.target);
+    size_t targets = applied.otherTargets.size();
+    std::string difference = targetDifference(applied.otherTargets.front(), applied.target);
+    lines.push_back(prefix + plural(applied.otherTargetRecords, "record", "records") + " for " +
+                    (targets == 1 ? "another target" : std::to_string(targets) + " other targets") + " ignored (" +
+                    (targets == 1 ? "it has " : "the first has ") + difference + ")");
   }
   if (applied.outcome && applied.outcome->unknownWorkloadRecords > 0)
     lines.push_back(prefix + plural(applied.outcome->unknownWorkloadRecords, "record", "records") +

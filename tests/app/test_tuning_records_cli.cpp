@@ -67,6 +67,7 @@ class TestTuningRecordsCli : public QObject {
   QString records_;      // tiny_resnet's convolution tuned, a corrupt line, a record for another target
   QString matmulRecords_;
   std::string matmulTrace_;  // the matmul record's schedule (not the default)
+  std::string convWorkload_, convDefaultTrace_;
 
   QString file(const QString& name) const { return directory_.filePath(name); }
 
@@ -105,6 +106,8 @@ private slots:
     for (const auto& task : *tasks)
       if (task.name == kConvTask) conv = &task;
     QVERIFY(conv);
+    convWorkload_ = conv->workloadName;
+    convDefaultTrace_ = conv->defaultTraceText();
     std::string convTrace = withFactor(conv->defaultTraceText(), "4", "2");
     records_ = file("tiny_resnet.jsonl");
     writeRecords(records_, {record(conv->workloadKey, conv->defaultTraceText(), 2.0, target_),
@@ -264,6 +267,25 @@ private slots:
     Run untuned = runTessel(otherRecords);
     QVERIFY2(untuned.finished && untuned.exitCode == 0, qPrintable(describe(otherRecords, untuned)));
     QCOMPARE(keyValues(untuned.out).value("tuned_kernels"), QString("0"));
+  }
+
+  // A schedule the project's author wrote for a kernel wins over the kernel's tuning record.
+  void aProjectsScheduleEditWinsOverARecord() {
+    QDir projectDirectory(file("edited"));
+    QVERIFY(projectDirectory.mkpath("."));
+    QString project = projectDirectory.filePath("edited.tessel");
+    std::string traceLines;
+    for (const QString& line : QString::fromStdString(convDefaultTrace_).split('\n', Qt::SkipEmptyParts))
+      traceLines += (traceLines.empty() ? "\"" : ", \"") + line.toStdString() + "\"";
+    writeText(project, "{\"format\": \"tessel-project\", \"version\": 1, \"model\": \"" + kTinyResNet.toStdString() +
+                           "\", \"tuning_records\": \"" + records_.toStdString() + "\", \"tasks\": [{\"name\": \"" +
+                           kConvTask + "\", \"workload\": \"" + convWorkload_ + "\", \"trace\": [" + traceLines + "]}]}\n");
+    QStringList arguments{"project", "run", project, "--threads", kThreads, "--repeat", "2"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QCOMPARE(keyValues(run.out).value("tasks_edited"), QString("1"));
+    QCOMPARE(keyValues(run.out).value("tuned_kernels"), QString("0"));
+    QVERIFY2(run.err.contains("0 of 8 kernels tuned"), qPrintable(run.err));
   }
 };
 

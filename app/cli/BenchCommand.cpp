@@ -9,6 +9,7 @@
 #include <random>
 
 #include "app/cli/Commands.h"
+#include "app/cli/ModelCommand.h"
 #include "app/cli/OperatorSpec.h"
 #include "compiler/lower/Build.h"
 #include "runtime/NDArray.h"
@@ -51,25 +52,17 @@ Comparison compare(const float* got, const float* expected, int64_t count, doubl
 int runBench(const std::vector<std::string>& args) {
   if (!args.empty() && isModelArgument(args[0])) return runModelBench(args);
   OperatorCommand command;
-  std::vector<FlagSpec> flags = {{"threads", "worker threads (also TESSEL_NUM_THREADS)", true, ""},
-                                 {"seconds", "minimum time spent timing", true, "1"}};
+  std::vector<FlagSpec> flags = {threadsFlag(), {"seconds", "minimum time spent timing", true, "1"}};
   if (auto done = parseOperatorCommand(
           "bench", args, flags,
           "Checks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
-          "machine's float32 FMA peak, measured now) and fraction_of_peak=.\n"
+          "machine's float32 FMA peak, measured now) and fraction_of_peak=. tuned_kernels= is 1 when the\n"
+          "schedule is the operator's tuning record (--tuning-records), 0 for the default or --schedule.\n"
           "`tessel bench MODEL` (an .onnx file or a module directory) times a whole model instead;\n"
           "see `tessel bench MODEL --help`.\n",
           &command))
     return *done;
   const CommandLine& line = command.line;
-  if (line.has("threads")) {
-    int64_t threads = 0;
-    if (auto error = line.getInt("threads", &threads)) {
-      std::cerr << "tessel bench: " << *error << "\n";
-      return kExitError;
-    }
-    runtime::ThreadPool::global().setNumThreads(int(threads));
-  }
   double seconds = std::atof(line.get("seconds").c_str());
   if (!(seconds > 0)) {
     std::cerr << "tessel bench: --seconds must be a positive number\n";
@@ -145,6 +138,8 @@ int runBench(const std::vector<std::string>& args) {
               pool.numThreads(), check.worstRatio);
   std::printf("block_pairs=%zu\nmedian_ms=%.4f\ngflops=%.4g\npeak_gflops=%.4g\nfraction_of_peak=%.3g\n", kernelRates.size(),
               w.flops / gflops * 1e-6, gflops, peak, runtime::median(ratios));
+  bool tuned = command.tuningRecords && command.tuningRecords->outcome && command.tuningRecords->outcome->tunedKernels;
+  std::printf("tuned_kernels=%d\n", tuned ? 1 : 0);
   return kExitOk;
 }
 

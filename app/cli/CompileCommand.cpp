@@ -6,6 +6,7 @@
 
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
+#include "app/cli/TuningRecordsFlag.h"
 
 namespace tessel::cli {
 
@@ -15,26 +16,33 @@ int runCompile(const std::vector<std::string>& args) {
                                  inputShapeFlag()};
   for (auto& flag : passFlags()) flags.push_back(flag);
   flags.push_back(threadsFlag());
+  flags.push_back(tuningRecordsFlag());
   ModelCommand command;
   if (auto done = parseModelCommand(
           "compile", "MODEL -o DIR [options]",
           "Imports MODEL (ONNX), runs the graph passes, compiles one kernel per (fused) operation, plans\n"
           "memory and writes a module that `tessel run DIR` and tessel-deploy-run load. Prints kernels=,\n"
-          "fused_ops=, planned_memory_bytes=, naive_memory_bytes= and compile_seconds=.\n",
+          "tuned_kernels=, fused_ops=, planned_memory_bytes=, naive_memory_bytes= and compile_seconds=.\n"
+          "With --tuning-records, how many kernels the records tuned (and what they skipped) goes to stderr.\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
   if (!line.has("output")) return reportUsageError("compile", "-o DIR is required (where to write the module)");
+  // Threads first: the target compiled for (and matched against tuning records) counts them.
+  if (auto error = applyThreads(line)) return reportUsageError("compile", *error);
   driver::LoadOptions load;
   driver::CompileOptions options;
-  for (auto error : {readInputShapes(line, &load), readPassOptions(line, &options), applyThreads(line)})
+  for (auto error : {readInputShapes(line, &load), readPassOptions(line, &options)})
     if (error) return reportUsageError("compile", *error);
+  auto records = readTuningRecordsFlag(line, &options);
+  if (!records) return reportDiagnostic(records.error());
 
   auto start = std::chrono::steady_clock::now();
   auto graph = driver::loadModel(command.model, load);
   if (!graph) return reportDiagnostic(graph.error());
   auto compiled = driver::compileGraph(*graph, options);
   if (!compiled) return reportDiagnostic(compiled.error());
+  if (*records) reportTuningRecords(**records, *compiled);
   Status exported = driver::exportModel(*compiled, line.get("output"), options.target);
   if (!exported) return reportDiagnostic(exported.error());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -44,7 +52,8 @@ int runCompile(const std::vector<std::string>& args) {
     if (kernel.node && kernel.node->isFused()) ++fused;
   const driver::MemoryReport& memory = compiled->memory;
   std::printf("model=%s\noutput=%s\n", command.model.c_str(), line.get("output").c_str());
-  std::printf("operations=%zu\nkernels=%zu\nfused_ops=%d\n", graph->operationCount(), compiled->kernels.size(), fused);
+  std::printf("operations=%zu\nkernels=%zu\ntuned_kernels=%d\nfused_ops=%d\n", graph->operationCount(),
+              compiled->kernels.size(), tunedKernelCount(*compiled), fused);
   std::printf("planned_memory_bytes=%lld\nnaive_memory_bytes=%lld\nstorages=%d\n", (long long)memory.plannedBytes,
               (long long)memory.naiveBytes, memory.storageCount);
   std::printf("pass_seconds=%.3f\nlower_seconds=%.3f\ncompile_seconds=%.3f\n", compiled->passSeconds,

@@ -6,19 +6,35 @@
 
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
+#include "app/cli/TuningRecordsFlag.h"
 
 namespace tessel::cli {
+
+namespace {
+
+// The compiled kernels, those a tuning record schedules marked, in plan order.
+void printKernels(const driver::CompiledModel& model) {
+  std::printf("\n%-5s  %-16s  %s\n", "tuned", "workload", "kernel");
+  for (const driver::CompiledKernel& kernel : model.kernels)
+    std::printf("%-5s  %-16s  %s\n", kernel.tuned ? "yes" : "", kernel.workloadHash.empty() ? "-" : kernel.workloadHash.c_str(),
+                kernel.name.c_str());
+  std::printf("tuned_kernels=%d\n", tunedKernelCount(model));
+}
+
+}  // namespace
 
 int runInspect(const std::vector<std::string>& args) {
   std::vector<FlagSpec> flags = {{"print-after", "print the graph after pass NAME, or after every pass with 'all'", true, ""},
                                  inputShapeFlag()};
   for (auto& flag : passFlags()) flags.push_back(flag);
+  flags.push_back(tuningRecordsFlag());
   ModelCommand command;
   if (auto done = parseModelCommand(
           "inspect", "MODEL [options]",
           "Imports MODEL and runs the graph passes. Prints one line per pass (its time, whether it ran,\n"
           "operations left), then the final graph; --print-after shows the graph after a given pass\n"
-          "(or 'all') instead. Passes, in order: " +
+          "(or 'all') instead. With --tuning-records it also compiles the kernels and lists them, marking\n"
+          "those a tuning record schedules. Passes, in order: " +
               [] {
                 std::string names;
                 for (auto& name : driver::standardPasses().passNames()) names += (names.empty() ? "" : ", ") + name;
@@ -42,10 +58,25 @@ int runInspect(const std::vector<std::string>& args) {
                                            ", or all)");
   }
 
+  auto records = readTuningRecordsFlag(line, &options);
+  if (!records) return reportDiagnostic(records.error());
+
   auto imported = driver::loadModel(command.model, load);
   if (!imported) return reportDiagnostic(imported.error());
-  auto snapshots = passes.run(*imported, options.passes);
-  if (!snapshots) return reportDiagnostic(snapshots.error());
+  // Which kernels the records tune is known only once they are compiled; the compile runs the
+  // same passes and keeps their snapshots.
+  std::optional<driver::CompiledModel> compiled;
+  Expected<std::vector<graph::PassSnapshot>> snapshots = std::vector<graph::PassSnapshot>{};
+  if (*records) {
+    auto model = driver::compileGraph(*imported, options);
+    if (!model) return reportDiagnostic(model.error());
+    compiled = std::move(*model);
+    snapshots = compiled->snapshots;
+    reportTuningRecords(**records, *compiled);
+  } else {
+    snapshots = passes.run(*imported, options.passes);
+    if (!snapshots) return reportDiagnostic(snapshots.error());
+  }
 
   std::printf("%-24s %10s  %s\n", "pass", "ms", "operations");
   std::printf("%-24s %10s  %zu\n", "(imported)", "", imported->operationCount());
@@ -65,6 +96,7 @@ int runInspect(const std::vector<std::string>& args) {
       std::cout << graph::printGraph(snapshot.graph);
     }
   }
+  if (compiled) printKernels(*compiled);
   return kExitOk;
 }
 

@@ -7,10 +7,12 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "app/cli/Commands.h"
 #include "app/cli/InputFlags.h"
 #include "app/cli/ModelCommand.h"
+#include "app/cli/TuningRecordsFlag.h"
 #include "compiler/driver/RunModel.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Timer.h"
@@ -31,24 +33,34 @@ int runModelBench(const std::vector<std::string>& args) {
                                  inputShapeFlag()};
   for (auto& flag : inputFlags()) flags.push_back(flag);
   for (auto& flag : passFlags()) flags.push_back(flag);
+  flags.push_back(tuningRecordsFlag());
   ModelCommand command;
   if (auto done = parseModelCommand(
           "bench", "MODEL [options]",
           "Compiles MODEL (an ONNX file; a module directory is loaded as it is), runs it once to warm\n"
           "up, then --repeat times and prints latency_ms= (the median run). Inputs not given with --input or\n"
           "--inputs-dir are random floats (integers and booleans zero).\n"
-          "--profile adds each operator's median time and share of the total, slowest first.\n",
+          "--profile adds each operator's median time and share of the total, slowest first.\n"
+          "tuned_kernels= counts the kernels that replayed a tuning record (--tuning-records); the\n"
+          "profile marks them.\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
+  // Threads first: the target compiled for (and matched against tuning records) counts them.
+  if (auto error = applyThreads(line)) return reportUsageError("bench", *error);
   driver::LoadOptions load;
   driver::RunRequest request;
   request.model = command.model;
   int64_t repeat = 0;
-  for (auto error : {readInputShapes(line, &load), readPassOptions(line, &request.compile), applyThreads(line),
+  for (auto error : {readInputShapes(line, &load), readPassOptions(line, &request.compile),
                      line.getInt("repeat", &repeat)})
     if (error) return reportUsageError("bench", *error);
   request.inputShapes = load.inputShapes;
+  if (line.has("tuning-records") && driver::isModuleDirectory(command.model))
+    return reportUsageError("bench", "--tuning-records applies while compiling; " + command.model +
+                                         " is a module that was compiled already");
+  auto records = readTuningRecordsFlag(line, &request.compile);
+  if (!records) return reportDiagnostic(records.error());
   std::optional<Diagnostic> unreadable;
   if (auto error = readInputFlags(line, &request, &unreadable)) {
     if (unreadable) return reportDiagnostic(*unreadable);
@@ -59,6 +71,7 @@ int runModelBench(const std::vector<std::string>& args) {
   auto prepared = driver::prepareWithInputs(
       request, [&](const runtime::GraphTensor& tensor) { return driver::timingInput(tensor, rng); });
   if (!prepared) return reportDiagnostic(prepared.error());
+  if (*records && prepared->compiled) reportTuningRecords(**records, *prepared->compiled);
   runtime::GraphExecutor& executor = *prepared->executor;
 
   // One untimed run: first-touch page faults, thread pool start-up, caches.
@@ -77,8 +90,14 @@ int runModelBench(const std::vector<std::string>& args) {
               (long long)repeat);
   std::printf("latency_ms=%.4f\nmin_ms=%.4f\n", runtime::median(latencies),
               *std::min_element(latencies.begin(), latencies.end()));
+  // A module directory was compiled elsewhere: whether its kernels were tuned is not known here.
+  if (prepared->compiled) std::printf("tuned_kernels=%d\n", tunedKernelCount(*prepared->compiled));
   if (!line.has("profile")) return kExitOk;
 
+  std::set<std::string> tunedKernels;
+  if (prepared->compiled)
+    for (const driver::CompiledKernel& kernel : prepared->compiled->kernels)
+      if (kernel.tuned) tunedKernels.insert(kernel.name);
   struct Row {
     std::string node, kernel;
     double milliseconds;
@@ -92,10 +111,10 @@ int runModelBench(const std::vector<std::string>& args) {
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.milliseconds > b.milliseconds; });
   std::printf("\nprofile (median per operator over %lld runs, slowest first; sum %.4f ms)\n", (long long)repeat, total);
-  std::printf("%10s %7s  %-32s %s\n", "ms", "share", "node", "kernel");
+  std::printf("%10s %7s  %-5s  %-32s %s\n", "ms", "share", "tuned", "node", "kernel");
   for (const Row& row : rows)
-    std::printf("%10.4f %6.1f%%  %-32s %s\n", row.milliseconds, total > 0 ? 100.0 * row.milliseconds / total : 0.0,
-                row.node.c_str(), row.kernel.c_str());
+    std::printf("%10.4f %6.1f%%  %-5s  %-32s %s\n", row.milliseconds, total > 0 ? 100.0 * row.milliseconds / total : 0.0,
+                tunedKernels.count(row.kernel) ? "yes" : "", row.node.c_str(), row.kernel.c_str());
   return kExitOk;
 }
 

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "app/cli/Commands.h"
+#include "app/cli/ModelCommand.h"
+#include "app/cli/TuningRecordsFlag.h"
 #include "compiler/schedule/TraceText.h"
 
 namespace tessel::cli {
@@ -130,6 +132,7 @@ std::optional<int> parseOperatorCommand(const std::string& command, const std::v
   auto flags = operatorFlags(op.empty() ? "matmul" : op);
   flags.insert(flags.end(), extraFlags.begin(), extraFlags.end());
   flags.push_back({"schedule", "schedule text file replacing the default schedule", true, ""});
+  flags.push_back(tuningRecordsFlag());
   std::string prefix = "tessel " + command + ": ";
   if (auto error = CommandLine::parse(rest, flags, &out->line)) {
     std::cerr << prefix << *error << "\n";
@@ -146,9 +149,29 @@ std::optional<int> parseOperatorCommand(const std::string& command, const std::v
     std::cout << usage("tessel " + command + " " + names + " [options]", flags) << "\n" << description;
     return op.empty() && !out->line.helpRequested() ? kExitError : kExitOk;
   }
+  bool tuned = out->line.has("tuning-records");
+  if (tuned && out->line.has("schedule")) {
+    std::cerr << prefix << "--schedule and --tuning-records both replace the default schedule; give one\n";
+    return kExitError;
+  }
+  if (auto error = applyThreads(out->line)) {
+    std::cerr << prefix << *error << "\n";
+    return kExitError;
+  }
   if (auto error = makeOperator(op, out->line, &out->spec)) {
     std::cerr << prefix << *error << "\n";
     return kExitError;
+  }
+  if (tuned) {
+    auto records = tuner::loadTuningRecords(out->line.get("tuning-records"), hostTarget());
+    if (!records) {
+      std::cerr << records.error().toString() << "\n";
+      return kExitError;
+    }
+    out->schedule = tuner::tunedOperatorSchedule(*records, out->spec->workload);
+    reportTuningRecords(*records);
+    out->tuningRecords = std::move(*records);
+    if (out->schedule) return std::nullopt;
   }
   out->schedulePath = out->line.get("schedule");
   auto schedule = loadSchedule(*out->spec, out->schedulePath);

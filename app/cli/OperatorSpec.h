@@ -10,6 +10,7 @@
 #include "app/cli/CommandLine.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/Matmul.h"
+#include "tuner/records/AppliedRecords.h"
 
 namespace tessel::cli {
 
@@ -41,13 +42,19 @@ struct OperatorCommand {
   CommandLine line;
   std::optional<Schedule> schedule;
   std::string schedulePath;
+  /// With --tuning-records: the records, and whether the schedule is the operator's record
+  /// (outcome->tunedKernels is 1) or the default.
+  std::optional<tuner::AppliedRecords> tuningRecords;
   /// A diagnostic from lowering, located in the schedule file when one was given.
   Diagnostic locate(Diagnostic d) const;
 };
 
-/// Parses `OP [flags]` for `command` ("lower", "bench"): the operator's flags, `extraFlags`
-/// and --schedule. Returns an exit code when there is nothing more to do (help printed,
-/// or an error reported on stderr); otherwise fills `out` and returns nullopt.
+/// Parses `OP [flags]` for `command` ("lower", "bench"): the operator's flags, `extraFlags`,
+/// --schedule and --tuning-records (the operator's best record on this target replaces the
+/// default schedule; what it did goes to stderr). --threads, when among `extraFlags`, is applied
+/// first, since the target the operator is built and looked up for counts the threads. Returns
+/// an exit code when there is nothing more to do (help printed, or an error reported on
+/// stderr); otherwise fills `out` and returns nullopt.
 std::optional<int> parseOperatorCommand(const std::string& command, const std::vector<std::string>& args,
                                         const std::vector<FlagSpec>& extraFlags, const std::string& description,
                                         OperatorCommand* out);

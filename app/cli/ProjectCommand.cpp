@@ -9,6 +9,7 @@
 
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
+#include "app/cli/TuningRecordsFlag.h"
 #include "app/project/Project.h"
 #include "app/project/ProjectOptions.h"
 #include "app/project/ProjectRunner.h"
@@ -53,8 +54,8 @@ std::optional<std::string> readOverride(const CommandLine& line, const std::stri
 
 // The key=value summary, as `tessel bench` prints it, with a line per comparison and expectation.
 void printSummary(const std::string& file, const project::ProjectRunReport& report) {
-  std::printf("project=%s\nmodel=%s\nthreads=%d\ntasks_edited=%d\n", file.c_str(), report.model.c_str(),
-              report.threads, report.tasksEdited);
+  std::printf("project=%s\nmodel=%s\nthreads=%d\ntasks_edited=%d\ntuned_kernels=%d\n", file.c_str(),
+              report.model.c_str(), report.threads, report.tasksEdited, report.tunedKernels);
   std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\n", report.loadSeconds, report.compileSeconds);
   for (auto& comparison : report.comparisons) std::printf("%s\n", comparison.describe().c_str());
   std::printf("verify=%s\n", report.comparisons.empty() ? "skipped" : report.outputsMatch() ? "match" : "mismatch");
@@ -73,6 +74,8 @@ void printJson(const std::string& file, const project::ProjectRunReport& report)
   out["model"] = report.model;
   out["threads"] = report.threads;
   out["tasks_edited"] = report.tasksEdited;
+  out["tuned_kernels"] = report.tunedKernels;
+  if (report.tuningRecords) out["tuning_records"] = report.tuningRecords->path;
   out["load_seconds"] = report.loadSeconds;
   out["compile_seconds"] = report.compileSeconds;
   nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
@@ -97,14 +100,24 @@ void printJson(const std::string& file, const project::ProjectRunReport& report)
   std::cout << out.dump(2) << "\n";
 }
 
-// The project's model compiled as `project run` compiles it (its threads, passes and target),
-// before its schedule edits; `options` receives the options used.
+// The project's model compiled as `project run` compiles it (its threads, passes, target and
+// tuning records, reported on stderr), before its schedule edits; `options` receives the options
+// used.
 Expected<driver::CompiledModel> compileProjectModel(const project::Project& project, driver::CompileOptions* options) {
   if (project.target.threads > 0) runtime::ThreadPool::global().setNumThreads(project.target.threads);
+  *options = project::compileOptionsFor(project);
+  std::optional<tuner::AppliedRecords> records;
+  if (!project.tuningRecords.empty()) {
+    auto applied = tuner::loadTuningRecords(project.tuningRecords, options->target);
+    if (!applied) return applied.error();
+    options->tunedSchedules = applied->schedules;
+    records = std::move(*applied);
+  }
   auto graph = driver::loadModel(project.model, project::loadOptionsFor(project));
   if (!graph) return graph.error();
-  *options = project::compileOptionsFor(project);
-  return driver::compileGraph(*graph, *options);
+  auto compiled = driver::compileGraph(*graph, *options);
+  if (compiled && records) reportTuningRecords(*records, *compiled);
+  return compiled;
 }
 
 int runProjectRun(const std::vector<std::string>& args) {
@@ -115,7 +128,8 @@ int runProjectRun(const std::vector<std::string>& args) {
                                  {"save-baseline",
                                   "store the measured latency as benchmark.baseline_ms in the project (max_ratio "
                                   "1.5 unless it has one)",
-                                  false, ""}};
+                                  false, ""},
+                                 tuningRecordsFlag()};
   ModelCommand command;
   if (auto done = parseSubcommand(
           "run", "FILE.tessel [options]",
@@ -124,7 +138,9 @@ int runProjectRun(const std::vector<std::string>& args) {
           "measures the median latency (latency_ms=) and checks each expectation (PASS/FAIL), and exports\n"
           "when asked. Exit status: 0 all good, 2 any error (project, model, schedule), 3 outputs differ\n"
           "from the reference, 4 an expectation failed. --save-baseline records this run's latency for\n"
-          "later runs' max_ratio check (the expectations of this run are checked before it is saved).\n",
+          "later runs' max_ratio check (the expectations of this run are checked before it is saved).\n"
+          "The project's tuning_records (or --tuning-records, which overrides it) schedule the kernels the\n"
+          "project does not edit; tuned_kernels= counts them, and what the records did goes to stderr.\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
@@ -132,11 +148,13 @@ int runProjectRun(const std::vector<std::string>& args) {
   for (auto error : {readOverride(line, "threads", &options.threads), readOverride(line, "repeat", &options.repeats)})
     if (error) return reportUsageError("project run", *error);
   if (line.has("export")) options.exportDirectory = std::filesystem::absolute(line.get("export")).string();
+  if (line.has("tuning-records")) options.tuningRecords = line.get("tuning-records");
 
   auto loaded = project::loadProject(command.model);
   if (!loaded) return reportDiagnostic(loaded.error());
   auto report = project::runProject(*loaded, options);
   if (!report) return reportDiagnostic(report.error());
+  if (report->tuningRecords) reportTuningRecords(*report->tuningRecords);
   if (line.has("json")) printJson(command.model, *report);
   else printSummary(command.model, *report);
 
@@ -220,12 +238,14 @@ int runProjectCheck(const std::vector<std::string>& args) {
 }
 
 int runProjectTasks(const std::vector<std::string>& args) {
-  std::vector<FlagSpec> flags = {{"trace", "print TASK's schedule (the project's edit, else the default)", true, ""}};
+  std::vector<FlagSpec> flags = {
+      {"trace", "print TASK's schedule (the project's edit, else its tuning record, else the default)", true, ""}};
   ModelCommand command;
   if (auto done = parseSubcommand("tasks", "FILE.tessel [--trace TASK]",
                                   "Compiles the project's model and lists its kernels (the task names a schedule edit\n"
-                                  "uses) with their workloads, marking those the project edits. --trace TASK prints\n"
-                                  "the task's schedule, ready to paste into the project's \"tasks\".\n",
+                                  "uses) with their workloads, marking those the project edits and those its tuning\n"
+                                  "records schedule. --trace TASK prints the task's schedule, ready to paste into the\n"
+                                  "project's \"tasks\".\n",
                                   args, flags, &command))
     return *done;
   auto loaded = project::loadProject(command.model);
@@ -242,16 +262,26 @@ int runProjectTasks(const std::vector<std::string>& args) {
     }
     auto edit = driver::defaultScheduleEdit(*compiled, task, options.target);
     if (!edit) return reportDiagnostic(edit.error());
+    for (const driver::CompiledKernel& kernel : compiled->kernels) {
+      if (kernel.name != task || !kernel.tuned) continue;
+      std::string trace = options.tunedSchedules->traces.at(kernel.workloadKey);
+      if (!trace.empty() && trace.back() != '\n') trace += '\n';
+      std::printf("# %s (%s), from the tuning records\n%s", task.c_str(), edit->workload.c_str(), trace.c_str());
+      return kExitOk;
+    }
     std::printf("# %s (%s), default schedule\n%s", task.c_str(), edit->workload.c_str(), edit->trace.c_str());
     return kExitOk;
   }
-  std::vector<std::string> tasks = driver::schedulableTasks(*compiled);
   int width = 4;
-  for (auto& task : tasks) width = std::max(width, int(task.size()));
-  std::printf("%-*s  %-6s  %s\n", width, "task", "edited", "workload");
-  for (const std::string& task : tasks) {
+  for (auto& kernel : compiled->kernels) width = std::max(width, int(kernel.name.size()));
+  std::printf("%-*s  %-6s  %-5s  %s\n", width, "task", "edited", "tuned", "workload");
+  for (const driver::CompiledKernel& kernel : compiled->kernels) {
+    if (!kernel.node) continue;  // a copy of a graph output: nothing to schedule
+    const std::string& task = kernel.name;
+    bool edited = loaded->findTask(task);
     auto edit = driver::defaultScheduleEdit(*compiled, task, options.target);
-    std::printf("%-*s  %-6s  %s\n", width, task.c_str(), loaded->findTask(task) ? "yes" : "",
+    // An edit wins over a tuning record.
+    std::printf("%-*s  %-6s  %-5s  %s\n", width, task.c_str(), edited ? "yes" : "", kernel.tuned && !edited ? "yes" : "",
                 edit ? edit->workload.c_str() : ("(" + edit.error().message + ")").c_str());
   }
   return kExitOk;

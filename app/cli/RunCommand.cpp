@@ -8,6 +8,7 @@
 #include "app/cli/Commands.h"
 #include "app/cli/InputFlags.h"
 #include "app/cli/ModelCommand.h"
+#include "app/cli/TuningRecordsFlag.h"
 #include "compiler/driver/RunModel.h"
 #include "runtime/Npy.h"
 
@@ -46,24 +47,33 @@ int runRun(const std::vector<std::string>& args) {
   for (auto& flag : inputFlags()) flags.push_back(flag);
   for (auto& flag : passFlags()) flags.push_back(flag);
   flags.push_back(threadsFlag());
+  flags.push_back(tuningRecordsFlag());
   ModelCommand command;
   if (auto done = parseModelCommand(
           "run", "MODEL_OR_DIR [options]",
           "Runs an ONNX model (compiled first) or a module directory written by `tessel compile`.\n"
           "With --expect-dir, an output matches when |got - expected| <= atol + rtol * |expected| for\n"
           "every element (NaN matches NaN; integers and booleans exactly; shapes and types equal).\n"
+          "With --tuning-records (an ONNX model only), tuned_kernels= says how many kernels replayed a record.\n"
           "Exit status: 0 success (outputs match), 3 outputs differ, 2 any error.\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
+  // Threads first: the target compiled for (and matched against tuning records) counts them.
+  if (auto error = applyThreads(line)) return reportUsageError("run", *error);
   driver::RunRequest request;
   request.model = command.model;
   driver::LoadOptions load;
   for (auto error : {readTolerance(line, "rtol", &request.tolerance.rtol),
                      readTolerance(line, "atol", &request.tolerance.atol), readInputShapes(line, &load),
-                     readPassOptions(line, &request.compile), applyThreads(line)})
+                     readPassOptions(line, &request.compile)})
     if (error) return reportUsageError("run", *error);
   request.inputShapes = load.inputShapes;
+  if (line.has("tuning-records") && driver::isModuleDirectory(command.model))
+    return reportUsageError("run", "--tuning-records applies while compiling; " + command.model +
+                                       " is a module that was compiled already");
+  auto records = readTuningRecordsFlag(line, &request.compile);
+  if (!records) return reportDiagnostic(records.error());
 
   std::optional<Diagnostic> unreadable;
   if (auto error = readInputFlags(line, &request, &unreadable)) {
@@ -80,6 +90,7 @@ int runRun(const std::vector<std::string>& args) {
 
   auto result = driver::runModel(request);
   if (!result) return reportDiagnostic(result.error());
+  if (*records && result->compiled) reportTuningRecords(**records, *result->compiled);
 
   if (line.has("output-dir")) {
     std::filesystem::path directory = line.get("output-dir");
@@ -101,6 +112,7 @@ int runRun(const std::vector<std::string>& args) {
   }
   std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nrun_ms=%.3f\n", result->loadSeconds, result->compileSeconds,
               result->runSeconds * 1e3);
+  if (result->compiled) std::printf("tuned_kernels=%d\n", tunedKernelCount(*result->compiled));
   if (result->comparisons.empty()) return kExitOk;
   for (auto& comparison : result->comparisons) std::cout << comparison.describe() << "\n";
   if (result->allMatch()) {

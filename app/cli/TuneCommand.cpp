@@ -409,6 +409,8 @@ int runTune(const std::vector<std::string>& args) {
   if (auto error = applyThreads(line)) return reportUsageError("tune", *error);
   int threads = runtime::ThreadPool::global().numThreads();
   options.threads = threads;
+  // After --threads: the target's string (which records are filed under) includes the cores.
+  options.target = hostTarget();
 
   // The tasks, and the worker that measures them (it compiles the same way, so the names agree).
   std::vector<tuner::TuningTask> tasks;

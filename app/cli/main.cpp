@@ -28,6 +28,8 @@ const char* kUsage =
     "  bench OP              check an operator against a reference and measure its GFLOP/s\n"
     "  demo                  lower, check and benchmark a matmul and a conv2d\n"
     "\n"
+    "compile, run, bench, inspect, lower and project run take --tuning-records FILE: kernels replay the\n"
+    "best records measured on this target (what was tuned goes to stderr).\n"
     "Run `tessel COMMAND --help` for a command's options.\n";
 }  // namespace
 

@@ -50,14 +50,27 @@ public:
     if (!graph) return graph.error();
     report_.loadSeconds = secondsSince(start);
 
+    driver::CompileOptions compile = compileOptionsFor(project_);
+    std::string records = options_.tuningRecords.value_or(project_.tuningRecords);
+    if (!records.empty()) {
+      if (Status s = stage("reading the tuning records " + records); !s) return s.error();
+      auto applied = tuner::loadTuningRecords(records, compile.target);
+      if (!applied) return applied.error();
+      compile.tunedSchedules = applied->schedules;
+      report_.tuningRecords = std::move(*applied);
+    }
+
     if (Status s = stage("compiling"); !s) return s.error();
     start = Clock::now();
-    driver::CompileOptions compile = compileOptionsFor(project_);
     auto compiled = driver::compileGraph(*graph, compile);
     if (!compiled) return compiled.error();
     auto edited = driver::applyScheduleEdits(std::move(*compiled), project_.tasks, compile.target);
     if (!edited) return edited.error();
     report_.tasksEdited = int(project_.tasks.size());
+    // After the edits, which win over records for the kernels they schedule.
+    if (report_.tuningRecords) tuner::noteCompiledModel(*report_.tuningRecords, *edited);
+    for (const driver::CompiledKernel& kernel : edited->kernels)
+      if (kernel.tuned) ++report_.tunedKernels;
     report_.compiled = std::make_shared<const driver::CompiledModel>(std::move(*edited));
     auto executor = driver::createExecutor(*report_.compiled, compile.target);
     if (!executor) return executor.error();

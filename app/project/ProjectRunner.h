@@ -12,6 +12,7 @@
 #include "app/project/Project.h"
 #include "compiler/driver/RunModel.h"
 #include "core/support/Error.h"
+#include "tuner/records/AppliedRecords.h"
 
 namespace tessel::project {
 
@@ -20,6 +21,8 @@ struct ProjectRunOptions {
   std::optional<int> threads;             ///< Instead of target.threads (and benchmark.threads).
   std::optional<int> repeats;             ///< Instead of benchmark.repeats.
   std::optional<std::string> exportDirectory;  ///< Export there, whatever the project says.
+  /// Tuning records to apply instead of the project's tuning_records ("" applies none).
+  std::optional<std::string> tuningRecords;
   /// Told the stage about to start ("compiling", "benchmarking", ...), on the calling thread.
   std::function<void(const std::string& stage)> progress;
   /// Asked between stages; true stops the run with a Diagnostic saying it was cancelled.
@@ -44,6 +47,11 @@ struct ProjectRunReport {
   std::string model;
   int threads = 0;
   int tasksEdited = 0;  ///< Kernels compiled with the project's schedules instead of the defaults.
+  /// The tuning records applied (the project's or the override), with what the compile made of
+  /// them (outcome: kernels tuned, records not used); empty when there were none. A kernel the
+  /// project edits takes the edit, not its record.
+  std::optional<tuner::AppliedRecords> tuningRecords;
+  int tunedKernels = 0;  ///< Kernels scheduled by a tuning record.
   double loadSeconds = 0, compileSeconds = 0;
   /// One per output when the project names reference data, else empty.
   std::vector<driver::OutputComparison> comparisons;
@@ -63,8 +71,8 @@ struct ProjectRunReport {
 /// Runs `project`. The thread count changes the runtime's global thread pool (the run is
 /// measured with it, as `tessel bench --threads` does). Inputs come from the reference data
 /// when named, else they are random (floats uniform in [-1, 1] from a fixed seed, integers
-/// zero). Every problem (model, pass options, a schedule edit, reference data of another
-/// shape, an export that cannot be written) is a Diagnostic; a mismatch or a failed
+/// zero). Every problem (model, pass options, tuning records that cannot be read, a schedule
+/// edit, reference data of another shape, an export that cannot be written) is a Diagnostic; a mismatch or a failed
 /// expectation is not an error but part of the report.
 Expected<ProjectRunReport> runProject(const Project& project, const ProjectRunOptions& options = {});
 

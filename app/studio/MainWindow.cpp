@@ -98,6 +98,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
   setDocumentMode(true);
   projects_ = new ProjectController(this, this);
+  records_ = new TuningRecordsController(this, this);
   inputShapesPrompt_ = [this](const QString& modelPath, const std::vector<frontend::OnnxInputInfo>& inputs,
                               const InputShapes& proposed) -> std::optional<InputShapes> {
     InputShapesDialog dialog(modelPath, inputs, proposed, this);
@@ -106,6 +107,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   };
   jobList_.watch(&jobs_, tr("Studio"));
   jobList_.watch(&session_.jobs(), tr("Compiler"));
+  jobList_.watch(&records_->jobs(), tr("Tuning records"));
 
   createViews();
   createDocks();
@@ -323,6 +325,14 @@ void MainWindow::createActions() {
     if (projects_->saveAs()) recent_.add(projects_->path());
   });
   file->addSeparator();
+  addStudioAction(file, "actionApplyTuningRecords", tr("Apply &Tuning Records..."), {}, [this] {
+    QString path = QFileDialog::getOpenFileName(this, tr("Apply tuning records"), QFileInfo(currentFile_).path(),
+                                                tr("Tuning records (*.jsonl *.json);;All files (*)"));
+    if (!path.isEmpty()) applyTuningRecords(path);
+  });
+  addStudioAction(file, "actionStopTuningRecords", tr("Stop Applying Tuning Records"), {},
+                  [this] { stopApplyingTuningRecords(); });
+  file->addSeparator();
   addStudioAction(file, "actionExportModule", tr("Export &Deployable Module..."), QKeySequence(tr("Ctrl+E")), [this] {
     QString directory = QFileDialog::getExistingDirectory(this, tr("Export deployable module into"));
     if (!directory.isEmpty()) exportModule(directory);
@@ -473,6 +483,10 @@ void MainWindow::connectSession() {
           [this](views::Severity severity, const QString& source, const QString& message) {
             diagnostics_.add(severity, source, message);
           });
+  connect(records_, &TuningRecordsController::diagnostic, this,
+          [this](views::Severity severity, const QString& source, const QString& message) {
+            diagnostics_.add(severity, source, message);
+          });
   connect(projects_, &ProjectController::modifiedChanged, this, [this] {
     updateTitle();
     updateActions();
@@ -554,18 +568,22 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
     /// The reference data's inputs (the project's, or for a model alone the test data beside
     /// it): known values, so a model that needs one by value (a Reshape's shape) compiles.
     Expected<std::map<std::string, runtime::NDArray>> reference = std::map<std::string, runtime::NDArray>{};
+    /// The project's tuning records, read for the target it compiles for; none without any.
+    std::optional<Expected<tuner::AppliedRecords>> records;
   };
   std::optional<project::Project> project;
   if (pendingProject_) project = pendingProject_->project();
   jobs_.start<std::shared_ptr<ModelInputs>>(
       kInputsChannel, tr("Reading the inputs of %1").arg(QFileInfo(path).fileName()),
-      [file = path.toStdString(), project](views::JobContext&) {
+      [file = path.toStdString(), project, target = compile.target](views::JobContext&) {
         auto inputs = std::make_shared<ModelInputs>();
         // One read of the file serves both: the reference files are named after its inputs.
         inputs->declared = frontend::readOnnxInputs(file);
         if (inputs->declared)
           inputs->reference =
               project::referenceInputValues(project ? *project : project::starterProject(file), *inputs->declared);
+        if (project && !project->tuningRecords.empty())
+          inputs->records = tuner::loadTuningRecords(project->tuningRecords, target);
         return inputs;
       },
       [this, path, load, compile](std::shared_ptr<ModelInputs> found) {
@@ -602,9 +620,12 @@ void MainWindow::openModel(const QString& path, const driver::LoadOptions& load,
             pendingProject_->setProject(changed);
           }
         }
+        // A records file that cannot be read is said, and the model opens with its defaults.
+        driver::CompileOptions withRecords = compile;
+        if (found->records) withRecords.tunedSchedules = records_->accept(std::move(*found->records));
         // The session keeps the open model until this one compiled, so a file that fails to
         // open never disturbs what is on screen.
-        session_.open(path, withShapes, compile);
+        session_.open(path, withShapes, withRecords);
       });
 }
 
@@ -641,6 +662,7 @@ void MainWindow::editInputShapes() {
 void MainWindow::modelCompiled() {
   auto model = session_.compiledModel();
   if (!model) return;
+  records_->compiled(*model, session_.compileOptions().tunedSchedules);
   QString modelPath = session_.modelPath();
   QString previousFile = currentFile_;
   bool opening = modelPath == pendingFile_;
@@ -700,15 +722,20 @@ void MainWindow::showModelInViews() {
   auto imported = session_.imported();
   if (model && imported) {
     double plannedMiB = model->memory.plannedBytes / (1024.0 * 1024.0);
+    QString tuned = records_->summary();
     modelInfo_->setText(tr("%1  ·  %2 ops → %3 kernels  ·  %4 MiB planned")
                             .arg(QFileInfo(currentFile_).fileName())
                             .arg(imported->operationCount())
                             .arg(model->kernels.size())
-                            .arg(plannedMiB, 0, 'f', 2));
-    modelInfo_->setToolTip(tr("%1 operations imported, %2 after optimization, %3 kernels")
-                               .arg(imported->operationCount())
-                               .arg(model->optimized.operationCount())
-                               .arg(model->kernels.size()));
+                            .arg(plannedMiB, 0, 'f', 2) +
+                        (tuned.isEmpty() ? QString() : QStringLiteral("  ·  ") + tuned));
+    QString tip = tr("%1 operations imported, %2 after optimization, %3 kernels")
+                      .arg(imported->operationCount())
+                      .arg(model->optimized.operationCount())
+                      .arg(model->kernels.size());
+    if (const tuner::AppliedRecords* applied = records_->applied())
+      tip += tr("\n%1 by the tuning records %2").arg(tuned, QString::fromStdString(applied->path));
+    modelInfo_->setToolTip(tip);
   }
   // Every view gets the same compile; each lays out or extracts what it needs on its own jobs.
   graph_->setGraph(model ? std::shared_ptr<const graph::Graph>(model, &model->optimized) : nullptr);
@@ -742,6 +769,8 @@ void MainWindow::updateActions() {
   studioAction("actionMeasure")->setEnabled(hasModel());
   studioAction("actionInputShapes")->setEnabled(hasModel());
   studioAction("actionRunProject")->setEnabled(projects_->hasProject());
+  studioAction("actionApplyTuningRecords")->setEnabled(hasModel());
+  studioAction("actionStopTuningRecords")->setEnabled(hasModel() && session_.compileOptions().tunedSchedules);
   studioAction("actionSave")->setEnabled(projects_->hasProject());
   studioAction("actionSaveAs")->setEnabled(projects_->hasProject());
   QString name = studioViewName(currentView_);
@@ -976,6 +1005,9 @@ void MainWindow::runProject() {
                          .arg(report->tasksEdited);
           for (const project::ExpectationResult& expectation : report->expectations)
             lines << QString::fromStdString(expectation.describe());
+          if (report->tuningRecords)
+            for (const std::string& line : tuner::describeAppliedRecords(*report->tuningRecords))
+              lines << QString::fromStdString(line);
           if (!report->exportedTo.empty())
             lines << QObject::tr("exported to %1").arg(QString::fromStdString(report->exportedTo));
           return {passed ? ProjectRunOutcome::Passed : ProjectRunOutcome::CheckFailed, lines.join('\n')};
@@ -995,6 +1027,35 @@ void MainWindow::runProject() {
                                    kStatusMessageMs);
         }
       });
+}
+
+void MainWindow::applyTuningRecords(const QString& path) {
+  QString model = session_.modelPath();
+  if (model.isEmpty()) {
+    reportFailure(tr("Tuning Records"), tr("%1: open a model first, then apply tuning records to it").arg(path));
+    return;
+  }
+  QString absolute = QFileInfo(path).absoluteFilePath();
+  // Records match the target string the model is compiled for; reading them is a worker's job.
+  records_->load(absolute, session_.compileOptions().target,
+                 [this, absolute, model](std::shared_ptr<const driver::TunedSchedules> schedules) {
+                   if (!schedules || session_.modelPath() != model) return;
+                   projects_->setTuningRecords(absolute);
+                   driver::CompileOptions options = session_.compileOptions();
+                   options.tunedSchedules = std::move(schedules);
+                   diagnostics_.add(views::Severity::Note, tr("Compile"),
+                                    tr("Recompiling with the tuning records %1").arg(absolute));
+                   session_.recompile(options);
+                 });
+}
+
+void MainWindow::stopApplyingTuningRecords() {
+  projects_->setTuningRecords({});
+  if (!session_.compileOptions().tunedSchedules) return;
+  driver::CompileOptions options = session_.compileOptions();
+  options.tunedSchedules = nullptr;
+  diagnostics_.add(views::Severity::Note, tr("Compile"), tr("Recompiling with the default schedules"));
+  session_.recompile(options);
 }
 
 bool MainWindow::isIdle() const { return pendingFile_.isEmpty() && jobList_.allIdle(); }

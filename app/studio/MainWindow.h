@@ -13,6 +13,7 @@
 #include "app/studio/InputShapesDialog.h"
 #include "app/studio/ProjectController.h"
 #include "app/studio/RecentFiles.h"
+#include "app/studio/TuningRecordsController.h"
 #include "views/common/DiagnosticsModel.h"
 #include "views/common/JobListModel.h"
 #include "views/common/JobRunner.h"
@@ -93,6 +94,16 @@ public:
   /// Writes the deployable module of the compiled model into `directory` in the background.
   void exportModule(const QString& directory);
 
+  /// File > Apply Tuning Records: reads the records file `path` (on a worker) for the open model's
+  /// target and recompiles the model with them; the project keeps the path (tuning_records), so
+  /// reopening it applies them again. A file that cannot be read is put before the user (the
+  /// model keeps what it had); lines skipped are shown, the other records applied. How many
+  /// kernels were tuned goes to the status bar and the log.
+  void applyTuningRecords(const QString& path);
+  /// File > Stop Applying Tuning Records: recompiles with the default schedules, and the project
+  /// forgets its records.
+  void stopApplyingTuningRecords();
+
   /// Runs the open project as `tessel project run` does (verify against its reference data,
   /// benchmark, check its expectations, export if asked), unsaved edits included, in the
   /// background; the summary goes to the diagnostics log (an error when a check fails).
@@ -110,6 +121,8 @@ public:
   RecentFiles& recentFiles() { return recent_; }
   /// The open project (an untitled one over a model opened directly).
   ProjectController& projects() { return *projects_; }
+  /// The tuning records applied to the open model.
+  TuningRecordsController& tuningRecords() { return *records_; }
   /// Every action with its shortcut (File, View, Help menus), for the shortcuts dialog and
   /// tests; each has an object name ("actionOpen").
   QList<QAction*> studioActions() const { return actions_; }
@@ -174,6 +187,7 @@ private:
   QString currentFile_;      // shown in the views
   QString pendingFile_;      // being opened
   ProjectController* projects_ = nullptr;
+  TuningRecordsController* records_ = nullptr;
   std::optional<project::ProjectDocument> pendingProject_;  // its model is being opened
 
   StudioView currentView_ = StudioView::Graph;

@@ -159,6 +159,13 @@ void ProjectController::setInputShapes(const std::map<std::string, std::vector<i
   if (changed.inputShapes != document_->project().inputShapes) edited(changed);
 }
 
+void ProjectController::setTuningRecords(const QString& path) {
+  if (!document_) return;
+  project::Project changed = document_->project();
+  changed.tuningRecords = path.toStdString();
+  if (changed.tuningRecords != document_->project().tuningRecords) edited(changed);
+}
+
 void ProjectController::close() { setDocument(std::nullopt); }
 
 void ProjectController::setDocument(std::optional<project::ProjectDocument> document) {

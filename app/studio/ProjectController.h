@@ -78,6 +78,8 @@ public:
   void setScheduleEdit(const driver::ScheduleEdit& edit);
   void removeScheduleEdit(const QString& task);
   void setInputShapes(const std::map<std::string, std::vector<int64_t>>& inputShapes);
+  /// The tuning records file the model is compiled with (absolute; empty: none).
+  void setTuningRecords(const QString& path);
   /// The measured variants of every task (views::MeasureHistory::toJson); empty: none.
   void setMeasurements(const QJsonObject& measurements);
   /// The project's measured variants, as setMeasurements took them (empty without any).

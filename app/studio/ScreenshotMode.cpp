@@ -40,6 +40,8 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
                                  const InputShapes& proposed) -> std::optional<InputShapes> { return proposed; });
   window.projects().setUntitledRecoveryPrompt(
       [](const QString&, const QDateTime&) { return ProjectController::RecoveryChoice::OpenSaved; });
+  // A tuning records file with problems is reported in the log, which the screenshot shows.
+  window.tuningRecords().setProblemNotice([](const QString&, const QString&) {});
   if (request.theme) window.setTheme(*request.theme);
   window.resize(request.size);
   window.setCurrentView(request.view);

@@ -341,6 +341,7 @@ Expected<RunResult> runModel(const RunRequest& request) {
     RunResult result;
     result.loadSeconds = prepared->loadSeconds;
     result.compileSeconds = prepared->compileSeconds;
+    result.compiled = prepared->compiled;
     runtime::GraphExecutor& executor = *prepared->executor;
     auto start = Clock::now();
     executor.run();

@@ -92,6 +92,8 @@ struct RunResult {
   /// One per output when expected outputs were given, else empty.
   std::vector<OutputComparison> comparisons;
   double loadSeconds = 0, compileSeconds = 0, runSeconds = 0;
+  /// Set for an ONNX model: what the compiler made of it (which kernels were tuned, notes).
+  std::shared_ptr<const CompiledModel> compiled;
 
   bool allMatch() const;
 };

@@ -105,6 +105,8 @@ Expected<CompiledModel> applyScheduleEdits(CompiledModel model, const std::vecto
     auto function = lowerEdit(kernel, edit, target);
     if (!function) return function.error();
     kernel.function = *function;
+    // A person's schedule overrides a tuned one: the kernel no longer runs the record's.
+    kernel.tuned = false;
   }
   return model;
 }

@@ -34,8 +34,9 @@ Expected<ScheduleEdit> defaultScheduleEdit(const CompiledModel& model, const std
 std::vector<std::string> schedulableTasks(const CompiledModel& model);
 
 /// `model` with each edit's kernel rebuilt for `target` (the target the model was compiled
-/// for), its trace replayed and lowered, and the kernel's function replaced; everything else
-/// (plan, params, snapshots) is unchanged. Stops at the first edit that fails, with a
+/// for), its trace replayed and lowered, and the kernel's function replaced (an edited kernel is
+/// no longer `tuned`: the edit wins over a tuning record); everything else (plan, params,
+/// snapshots) is unchanged. Stops at the first edit that fails, with a
 /// Diagnostic located at "task NAME": an unknown task, a workload name that no longer
 /// matches (the model changed since the edit was written), or a trace that does not parse,
 /// replay or lower (the message carries the trace's line and column).

@@ -37,6 +37,7 @@ Expected<ScheduleTask> taskForKernel(const CompiledKernel& kernel, const Target&
   task.flops = task.workload.flops;
   task.workloadKey = kernel.workloadKey;
   task.workloadHash = kernel.workloadHash;
+  task.tuned = kernel.tuned;
   Expected<Schedule> schedule = built->schedule ? built->schedule(task.workload, target)
                                                 : Expected<Schedule>(Schedule(task.workload.outputs));
   if (!schedule) {

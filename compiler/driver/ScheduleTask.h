@@ -25,6 +25,7 @@ struct ScheduleTask {
   double flops = 0;          ///< Floating-point operations per call.
   Workload workload;         ///< The tensors to schedule.
   Trace defaultTrace;        ///< The schedule the compiler chose (replayable on workload.outputs).
+  bool tuned = false;        ///< The compiled kernel replays a tuning record instead (CompiledKernel::tuned).
 
   /// The default schedule as editable text (printTraceText of defaultTrace).
   std::string defaultTraceText() const;

@@ -13,7 +13,7 @@ void TaskListModel::setTasks(const std::vector<driver::ScheduleTask>& tasks) {
   for (const auto& task : tasks)
     rows_.push_back({QString::fromStdString(task.name), QString::fromStdString(task.nodeName),
                      QString::fromStdString(task.op), QString::fromStdString(task.workloadName), task.flops / 1e9,
-                     false});
+                     false, task.tuned});
   endResetModel();
 }
 
@@ -54,17 +54,21 @@ QVariant TaskListModel::data(const QModelIndex& index, int role) const {
         case Workload: return row.workload;
         case Gflop: return QString::number(row.gflop, 'f', row.gflop < 0.01 ? 4 : 3);
         case Edited: return row.edited ? tr("edited") : QString();
+        case Tuned: return row.tuned ? tr("tuned") : QString();
       }
       return {};
     case SortRole:
       switch (index.column()) {
         case Gflop: return row.gflop;
         case Edited: return row.edited;
+        case Tuned: return row.tuned;
         default: return data(index, Qt::DisplayRole);
       }
     case TaskNameRole: return row.name;
     case Qt::ToolTipRole:
-      return tr("%1\nnode: %2\nop: %3\nworkload: %4").arg(row.name, row.nodeName, row.op, row.workload);
+      return tr("%1\nnode: %2\nop: %3\nworkload: %4").arg(row.name, row.nodeName, row.op, row.workload) +
+             (row.tuned ? tr("\ncompiled with the schedule of a tuning record (the editor starts from the default)")
+                        : QString());
     case Qt::TextAlignmentRole:
       return index.column() == Gflop ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
     case Qt::FontRole:
@@ -86,6 +90,7 @@ QVariant TaskListModel::headerData(int section, Qt::Orientation orientation, int
     case Workload: return tr("Workload");
     case Gflop: return tr("GFLOP");
     case Edited: return tr("Edited");
+    case Tuned: return tr("Tuned");
   }
   return {};
 }

@@ -1,4 +1,4 @@
-// The tasks of a compiled model as a table: task name, operation, workload, GFLOP, edited.
+// The tasks of a compiled model as a table: task name, operation, workload, GFLOP, edited, tuned.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -13,7 +13,8 @@ class TaskListModel : public QAbstractTableModel {
   Q_OBJECT
 
 public:
-  enum Column { Name, Operation, Workload, Gflop, Edited, ColumnCount };
+  /// Tuned: the compiled kernel replays a tuning record (ScheduleTask::tuned).
+  enum Column { Name, Operation, Workload, Gflop, Edited, Tuned, ColumnCount };
   /// The task's name (the kernel symbol) in every column, for views that sort or filter.
   static constexpr int TaskNameRole = Qt::UserRole;
   /// The column's value to sort by (numbers as numbers).
@@ -40,6 +41,7 @@ private:
     QString name, nodeName, op, workload;
     double gflop = 0;
     bool edited = false;
+    bool tuned = false;
   };
   std::vector<Row> rows_;
 };

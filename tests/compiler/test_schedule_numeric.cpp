@@ -11,6 +11,8 @@
 
 #include "LoweringWorkloads.h"
 #include "compiler/lower/Build.h"
+#include "compiler/lower/Lower.h"
+#include "core/ir/IRPrinter.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/schedule/TraceText.h"
@@ -515,6 +517,41 @@ private slots:
     Reference want = matmulReference(inputs[0], inputs[1], m, n, k);
     std::string problem = compareResults(got, want.values, want.magnitude, k);
     QVERIFY2(problem.empty(), problem.c_str());
+  }
+
+  // A tile that does not divide N makes the consumer read packed panels past the last one;
+  // computing those must not read past the end of B (the tuner found a dense layer that
+  // crashed this way). The panels' reads of B are clamped, and the result is right.
+  void packedPanelsPastTheEndDoNotReadPastB() {
+    Target target = scheduleTarget(16);
+    Workload w = dense(1, 64, 8, DataType::float32(), target);
+    auto trace = parseTraceText(
+        "C.local = cache_write(C, local)\n"
+        "io, jo, ii, ji = tile(C, i, j, 1, 24)\n"
+        "parallel(C, jo)\n"
+        "vectorize(C, ji)\n"
+        "compute_at(C.local, C, jo)\n"
+        "vectorize(C.local, j)\n"
+        "parallel(B.packed, jo)\n");
+    QVERIFY2(trace.ok(), trace.ok() ? "" : trace.error().toString().c_str());
+    auto schedule = Schedule::replay(w.outputs, *trace);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    auto lowered = lower(*schedule, w.args(), "dense");
+    QVERIFY(lowered.ok());
+    std::string text = toString(lowered->func);
+    // 64 columns are 2 panels of 32; the tiles of 24 reach column 72, so a third is computed.
+    QVERIFY2(text.find("for (jo, 0, 3)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("B[min(") != std::string::npos, text.c_str());
+    auto built = build(*schedule, w.args(), "dense");
+    QVERIFY(built.ok());
+    std::mt19937 rng(7);
+    std::vector<std::vector<float>> inputs = {randomValues(8, rng), randomValues(64 * 8, rng)};
+    std::vector<float> got = runFloat32(*built, w.inputs, w.outputs[0], inputs);
+    for (int j = 0; j < 64; ++j) {
+      float want = 0;
+      for (int kk = 0; kk < 8; ++kk) want += inputs[0][size_t(kk)] * inputs[1][size_t(j * 8 + kk)];
+      QVERIFY2(std::fabs(got[size_t(j)] - want) <= 1e-4f * (1 + std::fabs(want)), qPrintable(QString::number(j)));
+    }
   }
 
   void defaultConv2dScheduleMatchesReference_data() {

@@ -102,6 +102,16 @@ private slots:
     QCOMPARE(best->trace, std::string("steady"));
     QCOMPARE(best->result()->medianMs, 1.25);
     QCOMPARE(database.bestForTarget(kTarget).front()->trace, std::string("steady"));
+    // Its speedup compares it with the default as re-measured beside it, not with the
+    // default's luckiest sample.
+    TuningDatabase withDefault({withTrace(measured(kConv, 1.0, kTarget, RecordOrigin::Default), "default"),
+                                confirm("steady", 1.2), confirm("default", 2.4), confirm("steady", 1.2),
+                                confirm("default", 2.4)});
+    auto statistics = withDefault.statistics();
+    QCOMPARE(statistics.size(), size_t(1));
+    QCOMPARE(statistics[0].best->trace, std::string("steady"));
+    QCOMPARE(*statistics[0].defaultMedianMs, 2.4);
+    QCOMPARE(*statistics[0].speedupOverDefault(), 2.0);
     // Without confirmations the fastest record is the best.
     TuningDatabase unconfirmed({withTrace(measured(kConv, 0.5, kTarget, RecordOrigin::Search), "lucky"),
                                 withTrace(measured(kConv, 1.2, kTarget, RecordOrigin::Search), "steady")});

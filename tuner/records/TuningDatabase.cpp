@@ -113,6 +113,25 @@ std::vector<WorkloadStatistics> TuningDatabase::statistics() const {
     else if (record.origin == RecordOrigin::Default)
       statistics.defaultMedianMs = std::min(statistics.defaultMedianMs.value_or(time->medianMs), time->medianMs);
   }
+  // A confirmed best is compared with the default as measured beside it (in the same turns),
+  // not with the default's luckiest single sample.
+  for (WorkloadStatistics& statistics : out) {
+    if (!statistics.best || statistics.best->origin != RecordOrigin::Confirm) continue;
+    std::set<std::string> defaultTraces;
+    for (const TuningRecord& record : records_)
+      if (record.origin == RecordOrigin::Default && record.workload == statistics.workload &&
+          record.target == statistics.target)
+        defaultTraces.insert(record.trace);
+    std::vector<double> beside;
+    for (const TuningRecord& record : records_)
+      if ((record.origin == RecordOrigin::Confirm || record.origin == RecordOrigin::Control) && record.result() &&
+          record.workload == statistics.workload && record.target == statistics.target &&
+          defaultTraces.count(record.trace))
+        beside.push_back(record.result()->medianMs);
+    if (beside.empty()) continue;
+    std::sort(beside.begin(), beside.end());
+    statistics.defaultMedianMs = beside[(beside.size() - 1) / 2];
+  }
   return out;
 }
 

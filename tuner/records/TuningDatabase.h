@@ -31,7 +31,10 @@ struct WorkloadStatistics {
   int trials = 0;                         ///< records, failed ones included
   int errors = 0;                         ///< failed measurements
   const TuningRecord* best = nullptr;     ///< the fastest valid record; nullptr when all failed
-  std::optional<double> defaultMedianMs;  ///< the fastest origin=default valid record's median
+  /// The default schedule's time: when the best is a confirmed choice, the median of the
+  /// default's re-measurements beside it (confirm and control records of the default's trace);
+  /// otherwise the fastest origin=default valid record's median.
+  std::optional<double> defaultMedianMs;
 
   /// How many times faster the best is than the default schedule, when both are known.
   std::optional<double> speedupOverDefault() const;

@@ -411,6 +411,9 @@ int runTune(const std::vector<std::string>& args) {
   options.threads = threads;
   // After --threads: the target's string (which records are filed under) includes the cores.
   options.target = hostTarget();
+  // Before compiling the model: right after a burst of compiling, a throttled machine reports
+  // half its peak.
+  options.peakGflops = runtime::measurePeakGflops(threads);
 
   // The tasks, and the worker that measures them (it compiles the same way, so the names agree).
   std::vector<tuner::TuningTask> tasks;
@@ -470,7 +473,6 @@ int runTune(const std::vector<std::string>& args) {
     else if (eventFile.is_open()) eventFile << event.dump() << std::endl;
     table(event);
   };
-  options.peakGflops = runtime::measurePeakGflops(threads);
   options.cancelled = [] { return interruptRequested.load(); };
   if (op.empty())
     options.measureModel = [&](const tuner::ChosenSchedules& chosen) { return compareModelLatency(modelRequest, chosen); };

@@ -161,6 +161,15 @@ private:
   void warn(const std::string& message, const std::string& location, const std::string& hint) {
     emit({{"event", "warning"}, {"message", message}, {"location", location}, {"hint", hint}});
   }
+  // Ends the session after an error it cannot go on from (every trial before it is kept).
+  void stopForError(const Diagnostic& error) {
+    fatal_ = error;
+    emit({{"event", "error"},
+          {"message", error.message},
+          {"location", error.location},
+          {"hint", error.hint},
+          {"fatal", true}});
+  }
   bool cancelled() const { return options_.cancelled && options_.cancelled(); }
   bool budgetLeft() const {
     if (options_.budgetSeconds > 0 && elapsed() >= options_.budgetSeconds) return false;
@@ -503,12 +512,7 @@ bool Session::record(size_t task, const Pending& pending, const CandidateMeasure
       if (measurement.failure->kind == CandidateErrorKind::Cancelled) {
         interrupted_ = true;
       } else {
-        fatal_ = measurement.failure->diagnostic;
-        emit({{"event", "error"},
-              {"message", fatal_->message},
-              {"location", fatal_->location},
-              {"hint", fatal_->hint},
-              {"fatal", true}});
+        stopForError(measurement.failure->diagnostic);
       }
       return false;
     }
@@ -518,13 +522,9 @@ bool Session::record(size_t task, const Pending& pending, const CandidateMeasure
   Status appended = writer_->append(record);
   seconds_["records"] += secondsSince(appending);
   if (!appended) {
-    fatal_ = appended.error();
-    fatal_->hint = "the trials recorded before this one are kept; free space and resume with --resume";
-    emit({{"event", "error"},
-          {"message", fatal_->message},
-          {"location", fatal_->location},
-          {"hint", fatal_->hint},
-          {"fatal", true}});
+    Diagnostic error = appended.error();
+    error.hint = "the trials recorded before this one are kept; free space and resume with --resume";
+    stopForError(error);
     return false;
   }
 

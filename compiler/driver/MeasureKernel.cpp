@@ -103,6 +103,51 @@ Expected<std::vector<runtime::Value>> kernelArguments(const Workload& workload, 
   return arguments;
 }
 
+namespace {
+
+// Writes back and evicts every cache line of `bytes` at `data` (x86 clflush; elsewhere a
+// no-op, and measurements there see warm weights).
+void evictFromCaches(const void* data, size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  const char* begin = static_cast<const char*>(data);
+  for (size_t offset = 0; offset < bytes; offset += 64) __builtin_ia32_clflush(begin + offset);
+  if (bytes > 0) __builtin_ia32_clflush(begin + bytes - 1);
+  __builtin_ia32_mfence();
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+// Times each call alone after evicting every argument but the first from the caches.
+std::vector<double> sampleWithColdArguments(const BuiltFunction& built, std::vector<runtime::Value>& arguments,
+                                            const runtime::TimerOptions& timing) {
+  using Clock = std::chrono::steady_clock;
+  auto flush = [&] {
+    for (size_t i = 1; i < arguments.size(); ++i)
+      if (arguments[i].kind() == runtime::Value::Kind::Array) {
+        const runtime::NDArray& array = arguments[i].asArray();
+        evictFromCaches(array.data(), size_t(array.byteSize()));
+      }
+  };
+  for (int call = 0; call < timing.warmupCalls; ++call) built.function.callPacked(arguments);
+  std::vector<double> samples;
+  double total = 0;
+  while (int(samples.size()) < timing.maxSamples &&
+         (int(samples.size()) < timing.minSamples || total < timing.minTotalSeconds)) {
+    flush();
+    auto start = Clock::now();
+    built.function.callPacked(arguments);
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    samples.push_back(seconds);
+    total += seconds;
+    if (timing.afterSample && !timing.afterSample(int(samples.size()), total)) break;
+  }
+  return samples;
+}
+
+}  // namespace
+
 Expected<Measurement> timeBuiltKernel(const Workload& workload, const BuiltFunction& built,
                                       const MeasureOptions& options) {
   auto isCancelled = [&] { return options.cancelled && options.cancelled(); };
@@ -128,7 +173,9 @@ Expected<Measurement> timeBuiltKernel(const Workload& workload, const BuiltFunct
   };
   std::vector<double> samples;
   try {
-    samples = runtime::sampleSecondsPerCall([&] { built.function.callPacked(*arguments); }, timing);
+    samples = options.flushCaches
+                  ? sampleWithColdArguments(built, *arguments, timing)
+                  : runtime::sampleSecondsPerCall([&] { built.function.callPacked(*arguments); }, timing);
   } catch (const std::exception& error) {
     return Diagnostic{"running " + workload.name + " failed: " + error.what(), workload.name, 0, 0, ""};
   }

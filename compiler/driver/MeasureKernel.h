@@ -33,6 +33,13 @@ struct MeasureOptions {
   std::function<bool()> cancelled;
   /// Told the percentage done (0-100) after every sample.
   std::function<void(int percent)> progress;
+  /// Before each timed call, evict every argument but the first from the CPU caches (untimed),
+  /// and time each call alone. In a model a layer's weights come from memory, since the whole
+  /// network's weights do not fit in cache, while back-to-back calls of one kernel find them
+  /// cached: without this, a schedule that is fast only on cached weights looks best (TVM's
+  /// LocalRunner has the same option, enable_cpu_cache_flush, for the same reason). The first
+  /// argument, the activations, usually comes warm from the layer before.
+  bool flushCaches = false;
   /// The machine's peak to state the result against, in GFLOP/s; 0: machinePeakGflops()
   /// for the threads used. Measurements taken in separate processes (the Studio measures each
   /// variant in a child) pass one peak so their fractions compare: each process measuring

@@ -151,6 +151,21 @@ private slots:
     QVERIFY(worker.statistics().startSeconds > 0 && worker.statistics().buildSeconds > 0);
   }
 
+  // Timing with the weights evicted before every call (what tuning asks for) works and
+  // crosses the protocol; each sample is one call.
+  void coldWeightsAreTimedCallByCall() {
+    MeasureRequest request = quickRequest(kTask, kVariant);
+    request.flushCaches = true;
+    QVERIFY(requestLine(1, request).find("\"flush_caches\":true") != std::string::npos);
+    ParsedRequest parsed = parseRequestLine(requestLine(1, request));
+    QVERIFY(!parsed.failure && parsed.request.flushCaches);
+    MeasureWorker worker(matmulWorker());
+    CandidateMeasurement m = worker.measure(request);
+    QVERIFY2(m.ok() && m.checked, qPrintable(describe(m)));
+    QVERIFY(m.samples >= request.minRepeats && m.samples <= request.maxRepeats);
+    QVERIFY(m.minMilliseconds > 0 && m.minMilliseconds <= m.medianMilliseconds);
+  }
+
   // A batch is built in parallel and answered in order, each candidate with its own outcome.
   void realWorkerAnswersABatchInOrder() {
     MeasureWorker worker(matmulWorker());

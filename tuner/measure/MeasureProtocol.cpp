@@ -132,6 +132,7 @@ std::string requestLine(int64_t id, const MeasureRequest& r) {
             {"warmup_calls", r.warmupCalls},
             {"seed", r.seed}};
   if (r.batch > 1) json["batch"] = r.batch;
+  if (r.flushCaches) json["flush_caches"] = true;
   return json.dump();
 }
 
@@ -172,6 +173,13 @@ ParsedRequest parseRequestLine(std::string_view line) {
       return parsed;
     }
     r.check = json["check"].get<bool>();
+  }
+  if (json.contains("flush_caches")) {
+    if (!json["flush_caches"].is_boolean()) {
+      parsed.failure = requestFailure("'flush_caches' must be true or false");
+      return parsed;
+    }
+    r.flushCaches = json["flush_caches"].get<bool>();
   }
   std::string problem;
   if (!readNumber(json, "min_seconds", &r.minSeconds, 0, 3600, &problem) ||

@@ -8,7 +8,7 @@
 // (after the second it exits with code 2). Then, for every request line on its stdin:
 //   {"id": 7, "task": "<kernel name>", "trace": "<schedule text>", "check": true,
 //    "min_seconds": 0.1, "min_repeats": 5, "max_repeats": 200, "warmup_calls": 1, "seed": 42}
-// (optionally "batch": n, see MeasureRequest::batch)
+// (optionally "batch": n, see MeasureRequest::batch, and "flush_caches": true)
 // it prints exactly one reply line, in order:
 //   {"id": 7, "ok": true, "median_ms", "min_ms", "max_ms", "samples", "gflops", "checked",
 //    "max_abs_error" (when checked), "build_ms", "check_ms", "time_ms"}
@@ -64,6 +64,9 @@ struct MeasureRequest {
   int maxRepeats = 200;     ///< ...but never more than this many.
   int warmupCalls = 1;
   unsigned seed = 42;  ///< Seed of the random inputs (measureKernel's).
+  /// Evict every argument but the first from the caches before each timed call
+  /// (driver::MeasureOptions::flushCaches): weights come from memory, as in a model.
+  bool flushCaches = false;
   /// More than 1: this request starts a batch of this many (it and the next batch - 1 request
   /// lines, which the sender writes at once). The worker builds the whole batch in parallel,
   /// prints one line {"built": n, "build_ms": ...} (no id), then checks and times each request

@@ -182,6 +182,7 @@ CandidateMeasurement MeasureServer::finish(Prepared prepared, const MeasureReque
   options.maxRepeats = request.maxRepeats;
   options.warmupCalls = request.warmupCalls;
   options.seed = request.seed;
+  options.flushCaches = request.flushCaches;
   start = Clock::now();
   auto timed = driver::timeBuiltKernel(task->workload, *built, options);
   m.timingMilliseconds = millisecondsSince(start);

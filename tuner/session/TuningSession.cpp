@@ -28,6 +28,9 @@ MeasureRequest TuningSessionOptions::defaultTuningMeasurement() {
   request.minRepeats = 5;
   request.maxRepeats = 100;
   request.warmupCalls = 1;
+  // Weights from memory, as in the model: tuned on cached weights, a kernel's gains did not
+  // show in the model (ResNet-18: kernels 8% faster in isolation, the model not at all).
+  request.flushCaches = true;
   return request;
 }
 

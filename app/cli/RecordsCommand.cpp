@@ -165,8 +165,9 @@ int runBest(const std::vector<std::string>& args) {
   CommandLine line;
   if (auto done =
           parseSubcommand("best", "FILE [--target STRING] [--json]",
-                          "Prints the best record of each workload and target (the valid record with the least median\n"
-                          "time) with its schedule: a comment line with the task, the time and where the record came\n"
+                          "Prints the best record of each workload and target (the schedule whose confirmations, the\n"
+                          "tuner's final re-measurements in turns, have the least median; without confirmations the\n"
+                          "valid record with the least median time) with its schedule: a comment line with the task, the time and where the record came\n"
                           "from, the workload and the target, then the trace as the schedule editor shows it.\n"
                           "Exit status: 0 shown, 2 the file is missing or unreadable, or no record is for --target.\n",
                           args, flags, 1, 1, &line))

@@ -620,7 +620,6 @@ void Session::measureDefaults() {
       std::optional<std::vector<float>> features;
       if (state.space.hasDefault()) features = featuresOf(i, state.space.defaultCandidate());
       else features = featuresOf(i, tasks_[i].defaultTrace);
-      if (features) state.defaultStatements = storeStatements(*features);
       auto first = measure(i, state.defaultTraceText, RecordOrigin::Default, state.defaultPoint, std::nullopt, features);
       if (first && first->ok())
         measure(i, state.defaultTraceText, RecordOrigin::Default, state.defaultPoint, std::nullopt, std::nullopt);

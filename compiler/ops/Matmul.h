@@ -43,7 +43,9 @@ Workload matmulPrepacked(const std::vector<int64_t>& aShape, int64_t n, DataType
 /// The default schedule for matmul and dense (TVM's "How to optimize GEMM on CPU" recipe): an accumulator
 /// tile kept in registers (cache_write to local, unrolled rows, vectorized columns),
 /// computed per output block, blocks parallel over column panels. Also schedules
-/// matmulPrepacked (leading axes fused into the rows).
+/// matmulPrepacked (leading axes fused into the rows). A dense layer of one row with
+/// unpacked weights is a matrix-vector product instead: B read along its rows, partial sums
+/// kept in vectors by rfactor (stage "C.rf").
 Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Target& target = hostTarget());
 
 /// Names of the stages and axes that a hand-written matmul schedule can refer to.

@@ -12,7 +12,8 @@ namespace tessel {
   X(Split, "split") X(Fuse, "fuse") X(Reorder, "reorder") X(Tile, "tile") X(Vectorize, "vectorize") \
   X(Unroll, "unroll") X(Parallel, "parallel") X(ComputeAt, "compute_at")                            \
   X(ComputeInline, "compute_inline") X(ComputeRoot, "compute_root") X(CacheRead, "cache_read")      \
-  X(CacheWrite, "cache_write") X(StorageAlign, "storage_align") X(Pragma, "pragma") X(Bind, "bind")
+  X(CacheWrite, "cache_write") X(StorageAlign, "storage_align") X(Pragma, "pragma") X(Bind, "bind")   \
+  X(Rfactor, "rfactor")
 
 enum class PrimitiveKind : uint8_t {
 #define TESSEL_PRIMITIVE_ENUM(Name, text) Name,
@@ -39,6 +40,7 @@ struct SourceLocation {
 ///   compute_inline / compute_root   stage
 ///   cache_read   stage=tensor read, target=scope, readers={consumer stages}, results={new stage}
 ///   cache_write  stage, target=scope, results={new stage}
+///   rfactor      stage, axes={reduction axis}, values={factor}, results={new stage}
 ///   storage_align stage, axes={dimension's axis}, values={factor, offset}
 ///   pragma       stage, axes={axis}, target=pragma name, values={optional value}
 ///   bind         stage, axes={axis}, target=thread tag ("threadIdx.x", ...)

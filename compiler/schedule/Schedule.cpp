@@ -193,6 +193,7 @@ Status Schedule::applyUnrecorded(const Primitive& p) {
       stage->attachIterVar = IterVar();
       return Status::success();
     case PrimitiveKind::CacheWrite: return applyCacheWrite(p, *stage);
+    case PrimitiveKind::Rfactor: return applyRfactor(p, *stage);
     case PrimitiveKind::StorageAlign: return applyStorageAlign(p, *stage);
     case PrimitiveKind::Pragma: return applyPragma(p, *stage);
     case PrimitiveKind::Bind: return applyBind(p, *stage);
@@ -580,6 +581,106 @@ Status Schedule::applyCacheWrite(const Primitive& p, Stage& stage) {
   return Status::success();
 }
 
+// rfactor(C, k, f): the reduction over k is done in two steps. A new stage sums, for every
+// k.inner in [0, f), the elements k = k.outer * f + k.inner, keeping k.inner as a
+// data-parallel axis (the last one); C then sums those f partial results. k.inner can
+// then be vectorized: a dot product along a contiguous row becomes f-wide vector
+// accumulators and one short horizontal sum, where C alone would reduce one scalar.
+Status Schedule::applyRfactor(const Primitive& p, Stage& stage) {
+  auto* compute = te::asCompute(stage.op);
+  auto* reduce = compute ? compute->body.as<ReduceNode>() : nullptr;
+  if (!reduce) return scheduleError(p, stage.name + " is not a reduction; rfactor splits a reduction in two");
+  if (p.axes.size() != 1 || p.values.size() != 1 || p.results.size() != 1)
+    return scheduleError(p, "expects a stage, one of its reduction loops, a factor and one result name",
+                         "e.g. C.rf = rfactor(C, k, 8)");
+  const int64_t factor = p.values[0];
+  if (factor < 2) return scheduleError(p, "the factor must be at least 2");
+  if (!stage.relations.empty() || !stage.attrs.empty() || !stage.alignments.empty())
+    return scheduleError(p, "rfactor(" + stage.name + ") must come before the loops of " + stage.name +
+                                " are split, fused or annotated",
+                         "move this line above the other primitives on " + stage.name);
+  if (stage.attach != AttachKind::Root)
+    return scheduleError(p, "rfactor(" + stage.name + ") must come before " + stage.name +
+                                " is placed with compute_at or compute_inline",
+                         "move this line above the other primitives on " + stage.name);
+  for (auto& other : stages_)
+    if (other.attach == AttachKind::At && other.attachStage == stage.name)
+      return scheduleError(p, "rfactor(" + stage.name + ") must come before stages are computed at its loops (" +
+                                  other.name + " is)",
+                           "move this line above compute_at(" + other.name + ", " + stage.name + ", ...)");
+  int axisPosition = -1;
+  for (size_t i = 0; i < reduce->axes.size(); ++i)
+    if (reduce->axes[i].name() == p.axes[0]) axisPosition = int(i);
+  if (axisPosition < 0) {
+    std::vector<std::string> names;
+    for (auto& axis : reduce->axes) names.push_back(axis.name());
+    return scheduleError(p, stage.name + " has no reduction loop named '" + p.axes[0] + "'",
+                         "its reduction loops are: " + joinNames(names));
+  }
+  const IterVar& reduced = reduce->axes[axisPosition];
+  const int64_t* extent = asConstInt(reduced.dom().extent);
+  if (!extent) return scheduleError(p, "loop '" + reduced.name() + "' has no constant extent");
+  if (Status s = checkNewStageName(p, p.results[0]); !s) return s;
+  const std::string outerName = reduced.name() + ".outer", innerName = reduced.name() + ".inner";
+  for (auto& axis : compute->axes)
+    if (axis.name() == outerName || axis.name() == innerName)
+      return scheduleError(p, stage.name + " already has a loop named '" + axis.name() + "'");
+
+  // The partial stage: fresh copies of the axes, then k.inner; k becomes k.outer.
+  VarMap rename;
+  std::vector<IterVar> partialAxes;
+  for (auto& axis : compute->axes) {
+    IterVar fresh(Var(axis.name()), axis.dom(), axis.type());
+    rename[axis.var().get()] = fresh.var();
+    partialAxes.push_back(fresh);
+  }
+  IterVar inner(Var(innerName), Range::fromMinExtent(Expr(0), Expr(factor)), IterVarType::DataParallel);
+  partialAxes.push_back(inner);
+  const int64_t outerExtent = (*extent + factor - 1) / factor;
+  IterVar outer(Var(outerName), Range::fromMinExtent(Expr(0), Expr(outerExtent)), IterVarType::Reduce);
+  std::vector<IterVar> partialReduceAxes;
+  for (size_t i = 0; i < reduce->axes.size(); ++i) {
+    if (int(i) == axisPosition) {
+      partialReduceAxes.push_back(outer);
+      continue;
+    }
+    const IterVar& axis = reduce->axes[i];
+    IterVar fresh(Var(axis.name()), axis.dom(), axis.type());
+    rename[axis.var().get()] = fresh.var();
+    partialReduceAxes.push_back(fresh);
+  }
+  Expr offset = outer.var() * Expr(factor) + inner.var();
+  rename[reduced.var().get()] = reduced.dom().min + offset;
+  Expr condition = reduce->condition.defined() ? substitute(reduce->condition, rename) : Expr();
+  // A factor that does not divide the loop (or exceeds it) leaves a ragged last step.
+  if (*extent % factor != 0) {
+    Expr inRange = offset < Expr(*extent);
+    condition = condition.defined() && !isConstInt(condition, 1) ? (condition && inRange) : inRange;
+  }
+  Expr partialBody = ReduceNode::make(reduce->reducer, substitute(reduce->source, rename), partialReduceAxes, condition);
+  std::vector<Expr> partialShape = compute->buffer.shape();
+  partialShape.push_back(Expr(factor));
+  Buffer partialBuffer(p.results[0], compute->buffer.dtype(), partialShape, "global");
+  te::Operation partialOp =
+      te::makeComputeOp(p.results[0], compute->tag, partialBuffer, partialAxes, partialBody, compute->inputs);
+
+  // The stage itself keeps its axes (and their names) and now reduces over k.inner.
+  IterVar finalInner(Var(innerName), Range::fromMinExtent(Expr(0), Expr(factor)), IterVarType::Reduce);
+  std::vector<Expr> indices;
+  for (auto& axis : compute->axes) indices.push_back(axis.var());
+  indices.push_back(finalInner.var());
+  Expr finalBody = ReduceNode::make(reduce->reducer, BufferLoadNode::make(partialBuffer, indices), {finalInner});
+  te::Operation finalOp = te::makeComputeOp(compute->name, compute->tag, compute->buffer, compute->axes, finalBody,
+                                            {te::Tensor(partialOp)});
+  size_t position = size_t(&stage - stages_.data());
+  bool isOutput = stage.isOutput;
+  std::string scope = stage.scope;
+  stages_[position] = makeStage(finalOp, isOutput);
+  stages_[position].scope = scope;
+  insertStage(position, makeStage(partialOp, false));
+  return Status::success();
+}
+
 Status Schedule::applyStorageAlign(const Primitive& p, Stage& stage) {
   if (p.axes.size() != 1 || p.values.size() != 2)
     return scheduleError(p, "expects a stage, an axis, a factor and an offset", "e.g. storage_align(AA, i, 16, 1)");
@@ -705,6 +806,14 @@ Status Schedule::cacheRead(const std::string& tensor, const std::string& scope,
 Status Schedule::cacheWrite(const std::string& stage, const std::string& scope, const std::string& newStage) {
   Primitive p = make(PrimitiveKind::CacheWrite, stage);
   p.target = scope;
+  p.results = {newStage};
+  return apply(p);
+}
+Status Schedule::rfactor(const std::string& stage, const std::string& axis, int64_t factor,
+                         const std::string& newStage) {
+  Primitive p = make(PrimitiveKind::Rfactor, stage);
+  p.axes = {axis};
+  p.values = {factor};
   p.results = {newStage};
   return apply(p);
 }

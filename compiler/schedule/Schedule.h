@@ -112,6 +112,7 @@ public:
   Status cacheRead(const std::string& tensor, const std::string& scope, const std::vector<std::string>& readers,
                    const std::string& newStage);
   Status cacheWrite(const std::string& stage, const std::string& scope, const std::string& newStage);
+  Status rfactor(const std::string& stage, const std::string& axis, int64_t factor, const std::string& newStage);
   Status storageAlign(const std::string& stage, const std::string& axis, int64_t factor, int64_t offset);
   Status pragma(const std::string& stage, const std::string& axis, const std::string& name,
                 std::optional<int64_t> value = std::nullopt);
@@ -128,6 +129,7 @@ private:
   Status applyComputeInline(const Primitive& p, Stage& stage);
   Status applyCacheRead(const Primitive& p);
   Status applyCacheWrite(const Primitive& p, Stage& stage);
+  Status applyRfactor(const Primitive& p, Stage& stage);
   Status applyStorageAlign(const Primitive& p, Stage& stage);
   Status applyPragma(const Primitive& p, Stage& stage);
   Status applyBind(const Primitive& p, Stage& stage);

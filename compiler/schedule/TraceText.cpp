@@ -109,7 +109,7 @@ public:
     if (!kind)
       return error(nameToken, "unknown primitive '" + nameToken.text + "'",
                    "known: split, fuse, reorder, tile, vectorize, unroll, parallel, compute_at, compute_inline, "
-                   "compute_root, cache_read, cache_write, storage_align, pragma, bind");
+                   "compute_root, cache_read, cache_write, rfactor, storage_align, pragma, bind");
     next();
     p.kind = *kind;
     p.location.column = nameToken.column;
@@ -325,6 +325,27 @@ private:
         p.results = results;
         return Status::success();
       }
+      case PrimitiveKind::Rfactor: {
+        auto axis = nameAt(1, "reduction loop name");
+        if (!axis) return axis.error();
+        p.axes = {*axis};
+        if (positional.size() > 2) {
+          auto factor = intArg(*positional[2], "the factor");
+          if (!factor) return factor.error();
+          p.values = {*factor};
+        }
+        for (auto* kw : keywords) {
+          if (kw->keyword != "factor") return unknownKeyword(*kw);
+          auto v = intArg(*kw, "factor");
+          if (!v) return v.error();
+          p.values = {*v};
+        }
+        if (p.values.empty()) return textError(line_, closeColumn, "rfactor needs a factor", usage(p.kind));
+        if (Status s = noMoreThan(3); !s) return s;
+        if (Status s = expectResults(1); !s) return s;
+        p.results = results;
+        return Status::success();
+      }
       case PrimitiveKind::StorageAlign: {
         auto axis = nameAt(1, "axis name");
         if (!axis) return axis.error();
@@ -392,6 +413,7 @@ private:
       case PrimitiveKind::ComputeRoot: return "usage: compute_root(STAGE)";
       case PrimitiveKind::CacheRead: return "usage: COPY = cache_read(TENSOR, SCOPE, [READER, ...])";
       case PrimitiveKind::CacheWrite: return "usage: CACHE = cache_write(STAGE, SCOPE)";
+      case PrimitiveKind::Rfactor: return "usage: PARTIAL = rfactor(STAGE, REDUCTION_LOOP, FACTOR)";
       case PrimitiveKind::StorageAlign: return "usage: storage_align(STAGE, AXIS, FACTOR, OFFSET)";
       case PrimitiveKind::Pragma: return "usage: pragma(STAGE, LOOP, NAME[, VALUE])";
       case PrimitiveKind::Bind: return "usage: bind(STAGE, LOOP, threadIdx.x)";

@@ -7,6 +7,7 @@
 //   vectorize(C, ji)    unroll(C, ii)    parallel(C, io)
 //   compute_at(B, C, jo)    compute_inline(B)    compute_root(B)
 //   AA = cache_read(A, local, [C])    CC = cache_write(C, local)
+//   C.rf = rfactor(C, k, 8)           # C.rf[i, j, k.inner] = partial sums over k.outer
 //   storage_align(AA, i, 16, 1)    pragma(C, io, auto_unroll_max_step, 16)    bind(C, io, blockIdx.x)
 #pragma once
 

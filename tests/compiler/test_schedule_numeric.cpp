@@ -177,7 +177,8 @@ private:
         PrimitiveKind::Unroll,       PrimitiveKind::Parallel,     PrimitiveKind::Parallel,
         PrimitiveKind::ComputeAt,    PrimitiveKind::ComputeAt,    PrimitiveKind::ComputeAt,
         PrimitiveKind::ComputeInline, PrimitiveKind::ComputeRoot, PrimitiveKind::CacheRead,
-        PrimitiveKind::CacheWrite,   PrimitiveKind::StorageAlign, PrimitiveKind::Pragma};
+        PrimitiveKind::CacheWrite,   PrimitiveKind::StorageAlign, PrimitiveKind::Pragma,
+        PrimitiveKind::Rfactor};
     p.kind = pick(kinds);
     switch (p.kind) {
       case PrimitiveKind::Split:
@@ -237,6 +238,13 @@ private:
         p.target = "local";
         p.results = {freshName("W")};
         break;
+      case PrimitiveKind::Rfactor: {
+        auto* reduce = te::asCompute(stage.op)->body.as<ReduceNode>();
+        p.axes = {reduce ? pick(reduce->axes).name() : leaves.front()};
+        p.values = {uniform(2, 8)};
+        p.results = {freshName("P")};
+        break;
+      }
       case PrimitiveKind::StorageAlign: {
         auto* compute = te::asCompute(stage.op);
         p.axes = {pick(compute->axes).name()};
@@ -408,6 +416,13 @@ private slots:
         {"cache_write without reduction", "scale", 4,
          "BB = cache_write(B, local)\njo, ji = split(B, j, factor=4)\ncompute_at(BB, B, jo)"},
         {"cache_write of an intermediate", "chain", 1, "BB = cache_write(B, local)\ncompute_at(BB, B, i)"},
+        {"rfactor at root", "matmul", 4, "CR = rfactor(C, k, 4)"},
+        {"rfactor vectorized partial sums", "matmul", 4,
+         "CR = rfactor(C, k, 4)\nio, ii = split(C, i, factor=4)\nparallel(C, io)\ncompute_at(CR, C, io)\n"
+         "reorder(CR, i, k.outer, j, k.inner)\nunroll(CR, j)\nvectorize(CR, k.inner)"},
+        {"rfactor of a register tile", "matmul", 4,
+         "CR = rfactor(C, k, 4)\nCC = cache_write(CR, local)\nio, ii = split(C, i, factor=4)\n"
+         "compute_at(CR, C, io)\ncompute_at(CC, CR, i)\nvectorize(CC, k.inner)"},
         {"storage_align rows", "chain", 1, "storage_align(B, i, 16, 1)"},
         {"storage_align innermost", "chain", 1, "storage_align(B, j, 4, 3)"},
         {"storage_align cache_read", "matmul", 1, "AA = cache_read(A, local, [C])\nstorage_align(AA, ax0, 8, 3)"},

@@ -115,6 +115,12 @@ private slots:
     QTest::newRow("storage_align bad offset") << "storage_align(C, i, 16, 16)" << 1 << "0 <= offset < factor";
     QTest::newRow("bind bad tag") << "bind(C, i, warp.x)" << 1 << "not a thread tag";
     QTest::newRow("compute_root of an input") << "compute_root(A)" << 1 << "is an input";
+    QTest::newRow("rfactor of a non-reduction") << "ER = rfactor(E, j, 4)" << 1 << "E is not a reduction";
+    QTest::newRow("rfactor of a data loop") << "CR = rfactor(C, i, 4)" << 1 << "no reduction loop named 'i'";
+    QTest::newRow("rfactor after split")
+        << "io, ii = split(C, i, factor=2)\nCR = rfactor(C, k, 4)" << 2 << "must come before";
+    QTest::newRow("rfactor factor of one") << "CR = rfactor(C, k, 1)" << 1 << "at least 2";
+    QTest::newRow("rfactor stage name taken") << "D = rfactor(C, k, 4)" << 1 << "already a stage named 'D'";
     QTest::newRow("cache_write after storage_align")
         << "storage_align(C, i, 16, 1)\nCC = cache_write(C, local)" << 2 << "must come before";
   }

@@ -23,7 +23,8 @@ const char* kEveryPrimitive =
     "compute_root(B)\n"
     "storage_align(AA, ax0, 16, 1)\n"
     "pragma(C, f, auto_unroll_max_step, 16)\n"
-    "bind(C, f, blockIdx.x)\n";
+    "bind(C, f, blockIdx.x)\n"
+    "C.rf = rfactor(C, k, 8)\n";
 }  // namespace
 
 class TestScheduleTrace : public QObject {
@@ -32,7 +33,7 @@ private slots:
   void textRoundTripsEveryPrimitive() {
     auto trace = parseTraceText(kEveryPrimitive);
     QVERIFY2(trace.ok(), trace.ok() ? "" : trace.error().toString().c_str());
-    QCOMPARE(int(trace->primitives.size()), 16);
+    QCOMPARE(int(trace->primitives.size()), 17);
     QCOMPARE(QString::fromStdString(printTraceText(*trace)), QString(kEveryPrimitive));
     auto again = parseTraceText(printTraceText(*trace));
     QVERIFY(again.ok());

@@ -144,6 +144,45 @@ private slots:
     for (size_t e = 0; e < got->size(); ++e) QVERIFY(close((*got)[e], (*expected)[e]));
   }
 
+  // A dense layer of one row reads its weights along the reduction: its space has an rfactor
+  // sketch (partial sums as vector lanes), whose points compute the product; matmul reads B
+  // across the reduction and gets none.
+  void aRowReductionGetsAnRfactorSketch() {
+    auto sketchNames = [](const SearchSpace& space) {
+      QStringList names;
+      for (const Sketch& sketch : space.sketches()) names << QString::fromStdString(sketch.name);
+      return names;
+    };
+    Family matmulFamily = family("matmul");
+    QVERIFY(!sketchNames(SearchSpace::generate(matmulFamily.workload, matmulFamily.defaultTrace, hostTarget()))
+                 .contains("row reduction (rfactor)"));
+    Family f = family("dense");
+    SpaceOptions fromScratch;
+    fromScratch.includeDefaultSketch = false;
+    SearchSpace space = SearchSpace::generate(f.workload, f.defaultTrace, hostTarget(), fromScratch);
+    int row = int(sketchNames(space).indexOf("row reduction (rfactor)"));
+    QVERIFY2(row >= 0, qPrintable(sketchNames(space).join(", ")));
+    auto expected = runTrace(f.workload, f.defaultTrace, 11);
+    QVERIFY(expected);
+    std::mt19937_64 rng(3);
+    std::set<std::string> seen;
+    for (int i = 0; i < 16; ++i) {
+      Candidate candidate = space.random(rng);
+      candidate.sketch = row;
+      candidate.choices.assign(space.sketches()[size_t(row)].decisions.size(), 0);
+      for (size_t d = 0; d < candidate.choices.size(); ++d)
+        candidate.choices[d] = int(rng() % space.sketches()[size_t(row)].decisions[d].choices.size());
+      Trace trace = space.instantiate(candidate);
+      seen.insert(SearchSpace::pointKey(candidate));
+      QVERIFY(printTraceText(trace).find("rfactor(C, k, ") != std::string::npos);
+      auto got = runTrace(f.workload, trace, 11);
+      QVERIFY2(got, got ? "" : (got.error().toString() + "\n" + printTraceText(trace)).c_str());
+      for (size_t e = 0; e < got->size(); ++e)
+        QVERIFY2(close((*got)[e], (*expected)[e]), printTraceText(trace).c_str());
+    }
+    QVERIFY2(seen.size() > 4, "the sketch has choices to make");
+  }
+
   void mutationsAndCrossoversStayInTheSpace() {
     Family f = family("conv2d");
     SearchSpace space = SearchSpace::generate(f.workload, f.defaultTrace, hostTarget());

@@ -10,7 +10,10 @@
 #include <sstream>
 
 #include "compiler/schedule/Schedule.h"
+#include "compiler/schedule/ScheduleView.h"
 #include "core/ir/IROperators.h"
+#include "core/ir/IRMutator.h"
+#include "core/ir/IRVisitor.h"
 
 namespace tessel::tuner {
 
@@ -322,6 +325,120 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
   return builder.finish();
 }
 
+// Whether `expr` reads some buffer with `axis` in its last (contiguous) index.
+bool readsAlong(const Expr& expr, const IterVar& axis) {
+  bool found = false;
+  postOrderVisit(expr, [&](const Expr& e) {
+    auto* load = e.as<BufferLoadNode>();
+    if (load && !load->indices.empty()) found = found || usesVar(load->indices.back(), axis.var());
+  });
+  return found;
+}
+
+// A reduction along rows (its innermost reduction loop walks an input contiguously, as a
+// matrix-vector product reads its matrix) and nothing along the output's last axis: rfactor
+// turns that loop into vector lanes of partial sums, computed for a block of outputs at a time
+// so several accumulators stay in registers, and each output adds its lanes up at the end. Ansor adds rfactor sketches for
+// reductions with little spatial parallelism; here the test is the memory layout, which is
+// what decides whether the output axis or the reduction axis can be the vector.
+std::optional<Sketch> rowReductionSketch(const Workload& workload, const Target& target) {
+  if (workload.outputs.size() != 1) return std::nullopt;
+  SketchBuilder builder(workload, "row reduction (rfactor)");
+  Schedule& s = builder.schedule();
+  std::string reduction, output;
+  int64_t mostWork = -1;
+  for (const Stage& stage : s.stages()) {
+    auto* compute = te::asCompute(stage.op);
+    if (stage.isOutput) output = stage.name;
+    if (compute && !compute->reduceAxes.empty() && stageWork(*compute) > mostWork) {
+      mostWork = stageWork(*compute);
+      reduction = stage.name;
+    }
+  }
+  if (reduction.empty() || output.empty()) return std::nullopt;
+  // Everything else computed is inlined, producers included: reading the input as it is laid
+  // out is the point (a packing stage would put the reduction axis out of the row).
+  std::vector<std::string> others;
+  for (const Stage& stage : s.stages())
+    if (te::asCompute(stage.op) && stage.name != reduction && stage.name != output) others.push_back(stage.name);
+  for (const std::string& name : others) {
+    if (!te::asCompute(s.findStage(name)->op)->reduceAxes.empty()) return std::nullopt;
+    builder.check(s.computeInline(name));
+  }
+  if (!builder.ok()) return std::nullopt;
+  auto* compute = te::asCompute(s.findStage(reduction)->op);
+  auto* body = compute->body.as<ReduceNode>();
+  auto* outputCompute = te::asCompute(s.findStage(output)->op);
+  if (!body || !outputCompute || outputCompute->axes.size() != compute->axes.size() || compute->axes.empty())
+    return std::nullopt;
+  const IterVar& row = compute->reduceAxes.back();
+  const int64_t extent = constantOr(row->dom.extent, 1);
+  const int64_t lanes = target.vectorLanes();
+  // Along the row, and not along the output's last axis (matmul reads B that way, and that
+  // axis is the better vector); the reads as lowering sees them, producers inlined.
+  ScheduleView view(s);
+  const LoweredStage* lowered = view.find(reduction);
+  auto* loweredBody = lowered ? lowered->body.as<ReduceNode>() : nullptr;
+  if (extent < 2 * lanes || !loweredBody || !readsAlong(loweredBody->source, row) ||
+      readsAlong(loweredBody->source, compute->axes.back()))
+    return std::nullopt;
+  // Each decision's first choice is the one the sketch's trace is built with: two vectors of
+  // partial sums, blocks of four outputs (the default's shape), when they divide.
+  auto preferredFirst = [](std::vector<std::vector<int64_t>>& choices, int64_t preferred) {
+    for (size_t i = 0; i < choices.size(); ++i)
+      if (choices[i].front() == preferred) std::rotate(choices.begin(), choices.begin() + long(i), choices.begin() + long(i) + 1);
+  };
+  std::vector<std::vector<int64_t>> factors;
+  for (int64_t f = lanes; f <= 4 * lanes && f <= extent; f *= 2)
+    if (extent % f == 0) factors.push_back({f});
+  if (factors.empty()) return std::nullopt;
+  preferredFirst(factors, 2 * lanes);
+
+  const std::string partial = reduction + ".rf";
+  size_t rfactorAt = builder.next();
+  builder.check(s.rfactor(reduction, row.name(), factors.front().front(), partial));
+  builder.decide({"rfactor " + reduction + "." + row.name(), factors, {{rfactorAt, 0}}});
+  // The output's last axis in blocks of outputs computed together; every loop outside a block
+  // fused into one parallel loop.
+  const auto& axes = outputCompute->axes;
+  const std::string last = axes.back().name();
+  const int64_t lastExtent = constantOr(axes.back()->dom.extent, 1);
+  std::vector<std::vector<int64_t>> blocks;
+  for (int64_t d : divisorsOf(lastExtent))
+    if (d <= 16) blocks.push_back({d});
+  preferredFirst(blocks, 4);
+  size_t splitAt = builder.next();
+  builder.check(s.split(output, last, blocks.front().front(), last + "_o", last + "_i"));
+  builder.decide({"block " + output + "." + last, blocks, {{splitAt, 0}}});
+  std::vector<std::string> outerLoops;
+  for (size_t a = 0; a + 1 < axes.size(); ++a) outerLoops.push_back(axes[a].name());
+  outerLoops.push_back(last + "_o");
+  std::string blockLoop = outerLoops.front();
+  if (outerLoops.size() > 1) {
+    builder.check(s.fuse(output, outerLoops, "outer"));
+    blockLoop = "outer";
+  }
+  if (target.cores > 1) builder.check(s.parallel(output, blockLoop));
+  builder.check(s.computeAt(partial, output, blockLoop));
+  if (reduction != output) builder.check(s.computeAt(reduction, output, blockLoop));
+  // Partial sums: the other reductions, then the row's outer steps outside the block of
+  // outputs, whose last axis is unrolled (one accumulator each) and whose lanes are vectors.
+  const Stage* partialStage = s.findStage(partial);
+  if (!builder.ok() || !partialStage) return std::nullopt;
+  auto* partialCompute = te::asCompute(partialStage->op);
+  std::vector<std::string> order;
+  for (size_t a = 0; a + 2 < partialCompute->axes.size(); ++a) order.push_back(partialCompute->axes[a].name());
+  for (const IterVar& axis : partialCompute->reduceAxes) order.push_back(axis.name());
+  order.push_back(partialCompute->axes[partialCompute->axes.size() - 2].name());
+  order.push_back(partialCompute->axes.back().name());
+  builder.check(s.reorder(partial, order));
+  size_t unrollAt = builder.next();
+  builder.check(s.unroll(partial, order[order.size() - 2]));
+  builder.decide({"unroll " + partial + "." + order[order.size() - 2], {{1}, {0}}, {{unrollAt, -1}}});
+  builder.check(s.vectorize(partial, order.back()));
+  return builder.finish();
+}
+
 // Loops without a reduction worth tiling: every other stage inlined, the output's innermost
 // loop split for vectors, the rest fused into one parallel loop.
 std::optional<Sketch> elementwiseSketch(const Workload& workload, const Target& target) {
@@ -378,7 +495,9 @@ SearchSpace SearchSpace::generate(const Workload& workload, const Trace& default
       space.sketches_.push_back(std::move(*sketch));
     }
   if (auto sketch = multiLevelTilingSketch(workload, target, options)) space.sketches_.push_back(std::move(*sketch));
-  else if (auto sketch = elementwiseSketch(workload, target)) space.sketches_.push_back(std::move(*sketch));
+  if (auto sketch = rowReductionSketch(workload, target)) space.sketches_.push_back(std::move(*sketch));
+  if (space.sketches_.size() == size_t(space.hasDefault() ? 1 : 0))
+    if (auto sketch = elementwiseSketch(workload, target)) space.sketches_.push_back(std::move(*sketch));
   return space;
 }
 

@@ -58,6 +58,7 @@ QStringList argumentCandidates(const QString& callee, int index, const QStringLi
   }
   if (callee == QLatin1String("cache_write")) return index == 1 ? QStringList{"local", "shared", "global"} : QStringList{};
   if (callee == QLatin1String("compute_inline") || callee == QLatin1String("compute_root")) return {};
+  if (callee == QLatin1String("rfactor")) return index == 1 ? loopsOf(stages, stage) : QStringList{};
   if (callee == QLatin1String("split")) {
     if (index == 1) return loopsOf(stages, stage);
     if (index == 2) return {"factor=", "nparts="};

@@ -92,6 +92,7 @@ struct CompiledKernel {
   std::string workloadKey;               ///< WorkloadKey::text; empty for copy kernels.
   std::string workloadHash;              ///< WorkloadKey::hash.
   bool tuned = false;                    ///< Scheduled by a tuned record, not the default.
+  std::string tunedTrace;                ///< That record's schedule (trace text), when tuned.
 };
 
 struct CompiledModel {

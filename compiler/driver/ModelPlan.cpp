@@ -212,6 +212,7 @@ private:
     compiled.workloadKey = workloadKey.text;
     compiled.workloadHash = workloadKey.hash;
     compiled.tuned = tuned.has_value();
+    if (tuned) compiled.tunedTrace = tuned_->traces.at(workloadKey.text);
     model_.kernels.push_back(std::move(compiled));
     model_.plan.nodes.push_back(std::move(planNode));
     return Status::success();

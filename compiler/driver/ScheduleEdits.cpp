@@ -107,6 +107,7 @@ Expected<CompiledModel> applyScheduleEdits(CompiledModel model, const std::vecto
     kernel.function = *function;
     // A person's schedule overrides a tuned one: the kernel no longer runs the record's.
     kernel.tuned = false;
+    kernel.tunedTrace.clear();
   }
   return model;
 }

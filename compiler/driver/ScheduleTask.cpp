@@ -38,6 +38,7 @@ Expected<ScheduleTask> taskForKernel(const CompiledKernel& kernel, const Target&
   task.workloadKey = kernel.workloadKey;
   task.workloadHash = kernel.workloadHash;
   task.tuned = kernel.tuned;
+  task.tunedTraceText = kernel.tunedTrace;
   Expected<Schedule> schedule = built->schedule ? built->schedule(task.workload, target)
                                                 : Expected<Schedule>(Schedule(task.workload.outputs));
   if (!schedule) {
@@ -59,6 +60,13 @@ std::vector<LoweringStepText> printSteps(const std::vector<LoweringStep>& steps)
 }  // namespace
 
 std::string ScheduleTask::defaultTraceText() const { return printTraceText(defaultTrace); }
+
+std::string ScheduleTask::compiledTraceText() const {
+  if (!tuned || tunedTraceText.empty()) return defaultTraceText();
+  // Records keep the text as printed; reprinting makes it read like every other schedule.
+  auto parsed = parseTraceText(tunedTraceText);
+  return parsed ? printTraceText(*parsed) : tunedTraceText;
+}
 
 Expected<std::vector<ScheduleTask>> extractTasks(const CompiledModel& model, const Target& target) {
   std::vector<ScheduleTask> tasks;

@@ -26,9 +26,12 @@ struct ScheduleTask {
   Workload workload;         ///< The tensors to schedule.
   Trace defaultTrace;        ///< The schedule the compiler chose (replayable on workload.outputs).
   bool tuned = false;        ///< The compiled kernel replays a tuning record instead (CompiledKernel::tuned).
+  std::string tunedTraceText;  ///< That record's schedule, when tuned.
 
   /// The default schedule as editable text (printTraceText of defaultTrace).
   std::string defaultTraceText() const;
+  /// The schedule the compiled kernel runs: the tuning record's when tuned, else the default.
+  std::string compiledTraceText() const;
 };
 
 /// One task per kernel of `model` that computes a graph operation, in plan order. Kernels

@@ -12,6 +12,7 @@
 #include "app/studio/MainWindow.h"
 #include "compiler/driver/ScheduleTask.h"
 #include "tuner/records/RecordFile.h"
+#include "views/schedule/ScheduleWorkbench.h"
 #include "views/schedule/TaskListModel.h"
 
 using namespace tessel;
@@ -135,6 +136,13 @@ private slots:
       if (!taskModel->index(row, views::TaskListModel::Tuned).data().toString().isEmpty())
         tunedTasks << taskModel->index(row, views::TaskListModel::Name).data().toString();
     QCOMPARE(tunedTasks, QStringList{QString::fromStdString(kConvTask)});
+    // The schedule editor shows what the tuned kernel runs, the record's schedule, and that is
+    // not an edit of the user's (a project does not store it).
+    auto* workbench = window.findChild<views::ScheduleWorkbench*>();
+    QVERIFY(workbench);
+    const QString convTask = QString::fromStdString(kConvTask);
+    QTRY_VERIFY_WITH_TIMEOUT(workbench->scheduleText(convTask).contains("factor=2"), 60000);
+    QVERIFY(workbench->editedSchedules().empty());
 
     // Saved, the project names the records relative to itself; reopened, it applies them again.
     QString project = dir_.filePath("kept.tessel");
@@ -156,6 +164,11 @@ private slots:
     reopened.studioAction("actionStopTuningRecords")->trigger();
     QTRY_VERIFY_WITH_TIMEOUT(!convIsTuned(reopened), 60000);
     QVERIFY(waitIdle(reopened));
+    // ... and the editor is back at the default schedule.
+    auto* reopenedWorkbench = reopened.findChild<views::ScheduleWorkbench*>();
+    QTRY_VERIFY_WITH_TIMEOUT(reopenedWorkbench->scheduleText(convTask).contains("factor=4"), 60000);
+    QVERIFY(!reopenedWorkbench->scheduleText(convTask).contains("factor=2"));
+    QVERIFY(reopenedWorkbench->editedSchedules().empty());
     QVERIFY(!statusText(reopened).contains("kernels tuned"));
     QVERIFY(reopened.projects().project()->tuningRecords.empty());
   }

@@ -60,7 +60,9 @@ QString describe(const Diagnostic& d) {
 struct ScheduleWorkbench::TaskState {
   driver::ScheduleTask task;
   QString name;
-  QString defaultText;
+  /// The schedule the compiled model runs (a tuning record's, or the default): the text a task
+  /// starts from, "edited" means different from it, and Reset puts it back.
+  QString compiledText;
   QTextDocument* document = nullptr;
   std::shared_ptr<const driver::TaskLowering> lastGood;
   QString lastGoodText;
@@ -187,7 +189,7 @@ void ScheduleWorkbench::buildLayout() {
   // the buttons are for the mouse.
   setUpButton(undoButton_, tr("Undo"), tr("Undo the last edit of this task's schedule"), {}, &ScheduleWorkbench::undo);
   setUpButton(redoButton_, tr("Redo"), tr("Redo"), {}, &ScheduleWorkbench::redo);
-  setUpButton(resetButton_, tr("Reset"), tr("Reset to the default schedule (undoable)"),
+  setUpButton(resetButton_, tr("Reset"), tr("Reset to the schedule the model was compiled with: the default, or a tuning record's (undoable)"),
               QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), &ScheduleWorkbench::resetToDefault);
   middleLayout->addLayout(bar);
   middleLayout->addWidget(editor_, 1);
@@ -289,16 +291,19 @@ void ScheduleWorkbench::setTasks(std::vector<driver::ScheduleTask> tasks) {
   for (auto& task : tasks) {
     auto state = std::make_unique<TaskState>();
     state->name = QString::fromStdString(task.name);
-    state->defaultText = QString::fromStdString(task.defaultTraceText());
+    state->compiledText = QString::fromStdString(task.compiledTraceText());
+    // A person's edits survive a recompile; an unedited task follows what the model now runs
+    // (records applied or dropped), keeping its undo history when that did not change.
     for (auto& old : previous)
-      if (old && old->name == state->name && old->task.workloadName == task.workloadName) {
+      if (old && old->name == state->name && old->task.workloadName == task.workloadName &&
+          (old->compiledText == state->compiledText || !sameSchedule(old->document->toPlainText(), old->compiledText))) {
         state->document = old->document;
         old->document = nullptr;
       }
     if (!state->document) {
       state->document = new QTextDocument(this);
       state->document->setDocumentLayout(new QPlainTextDocumentLayout(state->document));
-      state->document->setPlainText(state->defaultText);
+      state->document->setPlainText(state->compiledText);
       state->document->setModified(false);
       state->document->clearUndoRedoStacks();
     }
@@ -317,7 +322,7 @@ void ScheduleWorkbench::setTasks(std::vector<driver::ScheduleTask> tasks) {
   for (auto& state : tasks_) rows.push_back(state->task);
   taskModel_->setTasks(rows);
   for (auto& state : tasks_)
-    taskModel_->setEdited(state->name, !sameSchedule(state->document->toPlainText(), state->defaultText));
+    taskModel_->setEdited(state->name, !sameSchedule(state->document->toPlainText(), state->compiledText));
   taskView_->resizeColumnsToContents();
   // Long fused-kernel names would push the other columns out of sight; the full name is in
   // the tooltip and the editor's title.
@@ -455,7 +460,7 @@ std::map<QString, QString> ScheduleWorkbench::editedSchedules() const {
   std::map<QString, QString> edited;
   for (auto& s : tasks_) {
     QString text = s->document->toPlainText();
-    if (!sameSchedule(text, s->defaultText)) edited[s->name] = text;
+    if (!sameSchedule(text, s->compiledText)) edited[s->name] = text;
   }
   return edited;
 }
@@ -471,7 +476,7 @@ void ScheduleWorkbench::onTextChanged(const QString& name) {
   QString text = s->document->toPlainText();
   if (text == s->seenText) return;
   s->seenText = text;
-  taskModel_->setEdited(name, !sameSchedule(text, s->defaultText));
+  taskModel_->setEdited(name, !sameSchedule(text, s->compiledText));
   undoButton_->setEnabled(current_.isEmpty() ? false : state(current_)->document->isUndoAvailable());
   redoButton_->setEnabled(current_.isEmpty() ? false : state(current_)->document->isRedoAvailable());
   if (loadingText_) return;
@@ -484,11 +489,11 @@ void ScheduleWorkbench::onTextChanged(const QString& name) {
 
 void ScheduleWorkbench::resetToDefault() {
   TaskState* s = state(current_);
-  if (!s || s->document->toPlainText() == s->defaultText) return;
+  if (!s || s->document->toPlainText() == s->compiledText) return;
   QTextCursor cursor(s->document);
   cursor.beginEditBlock();
   cursor.select(QTextCursor::Document);
-  cursor.insertText(s->defaultText);
+  cursor.insertText(s->compiledText);
   cursor.endEditBlock();
 }
 

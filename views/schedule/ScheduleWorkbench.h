@@ -77,15 +77,17 @@ public:
   /// Replaces task `name`'s schedule text (e.g. from a project file) as an undoable edit,
   /// without emitting scheduleEdited. False if there is no such task.
   bool setScheduleText(const QString& name, const QString& text);
-  /// Task `name`'s current text (its default schedule until edited).
+  /// Task `name`'s current text (until edited, the schedule the model was compiled with: a
+  /// tuning record's for a tuned kernel, else the default).
   QString scheduleText(const QString& name) const;
-  /// The text of every task whose schedule differs from its default, by task name.
+  /// The text of every task whose schedule differs from what the model was compiled with, by
+  /// task name.
   std::map<QString, QString> editedSchedules() const;
   /// The last schedule text of the open task that lowered without error (what measuring and
   /// the iteration-order view should use), and its lowering; null before the first result.
   std::shared_ptr<const driver::TaskLowering> currentLowering() const;
 
-  /// Puts the open task's default schedule back (undoable with undo()).
+  /// Puts back the schedule the open task was compiled with (undoable with undo()).
   void resetToDefault();
   void undo();
   void redo();

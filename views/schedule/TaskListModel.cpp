@@ -67,7 +67,7 @@ QVariant TaskListModel::data(const QModelIndex& index, int role) const {
     case TaskNameRole: return row.name;
     case Qt::ToolTipRole:
       return tr("%1\nnode: %2\nop: %3\nworkload: %4").arg(row.name, row.nodeName, row.op, row.workload) +
-             (row.tuned ? tr("\ncompiled with the schedule of a tuning record (the editor starts from the default)")
+             (row.tuned ? tr("\ncompiled with the schedule of a tuning record (the editor shows it)")
                         : QString());
     case Qt::TextAlignmentRole:
       return index.column() == Gflop ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();

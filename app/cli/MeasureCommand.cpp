@@ -170,7 +170,7 @@ Status readModelSource(const std::string& model, const CommandLine& line, driver
 }
 
 Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& model, const CommandLine& line,
-                                                         std::string* usageError) {
+                                                         std::string* usageError, int64_t* constantBytes) {
   driver::LoadOptions load;
   driver::CompileOptions compile;
   if (Status read = readModelSource(model, line, &load, &compile, usageError); !read) return read.error();
@@ -178,6 +178,10 @@ Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& mode
   if (!graph) return graph.error();
   auto compiled = driver::compileGraph(*graph, compile);
   if (!compiled) return compiled.error();
+  if (constantBytes) {
+    *constantBytes = 0;
+    for (const auto& [name, array] : compiled->params) *constantBytes += int64_t(array.byteSize());
+  }
   return driver::extractTasks(*compiled, compile.target);
 }
 

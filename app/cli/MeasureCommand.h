@@ -18,9 +18,10 @@ Status readModelSource(const std::string& model, const CommandLine& line, driver
 
 /// Imports and compiles `model` with the model flags in `line` (--input-shape, --input,
 /// --inputs-dir, --opt-level, --disable-pass, --pass-config) and returns its tasks. A
-/// malformed flag sets `usageError` (and is also the Diagnostic returned).
+/// malformed flag sets `usageError` (and is also the Diagnostic returned). `constantBytes`,
+/// when given, receives the bytes of the compiled model's constants (its weights).
 Expected<std::vector<driver::ScheduleTask>> compileTasks(const std::string& model, const CommandLine& line,
-                                                         std::string* usageError);
+                                                         std::string* usageError, int64_t* constantBytes = nullptr);
 
 /// The flags compileTasks reads (--input-shape, the input and pass flags) and, for `op`, that
 /// operator's flags (--m, --c, ...), appended to `flags`.

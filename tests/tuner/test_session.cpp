@@ -326,6 +326,10 @@ private slots:
     QVERIFY2(error.contains("nope.onnx"), qPrintable(error));
     QCOMPARE(run({"tune", QString::fromStdString(kModel), "--records", records, "--tasks", "no_such_kernel"}, &error), 2);
     QVERIFY2(error.contains("no_such_kernel"), qPrintable(error));
+    QCOMPARE(run({"tune", "matmul", "--m", "32", "--n", "32", "--k", "32", "--records", records, "--flush-caches", "maybe"},
+                 &error),
+             2);
+    QVERIFY2(error.contains("--flush-caches must be auto, yes or no"), qPrintable(error));
     QVERIFY(!QFile::exists(records));  // nothing was started, nothing written
   }
 
@@ -344,6 +348,11 @@ private slots:
     std::ifstream file(eventsPath.toStdString());
     for (std::string line; std::getline(file, line);) events.push_back(nlohmann::json::parse(line));
     checkStream(events, readRecords(records.toStdString()).size());
+    // A 32x32 matmul's 4 KiB of weights fit in any last-level cache: timed with them cached,
+    // and the session says so.
+    QCOMPARE(QString::fromStdString(events.front()["event"].get<std::string>()), QString("session_start"));
+    QVERIFY(!events.front()["flush_caches"].get<bool>());
+    QVERIFY2(out.contains("timing: weights left in the caches (4 KiB of weights"), qPrintable(out));
   }
 };
 

@@ -19,7 +19,7 @@ std::vector<EventSchema> makeSchemas() {
         {"target", T::String},         {"records", T::String},       {"resumed", T::Boolean},
         {"resumed_trials", T::Integer}, {"budget_seconds", T::Number}, {"budget_trials", T::Integer},
         {"threads", T::Integer},       {"peak_gflops", T::Number},   {"from_scratch", T::Boolean},
-        {"tasks", T::Array}},
+        {"flush_caches", T::Boolean},  {"timing", T::String},        {"tasks", T::Array}},
        {{"tasks",
          {{"task", T::Integer},
           {"name", T::String},

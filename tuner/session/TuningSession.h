@@ -58,6 +58,9 @@ struct TuningSessionOptions {
   CostModelOptions costModel;
   /// How each candidate is measured (task and trace are filled in per candidate).
   MeasureRequest measure = defaultTuningMeasurement();
+  /// Why the candidates' weights are or are not evicted before each timed call, for people
+  /// (the session_start event's "timing"); empty: not said.
+  std::string timingRegime;
   /// Per task, the best candidates re-measured in turns at the end, and how many times each.
   int confirmCandidates = 3;
   int confirmRepeats = 3;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 
@@ -35,8 +36,26 @@ namespace tessel {
 
 namespace {
 
-// The data cache of `level` (1, 2, 3) in bytes as the C library reports it, 0 when unknown.
+// The data cache of `level` (1, 2, 3) in bytes, 0 when unknown: as Linux describes the caches
+// of CPU 0 (the cache one core sees: one CCX's L3 on AMD), else as the C library reports it
+// (glibc reports a whole AMD package's L3 inside some virtual machines: 256 MiB for 32).
 int64_t dataCacheBytes(int level) {
+  for (int index = 0; index < 8; ++index) {
+    std::string directory = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream levelFile(directory + "level"), typeFile(directory + "type"), sizeFile(directory + "size");
+    int cacheLevel = 0;
+    std::string type, size;
+    if (!(levelFile >> cacheLevel) || !(typeFile >> type) || !(sizeFile >> size)) break;
+    if (cacheLevel != level || type == "Instruction" || size.empty()) continue;
+    int64_t multiplier = 1;
+    if (size.back() == 'K') multiplier = 1024;
+    else if (size.back() == 'M') multiplier = 1024 * 1024;
+    try {
+      int64_t value = std::stoll(size) * multiplier;
+      if (value > 0) return value;
+    } catch (const std::exception&) {
+    }
+  }
   long bytes = -1;
 #if defined(_SC_LEVEL1_DCACHE_SIZE)
   if (level == 1) bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);

@@ -523,26 +523,31 @@ Status Schedule::applyCacheRead(const Primitive& p) {
   return Status::success();
 }
 
+// cache_write and rfactor replace a stage's computation, so they must come before anything
+// else is done to it: its loops split or annotated, it or a producer placed at its loops.
+Status Schedule::checkStageUntouched(const Primitive& p, const Stage& stage) const {
+  const std::string call = std::string(primitiveName(p.kind)) + "(" + stage.name + ")";
+  if (!stage.relations.empty() || !stage.attrs.empty() || !stage.alignments.empty())
+    return scheduleError(p, call + " must come before the loops of " + stage.name + " are split, fused or annotated",
+                         "move this line above the other primitives on " + stage.name);
+  if (stage.attach != AttachKind::Root)
+    return scheduleError(p, call + " must come before " + stage.name + " is placed with compute_at or compute_inline",
+                         "move this line above the other primitives on " + stage.name);
+  for (auto& other : stages_)
+    if (other.attach == AttachKind::At && other.attachStage == stage.name)
+      return scheduleError(p, call + " must come before stages are computed at its loops (" + other.name + " is)",
+                           "move this line above compute_at(" + other.name + ", " + stage.name + ", ...)");
+  return Status::success();
+}
+
 Status Schedule::applyCacheWrite(const Primitive& p, Stage& stage) {
   auto* compute = te::asCompute(stage.op);
   if (!compute) return scheduleError(p, stage.name + " is an input; only computed stages can be cached");
   if (p.results.size() != 1 || p.target.empty())
     return scheduleError(p, "expects a stage, a scope and one result name", "e.g. CC = cache_write(C, local)");
-  if (!stage.relations.empty() || !stage.attrs.empty() || !stage.alignments.empty())
-    return scheduleError(p, "cache_write(" + stage.name + ") must come before the loops of " + stage.name +
-                                " are split, fused or annotated",
-                         "move this line above the other primitives on " + stage.name);
-  // The stage becomes a copy out of the cache, so where it and its producers are computed
-  // would no longer describe the computation.
-  if (stage.attach != AttachKind::Root)
-    return scheduleError(p, "cache_write(" + stage.name + ") must come before " + stage.name +
-                                " is placed with compute_at or compute_inline",
-                         "move this line above the other primitives on " + stage.name);
-  for (auto& other : stages_)
-    if (other.attach == AttachKind::At && other.attachStage == stage.name)
-      return scheduleError(p, "cache_write(" + stage.name + ") must come before stages are computed at its loops (" +
-                                  other.name + " is)",
-                           "move this line above compute_at(" + other.name + ", " + stage.name + ", ...)");
+  // The stage becomes a copy out of the cache, so its loops and where it and its producers
+  // are computed would no longer describe the computation.
+  if (Status s = checkStageUntouched(p, stage); !s) return s;
   if (Status s = checkNewStageName(p, p.results[0]); !s) return s;
   // The cache computes the original body over fresh copies of the axes; the stage itself
   // becomes a copy out of the cache, keeping its axes so its loops keep their names.
@@ -595,19 +600,7 @@ Status Schedule::applyRfactor(const Primitive& p, Stage& stage) {
                          "e.g. C.rf = rfactor(C, k, 8)");
   const int64_t factor = p.values[0];
   if (factor < 2) return scheduleError(p, "the factor must be at least 2");
-  if (!stage.relations.empty() || !stage.attrs.empty() || !stage.alignments.empty())
-    return scheduleError(p, "rfactor(" + stage.name + ") must come before the loops of " + stage.name +
-                                " are split, fused or annotated",
-                         "move this line above the other primitives on " + stage.name);
-  if (stage.attach != AttachKind::Root)
-    return scheduleError(p, "rfactor(" + stage.name + ") must come before " + stage.name +
-                                " is placed with compute_at or compute_inline",
-                         "move this line above the other primitives on " + stage.name);
-  for (auto& other : stages_)
-    if (other.attach == AttachKind::At && other.attachStage == stage.name)
-      return scheduleError(p, "rfactor(" + stage.name + ") must come before stages are computed at its loops (" +
-                                  other.name + " is)",
-                           "move this line above compute_at(" + other.name + ", " + stage.name + ", ...)");
+  if (Status s = checkStageUntouched(p, stage); !s) return s;
   int axisPosition = -1;
   for (size_t i = 0; i < reduce->axes.size(); ++i)
     if (reduce->axes[i].name() == p.axes[0]) axisPosition = int(i);

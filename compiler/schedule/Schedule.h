@@ -130,6 +130,7 @@ private:
   Status applyCacheRead(const Primitive& p);
   Status applyCacheWrite(const Primitive& p, Stage& stage);
   Status applyRfactor(const Primitive& p, Stage& stage);
+  Status checkStageUntouched(const Primitive& p, const Stage& stage) const;
   Status applyStorageAlign(const Primitive& p, Stage& stage);
   Status applyPragma(const Primitive& p, Stage& stage);
   Status applyBind(const Primitive& p, Stage& stage);

@@ -213,10 +213,12 @@ void MainWindow::createViews() {
     }
   });
   connect(schedule_, &views::ScheduleWorkbench::scheduleEdited, this, [this](const QString& name, const QString& text) {
-    // The project remembers the edit (and forgets it once the text is back to the default).
+    // The project remembers the edit (and forgets it once the text is back to what the model
+    // was compiled with: the default, or for a tuned kernel the record's schedule, which an
+    // edit equal to the default must then override).
     const driver::ScheduleTask* task = schedule_->findTask(name);
     if (!task) return;
-    if (text.trimmed() == QString::fromStdString(task->defaultTraceText()).trimmed())
+    if (text.trimmed() == QString::fromStdString(task->compiledTraceText()).trimmed())
       projects_->removeScheduleEdit(name);
     else
       projects_->setScheduleEdit(driver::ScheduleEdit{task->name, task->workloadName, text.toStdString()});

@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QTableView>
+#include <QTextCursor>
 #include <QtTest>
 
 #include "StudioTestSupport.h"
@@ -12,6 +13,7 @@
 #include "app/studio/MainWindow.h"
 #include "compiler/driver/ScheduleTask.h"
 #include "tuner/records/RecordFile.h"
+#include "views/schedule/ScheduleEditor.h"
 #include "views/schedule/ScheduleWorkbench.h"
 #include "views/schedule/TaskListModel.h"
 
@@ -53,7 +55,7 @@ class TestStudioTuningRecords : public QObject {
   QTemporaryDir settingsDir_;
   QTemporaryDir dir_;
   QString records_;  // the convolution tuned for this machine's target
-  std::string convKey_, convTrace_;
+  std::string convKey_, convTrace_, defaultConvTrace_;
 
   // A window with the notice answered (and remembered) instead of a message box.
   void prepare(MainWindow& window, std::vector<Notice>* notices) {
@@ -96,6 +98,7 @@ private slots:
       if (task.name == kConvTask) {
         convKey_ = task.workloadKey;
         convTrace_ = task.defaultTraceText();
+        defaultConvTrace_ = convTrace_;
       }
     QVERIFY(!convKey_.empty());
     size_t factor = convTrace_.find("factor=4");
@@ -143,6 +146,19 @@ private slots:
     const QString convTask = QString::fromStdString(kConvTask);
     QTRY_VERIFY_WITH_TIMEOUT(workbench->scheduleText(convTask).contains("factor=2"), 60000);
     QVERIFY(workbench->editedSchedules().empty());
+    // Typing the default schedule over it is an edit the project keeps (it overrides the
+    // record); Reset goes back to the record's schedule and the project forgets the edit.
+    window.setCurrentView(StudioView::Schedule);
+    QVERIFY(workbench->openTask(convTask));
+    QTextCursor all = workbench->editor()->textCursor();
+    all.select(QTextCursor::Document);
+    all.insertText(QString::fromStdString(defaultConvTrace_));
+    QTRY_VERIFY_WITH_TIMEOUT(window.projects().project()->findTask(kConvTask) != nullptr, 5000);
+    QCOMPARE(QString::fromStdString(window.projects().project()->findTask(kConvTask)->trace).trimmed(),
+             QString::fromStdString(defaultConvTrace_).trimmed());
+    workbench->resetToDefault();
+    QVERIFY(workbench->scheduleText(convTask).contains("factor=2"));
+    QTRY_VERIFY_WITH_TIMEOUT(window.projects().project()->findTask(kConvTask) == nullptr, 5000);
 
     // Saved, the project names the records relative to itself; reopened, it applies them again.
     QString project = dir_.filePath("kept.tessel");

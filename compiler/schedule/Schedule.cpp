@@ -74,6 +74,14 @@ IterVar freshIterVar(const IterVar& like, const std::string& name, Range dom) {
   return IterVar(Var(name), std::move(dom), like.type());
 }
 
+// A copy of `axis` (same name, domain and type) over a new variable, for an operation built
+// from another's body; `rename` learns to substitute the new variable for the old.
+IterVar freshCopy(const IterVar& axis, VarMap& rename) {
+  IterVar fresh(Var(axis.name()), axis.dom(), axis.type());
+  rename[axis.var().get()] = fresh.var();
+  return fresh;
+}
+
 }  // namespace
 
 // --- Stage ---------------------------------------------------------------------------------
@@ -553,19 +561,11 @@ Status Schedule::applyCacheWrite(const Primitive& p, Stage& stage) {
   // becomes a copy out of the cache, keeping its axes so its loops keep their names.
   VarMap rename;
   std::vector<IterVar> cacheAxes;
-  for (auto& axis : compute->axes) {
-    IterVar fresh(Var(axis.name()), axis.dom(), axis.type());
-    rename[axis.var().get()] = fresh.var();
-    cacheAxes.push_back(fresh);
-  }
+  for (auto& axis : compute->axes) cacheAxes.push_back(freshCopy(axis, rename));
   Expr cacheBody = compute->body;
   if (auto* reduce = cacheBody.as<ReduceNode>()) {
     std::vector<IterVar> reduceAxes;
-    for (auto& axis : reduce->axes) {
-      IterVar fresh(Var(axis.name()), axis.dom(), axis.type());
-      rename[axis.var().get()] = fresh.var();
-      reduceAxes.push_back(fresh);
-    }
+    for (auto& axis : reduce->axes) reduceAxes.push_back(freshCopy(axis, rename));
     cacheBody = ReduceNode::make(reduce->reducer, substitute(reduce->source, rename), reduceAxes,
                                  substitute(reduce->condition, rename));
   } else {
@@ -577,13 +577,17 @@ Status Schedule::applyCacheWrite(const Primitive& p, Stage& stage) {
   for (auto& axis : compute->axes) indices.push_back(axis.var());
   te::Operation copyOp = te::makeComputeOp(compute->name, compute->tag, compute->buffer, compute->axes,
                                            BufferLoadNode::make(cacheBuffer, indices), {te::Tensor(cacheOp)});
+  splitStage(stage, cacheOp, copyOp);
+  return Status::success();
+}
+
+void Schedule::splitStage(Stage& stage, te::Operation producer, te::Operation consumer) {
   size_t position = size_t(&stage - stages_.data());
   bool isOutput = stage.isOutput;
   std::string scope = stage.scope;
-  stages_[position] = makeStage(copyOp, isOutput);
+  stages_[position] = makeStage(consumer, isOutput);
   stages_[position].scope = scope;
-  insertStage(position, makeStage(cacheOp, false));
-  return Status::success();
+  insertStage(position, makeStage(producer, false));
 }
 
 // rfactor(C, k, f): the reduction over k is done in two steps. A new stage sums, for every
@@ -622,26 +626,14 @@ Status Schedule::applyRfactor(const Primitive& p, Stage& stage) {
   // The partial stage: fresh copies of the axes, then k.inner; k becomes k.outer.
   VarMap rename;
   std::vector<IterVar> partialAxes;
-  for (auto& axis : compute->axes) {
-    IterVar fresh(Var(axis.name()), axis.dom(), axis.type());
-    rename[axis.var().get()] = fresh.var();
-    partialAxes.push_back(fresh);
-  }
+  for (auto& axis : compute->axes) partialAxes.push_back(freshCopy(axis, rename));
   IterVar inner(Var(innerName), Range::fromMinExtent(Expr(0), Expr(factor)), IterVarType::DataParallel);
   partialAxes.push_back(inner);
   const int64_t outerExtent = (*extent + factor - 1) / factor;
   IterVar outer(Var(outerName), Range::fromMinExtent(Expr(0), Expr(outerExtent)), IterVarType::Reduce);
   std::vector<IterVar> partialReduceAxes;
-  for (size_t i = 0; i < reduce->axes.size(); ++i) {
-    if (int(i) == axisPosition) {
-      partialReduceAxes.push_back(outer);
-      continue;
-    }
-    const IterVar& axis = reduce->axes[i];
-    IterVar fresh(Var(axis.name()), axis.dom(), axis.type());
-    rename[axis.var().get()] = fresh.var();
-    partialReduceAxes.push_back(fresh);
-  }
+  for (size_t i = 0; i < reduce->axes.size(); ++i)
+    partialReduceAxes.push_back(int(i) == axisPosition ? outer : freshCopy(reduce->axes[i], rename));
   Expr offset = outer.var() * Expr(factor) + inner.var();
   rename[reduced.var().get()] = reduced.dom().min + offset;
   Expr condition = reduce->condition.defined() ? substitute(reduce->condition, rename) : Expr();
@@ -665,12 +657,7 @@ Status Schedule::applyRfactor(const Primitive& p, Stage& stage) {
   Expr finalBody = ReduceNode::make(reduce->reducer, BufferLoadNode::make(partialBuffer, indices), {finalInner});
   te::Operation finalOp = te::makeComputeOp(compute->name, compute->tag, compute->buffer, compute->axes, finalBody,
                                             {te::Tensor(partialOp)});
-  size_t position = size_t(&stage - stages_.data());
-  bool isOutput = stage.isOutput;
-  std::string scope = stage.scope;
-  stages_[position] = makeStage(finalOp, isOutput);
-  stages_[position].scope = scope;
-  insertStage(position, makeStage(partialOp, false));
+  splitStage(stage, partialOp, finalOp);
   return Status::success();
 }
 

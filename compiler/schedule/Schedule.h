@@ -140,6 +140,9 @@ private:
   Status checkNewStageName(const Primitive& p, const std::string& name) const;
   void replaceOp(Stage& stage, te::Operation op);
   void insertStage(size_t position, Stage stage);
+  /// `stage` becomes `consumer` (keeping whether it is an output and its scope), with a new
+  /// stage for `producer` just before it: cache_write's cache, rfactor's partial sums.
+  void splitStage(Stage& stage, te::Operation producer, te::Operation consumer);
 
   std::vector<te::Tensor> outputs_;
   std::vector<Stage> stages_;

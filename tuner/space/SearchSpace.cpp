@@ -169,6 +169,31 @@ int64_t stageWork(const te::ComputeOpNode& compute) {
   return int64_t(std::min(work, 9e18));
 }
 
+// The stages a generated sketch arranges: the main reduction (the computed stage with
+// reduction axes doing the most work; empty when there is none), the output, and every other
+// computed stage.
+struct SketchStages {
+  std::string reduction, output;
+  std::vector<std::string> others;
+};
+
+SketchStages sketchStages(const Schedule& s) {
+  SketchStages stages;
+  int64_t mostWork = -1;
+  for (const Stage& stage : s.stages()) {
+    if (stage.isOutput) stages.output = stage.name;
+    auto* compute = te::asCompute(stage.op);
+    if (compute && !compute->reduceAxes.empty() && stageWork(*compute) > mostWork) {
+      mostWork = stageWork(*compute);
+      stages.reduction = stage.name;
+    }
+  }
+  for (const Stage& stage : s.stages())
+    if (te::asCompute(stage.op) && stage.name != stages.reduction && stage.name != stages.output)
+      stages.others.push_back(stage.name);
+  return stages;
+}
+
 // Two-level factors (middle * inner divides the extent): the choices of one tiled axis.
 std::vector<std::vector<int64_t>> twoLevelChoices(int64_t extent, bool vectorized, int lanes, int64_t maxInner) {
   std::vector<std::vector<int64_t>> choices;
@@ -193,18 +218,8 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
   if (workload.outputs.size() != 1) return std::nullopt;
   SketchBuilder builder(workload, "multi-level tiling");
   Schedule& s = builder.schedule();
-  // The main reduction: the compute stage with reduction axes doing the most work.
-  std::string reduction;
-  int64_t mostWork = -1;
-  for (const Stage& stage : s.stages())
-    if (auto* compute = te::asCompute(stage.op); compute && !compute->reduceAxes.empty() && stageWork(*compute) > mostWork) {
-      mostWork = stageWork(*compute);
-      reduction = stage.name;
-    }
+  const auto [reduction, output, others] = sketchStages(s);
   if (reduction.empty()) return std::nullopt;
-  std::string output;
-  for (const Stage& stage : s.stages())
-    if (stage.isOutput) output = stage.name;
   const Stage* outputStage = s.findStage(output);
   auto* outputCompute = outputStage ? te::asCompute(outputStage->op) : nullptr;
   auto* reductionCompute = te::asCompute(s.findStage(reduction)->op);
@@ -219,9 +234,6 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
   // Everything else that is computed: inline it (an epilogue, a padding), except a producer the
   // reduction reads many times over (packing): inlining it would redo its work in the inner
   // loop, so that is a decision between inline and a parallel stage of its own.
-  std::vector<std::string> others;
-  for (const Stage& stage : s.stages())
-    if (te::asCompute(stage.op) && stage.name != reduction && stage.name != output) others.push_back(stage.name);
   for (const std::string& name : others) {
     const Stage* stage = s.findStage(name);
     auto* compute = te::asCompute(stage->op);
@@ -338,29 +350,18 @@ bool readsAlong(const Expr& expr, const IterVar& axis) {
 // A reduction along rows (its innermost reduction loop walks an input contiguously, as a
 // matrix-vector product reads its matrix) and nothing along the output's last axis: rfactor
 // turns that loop into vector lanes of partial sums, computed for a block of outputs at a time
-// so several accumulators stay in registers, and each output adds its lanes up at the end. Ansor adds rfactor sketches for
-// reductions with little spatial parallelism; here the test is the memory layout, which is
-// what decides whether the output axis or the reduction axis can be the vector.
+// so several accumulators stay in registers, and each output adds its lanes up at the end.
+// Ansor adds rfactor sketches for reductions with little spatial parallelism; here the test is
+// the memory layout, which decides whether the output axis or the reduction axis can be the
+// vector.
 std::optional<Sketch> rowReductionSketch(const Workload& workload, const Target& target) {
   if (workload.outputs.size() != 1) return std::nullopt;
   SketchBuilder builder(workload, "row reduction (rfactor)");
   Schedule& s = builder.schedule();
-  std::string reduction, output;
-  int64_t mostWork = -1;
-  for (const Stage& stage : s.stages()) {
-    auto* compute = te::asCompute(stage.op);
-    if (stage.isOutput) output = stage.name;
-    if (compute && !compute->reduceAxes.empty() && stageWork(*compute) > mostWork) {
-      mostWork = stageWork(*compute);
-      reduction = stage.name;
-    }
-  }
+  const auto [reduction, output, others] = sketchStages(s);
   if (reduction.empty() || output.empty()) return std::nullopt;
   // Everything else computed is inlined, producers included: reading the input as it is laid
   // out is the point (a packing stage would put the reduction axis out of the row).
-  std::vector<std::string> others;
-  for (const Stage& stage : s.stages())
-    if (te::asCompute(stage.op) && stage.name != reduction && stage.name != output) others.push_back(stage.name);
   for (const std::string& name : others) {
     if (!te::asCompute(s.findStage(name)->op)->reduceAxes.empty()) return std::nullopt;
     builder.check(s.computeInline(name));

@@ -156,6 +156,7 @@ public:
     else if (kind == "warning") line("warning: " + describe(event));
     else if (kind == "error") line("error: " + describe(event));
     else if (kind == "model_trained") trained(event);
+    else if (kind == "revive") revive(event);
     else if (kind == "confirm") confirm(event);
     else if (kind == "model_latency") latency(event);
     else if (kind == "session_end") end(event);
@@ -179,6 +180,15 @@ private:
     clearBar();
     std::fprintf(out_, "%s\n", text.c_str());
     std::fflush(out_);
+  }
+
+  void revive(const nlohmann::json& event) {
+    std::string left = event["remaining_s"].is_number()
+                           ? formatDuration(event["remaining_s"].get<double>()) + " of budget left"
+                           : "trials left";
+    line("every task stopped improving with " + left + ": searching " + std::to_string(event["tasks"].size()) +
+         " of them again, each stopping after " + std::to_string(event["patience_trials"].get<int>()) +
+         " trials without improvement");
   }
 
   void start(const nlohmann::json& event) {
@@ -278,7 +288,7 @@ private:
     std::string reason = event["reason"];
     std::string why = reason == "budget"      ? "the time budget is spent"
                       : reason == "trials"    ? "the trial budget is spent"
-                      : reason == "converged" ? "every task stopped improving or ran out of candidates"
+                      : reason == "converged" ? "every task ran out of candidates"
                       : reason == "interrupted" ? "interrupted"
                                                 : "an error stopped it";
     std::fprintf(out_, "session ended after %s (%s): %d trials, %d recorded as errors\n",

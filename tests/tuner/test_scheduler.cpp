@@ -95,6 +95,33 @@ private slots:
     QVERIFY(scheduler.progress(2).trials <= 64 + kRoundTrials);
   }
 
+  void stoppedTasksAreRevivedWithTwiceThePatience() {
+    TaskSchedulerOptions options;
+    options.earlyStoppingTrials = 32;
+    TaskScheduler scheduler({1.0, 1.0}, options);
+    scheduler.markExhausted(0);  // an exhausted task stays out for good
+    std::mt19937_64 rng(1);
+    int trials = 0;
+    while (auto task = scheduler.next(rng)) {
+      trials += kRoundTrials;
+      scheduler.recordRound(*task, trials, 1.0);  // never improves after its first round
+    }
+    QVERIFY(scheduler.progress(1).stopped);
+    int stoppedAt = scheduler.progress(1).trials;
+    QCOMPARE(scheduler.reviveStopped(), std::vector<int>{1});
+    QVERIFY(scheduler.progress(1).live());
+    QVERIFY(!scheduler.progress(0).live());
+    QCOMPARE(scheduler.progress(1).revivals, 1);
+    while (auto task = scheduler.next(rng)) {
+      trials += kRoundTrials;
+      scheduler.recordRound(*task, trials, 1.0);
+    }
+    // Stopped again, after 64 more trials without improvement, not 32.
+    QCOMPARE(scheduler.progress(1).trials - stoppedAt, 64);
+    scheduler.markExhausted(1);
+    QVERIFY(scheduler.reviveStopped().empty());
+  }
+
   void exhaustedTasksAreNeverPickedAndTheEndIsSaid() {
     TaskScheduler scheduler({1.0, 1.0});
     scheduler.markExhausted(0);

@@ -243,6 +243,31 @@ private slots:
     QCOMPARE(best->origin, RecordOrigin::Confirm);
   }
 
+  void aSessionSpendsItsBudgetAfterEveryTaskStopsImproving() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("revive.jsonl").toStdString();
+    std::vector<nlohmann::json> events;
+    TuningSessionOptions options = quickOptions(records, &events);
+    options.budgetTrials = 48;
+    // No improvement is ever enough, so the task stops after each stretch of patience.
+    options.scheduler.earlyStoppingTrials = 8;
+    options.scheduler.minimumImprovement = 0.99;
+    MeasureWorker worker(matmulWorker(32));
+    auto result = runTuningSession({matmulTask(32)}, worker, options);
+    QVERIFY2(result, result ? "" : result.error().toString().c_str());
+    QCOMPARE(result->reason, std::string("trials"));  // not "converged" with budget left
+    checkStream(events, readRecords(records).size());
+    QVERIFY(countEvents(events, "revive") >= 1);
+    int previousPatience = 8;
+    for (const nlohmann::json& event : events) {
+      if (event["event"] != "revive") continue;
+      QCOMPARE(event["tasks"], nlohmann::json::array({0}));
+      QCOMPARE(event["patience_trials"].get<int>(), previousPatience * 2);
+      QVERIFY(event["remaining_s"].is_null());  // a trial budget
+      previousPatience *= 2;
+    }
+  }
+
   void anInterruptedSessionKeepsItsTrials() {
     QTemporaryDir dir;
     std::string records = dir.filePath("stop.jsonl").toStdString();

@@ -10,7 +10,10 @@ namespace tessel::tuner {
 
 TaskScheduler::TaskScheduler(std::vector<double> weights, TaskSchedulerOptions options) : options_(options) {
   tasks_.resize(weights.size());
-  for (size_t i = 0; i < weights.size(); ++i) tasks_[i].weight = weights[i];
+  for (size_t i = 0; i < weights.size(); ++i) {
+    tasks_[i].weight = weights[i];
+    tasks_[i].patience = options_.earlyStoppingTrials;
+  }
 }
 
 void TaskScheduler::recordBaseline(int task, int trialsNow, std::optional<double> defaultMs) {
@@ -31,11 +34,25 @@ void TaskScheduler::recordRound(int task, int trialsNow, std::optional<double> b
   if (bestMs) progress.bestMs = progress.bestMs ? std::min(*progress.bestMs, *bestMs) : *bestMs;
   progress.trials = trialsNow;
   if (progress.bestMs) progress.history.emplace_back(trialsNow, *progress.bestMs);
-  if (options_.earlyStoppingTrials > 0 && trialsNow - progress.trialsAtLastImprovement >= options_.earlyStoppingTrials)
+  if (progress.patience > 0 && trialsNow - progress.trialsAtLastImprovement >= progress.patience)
     progress.stopped = true;
 }
 
 void TaskScheduler::markExhausted(int task) { tasks_[size_t(task)].exhausted = true; }
+
+std::vector<int> TaskScheduler::reviveStopped() {
+  std::vector<int> revived;
+  for (int i = 0; i < taskCount(); ++i) {
+    TaskProgress& progress = tasks_[size_t(i)];
+    if (!progress.stopped || progress.exhausted) continue;
+    progress.stopped = false;
+    progress.patience *= 2;
+    progress.trialsAtLastImprovement = progress.trials;
+    ++progress.revivals;
+    revived.push_back(i);
+  }
+  return revived;
+}
 
 double TaskScheduler::gradient(int task) const {
   const TaskProgress& progress = tasks_[size_t(task)];

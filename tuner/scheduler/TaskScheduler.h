@@ -34,6 +34,10 @@ struct TaskProgress {
   bool exhausted = false;        ///< Its space has no new point, or it cannot be measured.
   bool stopped = false;          ///< Early stopping: no improvement for a while.
   int trialsAtLastImprovement = 0;
+  /// Trials without improvement that stop this task: the scheduler's `earlyStoppingTrials`,
+  /// doubled each time the task is revived.
+  int patience = 0;
+  int revivals = 0;  ///< Times it was stopped and searched again.
   std::vector<std::pair<int, double>> history;  ///< (trials, best ms) after each round.
 
   bool live() const { return !exhausted && !stopped; }
@@ -52,6 +56,11 @@ public:
   void recordRound(int task, int trialsNow, std::optional<double> bestMs);
   /// The task has nothing more to measure (space exhausted, or its kernel cannot be built).
   void markExhausted(int task);
+  /// Makes every early-stopped task live again with twice its patience, for a session whose
+  /// budget outlasts the search: a plateau of a few hundred trials is often left later (the
+  /// cost model, trained on the other tasks meanwhile, ranks better), and an unspent budget
+  /// helps no one. Returns the tasks revived (none when every task is exhausted).
+  std::vector<int> reviveStopped();
 
   /// The task for the next round, or nullopt when every task is exhausted or stopped. Tasks
   /// that have had no round yet come first, in order of their share of the model's time

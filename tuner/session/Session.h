@@ -111,6 +111,9 @@ private:
   void startEvent();
   void measureDefaults();
   void searchRound(int task);
+  /// Every live task stopped improving while budget is left: searches them again with more
+  /// patience (TaskScheduler::reviveStopped) and says so; false when none could be.
+  bool reviveStoppedTasks();
   void confirm(size_t task);
   void trainIfDue(bool force = false);
   TuningSessionResult finish(std::string reason);

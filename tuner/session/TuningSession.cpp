@@ -137,6 +137,25 @@ void Session::measureDefaults() {
   }
 }
 
+bool Session::reviveStoppedTasks() {
+  std::vector<int> revived = scheduler_.reviveStopped();
+  if (revived.empty()) return false;
+  nlohmann::json names = nlohmann::json::array();
+  int patience = 0;
+  for (int task : revived) {
+    names.push_back(tasks_[size_t(task)].name);
+    patience = std::max(patience, scheduler_.progress(task).patience);
+  }
+  std::optional<double> remaining;
+  if (options_.budgetSeconds > 0) remaining = std::max(0.0, options_.budgetSeconds - elapsed());
+  emit({{"event", "revive"},
+        {"tasks", revived},
+        {"names", names},
+        {"patience_trials", patience},
+        {"remaining_s", remaining ? nlohmann::json(*remaining) : nlohmann::json()}});
+  return true;
+}
+
 Expected<TuningSessionResult> Session::run() {
   if (Status prepared = prepare(); !prepared) return prepared.error();
   startEvent();
@@ -152,6 +171,7 @@ Expected<TuningSessionResult> Session::run() {
       break;
     }
     std::optional<int> task = scheduler_.next(rng_);
+    if (!task && reviveStoppedTasks()) task = scheduler_.next(rng_);
     if (!task) {
       reason = "converged";
       break;

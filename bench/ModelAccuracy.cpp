@@ -7,6 +7,9 @@
 //
 // usage: tessel-model-accuracy MODEL.onnx RECORDS.jsonl [--objective rank:pairwise|reg:squarederror]
 //                              [--depth D] [--rounds R] [--eta E] [--every N] [--threads T]
+//                              [--per-task] [--dump FILE.csv]
+// --per-task trains each round's model on that round's task alone (AutoTVM's way) instead of
+// on every task (Ansor's); --dump writes every trial's features and speed as CSV for analysis.
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +55,8 @@ int main(int argc, char** argv) {
       {"eta", "learning rate", true, "0.2"},
       {"every", "evaluate every Nth round (training per round is the cost)", true, "1"},
       {"threads", "the threads the records were tuned with (the features' core count)", true, "2"},
+      {"per-task", "train on the judged round's task only", false, ""},
+      {"dump", "write every trial's task, round, origin, speed and features to this CSV file", true, ""},
   };
   cli::CommandLine line;
   if (auto error = cli::CommandLine::parse(std::vector<std::string>(argv + 1, argv + argc), flags, &line))
@@ -65,6 +70,8 @@ int main(int argc, char** argv) {
   options.eta = std::stod(line.get("eta"));
   const int every = std::max(1, std::stoi(line.get("every")));
   const int threads = std::stoi(line.get("threads"));
+  const bool perTask = line.has("per-task");
+  const std::string dumpPath = line.get("dump");
 
   // The model's tasks, as `tessel tune` groups them.
   auto graph = driver::loadModel(modelPath);
@@ -112,6 +119,23 @@ int main(int argc, char** argv) {
   work();
   for (auto& thread : pool) thread.join();
 
+  if (!dumpPath.empty()) {
+    FILE* dump = std::fopen(dumpPath.c_str(), "w");
+    if (!dump) return fail("cannot write " + dumpPath);
+    std::fprintf(dump, "task,round,origin,throughput");
+    for (const std::string& name : loopFeatureNames()) std::fprintf(dump, ",%s", name.c_str());
+    std::fprintf(dump, "\n");
+    std::map<std::string, int> taskIndex;
+    for (const Trial& trial : trials) {
+      if (!trial.features) continue;
+      int index = taskIndex.emplace(trial.workload, int(taskIndex.size())).first->second;
+      std::fprintf(dump, "%d,%d,%s,%g", index, trial.round, std::string(tuner::originName(trial.origin)).c_str(), trial.throughput);
+      for (float value : *trial.features) std::fprintf(dump, ",%g", value);
+      std::fprintf(dump, "\n");
+    }
+    std::fclose(dump);
+  }
+
   // Rounds in order; each judged by a model trained on everything before it.
   std::map<int, std::vector<size_t>> byRound;
   for (size_t i = 0; i < trials.size(); ++i)
@@ -122,7 +146,9 @@ int main(int argc, char** argv) {
     if (members.size() < 2 || ++judged <= 3 || judged % every != 0) continue;
     std::vector<tuner::CostModelSample> samples;
     for (const Trial& trial : trials)
-      if (trial.round < round && trial.features) samples.push_back({trial.workload, *trial.features, trial.throughput});
+      if (trial.round < round && trial.features &&
+          (!perTask || trial.workload == trials[members.front()].workload))
+        samples.push_back({trial.workload, *trial.features, trial.throughput});
     tuner::CostModel costModel(options);
     if (!costModel.train(samples)) continue;
     std::vector<std::vector<float>> rows;
@@ -143,8 +169,8 @@ int main(int argc, char** argv) {
     for (double v : values) sum += v;
     return values.empty() ? NAN : sum / double(values.size());
   };
-  std::printf("objective=%s depth=%d rounds=%d eta=%g\n", options.objective.c_str(), options.maxDepth, options.rounds,
-              options.eta);
+  std::printf("objective=%s depth=%d rounds=%d eta=%g%s\n", options.objective.c_str(), options.maxDepth, options.rounds,
+              options.eta, perTask ? " per-task" : "");
   std::printf("trials=%zu rounds_judged=%zu\n", trials.size(), accuracies.size());
   std::printf("mean_pairwise_accuracy=%.3f\nmean_top_quarter_recall=%.3f\n", mean(accuracies), mean(recalls));
   return accuracies.empty() ? 1 : 0;

@@ -47,11 +47,14 @@ const char* kDescription =
     "Apply the results with --tuning-records FILE on compile, run, bench, inspect and project run.\n"
     "--resume continues a session from its records file (and the cost model saved beside it as\n"
     "FILE.model); without it, a file that already holds trials of these kernels is refused.\n"
-    "Ctrl-C stops after the candidate being measured; every trial so far is kept.\n"
+    "Ctrl-C stops after the candidate being measured; every trial so far is kept. SIGUSR1 pauses\n"
+    "the search after the current round and SIGUSR2 resumes it (paused time does not count\n"
+    "against the budget): `kill -USR1 PID`, as the Studio's Pause button does.\n"
     "--time-budget is the search's (confirmation and the final measurement follow, usually under\n"
     "a minute): 90s, 20m, 1h or 1h30m. --trials counts all trials of this session but the final\n"
     "confirmations. --events writes every event as a JSON line (tuner/Events.md) to FILE, or to\n"
-    "stdout with '-' (the table then goes to stderr).\n"
+    "stdout with '-' (the table then goes to stderr); without it they go to FILE.events beside\n"
+    "the records, where the Studio's Tuning view finds them.\n"
     "Exit status: 0 done, 2 an error (nothing measured is lost), 130 interrupted.\n";
 
 std::vector<FlagSpec> tuneFlags(const std::string& op) {
@@ -135,6 +138,11 @@ extern "C" void onInterrupt(int) {
   std::signal(SIGINT, SIG_DFL);
 }
 
+std::atomic<bool> pauseRequested{false};
+
+extern "C" void onPause(int) { pauseRequested = true; }
+extern "C" void onResume(int) { pauseRequested = false; }
+
 std::string numberOr(const nlohmann::json& value, const char* format, const char* missing = "-") {
   if (!value.is_number()) return missing;
   char text[48];
@@ -157,6 +165,8 @@ public:
     else if (kind == "error") line("error: " + describe(event));
     else if (kind == "model_trained") trained(event);
     else if (kind == "revive") revive(event);
+    else if (kind == "pause") line("paused (SIGUSR2 resumes)");
+    else if (kind == "resume") line("resumed after " + formatDuration(event["paused_s"].get<double>()));
     else if (kind == "confirm") confirm(event);
     else if (kind == "model_latency") latency(event);
     else if (kind == "session_end") end(event);
@@ -502,29 +512,45 @@ int runTune(const std::vector<std::string>& args) {
 
   // Events: to a file, or to stdout with the table moved to stderr.
   std::ofstream eventFile;
+  // Without --events the stream is kept beside the records (FILE.events), so the Studio's
+  // tuning view can show the session later; a fresh session replaces an old stream there.
   bool eventsToStdout = line.get("events") == "-";
-  if (line.has("events") && !eventsToStdout) {
-    eventFile.open(line.get("events"), std::ios::app);
+  std::string eventsPath = line.has("events") ? line.get("events") : options.recordsPath + ".events";
+  // The kept stream is replaced only once the session starts: a session refused (its records
+  // hold trials already, without --resume) leaves the old stream as it was.
+  bool replaceKeptEvents = !line.has("events") && !options.resume;
+  if (!eventsToStdout) {
+    eventFile.open(eventsPath, std::ios::out | std::ios::app);
     if (!eventFile)
-      return reportDiagnostic(Diagnostic{"cannot write the events file", line.get("events"), 0, 0,
+      return reportDiagnostic(Diagnostic{"cannot write the events file", eventsPath, 0, 0,
                                          "check that its directory exists and is writable"});
   }
   FILE* tableOut = eventsToStdout ? stderr : stdout;
   LiveTable table(tableOut, ::isatty(::fileno(tableOut)) != 0);
   options.events = [&](const nlohmann::json& event) {
+    if (replaceKeptEvents && event["event"] == "session_start") {
+      eventFile.close();
+      eventFile.open(eventsPath, std::ios::out | std::ios::trunc);
+    }
     if (eventsToStdout) std::cout << event.dump() << std::endl;
     else if (eventFile.is_open()) eventFile << event.dump() << std::endl;
     table(event);
   };
   options.cancelled = [] { return interruptRequested.load(); };
+  options.paused = [] { return pauseRequested.load(); };
   if (op.empty())
     options.measureModel = [&](const tuner::ChosenSchedules& chosen) { return compareModelLatency(modelRequest, chosen); };
 
   tuner::MeasureWorker worker(workerOptions);
   interruptRequested = false;
+  pauseRequested = false;
   auto previous = std::signal(SIGINT, onInterrupt);
+  auto previousPause = std::signal(SIGUSR1, onPause);
+  auto previousResume = std::signal(SIGUSR2, onResume);
   auto result = tuner::runTuningSession(*selected, worker, options);
   std::signal(SIGINT, previous);
+  std::signal(SIGUSR1, previousPause);
+  std::signal(SIGUSR2, previousResume);
   if (!result) return reportDiagnostic(result.error());
   std::string again = "tessel tune " + (op.empty() ? positional[0] : op) + " --records " + options.recordsPath;
   if (result->reason == "interrupted") {

@@ -1,4 +1,6 @@
-// MainWindow: wires the model session, the views, the docks and the background jobs.
+// MainWindow: opens models and projects, moves between the views, runs exports and projects.
+// Building the window (views, docks, actions, tool bar, status bar) and wiring the model
+// session to it is in MainWindowSetup.cpp.
 #include "app/studio/MainWindow.h"
 
 #include <QActionGroup>
@@ -25,10 +27,12 @@
 
 #include "app/project/ProjectOptions.h"
 #include "app/project/ProjectRunner.h"
+#include "app/studio/MainWindowSupport.h"
 #include "app/studio/ModeBar.h"
 #include "app/studio/ShortcutsDialog.h"
 #include "app/studio/StudioIcons.h"
 #include "app/studio/WelcomePage.h"
+#include "tuner/records/RecordFile.h"
 #include "views/common/DiagnosticsPanel.h"
 #include "views/common/ImageExport.h"
 #include "views/common/JobStatusWidget.h"
@@ -42,6 +46,7 @@
 #include "views/schedule/TaskListModel.h"
 #include "views/timeline/PassOptionsPanel.h"
 #include "views/timeline/TimelineWorkbench.h"
+#include "views/tuning/TuningDashboard.h"
 
 namespace tessel::studio {
 
@@ -49,10 +54,6 @@ namespace {
 
 const QString kExportChannel = QStringLiteral("export");
 const QString kInputsChannel = QStringLiteral("inputs");
-constexpr int kStatusMessageMs = 8000;
-
-int indexOf(StudioView view) { return static_cast<int>(view); }
-
 bool isOpenable(const QString& path) {
   QString suffix = QFileInfo(path).suffix().toLower();
   return suffix == "onnx" || suffix == "tessel";
@@ -78,12 +79,14 @@ QString studioViewName(StudioView view) {
       return QStringLiteral("timeline");
     case StudioView::Schedule:
       return QStringLiteral("schedule");
+    case StudioView::Tuning:
+      return QStringLiteral("tuning");
   }
   return {};
 }
 
 bool parseStudioView(const QString& name, StudioView* view) {
-  for (StudioView candidate : {StudioView::Graph, StudioView::Timeline, StudioView::Schedule}) {
+  for (StudioView candidate : kStudioViews) {
     if (name.compare(studioViewName(candidate), Qt::CaseInsensitive) == 0) {
       *view = candidate;
       return true;
@@ -125,392 +128,6 @@ MainWindow::~MainWindow() {
   // Jobs deliver into this window; stop them before its members go.
   jobs_.cancelAll();
   session_.cancel();
-}
-
-void MainWindow::createViews() {
-  // The mode bar sits in a fixed tool bar on the left edge, outside the dock areas, so a
-  // left dock (the task list) opens between it and the view, as in Qt Creator.
-  modeBar_ = new ModeBar;
-  auto* modeHost = new QToolBar(tr("Modes"));
-  modeHost->setObjectName("ModeBarHost");
-  modeHost->setMovable(false);
-  modeHost->setFloatable(false);
-  modeHost->toggleViewAction()->setVisible(false);
-  modeHost->addWidget(modeBar_);
-  addToolBar(Qt::LeftToolBarArea, modeHost);
-  central_ = new QStackedWidget;
-  setCentralWidget(central_);
-  welcome_ = new WelcomePage;
-
-  graph_ = new views::GraphWorkbench;
-  ViewSlot& graphSlot = views_[indexOf(StudioView::Graph)];
-  graphSlot.widget = graph_;
-  graphSlot.fit = [this] { graph_->view()->fitToView(); };
-  graphSlot.zoomIn = [this] { graph_->view()->zoomIn(); };
-  graphSlot.zoomOut = [this] { graph_->view()->zoomOut(); };
-  graphSlot.find = [this] { graph_->showFindBar(); };
-  jobList_.watch(&graph_->jobs(), tr("Graph"));
-  // Edit > Find (Ctrl+F, application-wide) routes to the workbench's find bar. Its own Ctrl+F
-  // shortcut would make the key ambiguous while the graph has focus (Qt then fires neither).
-  for (QShortcut* shortcut : graph_->findChildren<QShortcut*>())
-    if (shortcut->key() == QKeySequence(QKeySequence::Find)) shortcut->setEnabled(false);
-  connect(graph_, &views::GraphWorkbench::layoutFailed, this,
-          [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Layout"), message); });
-  // Double-clicking an operation opens the schedule of the kernel computing it.
-  connect(graph_, &views::GraphWorkbench::nodeActivated, this, [this](const QString& id) {
-    setCurrentView(StudioView::Schedule);
-    if (!schedule_->openTaskForNode(id))
-      statusBar()->showMessage(tr("%1 has no schedule of its own (inputs, outputs and copies have none)").arg(id),
-                               kStatusMessageMs);
-  });
-  timeline_ = new views::TimelineWorkbench;
-  ViewSlot& timelineSlot = views_[indexOf(StudioView::Timeline)];
-  timelineSlot.widget = timeline_;
-  timelineSlot.fit = [this] { timeline_->stepView()->fitToView(); };
-  timelineSlot.zoomIn = [this] { timeline_->stepView()->zoomIn(); };
-  timelineSlot.zoomOut = [this] { timeline_->stepView()->zoomOut(); };
-  jobList_.watch(&timeline_->jobs(), tr("Timeline"));
-  connect(timeline_, &views::TimelineWorkbench::failed, this,
-          [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Timeline"), message); });
-  // The properties dock follows the selection in the timeline's graphs too.
-  connect(timeline_, &views::TimelineWorkbench::nodeSelected, this,
-          [this](std::shared_ptr<const graph::Graph> owner, const QString& id) {
-            if (!owner || id.isEmpty()) return;
-            std::string name = id.toStdString();
-            for (const graph::GraphNode* node : owner->topologicalOrder()) {
-              if (node->name == name) {
-                graph_->propertiesPanel()->setNode(owner, node);
-                return;
-              }
-            }
-          });
-  connect(timeline_, &views::TimelineWorkbench::nodeActivated, this,
-          [this](std::shared_ptr<const graph::Graph>, const QString& id) {
-            // Only operations of the final graph have kernels; earlier steps' nodes may not.
-            if (schedule_->openTaskForNode(id))
-              setCurrentView(StudioView::Schedule);
-            else
-              statusBar()->showMessage(tr("%1 is not a kernel of the compiled model").arg(id), kStatusMessageMs);
-          });
-  schedule_ = new views::ScheduleWorkbench;
-  views_[indexOf(StudioView::Schedule)].widget = schedule_;
-  jobList_.watch(&schedule_->jobs(), tr("Schedule"));
-  // Its measure panel runs on the workbench's runner, so measuring shows up here too.
-  connect(schedule_, &views::ScheduleWorkbench::failed, this,
-          [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Schedule"), message); });
-  connect(schedule_, &views::ScheduleWorkbench::tasksReady, this, [this] {
-    // A project's saved schedules go into the editor once its tasks exist (as undoable
-    // edits, so the user can step back to the defaults).
-    if (!applyProjectSchedules_) return;
-    applyProjectSchedules_ = false;
-    if (const project::Project* project = projects_->project()) {
-      for (const driver::ScheduleEdit& edit : project->tasks) {
-        if (!schedule_->setScheduleText(QString::fromStdString(edit.task), QString::fromStdString(edit.trace)))
-          diagnostics_.add(views::Severity::Warning, tr("Project"),
-                           tr("The project's schedule for task %1 matches no kernel of the model")
-                               .arg(QString::fromStdString(edit.task)));
-      }
-    }
-  });
-  connect(schedule_, &views::ScheduleWorkbench::scheduleEdited, this, [this](const QString& name, const QString& text) {
-    // The project remembers the edit (and forgets it once the text is back to what the model
-    // was compiled with: the default, or for a tuned kernel the record's schedule, which an
-    // edit equal to the default must then override).
-    const driver::ScheduleTask* task = schedule_->findTask(name);
-    if (!task) return;
-    if (text.trimmed() == QString::fromStdString(task->compiledTraceText()).trimmed())
-      projects_->removeScheduleEdit(name);
-    else
-      projects_->setScheduleEdit(driver::ScheduleEdit{task->name, task->workloadName, text.toStdString()});
-  });
-  // Measured variants belong to the project, so a reopened project shows which edit helped.
-  if (views::MeasureHistory* history = schedule_->measurePanel() ? schedule_->measurePanel()->history() : nullptr) {
-    auto keep = [this, history] {
-      if (!restoringMeasurements_) projects_->setMeasurements(history->toJson());
-    };
-    connect(history, &views::MeasureHistory::variantAdded, this, keep);
-    connect(history, &views::MeasureHistory::historyReset, this, keep);
-  }
-  for (const ViewSlot& slot : views_) central_->addWidget(slot.widget);
-  // Until a model is open the central area welcomes instead (the last page).
-  central_->addWidget(welcome_);
-  connect(welcome_, &WelcomePage::openRequested, this, [this] { studioAction("actionOpen")->trigger(); });
-  connect(welcome_, &WelcomePage::recentFileRequested, this, &MainWindow::openFile);
-
-  modeBar_->addMode({}, tr("Graph"), tr("The model's graph (Ctrl+1)"));
-  modeBar_->addMode({}, tr("Timeline"), tr("The graph after every pass, compared (Ctrl+2)"));
-  modeBar_->addMode({}, tr("Schedule"), tr("Each kernel's schedule, lowered code and speed (Ctrl+3)"));
-  connect(modeBar_, &ModeBar::modeSelected, this, [this](int mode) { setCurrentView(static_cast<StudioView>(mode)); });
-}
-
-void MainWindow::createDocks() {
-  auto makeDock = [this](const QString& title, const QString& objectName, QWidget* content) {
-    auto* dock = new QDockWidget(title, this);
-    dock->setObjectName(objectName);
-    dock->setWidget(content);
-    dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
-                      QDockWidget::DockWidgetFloatable);
-    return dock;
-  };
-  propertiesDock_ = makeDock(tr("Properties"), "PropertiesDock", graph_->propertiesPanel());
-  // The timeline's options panel, moved into a dock (setWidget reparents it).
-  passOptionsDock_ = makeDock(tr("Pass Options"), "PassOptionsDock", timeline_->optionsPanel());
-  connect(timeline_, &views::TimelineWorkbench::optionsChanged, this, [this](const graph::PassOptions& passes) {
-    if (session_.modelPath().isEmpty()) return;
-    driver::CompileOptions options = session_.compileOptions();
-    options.passes = passes;
-    diagnostics_.add(views::Severity::Note, tr("Compile"), tr("Recompiling with opt level %1").arg(passes.optLevel));
-    projects_->setPassOptions(options.passes);
-    session_.recompile(options);
-  });
-  // Every kernel of the model (the schedule workbench's own task model, shown again):
-  // double-click opens its schedule, from whichever view the user is in.
-  auto* tasks = new QTableView;
-  tasks->setObjectName("TaskOverview");
-  tasks->setModel(schedule_->taskModel());
-  tasks->setSelectionBehavior(QAbstractItemView::SelectRows);
-  tasks->setSelectionMode(QAbstractItemView::SingleSelection);
-  tasks->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  tasks->setAlternatingRowColors(true);
-  tasks->verticalHeader()->hide();
-  tasks->horizontalHeader()->setStretchLastSection(true);
-  tasks->setWordWrap(false);
-  connect(tasks, &QTableView::activated, this, [this](const QModelIndex& index) {
-    QString task = index.data(views::TaskListModel::TaskNameRole).toString();
-    setCurrentView(StudioView::Schedule);
-    schedule_->openTask(task);
-  });
-  tasksDock_ = makeDock(tr("Tasks"), "TasksDock", tasks);
-  // The open task's measured variants (the measure panel's history), to keep in sight while
-  // the workbench shows the iteration order.
-  auto* measurements = new QTableView;
-  measurements->setObjectName("MeasurementsTable");
-  if (views::MeasurePanel* panel = schedule_->measurePanel()) measurements->setModel(panel->historyModel());
-  measurements->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  measurements->setAlternatingRowColors(true);
-  measurements->verticalHeader()->hide();
-  measurements->horizontalHeader()->setStretchLastSection(true);
-  measurementsDock_ = makeDock(tr("Measurements"), "MeasurementsDock", measurements);
-  diagnosticsDock_ = makeDock(tr("Diagnostics"), "DiagnosticsDock", new views::DiagnosticsPanel(&diagnostics_));
-  applyDefaultLayout(StudioView::Graph);
-}
-
-QAction* MainWindow::addStudioAction(QMenu* menu, const QString& objectName, const QString& text,
-                                     const QKeySequence& shortcut, std::function<void()> trigger) {
-  auto* action = new QAction(text, this);
-  action->setObjectName(objectName);
-  if (!shortcut.isEmpty()) action->setShortcut(shortcut);
-  // Shortcuts work while focus is in a dock or a floating panel too.
-  action->setShortcutContext(Qt::ApplicationShortcut);
-  connect(action, &QAction::triggered, this, [trigger = std::move(trigger)] { trigger(); });
-  if (menu) menu->addAction(action);
-  actions_ << action;
-  return action;
-}
-
-void MainWindow::createActions() {
-  QMenu* file = menuBar()->addMenu(tr("&File"));
-  addStudioAction(file, "actionOpen", tr("&Open Model or Project..."), QKeySequence::Open, [this] {
-    QString path = QFileDialog::getOpenFileName(this, tr("Open model or project"), QFileInfo(currentFile_).path(),
-                                                tr("Models and projects (*.onnx *.tessel);;ONNX models (*.onnx);;"
-                                                   "Tessel projects (*.tessel);;All files (*)"));
-    if (!path.isEmpty()) openFile(path);
-  });
-  recentMenu_ = file->addMenu(tr("Open &Recent"));
-  connect(&recent_, &RecentFiles::changed, this, &MainWindow::rebuildRecentMenu);
-  rebuildRecentMenu();
-  file->addSeparator();
-  addStudioAction(file, "actionSave", tr("&Save Project"), QKeySequence::Save, [this] {
-    if (projects_->save()) recent_.add(projects_->path());
-  });
-  addStudioAction(file, "actionSaveAs", tr("Save Project &As..."), QKeySequence::SaveAs, [this] {
-    if (projects_->saveAs()) recent_.add(projects_->path());
-  });
-  file->addSeparator();
-  addStudioAction(file, "actionApplyTuningRecords", tr("Apply &Tuning Records..."), {}, [this] {
-    QString path = QFileDialog::getOpenFileName(this, tr("Apply tuning records"), QFileInfo(currentFile_).path(),
-                                                tr("Tuning records (*.jsonl *.json);;All files (*)"));
-    if (!path.isEmpty()) applyTuningRecords(path);
-  });
-  addStudioAction(file, "actionStopTuningRecords", tr("Stop Applying Tuning Records"), {},
-                  [this] { stopApplyingTuningRecords(); });
-  file->addSeparator();
-  addStudioAction(file, "actionExportModule", tr("Export &Deployable Module..."), QKeySequence(tr("Ctrl+E")), [this] {
-    QString directory = QFileDialog::getExistingDirectory(this, tr("Export deployable module into"));
-    if (!directory.isEmpty()) exportModule(directory);
-  });
-  addStudioAction(file, "actionExportView", tr("Export &View as Image..."), QKeySequence(tr("Ctrl+Shift+E")), [this] {
-    QString suggested = QFileInfo(currentFile_).completeBaseName() + "-" + studioViewName(currentView_) + ".png";
-    QString path = QFileDialog::getSaveFileName(this, tr("Export view"), suggested,
-                                                tr("PNG image (*.png);;SVG drawing (*.svg)"));
-    if (!path.isEmpty()) exportCurrentView(path);
-  });
-  file->addSeparator();
-  addStudioAction(file, "actionQuit", tr("&Quit"), QKeySequence(tr("Ctrl+Q")), [this] { close(); });
-
-  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-  addStudioAction(edit, "actionFind", tr("&Find..."), QKeySequence::Find, [this] {
-    if (auto& find = views_[indexOf(currentView_)].find) find();
-  });
-
-  QMenu* view = menuBar()->addMenu(tr("&View"));
-  auto* viewGroup = new QActionGroup(this);
-  const std::array<std::pair<StudioView, QString>, 3> modes = {
-      {{StudioView::Graph, tr("&Graph")}, {StudioView::Timeline, tr("Pass &Timeline")},
-       {StudioView::Schedule, tr("&Schedule Editor")}}};
-  for (const auto& [mode, text] : modes) {
-    QString name = studioViewName(mode);
-    name[0] = name[0].toUpper();
-    QAction* action = addStudioAction(view, "actionView" + name, text,
-                                      QKeySequence(QStringLiteral("Ctrl+%1").arg(indexOf(mode) + 1)),
-                                      [this, mode] { setCurrentView(mode); });
-    action->setCheckable(true);
-    action->setChecked(mode == currentView_);
-    viewGroup->addAction(action);
-  }
-  view->addSeparator();
-  addStudioAction(view, "actionFit", tr("&Fit to Window"), QKeySequence(tr("Ctrl+0")), [this] {
-    if (auto& fit = views_[indexOf(currentView_)].fit) fit();
-  });
-  addStudioAction(view, "actionZoomIn", tr("Zoom &In"), QKeySequence::ZoomIn, [this] {
-    if (auto& zoom = views_[indexOf(currentView_)].zoomIn) zoom();
-  });
-  addStudioAction(view, "actionZoomOut", tr("Zoom &Out"), QKeySequence::ZoomOut, [this] {
-    if (auto& zoom = views_[indexOf(currentView_)].zoomOut) zoom();
-  });
-  view->addSeparator();
-  QMenu* panels = view->addMenu(tr("&Panels"));
-  for (QDockWidget* dock : {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_})
-    panels->addAction(dock->toggleViewAction());
-  diagnosticsDock_->toggleViewAction()->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
-  actions_ << diagnosticsDock_->toggleViewAction();
-  QMenu* themes = view->addMenu(tr("&Theme"));
-  auto* themeGroup = new QActionGroup(this);
-  QAction* light = addStudioAction(themes, "actionThemeLight", tr("&Light"), {}, [this] { setTheme(views::Theme::Light); });
-  QAction* dark = addStudioAction(themes, "actionThemeDark", tr("&Dark"), {}, [this] { setTheme(views::Theme::Dark); });
-  for (QAction* action : {light, dark}) {
-    action->setCheckable(true);
-    themeGroup->addAction(action);
-  }
-  addStudioAction(themes, "actionToggleTheme", tr("&Switch Light/Dark"), QKeySequence(tr("Ctrl+Shift+T")), [this] {
-    setTheme(theme_ == views::Theme::Dark ? views::Theme::Light : views::Theme::Dark);
-  });
-  addStudioAction(view, "actionResetLayout", tr("&Reset Layout"), {}, [this] { resetLayout(); });
-
-  QMenu* build = menuBar()->addMenu(tr("&Build"));
-  addStudioAction(build, "actionRecompile", tr("&Recompile"), QKeySequence(tr("Ctrl+B")), [this] {
-    if (!session_.modelPath().isEmpty()) session_.recompile(session_.compileOptions());
-  });
-  addStudioAction(build, "actionInputShapes", tr("&Input Shapes..."), QKeySequence(tr("Ctrl+Shift+I")),
-                  [this] { editInputShapes(); });
-  addStudioAction(build, "actionMeasure", tr("&Measure Task"), QKeySequence(tr("F5")), [this] {
-    // Times the open task's current schedule (the measure panel's job, with progress and cancel).
-    setCurrentView(StudioView::Schedule);
-    if (schedule_->currentTask() && schedule_->measurePanel()) schedule_->measurePanel()->measure();
-  });
-  addStudioAction(build, "actionRunProject", tr("Run &Project"), QKeySequence(tr("Ctrl+R")), [this] { runProject(); });
-  addStudioAction(build, "actionCancelJobs", tr("&Cancel Background Jobs"), QKeySequence(tr("Shift+F5")),
-                  [this] { jobList_.cancelAll(); });
-
-  QMenu* help = menuBar()->addMenu(tr("&Help"));
-  addStudioAction(help, "actionShortcuts", tr("&Keyboard Shortcuts"), QKeySequence(tr("Ctrl+/")), [this] {
-    ShortcutsDialog dialog(actions_, this);
-    dialog.exec();
-  });
-  addStudioAction(help, "actionAbout", tr("&About Tessel Studio"), {}, [this] {
-    QMessageBox::about(this, tr("About Tessel Studio"),
-                       tr("<h3>Tessel Studio</h3><p>See, compare, edit and measure a model's graph, its "
-                          "optimization passes and every operator's schedule.</p><p>Part of Tessel, a deep "
-                          "learning compiler in the spirit of TVM and Halide.</p>"));
-  });
-}
-
-void MainWindow::createToolBar() {
-  QToolBar* bar = addToolBar(tr("Main"));
-  bar->setObjectName("MainToolBar");
-  bar->setMovable(false);
-  bar->setIconSize(QSize(18, 18));
-  for (const char* name : std::initializer_list<const char*>{"actionOpen", "actionSave", nullptr, "actionFit", "actionZoomIn", "actionZoomOut", nullptr,
-                           "actionExportView", "actionExportModule", nullptr, "actionToggleTheme"}) {
-    if (!name)
-      bar->addSeparator();
-    else
-      bar->addAction(studioAction(name));
-  }
-  refreshIcons();
-}
-
-void MainWindow::createStatusBar() {
-  modelInfo_ = new QLabel;
-  modelInfo_->setObjectName("ModelInfo");
-  errorBadge_ = new QToolButton;
-  errorBadge_->setObjectName("ErrorBadge");
-  errorBadge_->setAutoRaise(true);
-  errorBadge_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-  errorBadge_->setIcon(style()->standardIcon(QStyle::SP_MessageBoxCritical));
-  errorBadge_->setToolTip(tr("Show the diagnostics log"));
-  errorBadge_->hide();
-  auto* jobsWidget = new views::JobStatusWidget(&jobList_);
-  jobsWidget->setObjectName("JobStatus");
-  statusBar()->addPermanentWidget(jobsWidget);
-  statusBar()->addPermanentWidget(modelInfo_);
-  statusBar()->addPermanentWidget(errorBadge_);
-  connect(errorBadge_, &QToolButton::clicked, this, [this] {
-    diagnosticsDock_->show();
-    diagnosticsDock_->raise();
-  });
-  connect(&diagnostics_, &views::DiagnosticsModel::entryAdded, this, [this](const views::DiagnosticEntry& entry) {
-    int errors = diagnostics_.errorCount();
-    errorBadge_->setVisible(errors > 0);
-    errorBadge_->setText(QString::number(errors));
-    if (entry.severity == views::Severity::Error) {
-      // The first line in the status bar, all of it in the log, which comes forward.
-      statusBar()->showMessage(entry.message.section('\n', 0, 0), kStatusMessageMs);
-      diagnosticsDock_->show();
-      diagnosticsDock_->raise();
-    }
-  });
-  connect(&diagnostics_, &QAbstractItemModel::modelReset, errorBadge_, &QWidget::hide);
-  // A background job that threw is a bug; the window keeps going and says so.
-  connect(&jobList_, &views::JobListModel::jobFailed, this,
-          [this](const QString& owner, const QString& title, const QString& message) {
-            reportFailure(owner.isEmpty() ? tr("Studio") : owner,
-                          tr("%1 stopped with an internal error (please report it): %2").arg(title, message));
-          });
-  statusBar()->showMessage(tr("Ready"));
-}
-
-void MainWindow::connectSession() {
-  connect(projects_, &ProjectController::diagnostic, this,
-          [this](views::Severity severity, const QString& source, const QString& message) {
-            diagnostics_.add(severity, source, message);
-          });
-  connect(records_, &TuningRecordsController::diagnostic, this,
-          [this](views::Severity severity, const QString& source, const QString& message) {
-            diagnostics_.add(severity, source, message);
-          });
-  connect(projects_, &ProjectController::modifiedChanged, this, [this] {
-    updateTitle();
-    updateActions();
-  });
-  connect(projects_, &ProjectController::pathChanged, this, [this](const QString& path) {
-    if (!path.isEmpty()) currentFile_ = path;
-    updateTitle();
-  });
-  connect(&session_, &views::ModelSession::compiled, this, &MainWindow::modelCompiled);
-  connect(&session_, &views::ModelSession::failed, this, [this](const QString& message, const QString& path) {
-    reportFailure(tr("Compile"), message);
-    if (path == pendingFile_) {
-      // The session still holds the model that worked, and the views still show it.
-      QString file = pendingProject_ && !pendingProject_->isUntitled() ? QString::fromStdString(pendingProject_->path()) : path;
-      pendingFile_.clear();
-      pendingProject_.reset();
-      if (session_.compiledModel())
-        diagnostics_.add(views::Severity::Note, tr("Open"),
-                         tr("Keeping %1").arg(QFileInfo(session_.modelPath()).fileName()));
-      emit openFailed(file, message);
-    }
-  });
 }
 
 void MainWindow::openFile(const QString& path) {
@@ -746,6 +363,45 @@ void MainWindow::showModelInViews() {
   // Measuring runs in a child `tessel measure`, which compiles the same model the same way.
   schedule_->setModelSource(session_.modelPath(), session_.loadOptions(), session_.compileOptions());
   schedule_->setModel(model, session_.compileOptions().target);
+  // A tuning session tunes the model as it is loaded here, into the project's records file (or
+  // one beside the model).
+  QStringList loadArguments;
+  for (const auto& [input, shape] : session_.loadOptions().inputShapes) {
+    QStringList dimensions;
+    for (int64_t dimension : shape) dimensions << QString::number(dimension);
+    loadArguments << QStringLiteral("--input-shape")
+                  << QStringLiteral("%1=%2").arg(QString::fromStdString(input), dimensions.join('x'));
+  }
+  tuning_->setModel(session_.modelPath(), loadArguments);
+  if (!tuning_->runner()->isActive()) {
+    const project::Project* project = projects_->project();
+    QString records = project && !project->tuningRecords.empty()
+                          ? QString::fromStdString(project->tuningRecords)
+                          : QFileInfo(session_.modelPath()).absolutePath() + '/' +
+                                QFileInfo(session_.modelPath()).completeBaseName() + QStringLiteral(".tuning.jsonl");
+    if (records != tuning_->recordsPath()) tuning_->setRecordsPath(records);
+  }
+}
+
+void MainWindow::openTuningTrial(const QString& kernel, const QString& point, int trial) {
+  // The trace is in the records file (the event stream names the point only).
+  auto contents = tuner::readRecordFile(tuning_->recordsPath().toStdString());
+  if (!contents) {
+    reportFailure(tr("Tuning"), QString::fromStdString(contents.error().toString()));
+    return;
+  }
+  for (auto it = contents->records.rbegin(); it != contents->records.rend(); ++it) {
+    if (QString::fromStdString(it->task) != kernel || QString::fromStdString(it->point) != point) continue;
+    setCurrentView(StudioView::Schedule);
+    if (!schedule_->setScheduleText(kernel, QString::fromStdString(it->trace)))
+      statusBar()->showMessage(tr("%1 is not a kernel of the compiled model").arg(kernel), kStatusMessageMs);
+    else
+      statusBar()->showMessage(tr("Trial %1 of %2 opened in the schedule editor").arg(trial).arg(kernel),
+                               kStatusMessageMs);
+    return;
+  }
+  statusBar()->showMessage(tr("Trial %1 of %2 is not in %3").arg(trial).arg(kernel, tuning_->recordsPath()),
+                           kStatusMessageMs);
 }
 
 void MainWindow::reportFailure(const QString& source, const QString& message) {
@@ -818,6 +474,7 @@ void MainWindow::refreshIcons() {
   modeBar_->button(0)->setIcon(studioIcon(StudioIcon::Graph, modeInk));
   modeBar_->button(1)->setIcon(studioIcon(StudioIcon::Timeline, modeInk));
   modeBar_->button(2)->setIcon(studioIcon(StudioIcon::Schedule, modeInk));
+  modeBar_->button(3)->setIcon(studioIcon(StudioIcon::Tuning, modeInk));
 }
 
 QAction* MainWindow::studioAction(const QString& objectName) const {
@@ -880,6 +537,11 @@ void MainWindow::applyDefaultLayout(StudioView view) {
       // (View > Panels) for a second look at them.
       addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
       addDockWidget(Qt::RightDockWidgetArea, measurementsDock_);
+      break;
+    case StudioView::Tuning:
+      // The dashboard holds its table and plots; the graph's properties stay at hand.
+      addDockWidget(Qt::LeftDockWidgetArea, tasksDock_);
+      addDockWidget(Qt::RightDockWidgetArea, propertiesDock_);
       break;
   }
   // The log waits at the bottom, closed: the views need the height (a timeline step fitted
@@ -1060,7 +722,9 @@ void MainWindow::stopApplyingTuningRecords() {
   session_.recompile(options);
 }
 
-bool MainWindow::isIdle() const { return pendingFile_.isEmpty() && jobList_.allIdle(); }
+bool MainWindow::isIdle() const {
+  return pendingFile_.isEmpty() && jobList_.allIdle() && !tuning_->feed()->busy();
+}
 
 bool MainWindow::hasModel() const { return !currentFile_.isEmpty(); }
 
@@ -1100,7 +764,7 @@ void MainWindow::saveSettings() {
   layoutByView_[indexOf(currentView_)] = saveState();
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/view", studioViewName(currentView_));
-  for (StudioView view : {StudioView::Graph, StudioView::Timeline, StudioView::Schedule})
+  for (StudioView view : kStudioViews)
     settings.setValue("window/layout/" + studioViewName(view), layoutByView_[indexOf(view)]);
 }
 
@@ -1109,7 +773,7 @@ void MainWindow::restoreSettings() {
   theme_ = views::themeFromName(settings.value("theme").toString(), views::Theme::Light);
   restoreGeometry(settings.value("window/geometry").toByteArray());
   if (settings.value("window/geometry").isNull()) resize(1440, 900);
-  for (StudioView view : {StudioView::Graph, StudioView::Timeline, StudioView::Schedule})
+  for (StudioView view : kStudioViews)
     layoutByView_[indexOf(view)] = settings.value("window/layout/" + studioViewName(view)).toByteArray();
   StudioView view = StudioView::Graph;
   parseStudioView(settings.value("window/view").toString(), &view);

@@ -29,6 +29,7 @@ class QToolButton;
 namespace tessel::views {
 class GraphWorkbench;
 class ScheduleWorkbench;
+class TuningDashboard;
 class TimelineWorkbench;
 }
 
@@ -38,8 +39,11 @@ class ModeBar;
 class WelcomePage;
 
 /// The central views, in mode bar order.
-enum class StudioView { Graph = 0, Timeline = 1, Schedule = 2 };
-/// "graph" / "timeline" / "schedule".
+enum class StudioView { Graph = 0, Timeline = 1, Schedule = 2, Tuning = 3 };
+/// Every view, in mode-bar order.
+inline constexpr StudioView kStudioViews[] = {StudioView::Graph, StudioView::Timeline, StudioView::Schedule,
+                                             StudioView::Tuning};
+/// "graph" / "timeline" / "schedule" / "tuning".
 QString studioViewName(StudioView view);
 /// Parses studioViewName's output; false for anything else.
 bool parseStudioView(const QString& name, StudioView* view);
@@ -100,6 +104,8 @@ public:
   /// model keeps what it had); lines skipped are shown, the other records applied. How many
   /// kernels were tuned goes to the status bar and the log.
   void applyTuningRecords(const QString& path);
+  /// Opens a tuning trial's schedule (from the dashboard's records file) in the schedule editor.
+  void openTuningTrial(const QString& kernel, const QString& point, int trial);
   /// File > Stop Applying Tuning Records: recompiles with the default schedules, and the project
   /// forgets its records.
   void stopApplyingTuningRecords();
@@ -191,8 +197,8 @@ private:
   std::optional<project::ProjectDocument> pendingProject_;  // its model is being opened
 
   StudioView currentView_ = StudioView::Graph;
-  std::array<ViewSlot, 3> views_;
-  std::array<QByteArray, 3> layoutByView_;
+  std::array<ViewSlot, 4> views_;
+  std::array<QByteArray, 4> layoutByView_;
   views::Theme theme_ = views::Theme::Light;
 
   ModeBar* modeBar_ = nullptr;
@@ -201,6 +207,7 @@ private:
   views::GraphWorkbench* graph_ = nullptr;
   views::TimelineWorkbench* timeline_ = nullptr;
   views::ScheduleWorkbench* schedule_ = nullptr;
+  views::TuningDashboard* tuning_ = nullptr;
   bool applyProjectSchedules_ = false;
   bool restoringMeasurements_ = false;  // a project's variants going into the history
   InputShapesPrompt inputShapesPrompt_;  // when the next tasksReady follows a project's open

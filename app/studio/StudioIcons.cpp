@@ -44,6 +44,20 @@ void draw(QPainter& p, StudioIcon which, const QColor& color) {
       p.drawLine(QPointF(4, 20), QPointF(20, 20));
       break;
     }
+    case StudioIcon::Tuning: {
+      // A falling best-so-far curve over axes: a search getting faster.
+      p.drawLine(QPointF(4, 4), QPointF(4, 20));
+      p.drawLine(QPointF(4, 20), QPointF(20, 20));
+      QPainterPath curve;
+      curve.moveTo(6, 7);
+      curve.lineTo(9, 7);
+      curve.lineTo(9, 12);
+      curve.lineTo(13, 12);
+      curve.lineTo(13, 15);
+      curve.lineTo(19, 15);
+      p.drawPath(curve);
+      break;
+    }
     case StudioIcon::Open: {
       QPainterPath folder;
       folder.moveTo(3, 19);

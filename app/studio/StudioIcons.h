@@ -7,7 +7,7 @@
 
 namespace tessel::studio {
 
-enum class StudioIcon { Graph, Timeline, Schedule, Open, Save, Fit, ZoomIn, ZoomOut, ExportImage, ExportModule, Theme };
+enum class StudioIcon { Graph, Timeline, Schedule, Tuning, Open, Save, Fit, ZoomIn, ZoomOut, ExportImage, ExportModule, Theme };
 
 /// `which` drawn with `color` strokes (disabled state drawn faded automatically).
 QIcon studioIcon(StudioIcon which, const QColor& color);

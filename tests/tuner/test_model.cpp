@@ -88,6 +88,36 @@ private slots:
     QVERIFY(std::isnan(pairwiseAccuracy({1, 2, 3}, {4, 4, 4})));
   }
 
+  void rankCorrelationExamples_data() {
+    QTest::addColumn<Doubles>("predicted");
+    QTest::addColumn<Doubles>("measured");
+    QTest::addColumn<double>("rho");
+    QTest::addColumn<double>("tau");
+    QTest::newRow("same order, any scale") << Doubles{1, 2, 30} << Doubles{0.1, 0.2, 0.3} << 1.0 << 1.0;
+    QTest::newRow("reversed") << Doubles{3, 2, 1} << Doubles{10, 20, 30} << -1.0 << -1.0;
+    // Ranks 1 3 2 against 1 2 3: d² = 0 + 1 + 1, rho = 1 - 6·2 / (3·8) = 0.5; pairs 2 - 1 over 3.
+    QTest::newRow("one pair swapped") << Doubles{1, 3, 2} << Doubles{1, 2, 3} << 0.5 << 1.0 / 3;
+    // Ranks 1.5 1.5 3 against 1 2 3; tau-b: 2 concordant over sqrt(2 · 3).
+    QTest::newRow("predicted tie") << Doubles{1, 1, 2} << Doubles{1, 2, 3} << std::sqrt(0.75) << 2 / std::sqrt(6.0);
+  }
+  void rankCorrelationExamples() {
+    QFETCH(Doubles, predicted);
+    QFETCH(Doubles, measured);
+    QFETCH(double, rho);
+    QFETCH(double, tau);
+    QVERIFY2(std::abs(spearmanRho(predicted, measured) - rho) < 1e-12,
+             qPrintable(QString::number(spearmanRho(predicted, measured))));
+    QVERIFY2(std::abs(kendallTau(predicted, measured) - tau) < 1e-12,
+             qPrintable(QString::number(kendallTau(predicted, measured))));
+  }
+
+  void rankCorrelationWithoutSpreadIsNaN() {
+    QVERIFY(std::isnan(spearmanRho({1}, {2})));
+    QVERIFY(std::isnan(spearmanRho({7, 7, 7}, {1, 2, 3})));
+    QVERIFY(std::isnan(kendallTau({1, 2, 3}, {4, 4, 4})));
+    QVERIFY(std::isnan(kendallTau({}, {})));
+  }
+
   void topKRecallExamples_data() {
     QTest::addColumn<Doubles>("predicted");
     QTest::addColumn<Doubles>("measured");

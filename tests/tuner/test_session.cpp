@@ -268,6 +268,34 @@ private slots:
     }
   }
 
+  void aPausedSessionWaitsAndGoesOn() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("pause.jsonl").toStdString();
+    std::vector<nlohmann::json> events;
+    TuningSessionOptions options = quickOptions(records, &events);
+    int polls = 0;
+    int trialsWhenPaused = -1;
+    // Paused before the first round, for three polls of 50 ms.
+    options.paused = [&] {
+      if (polls == 0) trialsWhenPaused = countEvents(events, "trial");
+      return ++polls <= 3;
+    };
+    MeasureWorker worker(matmulWorker(32));
+    auto result = runTuningSession({matmulTask(32)}, worker, options);
+    QVERIFY2(result, result ? "" : result.error().toString().c_str());
+    QCOMPARE(result->reason, std::string("trials"));
+    checkStream(events, readRecords(records).size());
+    QCOMPARE(countEvents(events, "pause"), 1);
+    QCOMPARE(countEvents(events, "resume"), 1);
+    auto pause = std::find_if(events.begin(), events.end(), [](auto& e) { return e["event"] == "pause"; });
+    auto resume = std::find_if(events.begin(), events.end(), [](auto& e) { return e["event"] == "resume"; });
+    QVERIFY(pause < resume);
+    QVERIFY((*resume)["paused_s"].get<double>() >= 0.09);
+    // Nothing was measured while paused.
+    QCOMPARE(int(std::count_if(pause, resume, [](auto& e) { return e["event"] == "trial"; })), 0);
+    QCOMPARE(trialsWhenPaused, countEvents({events.begin(), pause}, "trial"));
+  }
+
   void anInterruptedSessionKeepsItsTrials() {
     QTemporaryDir dir;
     std::string records = dir.filePath("stop.jsonl").toStdString();

@@ -20,4 +20,14 @@ double pairwiseAccuracy(const std::vector<double>& predicted, const std::vector<
 /// The two vectors must have the same length (a caller's bug otherwise).
 double topKRecall(const std::vector<double>& predicted, const std::vector<double>& measured, int k);
 
+/// Spearman's rank correlation: Pearson's correlation of the two vectors' ranks (tied values
+/// share their mean rank), in [-1, 1]; 1 when the prediction orders every candidate as
+/// measured. NaN with fewer than two candidates or when either vector is constant.
+double spearmanRho(const std::vector<double>& predicted, const std::vector<double>& measured);
+
+/// Kendall's tau-b: (concordant - discordant pairs) / sqrt of the pairs untied in each vector,
+/// in [-1, 1]. Related to pairwiseAccuracy (which counts prediction ties as half and ignores
+/// measured ties) but symmetric, as statisticians report it. NaN as for spearmanRho. O(n^2).
+double kendallTau(const std::vector<double>& predicted, const std::vector<double>& measured);
+
 }  // namespace tessel::tuner

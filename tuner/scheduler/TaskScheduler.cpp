@@ -84,13 +84,20 @@ std::optional<int> TaskScheduler::next(std::mt19937_64& rng) {
   auto share = [&](int i) { return tasks_[size_t(i)].weight * tasks_[size_t(i)].bestMs.value_or(0); };
   for (int i : live)
     if (tasks_[size_t(i)].rounds == 0 && (!warmup || share(i) > share(*warmup))) warmup = i;
-  if (warmup) return warmup;
+  if (warmup) {
+    lastChoice_ = {"warm-up", 0};
+    return warmup;
+  }
 
-  if (std::uniform_real_distribution<double>(0, 1)(rng) < options_.epsilon)
-    return live[std::uniform_int_distribution<size_t>(0, live.size() - 1)(rng)];
+  if (std::uniform_real_distribution<double>(0, 1)(rng) < options_.epsilon) {
+    int chosen = live[std::uniform_int_distribution<size_t>(0, live.size() - 1)(rng)];
+    lastChoice_ = {"random", gradient(chosen)};
+    return chosen;
+  }
   int steepest = live.front();
   for (int i : live)
     if (gradient(i) < gradient(steepest)) steepest = i;
+  lastChoice_ = {"gradient", gradient(steepest)};
   return steepest;
 }
 

@@ -43,6 +43,16 @@ struct TaskProgress {
   bool live() const { return !exhausted && !stopped; }
 };
 
+/// Why next() chose its task, for people watching the session.
+struct SchedulerChoice {
+  /// "warm-up" (its first round, biggest share of the model first), "gradient" (the steepest
+  /// expected fall of the model's latency) or "random" (exploration, epsilon).
+  const char* reason = "";
+  /// The gradient at the choice: expected change of the model's latency per trial of the task,
+  /// in ms (negative: faster); 0 before the task's first round.
+  double gradient = 0;
+};
+
 class TaskScheduler {
 public:
   /// `weights[i]`: how many times task i's kernel runs per model run.
@@ -66,6 +76,8 @@ public:
   /// that have had no round yet come first, in order of their share of the model's time
   /// (weight × best, as known from the defaults measured first).
   std::optional<int> next(std::mt19937_64& rng);
+  /// Why the last next() chose what it did.
+  const SchedulerChoice& lastChoice() const { return lastChoice_; }
 
   /// d(model latency)/d(trials) estimated for `task` (negative: more trials are expected to
   /// help); 0 for a task without rounds or a best.
@@ -83,6 +95,7 @@ public:
 private:
   std::vector<TaskProgress> tasks_;
   TaskSchedulerOptions options_;
+  SchedulerChoice lastChoice_;
 };
 
 }  // namespace tessel::tuner

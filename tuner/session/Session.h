@@ -99,8 +99,11 @@ private:
           {"fatal", true}});
   }
   bool cancelled() const { return options_.cancelled && options_.cancelled(); }
+  // Seconds of the session spent searching (and measuring), without the time it was paused:
+  // what the time budget counts.
+  double searchElapsed() const { return elapsed() - pausedSeconds_; }
   bool budgetLeft() const {
-    if (options_.budgetSeconds > 0 && elapsed() >= options_.budgetSeconds) return false;
+    if (options_.budgetSeconds > 0 && searchElapsed() >= options_.budgetSeconds) return false;
     if (options_.budgetTrials > 0 && searchTrials_ >= options_.budgetTrials) return false;
     return true;
   }
@@ -114,6 +117,8 @@ private:
   /// Every live task stopped improving while budget is left: searches them again with more
   /// patience (TaskScheduler::reviveStopped) and says so; false when none could be.
   bool reviveStoppedTasks();
+  /// Waits while options_.paused says so (or until cancelled), with its events.
+  void waitWhilePaused();
   void confirm(size_t task);
   void trainIfDue(bool force = false);
   TuningSessionResult finish(std::string reason);
@@ -159,6 +164,7 @@ private:
   Clock::time_point start_ = Clock::now();
   std::map<std::string, double> seconds_;
   int round_ = 0;
+  double pausedSeconds_ = 0;
   int sessionTrials_ = 0;  // everything measured in this session
   int searchTrials_ = 0;   // what --trials counts: all but confirmations
   int sessionErrors_ = 0;

@@ -371,20 +371,23 @@ void Session::searchRound(int taskIndex) {
   if (batch.size() < size_t(options_.search.batchSize)) scheduler_.markExhausted(taskIndex);
   trainIfDue();
 
-  std::optional<double> pairwise, recall;
+  std::optional<double> pairwise, recall, rho, tau;
   if (predicted.size() >= 2) {
     double accuracy = pairwiseAccuracy(predicted, throughputs);
     if (std::isfinite(accuracy)) pairwise = accuracy;
     double topK = topKRecall(predicted, throughputs, std::max(1, int(predicted.size()) / 4));
     if (std::isfinite(topK)) recall = topK;
+    double spearman = spearmanRho(predicted, throughputs), kendall = kendallTau(predicted, throughputs);
+    if (std::isfinite(spearman)) rho = spearman;
+    if (std::isfinite(kendall)) tau = kendall;
   }
   std::optional<double> gflops, percentOfPeak, speedup, eta;
   if (bestMs && spec.flops > 0) gflops = spec.flops / (*bestMs * 1e6);
   if (gflops && options_.peakGflops > 0) percentOfPeak = 100 * *gflops / options_.peakGflops;
   if (bestMs && state.defaultMs && *bestMs > 0) speedup = *state.defaultMs / *bestMs;
-  if (options_.budgetSeconds > 0) eta = std::max(0.0, options_.budgetSeconds - elapsed());
+  if (options_.budgetSeconds > 0) eta = std::max(0.0, options_.budgetSeconds - searchElapsed());
   else if (options_.budgetTrials > 0 && searchTrials_ > 0)
-    eta = std::max(0, options_.budgetTrials - searchTrials_) * elapsed() / searchTrials_;
+    eta = std::max(0, options_.budgetTrials - searchTrials_) * searchElapsed() / searchTrials_;
   double defaultLatency = 0;
   for (size_t i = 0; i < tasks_.size(); ++i) defaultLatency += tasks_[i].weight * states_[i].defaultMs.value_or(0);
   const TaskProgress& progress = scheduler_.progress(taskIndex);
@@ -404,6 +407,10 @@ void Session::searchRound(int taskIndex) {
         {"control_ms", nullable(controlMs)},
         {"pairwise_accuracy", nullable(pairwise)},
         {"top_k_recall", nullable(recall)},
+        {"spearman_rho", nullable(rho)},
+        {"chosen_by", std::string(scheduler_.lastChoice().reason)},
+        {"gradient_ms_per_trial", scheduler_.lastChoice().gradient},
+        {"kendall_tau", nullable(tau)},
         {"model_samples", model_.sampleCount()},
         {"estimated_latency_ms", scheduler_.estimatedLatencyMs()},
         {"default_latency_ms", defaultLatency},

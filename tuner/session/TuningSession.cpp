@@ -4,7 +4,9 @@
 #include "tuner/session/TuningSession.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "compiler/schedule/TraceText.h"
 #include "tuner/session/Session.h"
@@ -147,7 +149,7 @@ bool Session::reviveStoppedTasks() {
     patience = std::max(patience, scheduler_.progress(task).patience);
   }
   std::optional<double> remaining;
-  if (options_.budgetSeconds > 0) remaining = std::max(0.0, options_.budgetSeconds - elapsed());
+  if (options_.budgetSeconds > 0) remaining = std::max(0.0, options_.budgetSeconds - searchElapsed());
   emit({{"event", "revive"},
         {"tasks", revived},
         {"names", names},
@@ -156,12 +158,26 @@ bool Session::reviveStoppedTasks() {
   return true;
 }
 
+void Session::waitWhilePaused() {
+  auto since = Clock::now();
+  emit({{"event", "pause"}});
+  while (options_.paused() && !cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  double seconds = secondsSince(since);
+  pausedSeconds_ += seconds;
+  emit({{"event", "resume"}, {"paused_s", std::round(seconds * 1000) / 1000}});
+}
+
 Expected<TuningSessionResult> Session::run() {
   if (Status prepared = prepare(); !prepared) return prepared.error();
   startEvent();
   measureDefaults();
   std::string reason;
   while (!fatal_ && !interrupted_) {
+    if (cancelled()) {
+      interrupted_ = true;
+      break;
+    }
+    if (options_.paused && options_.paused()) waitWhilePaused();
     if (cancelled()) {
       interrupted_ = true;
       break;

@@ -68,6 +68,9 @@ struct TuningSessionOptions {
   /// Polled between candidates (and by the worker while it measures, when the caller wires
   /// it there too): true stops the session as "interrupted", with every trial kept.
   std::function<bool()> cancelled;
+  /// Polled between rounds: while it returns true the session waits (a `pause` event, then
+  /// `resume`), measuring nothing, and the time budget does not run.
+  std::function<bool()> paused;
   EventSink events;
   /// Measures the whole model with the chosen schedules against the defaults (optional).
   std::function<Expected<ModelLatencyComparison>(const ChosenSchedules&)> measureModel;

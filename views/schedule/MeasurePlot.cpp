@@ -1,6 +1,8 @@
 // The latency of each measured variant of a task's schedule, with the best so far marked.
 #include "views/schedule/MeasurePlot.h"
 
+#include "views/common/PlotStyle.h"
+
 #include <algorithm>
 
 namespace tessel::views {
@@ -116,22 +118,11 @@ void MeasurePlot::changeEvent(QEvent* event) {
 
 void MeasurePlot::applyPalette() {
   QPalette p = palette();
-  QColor text = p.color(QPalette::Text);
-  QColor faint = p.color(QPalette::Mid);
   setBackground(p.brush(QPalette::Base));
-  for (QCPAxis* axis : {xAxis, yAxis}) {
-    axis->setBasePen(QPen(faint));
-    axis->setTickPen(QPen(faint));
-    axis->setSubTickPen(QPen(faint));
-    axis->setTickLabelColor(text);
-    axis->setLabelColor(text);
-    axis->grid()->setPen(QPen(faint.lighter(p.color(QPalette::Base).lightness() > 128 ? 130 : 70), 0, Qt::DotLine));
-  }
+  for (QCPAxis* axis : {xAxis, yAxis}) stylePlotAxis(axis, p);
   QColor fastestColor = p.color(QPalette::PlaceholderText);
   fastest_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, fastestColor, fastestColor, 4));
-  legend->setBrush(Qt::NoBrush);
-  legend->setBorderPen(Qt::NoPen);
-  legend->setTextColor(text);
+  stylePlotLegend(legend, p);
   emptyHint_->setColor(p.color(QPalette::PlaceholderText));
 }
 

@@ -1,0 +1,332 @@
+// The Tuning view: a recorded session's event stream (tests/views/data, from a real
+// `tessel tune` of the tiny ResNet) rebuilds the session and shows its series in every plot;
+// garbled or truncated lines are reported with their number and skipped; the task table is a
+// well-formed model; selecting a task links the table and the plots; 20,000 events arriving at
+// once never stall the event loop; and a real short session started from the view is paused,
+// resumed and stopped with every trial kept.
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/records/RecordFile.h"
+#include "views/tuning/TuningDashboard.h"
+#include "views/tuning/TuningEventFeed.h"
+#include "views/tuning/TuningPlots.h"
+#include "views/tuning/TuningTaskModel.h"
+
+using namespace tessel;
+using namespace tessel::views;
+
+namespace {
+
+const QString kSession = TESSEL_SOURCE_DIR "/tests/views/data/tiny_resnet_session.events";
+const QString kModel = TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx";
+const QString kTessel = TESSEL_BINARY_DIR "/bin/tessel";
+
+QByteArray readFile(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
+  return file.readAll();
+}
+
+// What the stream holds, counted independently of the log: events by kind.
+std::map<std::string, int> countEvents(const QByteArray& stream) {
+  std::map<std::string, int> counts;
+  for (const QByteArray& line : stream.split('\n')) {
+    if (line.trimmed().isEmpty()) continue;
+    auto event = nlohmann::json::parse(line.toStdString());
+    ++counts[event["event"].get<std::string>()];
+  }
+  return counts;
+}
+
+// Feeds `stream` and waits until it is read.
+void feedAll(TuningEventFeed& feed, const QByteArray& stream) {
+  feed.append(stream);
+  feed.finish();
+  QTRY_VERIFY_WITH_TIMEOUT(!feed.busy(), 20000);
+}
+
+int pointCount(QCPGraph* graph) { return graph ? graph->data()->size() : 0; }
+
+}  // namespace
+
+class TestTuningDashboard : public QObject {
+  Q_OBJECT
+
+private slots:
+  void aRecordedStreamRebuildsTheSession() {
+    QByteArray stream = readFile(kSession);
+    std::map<std::string, int> counts = countEvents(stream);
+    QVERIFY(counts["trial"] > 0 && counts["round"] > 0 && counts["confirm"] > 0);
+    TuningEventFeed feed;
+    feedAll(feed, stream);
+    const tuner::TuningEventLog& log = feed.log();
+    QVERIFY(log.problems().empty());
+    QVERIFY(log.started());
+    QVERIFY(log.ended());
+    QCOMPARE(int(log.trials().size()), counts["trial"]);
+    QCOMPARE(int(log.rounds().size()), counts["round"]);
+    int confirmed = 0, trials = 0;
+    for (size_t task = 0; task < log.tasks().size(); ++task) {
+      const tuner::LoggedTaskState& state = log.taskStates()[task];
+      trials += state.trials;
+      if (state.chosenPoint) ++confirmed;
+      // Every task's default was measured, and its best is no slower.
+      QVERIFY(state.defaultMs);
+      QVERIFY(state.bestMs && *state.bestMs <= *state.defaultMs);
+    }
+    QCOMPARE(trials, counts["trial"]);
+    QCOMPARE(confirmed, counts["confirm"]);
+    QVERIFY(log.estimatedLatencyMs() > 0 && log.estimatedLatencyMs() <= log.defaultLatencyMs());
+    QVERIFY(log.measuredTunedMs() && log.measuredDefaultMs());
+  }
+
+  void garbledAndTruncatedLinesAreReportedAndSkipped() {
+    QList<QByteArray> lines = readFile(kSession).split('\n');
+    while (!lines.isEmpty() && lines.back().isEmpty()) lines.removeLast();
+    QVERIFY(lines.size() > 10);
+    // Line 4 cut in half, line 7 not JSON, line 9 an unknown event; the last one cut short.
+    QList<QByteArray> damaged = lines;
+    damaged[3] = damaged[3].left(damaged[3].size() / 2);
+    damaged[6] = "this is not an event";
+    damaged[8] = R"({"event":"surprise","t":1.0})";
+    damaged.back() = damaged.back().left(10);
+    std::map<std::string, int> lost;  // the valid events the damage removed, by kind
+    for (int i : {3, 6, 8, int(lines.size()) - 1}) ++lost[nlohmann::json::parse(lines[i].toStdString())["event"]];
+    std::map<std::string, int> counts = countEvents(lines.join('\n'));
+
+    TuningEventFeed feed;
+    QSignalSpy problems(&feed, &TuningEventFeed::problemFound);
+    feedAll(feed, damaged.join('\n'));
+    const tuner::TuningEventLog& log = feed.log();
+    QCOMPARE(int(log.problems().size()), 4);
+    QCOMPARE(problems.count(), 4);
+    std::vector<int> where;
+    for (const tuner::LoggedProblem& problem : log.problems()) where.push_back(problem.line);
+    QCOMPARE(where, (std::vector<int>{4, 7, 9, int(lines.size())}));
+    QVERIFY2(problems.front().front().toString().contains("line 4"), qPrintable(problems.front().front().toString()));
+    // Everything valid is kept.
+    QCOMPARE(int(log.trials().size()), counts["trial"] - lost["trial"]);
+    QCOMPARE(int(log.rounds().size()), counts["round"] - lost["round"]);
+  }
+
+  void aStreamArrivingInPiecesIsReadTheSame() {
+    QByteArray stream = readFile(kSession);
+    TuningEventFeed whole, pieces;
+    feedAll(whole, stream);
+    // Cut anywhere, even inside a line or a UTF-8 sequence.
+    for (qsizetype at = 0; at < stream.size(); at += 777) pieces.append(stream.mid(at, 777));
+    pieces.finish();
+    QTRY_VERIFY(!pieces.busy());
+    QCOMPARE(pieces.log().trials().size(), whole.log().trials().size());
+    QCOMPARE(pieces.log().rounds().size(), whole.log().rounds().size());
+    QVERIFY(pieces.log().problems().empty());
+  }
+
+  void theTaskTableIsAWellFormedModel() {
+    TuningEventFeed feed;
+    TuningTaskModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setFeed(&feed);
+    QCOMPARE(model.rowCount(), 0);
+    feedAll(feed, readFile(kSession));
+    const tuner::TuningEventLog& log = feed.log();
+    QCOMPARE(model.rowCount(), int(log.tasks().size()));
+    double shares = 0;
+    for (int row = 0; row < model.rowCount(); ++row) {
+      QCOMPARE(model.index(row, TuningTaskModel::KernelColumn).data().toString(),
+               QString::fromStdString(log.tasks()[size_t(row)].name));
+      QCOMPARE(model.index(row, TuningTaskModel::TrialsColumn).data().toInt(), log.taskStates()[size_t(row)].trials);
+      shares += model.index(row, TuningTaskModel::ShareColumn).data(TuningTaskModel::SortRole).toDouble();
+      double speedup = model.index(row, TuningTaskModel::SpeedupColumn).data(TuningTaskModel::SortRole).toDouble();
+      QVERIFY(speedup > 0);
+      // The session ended: a task is tuned, kept its default, or was never worth a round.
+      QString state = model.index(row, TuningTaskModel::StateColumn).data().toString();
+      if (log.taskStates()[size_t(row)].chosenPoint)
+        QVERIFY2(state == "tuned" || state == "default kept", qPrintable(state));
+      else
+        QVERIFY2(state == "exhausted" || state == "not searched" || state == "stopped", qPrintable(state));
+    }
+    QVERIFY(std::abs(shares - 100) < 1e-6);  // the shares of the model's time add up
+    feed.clear();
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void thePlotsShowTheSessionsSeries() {
+    TuningDashboard dashboard;
+    dashboard.resize(1400, 900);
+    dashboard.show();
+    QString error;
+    QVERIFY2(dashboard.loadEvents(kSession, &error), qPrintable(error));
+    QTRY_VERIFY(!dashboard.feed()->busy());
+    const tuner::TuningEventLog& log = dashboard.feed()->log();
+    // Latency: a point per round and one for now; the default as a line; the end measured.
+    QCOMPARE(pointCount(dashboard.latencyPlot()->estimateGraph()), int(log.rounds().size()) + 1);
+    QCOMPARE(pointCount(dashboard.latencyPlot()->defaultGraph()), 2);
+    QCOMPARE(pointCount(dashboard.latencyPlot()->measuredGraph()), 1);
+    // Trials: every measured candidate is a point of its task or a failure.
+    int ok = 0, failed = 0;
+    for (const tuner::LoggedTrial& trial : log.trials()) (trial.ok ? ok : failed) += 1;
+    int plotted = 0;
+    for (size_t task = 0; task < log.tasks().size(); ++task)
+      plotted += pointCount(dashboard.trialPlot()->taskGraph(int(task)));
+    QCOMPARE(plotted, ok);
+    QCOMPARE(pointCount(dashboard.trialPlot()->errorGraph()), failed);
+    // The cost model: its figures for every round that had predictions.
+    int judged = 0;
+    for (const tuner::LoggedRound& round : log.rounds()) judged += round.pairwiseAccuracy ? 1 : 0;
+    QVERIFY(judged > 0);
+    QCOMPARE(pointCount(dashboard.costModelPlot()->accuracyGraph()), judged);
+    QCOMPARE(pointCount(dashboard.costModelPlot()->rhoGraph()), judged);
+    QVERIFY(pointCount(dashboard.costModelPlot()->latestRoundGraph()) >= 2);
+    // Progress: one staircase per task with rounds (no selection: every task).
+    QVERIFY(dashboard.progressPlot()->graphCount() > 0);
+    // Allocation: every round once, under the reason its task was chosen; warm-up first.
+    int allocated = 0;
+    for (const char* reason : {"warm-up", "gradient", "random"})
+      allocated += pointCount(dashboard.allocationPlot()->reasonGraph(reason));
+    QCOMPARE(allocated, int(log.rounds().size()));
+    QCOMPARE(QString::fromStdString(log.rounds().front().chosenBy), QString("warm-up"));
+    // Every plot's data exports as CSV with a header and a line per point.
+    QCOMPARE(dashboard.trialPlot()->csv().count('\n'), int(log.trials().size()) + 1);
+    QCOMPARE(dashboard.costModelPlot()->csv().count('\n'), judged + 1);
+  }
+
+  void selectingATaskLinksTheTableAndThePlots() {
+    TuningDashboard dashboard;
+    dashboard.resize(1400, 900);
+    dashboard.show();
+    QVERIFY(dashboard.loadEvents(kSession, nullptr));
+    QTRY_VERIFY(!dashboard.feed()->busy());
+    const tuner::TuningEventLog& log = dashboard.feed()->log();
+    // A task with floating-point work that was searched.
+    int chosen = -1;
+    for (size_t task = 0; task < log.tasks().size() && chosen < 0; ++task)
+      if (log.tasks()[task].flops > 0 && !log.taskStates()[task].bestHistory.empty()) chosen = int(task);
+    QVERIFY(chosen >= 0);
+    QSignalSpy kernels(&dashboard, &TuningDashboard::taskSelected);
+    dashboard.selectTask(chosen);
+    QCOMPARE(dashboard.selectedTasks(), std::set<int>{chosen});
+    QCOMPARE(kernels.count(), 1);
+    QStringList expected;
+    for (const std::string& kernel : log.tasks()[size_t(chosen)].kernels) expected << QString::fromStdString(kernel);
+    QCOMPARE(kernels.back().front().toStringList(), expected);
+    // The progress plot shows the selected task alone (its name, shortened when long).
+    QCOMPARE(dashboard.progressPlot()->graphCount(), 1);
+    QString name = QString::fromStdString(log.tasks()[size_t(chosen)].name);
+    QVERIFY2(name.startsWith(dashboard.progressPlot()->graph(0)->name().chopped(1)),
+             qPrintable(dashboard.progressPlot()->graph(0)->name()));
+
+    // Clicking a trial's point opens it: the signal names its kernel and point.
+    TrialScatterPlot* plot = dashboard.trialPlot();
+    plot->replot();
+    const tuner::LoggedTrial* target = nullptr;
+    for (size_t i = 0; i < log.trials().size(); ++i)
+      if (log.trials()[i].task == chosen && log.trials()[i].ok && log.trials()[i].origin == "search") {
+        target = &log.trials()[i];
+      }
+    QVERIFY(target);
+    QPointF pixel(plot->xAxis->coordToPixel(target->sessionTrials),
+                  plot->yAxis->coordToPixel(TrialScatterPlot::relativeThroughput(log, *target)));
+    int found = plot->trialAt(pixel);
+    QVERIFY(found >= 0);
+    // Points can overlap; whichever is hit lies under the cursor.
+    const tuner::LoggedTrial& hit = log.trials()[size_t(found)];
+    QCOMPARE(hit.sessionTrials, target->sessionTrials);
+    QSignalSpy activated(&dashboard, &TuningDashboard::trialActivated);
+    QTest::mouseClick(plot, Qt::LeftButton, {}, pixel.toPoint());
+    QCOMPARE(activated.count(), 1);
+    QCOMPARE(activated.front().at(0).toString(), QString::fromStdString(log.tasks()[size_t(hit.task)].name));
+    QCOMPARE(activated.front().at(1).toString(), QString::fromStdString(hit.point));
+  }
+
+  void twentyThousandEventsNeverStallTheEventLoop() {
+    // A long session's stream arriving at once (a resumed dashboard reading its events file).
+    QList<QByteArray> lines = readFile(kSession).split('\n');
+    QByteArray start = lines.front();
+    QByteArray trial;
+    for (const QByteArray& line : lines)
+      if (line.contains("\"event\":\"trial\"") && line.contains("\"ok\":true")) {
+        trial = line;
+        break;
+      }
+    QVERIFY(!trial.isEmpty());
+    QByteArray stream = start + '\n';
+    for (int i = 0; i < 20000; ++i) stream += trial + '\n';
+
+    TuningDashboard dashboard;
+    dashboard.resize(1400, 900);
+    dashboard.show();
+    QElapsedTimer clock;
+    qint64 longestGap = 0, last = 0;
+    QTimer ticker;
+    ticker.setInterval(5);
+    clock.start();
+    connect(&ticker, &QTimer::timeout, [&] {
+      longestGap = std::max(longestGap, clock.elapsed() - last);
+      last = clock.elapsed();
+    });
+    ticker.start();
+    last = clock.elapsed();
+    dashboard.feed()->append(stream);
+    dashboard.feed()->finish();
+    QTRY_VERIFY_WITH_TIMEOUT(!dashboard.feed()->busy(), 60000);
+    QTest::qWait(300);  // the last redraw
+    ticker.stop();
+    QCOMPARE(int(dashboard.feed()->log().trials().size()), 20000);
+    qInfo("20,000 events read in %lld ms; longest pause of the event loop %lld ms", clock.elapsed(), longestGap);
+    QVERIFY2(longestGap < 100, qPrintable(QString("the event loop stalled for %1 ms").arg(longestGap)));
+  }
+
+  void aSessionIsPausedResumedAndStoppedWithEveryTrialKept() {
+    QTemporaryDir dir;
+    QString records = dir.filePath("tiny.jsonl");
+    TuningDashboard dashboard;
+    dashboard.setModel(kModel, {});
+    dashboard.setRecordsPath(records);
+    dashboard.setBudgetMinutes(10);
+    TuningRunner* runner = dashboard.runner();
+    TuningRunRequest request = dashboard.request();
+    request.tesselPath = kTessel;
+    request.threads = 1;
+    QString error;
+    QVERIFY2(runner->start(request, &error), qPrintable(error));
+    const tuner::TuningEventLog& log = runner->feed()->log();
+    // Let it search a little, then pause.
+    QTRY_VERIFY_WITH_TIMEOUT(log.rounds().size() >= 2, 120000);
+    runner->pause();
+    QCOMPARE(runner->state(), TuningRunner::State::Paused);
+    QTRY_VERIFY_WITH_TIMEOUT(log.paused(), 60000);
+    size_t whilePaused = log.trials().size();
+    QTest::qWait(1500);
+    QCOMPARE(log.trials().size(), whilePaused);  // nothing measured while paused
+    runner->resume();
+    QTRY_VERIFY_WITH_TIMEOUT(log.trials().size() > whilePaused + 2, 60000);
+    QSignalSpy finished(runner, &TuningRunner::finished);
+    runner->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QVERIFY2(finished.front().at(0).toBool(), qPrintable(finished.front().at(1).toString()));
+    QCOMPARE(runner->state(), TuningRunner::State::Finished);
+    QTRY_VERIFY(!runner->feed()->busy());
+    QCOMPARE(log.endReason().value_or(""), std::string("interrupted"));
+    // Every trial the view saw is in the records file, and the stream was kept beside it.
+    auto contents = tuner::readRecordFile(records.toStdString());
+    QVERIFY(contents);
+    QCOMPARE(contents->records.size(), log.trials().size());
+    QVERIFY(QFile::exists(TuningRunner::eventsPathFor(records)));
+    // Reopening shows the same session from the kept events.
+    TuningDashboard reopened;
+    reopened.setRecordsPath(records);
+    QTRY_VERIFY(!reopened.feed()->busy());
+    QCOMPARE(reopened.feed()->log().trials().size(), log.trials().size());
+  }
+};
+
+QTEST_MAIN(TestTuningDashboard)
+#include "test_tuning_dashboard.moc"

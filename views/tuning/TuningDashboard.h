@@ -1,0 +1,113 @@
+// The Studio's Tuning view: set up a tuning session of the open model, start, pause, resume
+// and stop it, and watch it live: the tasks in a table and five plots (model latency, each
+// task's progress, the scheduler's choices, every trial, the cost model's quality). The
+// session runs in a child `tessel tune` (TuningRunner); a finished session's history comes
+// back from the events file kept beside its records.
+#pragma once
+
+#include <QWidget>
+
+#include <set>
+
+#include "views/tuning/TuningRunner.h"
+
+class QCheckBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QSortFilterProxyModel;
+class QSpinBox;
+class QTableView;
+
+namespace tessel::views {
+
+class AllocationPlot;
+class CostModelPlot;
+class LatencyPlot;
+class TaskProgressPlot;
+class TrialScatterPlot;
+class TuningPlot;
+class TuningTaskModel;
+
+class TuningDashboard : public QWidget {
+  Q_OBJECT
+
+public:
+  explicit TuningDashboard(QWidget* parent = nullptr);
+  ~TuningDashboard() override;
+
+  /// The model a session would tune and how to load it (flags such as --input-shape).
+  void setModel(const QString& modelPath, const QStringList& loadArguments);
+  /// The records file sessions append to (the project's); its kept events are shown.
+  void setRecordsPath(const QString& path);
+  QString recordsPath() const;
+  /// Shows a saved event stream (a finished session); false with `error` when unreadable.
+  bool loadEvents(const QString& path, QString* error);
+
+  TuningRunner* runner() { return &runner_; }
+  TuningEventFeed* feed() { return runner_.feed(); }
+  TuningTaskModel* taskModel() const { return tasks_; }
+  QTableView* taskTable() const { return table_; }
+  LatencyPlot* latencyPlot() const { return latency_; }
+  TaskProgressPlot* progressPlot() const { return progress_; }
+  TrialScatterPlot* trialPlot() const { return trialsPlot_; }
+  CostModelPlot* costModelPlot() const { return costModel_; }
+  AllocationPlot* allocationPlot() const { return allocation_; }
+  /// The session set-up a Start would use.
+  TuningRunRequest request() const;
+  void setBudgetMinutes(double minutes);
+  void setTrialBudget(int trials);
+
+  /// Selects a task (by its index in the session) everywhere in the view.
+  void selectTask(int task);
+  std::set<int> selectedTasks() const { return selected_; }
+
+public slots:
+  void startSession();
+  void pauseOrResume();
+  void stopSession();
+
+signals:
+  /// A trial was clicked: open its schedule (trace text from the records) in the editor.
+  void trialActivated(const QString& kernel, const QString& point, int trial);
+  /// A task was selected: its kernels (the graph highlights them).
+  void taskSelected(const QStringList& kernels);
+  /// For the status bar.
+  void message(const QString& text);
+
+private:
+  void buildLayout();
+  void refresh();
+  void updateControls();
+  void selectionChanged();
+  void showPlotMenu(TuningPlot* plot, const QPoint& position);
+
+  TuningRunner runner_;
+  QString modelPath_;
+  QStringList loadArguments_;
+  std::set<int> selected_;
+  int fittedRows_ = -1;
+
+  QLineEdit* records_ = nullptr;
+  QDoubleSpinBox* budget_ = nullptr;
+  QSpinBox* trials_ = nullptr;
+  QSpinBox* threads_ = nullptr;
+  QCheckBox* resume_ = nullptr;
+  QPushButton* start_ = nullptr;
+  QPushButton* pause_ = nullptr;
+  QPushButton* stop_ = nullptr;
+  QLabel* status_ = nullptr;
+  QTableView* table_ = nullptr;
+  TuningTaskModel* tasks_ = nullptr;
+  QSortFilterProxyModel* sorted_ = nullptr;
+  LatencyPlot* latency_ = nullptr;
+  TaskProgressPlot* progress_ = nullptr;
+  TrialScatterPlot* trialsPlot_ = nullptr;
+  CostModelPlot* costModel_ = nullptr;
+  AllocationPlot* allocation_ = nullptr;
+  QPlainTextEdit* output_ = nullptr;
+};
+
+}  // namespace tessel::views

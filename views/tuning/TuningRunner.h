@@ -1,0 +1,83 @@
+// Runs a tuning session in a child process (`tessel tune MODEL --events -`), so a crash there
+// never takes the Studio down, and feeds its event stream to a TuningEventFeed as it comes.
+// Pause and Resume signal the child (SIGUSR1, SIGUSR2: it pauses between rounds and its
+// budget stands still); Stop interrupts it (SIGINT: it stops after the current candidate, with
+// every trial in the records file). The stream is also appended to RECORDS.events, so the
+// session's history can be shown again after the Studio is closed.
+#pragma once
+
+#include <QObject>
+#include <QProcess>
+#include <QStringList>
+
+#include "views/tuning/TuningEventFeed.h"
+
+namespace tessel::views {
+
+struct TuningRunRequest {
+  QString modelPath;
+  QString recordsPath;
+  double budgetMinutes = 10;  ///< 0: no time budget (then trials must be set).
+  int trials = 0;             ///< 0: no trial budget.
+  int threads = 0;            ///< 0: the tool's default.
+  bool resume = false;        ///< --resume: continue the records file's session.
+  QStringList tasks;          ///< --tasks: only these kernels (empty: all).
+  QStringList extraArguments; ///< Flags for loading the model (--input-shape ...).
+  QString tesselPath;         ///< The tessel tool; empty: found as the Studio finds it to measure.
+};
+
+class TuningRunner : public QObject {
+  Q_OBJECT
+
+public:
+  enum class State { Idle, Running, Paused, Stopping, Finished, Failed };
+  Q_ENUM(State)
+
+  explicit TuningRunner(QObject* parent = nullptr);
+  ~TuningRunner() override;
+
+  /// Starts the session; false with `error` set when it cannot (already running, no tool).
+  bool start(const TuningRunRequest& request, QString* error);
+  void pause();
+  void resume();
+  /// Asks the session to stop after the current candidate (it keeps every trial).
+  void stop();
+  /// Ends the child at once (the records hold every finished trial).
+  void kill();
+
+  State state() const { return state_; }
+  bool isActive() const { return state_ == State::Running || state_ == State::Paused || state_ == State::Stopping; }
+  TuningEventFeed* feed() { return &feed_; }
+  /// The command line the session runs with, for the log and bug reports.
+  QStringList arguments() const { return arguments_; }
+  QString eventsPath() const { return eventsPath_; }
+  /// The last lines the tool wrote to stderr (its table and messages).
+  QStringList recentOutput() const { return output_; }
+
+  /// Where a records file's event stream is kept: FILE.events beside it.
+  static QString eventsPathFor(const QString& recordsPath);
+
+signals:
+  void stateChanged(tessel::views::TuningRunner::State state);
+  /// A line the tool wrote to stderr (its progress table and messages).
+  void outputLine(const QString& line);
+  /// The child ended; `message` says how, for the status bar.
+  void finished(bool succeeded, const QString& message);
+
+private:
+  void setState(State state);
+  void readEvents();
+  void readOutput();
+  void processFinished(int exitCode, QProcess::ExitStatus status);
+  void signalChild(int signal);
+
+  QProcess process_;
+  TuningEventFeed feed_;
+  State state_ = State::Idle;
+  QStringList arguments_;
+  QString eventsPath_;
+  QByteArray partialOutput_;
+  QStringList output_;
+};
+
+}  // namespace tessel::views

@@ -446,6 +446,7 @@ int runTune(const std::vector<std::string>& args) {
   // Before compiling the model: right after a burst of compiling, a throttled machine reports
   // half its peak.
   options.peakGflops = runtime::measurePeakGflops(threads);
+  options.bandwidthGBps = runtime::measureMemoryBandwidthGBps(threads);
 
   // The tasks, and the worker that measures them (it compiles the same way, so the names agree).
   std::vector<tuner::TuningTask> tasks;

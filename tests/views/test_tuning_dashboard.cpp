@@ -193,6 +193,16 @@ private slots:
       allocated += pointCount(dashboard.allocationPlot()->reasonGraph(reason));
     QCOMPARE(allocated, int(log.rounds().size()));
     QCOMPARE(QString::fromStdString(log.rounds().front().chosenBy), QString("warm-up"));
+    // The roofline: the machine's roof, and every task with floating-point work as its
+    // default and its best, at its arithmetic intensity.
+    QVERIFY(log.peakGflops() > 0 && log.bandwidthGBps() > 0);
+    int onRoofline = 0;
+    for (size_t task = 0; task < log.tasks().size(); ++task)
+      onRoofline += log.tasks()[task].flops > 0 && log.tasks()[task].bytes > 0 ? 1 : 0;
+    QVERIFY(onRoofline > 0);
+    QCOMPARE(pointCount(dashboard.rooflinePlot()->defaultGraph()), onRoofline);
+    QCOMPARE(pointCount(dashboard.rooflinePlot()->bestGraph()), onRoofline);
+    QCOMPARE(pointCount(dashboard.rooflinePlot()->roofGraph()), 3);  // slope, ridge, flat
     // Every plot's data exports as CSV with a header and a line per point.
     QCOMPARE(dashboard.trialPlot()->csv().count('\n'), int(log.trials().size()) + 1);
     QCOMPARE(dashboard.costModelPlot()->csv().count('\n'), judged + 1);

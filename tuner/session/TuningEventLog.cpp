@@ -92,6 +92,7 @@ void TuningEventLog::start(const nlohmann::json& event) {
   budgetSeconds_ = event.value("budget_seconds", 0.0);
   budgetTrials_ = event.value("budget_trials", 0);
   peakGflops_ = event.value("peak_gflops", 0.0);
+  bandwidthGBps_ = event.value("bandwidth_gbps", 0.0);
   threads_ = event.value("threads", 0);
   lastTime_ = event.value("t", 0.0);
   for (const nlohmann::json& task : event["tasks"]) {
@@ -103,6 +104,7 @@ void TuningEventLog::start(const nlohmann::json& event) {
     logged.workloadHash = task.value("workload_hash", "");
     logged.weight = task.value("weight", 1);
     logged.flops = task.value("flops", 0.0);
+    logged.bytes = task.value("bytes", 0.0);
     logged.spaceSize = task.value("space_size", 0.0);
     logged.sketches = strings(task, "sketches");
     logged.resumedTrials = task.value("resumed_trials", 0);

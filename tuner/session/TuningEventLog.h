@@ -23,6 +23,7 @@ struct LoggedTask {
   std::string workloadHash;
   int weight = 1;
   double flops = 0;
+  double bytes = 0;  ///< Its inputs' and outputs' bytes (0 when the stream does not say).
   double spaceSize = 0;
   std::vector<std::string> sketches;
   int resumedTrials = 0;
@@ -90,6 +91,7 @@ public:
   double budgetSeconds() const { return budgetSeconds_; }
   int budgetTrials() const { return budgetTrials_; }
   double peakGflops() const { return peakGflops_; }
+  double bandwidthGBps() const { return bandwidthGBps_; }
   int threads() const { return threads_; }
 
   const std::vector<LoggedTask>& tasks() const { return tasks_; }
@@ -129,7 +131,7 @@ private:
 
   bool started_ = false;
   std::string source_, target_, records_;
-  double budgetSeconds_ = 0, peakGflops_ = 0;
+  double budgetSeconds_ = 0, peakGflops_ = 0, bandwidthGBps_ = 0;
   int budgetTrials_ = 0, threads_ = 0;
   std::vector<LoggedTask> tasks_;
   std::vector<LoggedTaskState> states_;

@@ -83,6 +83,7 @@ void Session::startEvent() {
                      {"workload_hash", tasks_[i].workloadHash},
                      {"weight", tasks_[i].weight},
                      {"flops", tasks_[i].flops},
+                     {"bytes", tasks_[i].bytes},
                      {"space_size", states_[i].space.size()},
                      {"sketches", sketches},
                      {"resumed_trials", states_[i].resumedTrials}});
@@ -99,6 +100,7 @@ void Session::startEvent() {
         {"budget_trials", options_.budgetTrials},
         {"threads", options_.threads},
         {"peak_gflops", options_.peakGflops},
+        {"bandwidth_gbps", options_.bandwidthGBps},
         {"from_scratch", !options_.space.includeDefaultSketch},
         {"flush_caches", options_.measure.flushCaches},
         {"timing", options_.timingRegime},

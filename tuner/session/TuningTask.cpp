@@ -7,6 +7,20 @@
 
 namespace tessel::tuner {
 
+double workloadBytes(const Workload& workload) {
+  double total = 0;
+  for (const te::Tensor& tensor : workload.args()) {
+    double elements = 1;
+    for (const Expr& extent : tensor.shape()) {
+      const int64_t* value = asConstInt(extent);
+      if (!value) return 0;
+      elements *= double(*value);
+    }
+    total += elements * tensor.dtype().bits() * tensor.dtype().lanes() / 8.0;
+  }
+  return total;
+}
+
 std::vector<TuningTask> groupTasksByWorkload(const std::vector<driver::ScheduleTask>& tasks) {
   std::vector<TuningTask> grouped;
   std::map<std::string, size_t> byKey;
@@ -26,6 +40,7 @@ std::vector<TuningTask> groupTasksByWorkload(const std::vector<driver::ScheduleT
     added.workloadHash = task.workloadHash;
     added.workload = task.workload;
     added.flops = task.flops;
+    added.bytes = workloadBytes(task.workload);
     added.defaultTrace = task.defaultTrace;
   }
   return grouped;
@@ -41,6 +56,7 @@ TuningTask operatorTask(const Workload& workload, const Trace& defaultTrace, con
   task.workloadHash = key.hash;
   task.workload = workload;
   task.flops = workload.flops;
+  task.bytes = workloadBytes(workload);
   task.defaultTrace = defaultTrace;
   return task;
 }

@@ -21,9 +21,15 @@ struct TuningTask {
   std::string workloadHash;          ///< WorkloadKey::hash (with the target).
   Workload workload;                 ///< The tensors to schedule.
   double flops = 0;                  ///< Per call of one kernel.
+  /// Bytes of its inputs and outputs: the least memory traffic of one call (the roofline's
+  /// measure of arithmetic intensity, flops / bytes). 0 when a shape is not constant.
+  double bytes = 0;
   Trace defaultTrace;                ///< The compiler's default schedule.
   int weight = 1;                    ///< Kernels per model run with this key.
 };
+
+/// Σ over the workload's tensors (inputs and outputs) of elements × element size.
+double workloadBytes(const Workload& workload);
 
 /// One task per distinct workload key of `tasks` (a model's ScheduleTasks in plan order), in
 /// order of first appearance, each weighted by its number of kernels.

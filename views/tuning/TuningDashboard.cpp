@@ -153,8 +153,9 @@ void TuningDashboard::buildLayout() {
   trialsPlot_ = new TrialScatterPlot(this);
   costModel_ = new CostModelPlot(this);
   allocation_ = new AllocationPlot(this);
+  roofline_ = new RooflinePlot(this);
   for (TuningPlot* plot :
-       std::initializer_list<TuningPlot*>{latency_, progress_, trialsPlot_, costModel_, allocation_}) {
+       std::initializer_list<TuningPlot*>{latency_, progress_, trialsPlot_, costModel_, allocation_, roofline_}) {
     plot->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(plot, &QWidget::customContextMenuRequested, this,
             [this, plot](const QPoint& position) { showPlotMenu(plot, position); });
@@ -182,7 +183,7 @@ void TuningDashboard::buildLayout() {
   auto* plots = new QSplitter(Qt::Vertical, this);
   plots->addWidget(row({latency_, progress_}));
   plots->addWidget(row({trialsPlot_, allocation_}));
-  plots->addWidget(row({costModel_}));
+  plots->addWidget(row({costModel_, roofline_}));
   auto* left = new QSplitter(Qt::Vertical, this);
   left->addWidget(table_);
   left->addWidget(output_);
@@ -287,6 +288,7 @@ void TuningDashboard::refresh() {
   trialsPlot_->showLog(log);
   costModel_->showLog(log);
   allocation_->showLog(log);
+  roofline_->showLog(log);
 
   QString state;
   switch (runner_.state()) {

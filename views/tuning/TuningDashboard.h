@@ -1,8 +1,8 @@
 // The Studio's Tuning view: set up a tuning session of the open model, start, pause, resume
-// and stop it, and watch it live: the tasks in a table and five plots (model latency, each
-// task's progress, the scheduler's choices, every trial, the cost model's quality). The
-// session runs in a child `tessel tune` (TuningRunner); a finished session's history comes
-// back from the events file kept beside its records.
+// and stop it, and watch it live: the tasks in a table and six plots (model latency, each
+// task's progress, the scheduler's choices, every trial, the cost model's quality, the
+// roofline). The session runs in a child `tessel tune` (TuningRunner); a finished session's
+// history comes back from the events file kept beside its records.
 #pragma once
 
 #include <QWidget>
@@ -24,6 +24,7 @@ class QTableView;
 namespace tessel::views {
 
 class AllocationPlot;
+class RooflinePlot;
 class CostModelPlot;
 class LatencyPlot;
 class TaskProgressPlot;
@@ -55,6 +56,7 @@ public:
   TrialScatterPlot* trialPlot() const { return trialsPlot_; }
   CostModelPlot* costModelPlot() const { return costModel_; }
   AllocationPlot* allocationPlot() const { return allocation_; }
+  RooflinePlot* rooflinePlot() const { return roofline_; }
   /// The session set-up a Start would use.
   TuningRunRequest request() const;
   void setBudgetMinutes(double minutes);
@@ -107,6 +109,7 @@ private:
   TrialScatterPlot* trialsPlot_ = nullptr;
   CostModelPlot* costModel_ = nullptr;
   AllocationPlot* allocation_ = nullptr;
+  RooflinePlot* roofline_ = nullptr;
   QPlainTextEdit* output_ = nullptr;
 };
 

@@ -493,6 +493,105 @@ QString CostModelPlot::csv() const {
   return out;
 }
 
+// --- RooflinePlot -------------------------------------------------------------------------
+
+RooflinePlot::RooflinePlot(QWidget* parent)
+    : TuningPlot(tr("Each kernel against the machine's roofline\nappears here once its default is measured."), parent) {
+  roof_ = addGraph();
+  roof_->setName(tr("roof"));
+  roof_->setPen(QPen(QColor(0x88, 0x88, 0x88), 2));
+  defaults_ = addGraph();
+  defaults_->setName(tr("default"));
+  defaults_->setLineStyle(QCPGraph::lsNone);
+  defaults_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(kEstimateColor, 1.5), Qt::NoBrush, 7));
+  best_ = addGraph();
+  best_->setName(tr("best"));
+  best_->setLineStyle(QCPGraph::lsNone);
+  best_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kMeasuredColor, kMeasuredColor, 7));
+  for (QCPAxis* axis : {xAxis, yAxis}) {
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    axis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    axis->setNumberFormat(QStringLiteral("gb"));
+  }
+  xAxis->setLabel(tr("flops per byte of inputs and outputs"));
+  yAxis->setLabel(tr("GFLOP/s"));
+  putLegendAbove();
+  applyPalette();
+}
+
+void RooflinePlot::showLog(const tuner::TuningEventLog& log) {
+  log_ = &log;
+  for (QCPItemLine* arrow : arrows_) removeItem(arrow);
+  arrows_.clear();
+  QVector<double> defaultX, defaultY, bestX, bestY;
+  double lowX = 1e9, highX = 0, lowY = 1e9, highY = 0;
+  for (size_t task = 0; task < log.tasks().size(); ++task) {
+    const tuner::LoggedTask& info = log.tasks()[task];
+    const tuner::LoggedTaskState& state = log.taskStates()[task];
+    if (info.flops <= 0 || info.bytes <= 0 || !state.defaultMs) continue;
+    double intensity = info.flops / info.bytes;
+    double before = info.flops / (*state.defaultMs * 1e6);
+    double after = state.bestMs ? info.flops / (*state.bestMs * 1e6) : before;
+    defaultX << intensity;
+    defaultY << before;
+    bestX << intensity;
+    bestY << after;
+    lowX = std::min(lowX, intensity);
+    highX = std::max(highX, intensity);
+    lowY = std::min({lowY, before, after});
+    highY = std::max({highY, before, after});
+    if (after > before * 1.02) {
+      auto* arrow = new QCPItemLine(this);
+      arrow->start->setCoords(intensity, before);
+      arrow->end->setCoords(intensity, after);
+      arrow->setPen(QPen(taskColor(int(task)), 1));
+      arrow->setHead(QCPLineEnding::esSpikeArrow);
+      arrows_.push_back(arrow);
+    }
+  }
+  defaults_->setData(defaultX, defaultY);
+  best_->setData(bestX, bestY);
+  setEmpty(defaultX.isEmpty());
+  if (defaultX.isEmpty()) {
+    roof_->data()->clear();
+    replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  // The roof over the intensities shown, with a decade of margin.
+  double fromX = lowX / 10, toX = highX * 10;
+  double peak = log.peakGflops(), bandwidth = log.bandwidthGBps();
+  QVector<double> roofX, roofY;
+  if (peak > 0) {
+    double ridge = bandwidth > 0 ? peak / bandwidth : fromX;
+    for (double x : {fromX, std::clamp(ridge, fromX, toX), toX}) {
+      roofX << x;
+      roofY << (bandwidth > 0 ? std::min(peak, bandwidth * x) : peak);
+    }
+    highY = std::max(highY, peak);
+    lowY = std::min(lowY, roofY.front());
+  }
+  roof_->setData(roofX, roofY, true);
+  roof_->setName(bandwidth > 0 ? tr("roof: %1 GFLOP/s, %2 GB/s").arg(peak, 0, 'f', 0).arg(bandwidth, 0, 'f', 1)
+                               : tr("roof: %1 GFLOP/s").arg(peak, 0, 'f', 0));
+  xAxis->setRange(fromX, toX);
+  yAxis->setRange(std::max(lowY / 3, 1e-3), highY * 2);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString RooflinePlot::csv() const {
+  QString out = QStringLiteral("task,flops_per_byte,default_gflops,best_gflops\n");
+  if (!log_) return out;
+  for (size_t task = 0; task < log_->tasks().size(); ++task) {
+    const tuner::LoggedTask& info = log_->tasks()[task];
+    const tuner::LoggedTaskState& state = log_->taskStates()[task];
+    if (info.flops <= 0 || info.bytes <= 0 || !state.defaultMs) continue;
+    out += csvText(info.name) + ',' + csvNumber(info.flops / info.bytes) + ',' +
+           csvNumber(info.flops / (*state.defaultMs * 1e6)) + ',' +
+           csvNumber(state.bestMs ? info.flops / (*state.bestMs * 1e6) : NAN) + '\n';
+  }
+  return out;
+}
+
 // --- AllocationPlot ------------------------------------------------------------------------
 
 AllocationPlot::AllocationPlot(QWidget* parent)

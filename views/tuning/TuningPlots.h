@@ -147,6 +147,31 @@ private:
   const tuner::TuningEventLog* log_ = nullptr;
 };
 
+/// The roofline: GFLOP/s against arithmetic intensity (flops per byte of the kernel's inputs
+/// and outputs), both logarithmic, under the machine's ceilings (measured FMA peak, and
+/// memory bandwidth × intensity); each task with floating-point work as its default (hollow)
+/// and its best (filled) schedule, joined, so a person sees which kernels are compute-bound,
+/// which memory-bound, and how far each is from its roof.
+class RooflinePlot : public TuningPlot {
+  Q_OBJECT
+
+public:
+  explicit RooflinePlot(QWidget* parent = nullptr);
+  void showLog(const tuner::TuningEventLog& log) override;
+  QString csv() const override;
+
+  QCPGraph* roofGraph() const { return roof_; }
+  QCPGraph* defaultGraph() const { return defaults_; }
+  QCPGraph* bestGraph() const { return best_; }
+
+private:
+  QCPGraph* roof_ = nullptr;
+  QCPGraph* defaults_ = nullptr;
+  QCPGraph* best_ = nullptr;
+  std::vector<QCPItemLine*> arrows_;
+  const tuner::TuningEventLog* log_ = nullptr;
+};
+
 /// The task scheduler's decisions: a point per round at its task's row, sized by the trials
 /// it measured and coloured by why the task was chosen (warm-up, gradient, random); hovering
 /// says the expected gain. Shows where the budget went and why.

@@ -373,6 +373,7 @@ void MainWindow::showModelInViews() {
                   << QStringLiteral("%1=%2").arg(QString::fromStdString(input), dimensions.join('x'));
   }
   tuning_->setModel(session_.modelPath(), loadArguments);
+  updateHeatMap();
   if (!tuning_->runner()->isActive()) {
     const project::Project* project = projects_->project();
     QString records = project && !project->tuningRecords.empty()
@@ -381,6 +382,33 @@ void MainWindow::showModelInViews() {
                                 QFileInfo(session_.modelPath()).completeBaseName() + QStringLiteral(".tuning.jsonl");
     if (records != tuning_->recordsPath()) tuning_->setRecordsPath(records);
   }
+}
+
+void MainWindow::setHeatMode(views::HeatMode mode) {
+  heatMode_ = mode;
+  if (QAction* action = studioAction("actionColourBy" + [&] {
+        QString name = views::heatModeName(mode);
+        name[0] = name[0].toUpper();
+        return name;
+      }()))
+    action->setChecked(true);
+  updateHeatMap();
+}
+
+void MainWindow::updateHeatMap() {
+  auto model = session_.compiledModel();
+  views::GraphView* view = graph_->view();
+  view->clearDecorations();
+  graph_->setColouringLegend({});
+  if (heatMode_ == views::HeatMode::None || !model) return;
+  std::map<std::string, std::string> kernelNodes;
+  for (const driver::CompiledKernel& kernel : model->kernels)
+    if (kernel.node) kernelNodes[kernel.name] = kernel.node->name;
+  std::vector<views::NodeHeat> heat = views::tuningHeat(tuning_->feed()->log(), kernelNodes, heatMode_);
+  for (const views::NodeHeat& node : heat) view->setNodeDecoration(node.node, node.colour, node.badge, node.tooltip);
+  QString legend = views::heatLegendHtml(heatMode_);
+  if (heat.empty()) legend = tr("No tuning results for this model yet: start a session in the Tuning view (Ctrl+4).");
+  graph_->setColouringLegend(legend);
 }
 
 void MainWindow::openTuningTrial(const QString& kernel, const QString& point, int trial) {

@@ -15,6 +15,7 @@
 #include "app/studio/RecentFiles.h"
 #include "app/studio/TuningRecordsController.h"
 #include "views/common/DiagnosticsModel.h"
+#include "views/tuning/TuningHeatMap.h"
 #include "views/common/JobListModel.h"
 #include "views/common/JobRunner.h"
 #include "views/common/Theme.h"
@@ -106,6 +107,9 @@ public:
   void applyTuningRecords(const QString& path);
   /// Opens a tuning trial's schedule (from the dashboard's records file) in the schedule editor.
   void openTuningTrial(const QString& kernel, const QString& point, int trial);
+  /// Colours the graph's nodes by the tuning session's results (View > Colour Graph by Tuning).
+  void setHeatMode(views::HeatMode mode);
+  views::HeatMode heatMode() const { return heatMode_; }
   /// File > Stop Applying Tuning Records: recompiles with the default schedules, and the project
   /// forgets its records.
   void stopApplyingTuningRecords();
@@ -175,6 +179,7 @@ private:
   void showModelInViews();
   void updateTitle();
   void updateActions();
+  void updateHeatMap();
   void rebuildRecentMenu();
   void refreshIcons();
   void applyDefaultLayout(StudioView view);
@@ -208,6 +213,7 @@ private:
   views::TimelineWorkbench* timeline_ = nullptr;
   views::ScheduleWorkbench* schedule_ = nullptr;
   views::TuningDashboard* tuning_ = nullptr;
+  views::HeatMode heatMode_ = views::HeatMode::None;
   bool applyProjectSchedules_ = false;
   bool restoringMeasurements_ = false;  // a project's variants going into the history
   InputShapesPrompt inputShapesPrompt_;  // when the next tasksReady follows a project's open

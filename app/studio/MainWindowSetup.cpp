@@ -34,6 +34,7 @@
 #include "views/common/DiagnosticsPanel.h"
 #include "views/common/ImageExport.h"
 #include "views/common/JobStatusWidget.h"
+#include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
 #include "views/graph/NodePropertiesPanel.h"
@@ -45,6 +46,7 @@
 #include "views/timeline/PassOptionsPanel.h"
 #include "views/timeline/TimelineWorkbench.h"
 #include "views/tuning/TuningDashboard.h"
+#include "views/tuning/TuningHeatMap.h"
 
 namespace tessel::studio {
 
@@ -118,6 +120,19 @@ void MainWindow::createViews() {
   connect(tuning_, &views::TuningDashboard::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, kStatusMessageMs); });
   connect(tuning_, &views::TuningDashboard::trialActivated, this, &MainWindow::openTuningTrial);
+  // The heat map follows the session as it runs (the feed's updates are a few a second).
+  connect(tuning_->feed(), &views::TuningEventFeed::changed, this, &MainWindow::updateHeatMap);
+  // A task selected in the dashboard is highlighted in the graph.
+  connect(tuning_, &views::TuningDashboard::taskSelected, this, [this](const QStringList& kernels) {
+    auto model = session_.compiledModel();
+    if (!model) return;
+    QStringList nodes;
+    for (const driver::CompiledKernel& kernel : model->kernels)
+      if (kernel.node && kernels.contains(QString::fromStdString(kernel.name)))
+        nodes << QString::fromStdString(kernel.node->name);
+    graph_->view()->graphScene()->setFindHighlights(nodes, nodes.value(0));
+    if (!nodes.isEmpty()) graph_->view()->graphScene()->selectNode(nodes.front());
+  });
   connect(tuning_->runner(), &views::TuningRunner::finished, this, [this](bool succeeded, const QString& text) {
     diagnostics_.add(succeeded ? views::Severity::Note : views::Severity::Error, tr("Tuning"), text);
     // What the session found applies to the model at once, as the records file says.
@@ -310,6 +325,21 @@ void MainWindow::createActions() {
   addStudioAction(view, "actionZoomOut", tr("Zoom &Out"), QKeySequence::ZoomOut, [this] {
     if (auto& zoom = views_[indexOf(currentView_)].zoomOut) zoom();
   });
+  QMenu* colouring = view->addMenu(tr("&Colour Graph by Tuning"));
+  auto* colouringGroup = new QActionGroup(this);
+  const std::array<std::pair<views::HeatMode, QString>, 4> heatModes = {
+      {{views::HeatMode::None, tr("&Operator Category")},
+       {views::HeatMode::Speedup, tr("&Speedup over Default")},
+       {views::HeatMode::Roofline, tr("Share of &Roofline")},
+       {views::HeatMode::Trials, tr("&Trials Spent")}}};
+  for (const auto& [mode, text] : heatModes) {
+    QString name = views::heatModeName(mode);
+    name[0] = name[0].toUpper();
+    QAction* action = addStudioAction(colouring, "actionColourBy" + name, text, {}, [this, mode] { setHeatMode(mode); });
+    action->setCheckable(true);
+    action->setChecked(mode == heatMode_);
+    colouringGroup->addAction(action);
+  }
   view->addSeparator();
   QMenu* panels = view->addMenu(tr("&Panels"));
   for (QDockWidget* dock : {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_})

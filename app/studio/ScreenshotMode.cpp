@@ -45,6 +45,7 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
   if (request.theme) window.setTheme(*request.theme);
   window.resize(request.size);
   window.setCurrentView(request.view);
+  window.setHeatMode(request.colourBy);
   window.show();
 
   bool opened = false;

@@ -19,6 +19,7 @@ struct ScreenshotRequest {
   StudioView view = StudioView::Graph;
   QSize size{1440, 900};
   std::optional<views::Theme> theme;    ///< The remembered theme when unset.
+  views::HeatMode colourBy = views::HeatMode::None;  ///< --colour-by: the graph's tuning heat map.
   int timeoutMs = 10 * 60 * 1000;       ///< Gives up (exit 2) when work takes longer.
 };
 

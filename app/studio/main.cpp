@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "tessel-studio: no display (DISPLAY and WAYLAND_DISPLAY are unset).\n"
                    "  Render the window headless instead:\n"
-                   "    tessel-studio --screenshot out.png [--view graph|timeline|schedule] MODEL_OR_PROJECT\n"
+                   "    tessel-studio --screenshot out.png [--view graph|timeline|schedule|tuning] MODEL_OR_PROJECT\n"
                    "  or run a project without the GUI:\n"
                    "    tessel project run FILE.tessel\n");
       return 2;
@@ -71,17 +71,33 @@ int main(int argc, char** argv) {
   parser.addVersionOption();
   parser.addPositionalArgument("file", "An ONNX model or a .tessel project to open.", "[FILE]");
   QCommandLineOption screenshot("screenshot", "Render the window with FILE open into OUT.png and exit.", "OUT.png");
-  QCommandLineOption view("view", "The view to show: graph, timeline or schedule.", "VIEW", "graph");
+  QCommandLineOption view("view", "The view to show: graph, timeline, schedule or tuning.", "VIEW", "graph");
   QCommandLineOption size("size", "Window size for --screenshot.", "WxH", "1440x900");
   QCommandLineOption theme("theme", "light or dark (default: the remembered theme).", "THEME");
-  parser.addOptions({screenshot, view, size, theme});
+  QCommandLineOption colourBy("colour-by",
+                              "Colour the graph by the tuning session kept beside the records: none, speedup, "
+                              "roofline or trials.",
+                              "MODE", "none");
+  parser.addOptions({screenshot, view, size, theme, colourBy});
   parser.process(app);
 
   const QStringList files = parser.positionalArguments();
   if (files.size() > 1) return fail("expected at most one file to open");
   tessel::studio::StudioView startView = tessel::studio::StudioView::Graph;
   if (!tessel::studio::parseStudioView(parser.value(view), &startView))
-    return fail(QStringLiteral("--view %1: expected graph, timeline or schedule").arg(parser.value(view)));
+    return fail(QStringLiteral("--view %1: expected graph, timeline, schedule or tuning").arg(parser.value(view)));
+  tessel::views::HeatMode heatMode = tessel::views::HeatMode::None;
+  {
+    bool known = false;
+    for (auto mode : {tessel::views::HeatMode::None, tessel::views::HeatMode::Speedup,
+                      tessel::views::HeatMode::Roofline, tessel::views::HeatMode::Trials})
+      if (parser.value(colourBy).compare(tessel::views::heatModeName(mode), Qt::CaseInsensitive) == 0) {
+        heatMode = mode;
+        known = true;
+      }
+    if (!known)
+      return fail(QStringLiteral("--colour-by %1: expected none, speedup, roofline or trials").arg(parser.value(colourBy)));
+  }
   std::optional<tessel::views::Theme> startTheme;
   if (parser.isSet(theme)) {
     QString name = parser.value(theme).toLower();
@@ -98,6 +114,7 @@ int main(int argc, char** argv) {
     request.file = files.first();
     request.view = startView;
     request.theme = startTheme;
+    request.colourBy = heatMode;
     if (!tessel::studio::parseScreenshotSize(parser.value(size), &request.size))
       return fail(QStringLiteral("--size %1: expected WIDTHxHEIGHT, e.g. 1440x900").arg(parser.value(size)));
     QString error;
@@ -108,6 +125,7 @@ int main(int argc, char** argv) {
   }
 
   if (startTheme) window.setTheme(*startTheme);
+  window.setHeatMode(heatMode);
   if (parser.isSet(view)) window.setCurrentView(startView);
   window.show();
   if (!files.isEmpty()) {

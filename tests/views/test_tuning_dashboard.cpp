@@ -91,11 +91,14 @@ private slots:
     QList<QByteArray> lines = readFile(kSession).split('\n');
     while (!lines.isEmpty() && lines.back().isEmpty()) lines.removeLast();
     QVERIFY(lines.size() > 10);
-    // Line 4 cut in half, line 7 not JSON, line 9 an unknown event; the last one cut short.
+    // Line 4 cut in half, line 7 not JSON, line 9 a trial without its fields; the last one cut
+    // short. An event of a type this version does not know (line 11, from a newer tessel) is
+    // skipped without a complaint.
     QList<QByteArray> damaged = lines;
     damaged[3] = damaged[3].left(damaged[3].size() / 2);
     damaged[6] = "this is not an event";
-    damaged[8] = R"({"event":"surprise","t":1.0})";
+    damaged[8] = R"({"event":"trial","t":1.0})";
+    damaged.insert(10, R"({"event":"from_the_future","t":1.0,"anything":[1,2]})");
     damaged.back() = damaged.back().left(10);
     std::map<std::string, int> lost;  // the valid events the damage removed, by kind
     for (int i : {3, 6, 8, int(lines.size()) - 1}) ++lost[nlohmann::json::parse(lines[i].toStdString())["event"]];
@@ -109,11 +112,31 @@ private slots:
     QCOMPARE(problems.count(), 4);
     std::vector<int> where;
     for (const tuner::LoggedProblem& problem : log.problems()) where.push_back(problem.line);
-    QCOMPARE(where, (std::vector<int>{4, 7, 9, int(lines.size())}));
+    QCOMPARE(where, (std::vector<int>{4, 7, 9, int(damaged.size())}));
+    QCOMPARE(log.unknownEvents(), 1);
     QVERIFY2(problems.front().front().toString().contains("line 4"), qPrintable(problems.front().front().toString()));
     // Everything valid is kept.
     QCOMPARE(int(log.trials().size()), counts["trial"] - lost["trial"]);
     QCOMPARE(int(log.rounds().size()), counts["round"] - lost["round"]);
+  }
+
+  void anOlderStreamWithoutTheOptionalFieldsStillReads() {
+    // Streams written before the optional fields existed (Events.md marks them) lack them.
+    QByteArray older;
+    for (const QByteArray& line : readFile(kSession).split('\n')) {
+      if (line.trimmed().isEmpty()) continue;
+      auto event = nlohmann::json::parse(line.toStdString());
+      for (const char* field : {"spearman_rho", "kendall_tau", "chosen_by", "gradient_ms_per_trial", "bandwidth_gbps"})
+        event.erase(field);
+      if (event.contains("tasks") && event["tasks"].is_array())
+        for (auto& task : event["tasks"])
+          if (task.is_object()) task.erase("bytes");
+      older += QByteArray::fromStdString(event.dump()) + '\n';
+    }
+    TuningEventFeed feed;
+    feedAll(feed, older);
+    QVERIFY(feed.log().problems().empty());
+    QCOMPARE(int(feed.log().rounds().size()), countEvents(older)["round"]);
   }
 
   void aStreamArrivingInPiecesIsReadTheSame() {

@@ -99,6 +99,8 @@ public:
   const std::vector<LoggedTrial>& trials() const { return trials_; }
   const std::vector<LoggedRound>& rounds() const { return rounds_; }
   const std::vector<LoggedProblem>& problems() const { return problems_; }
+  /// Events of types this version does not know (from a newer tessel), skipped.
+  int unknownEvents() const { return unknownEvents_; }
   /// Warnings and non-fatal errors the session reported, as "location: message (hint)".
   const std::vector<std::string>& messages() const { return messages_; }
 
@@ -145,6 +147,7 @@ private:
   bool paused_ = false;
   std::vector<std::pair<int, std::vector<int>>> revivals_;
   long long generation_ = 0;
+  int unknownEvents_ = 0;
   int line_ = 0;  // the line being read, for problems found while adding its event
 };
 

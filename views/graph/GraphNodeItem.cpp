@@ -112,9 +112,10 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   }
 
   if (lod < kShowTitle) {
-    // Far out: a flat box in the category colour; outlines scale up so they stay visible.
+    // Far out: a flat box in the category colour (a decorated node in its decoration's, so
+    // a heat map reads over the whole graph); outlines scale up so they stay visible.
     painter->setRenderHint(QPainter::Antialiasing, false);
-    painter->fillRect(rect, header);
+    painter->fillRect(rect, decoration_.isValid() ? decoration_ : header);
     if (outline != palette.nodeBorder) {
       painter->setPen(QPen(outline, std::max(outlineWidth, 2.0 / std::max(lod, 0.01))));
       painter->setBrush(Qt::NoBrush);
@@ -128,7 +129,15 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   QPainterPath body;
   body.addRoundedRect(rect, kRadius, kRadius);
   painter->setPen(Qt::NoPen);
-  painter->setBrush(palette.nodeBody);
+  QColor bodyColour = palette.nodeBody;
+  if (decoration_.isValid()) {
+    // A decorated body takes a tint of its colour: heat maps and diffs show across the box.
+    const double tint = 0.28;
+    bodyColour = QColor::fromRgbF(float(bodyColour.redF() * (1 - tint) + decoration_.redF() * tint),
+                                  float(bodyColour.greenF() * (1 - tint) + decoration_.greenF() * tint),
+                                  float(bodyColour.blueF() * (1 - tint) + decoration_.blueF() * tint));
+  }
+  painter->setBrush(bodyColour);
   painter->drawPath(body);
 
   const double headerHeight = std::min(style_->headerHeight(), rect.height());

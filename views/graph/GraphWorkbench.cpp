@@ -2,6 +2,7 @@
 #include "views/graph/GraphWorkbench.h"
 
 #include <QEvent>
+#include <QLabel>
 #include <QScrollBar>
 #include <QShortcut>
 #include <QTimer>
@@ -33,6 +34,12 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
+  colouringLegend_ = new QLabel(this);
+  colouringLegend_->setObjectName(QStringLiteral("GraphColouringLegend"));
+  colouringLegend_->setTextFormat(Qt::RichText);
+  colouringLegend_->setContentsMargins(8, 4, 8, 4);
+  colouringLegend_->hide();
+  layout->addWidget(colouringLegend_);
   layout->addWidget(view_, 1);
   layout->addWidget(findBar_);
   findBar_->hide();
@@ -73,6 +80,13 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
     if (channel == kLayoutChannel && cancelled) emit layoutFinished(true);
   });
 }
+
+void GraphWorkbench::setColouringLegend(const QString& html) {
+  colouringLegend_->setText(html);
+  colouringLegend_->setVisible(!html.isEmpty());
+}
+
+QString GraphWorkbench::colouringLegend() const { return colouringLegend_->text(); }
 
 GraphWorkbench::~GraphWorkbench() {
   // A layout in flight holds no pointer into this widget, but its delivery would; stop it

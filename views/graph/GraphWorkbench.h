@@ -14,6 +14,8 @@
 #include "views/graph/GraphLayout.h"
 #include "views/graph/GraphPalette.h"
 
+class QLabel;
+
 namespace tessel::views {
 
 class GraphFindBar;
@@ -68,6 +70,10 @@ public:
   /// Switches the graph's colours (the window calls it when its theme changes).
   void setGraphPalette(const GraphPalette& palette);
 
+  /// A line above the graph explaining its colouring (rich text); empty hides it.
+  void setColouringLegend(const QString& html);
+  QString colouringLegend() const;
+
   /// Opens the find bar with the focus in its query field.
   void showFindBar();
 
@@ -108,6 +114,7 @@ private:
 
   JobRunner jobs_;
   GraphView* view_;
+  QLabel* colouringLegend_ = nullptr;
   GraphMinimap* minimap_;
   GraphFindBar* findBar_;
   QPointer<NodePropertiesPanel> properties_;

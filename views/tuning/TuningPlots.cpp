@@ -404,7 +404,10 @@ CostModelPlot::CostModelPlot(QWidget* parent)
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 3));
     return graph;
   };
-  accuracy_ = addFigure(tr("pairwise accuracy"), kAccuracyColor);
+  accuracy_ = addFigure(tr("pairwise accuracy"), kAccuracyColor.lighter(140));
+  accuracyTrend_ = addFigure(tr("accuracy, mean of 10 rounds"), kAccuracyColor);
+  accuracyTrend_->setPen(QPen(kAccuracyColor.darker(120), 2.5));
+  accuracyTrend_->setScatterStyle(QCPScatterStyle());
   rho_ = addFigure(tr("Spearman's rho"), kRhoColor);
   tau_ = addFigure(tr("Kendall's tau"), kTauColor);
 
@@ -412,7 +415,7 @@ CostModelPlot::CostModelPlot(QWidget* parent)
   historyLegend_ = new QCPLegend;
   historyRect_->insetLayout()->addElement(historyLegend_, Qt::AlignRight | Qt::AlignBottom);
   historyLegend_->setLayer(QStringLiteral("legend"));
-  for (QCPGraph* graph : {accuracy_, rho_, tau_}) graph->addToLegend(historyLegend_);
+  for (QCPGraph* graph : {accuracyTrend_, accuracy_, rho_, tau_}) graph->addToLegend(historyLegend_);
   historyLegend_->setVisible(true);
 
   figures_ = new QCPItemText(this);
@@ -443,6 +446,15 @@ void CostModelPlot::showLog(const tuner::TuningEventLog& log) {
     tau << (round.kendallTau ? *round.kendallTau : NAN);
   }
   accuracy_->setData(rounds, accuracy, true);
+  // The trend: a round's figure is one batch of a few candidates, noisy on its own.
+  QVector<double> trend;
+  double windowSum = 0;
+  for (int i = 0; i < accuracy.size(); ++i) {
+    windowSum += accuracy[i];
+    if (i >= 10) windowSum -= accuracy[i - 10];
+    trend << windowSum / std::min(i + 1, 10);
+  }
+  accuracyTrend_->setData(rounds, trend, true);
   rho_->setData(rounds, rho, true);
   tau_->setData(rounds, tau, true);
   historyRect_->axis(QCPAxis::atBottom)->setRange(0, std::max(4.0, rounds.isEmpty() ? 0.0 : rounds.back()) + 1);
@@ -597,12 +609,14 @@ QString RooflinePlot::csv() const {
 AllocationPlot::AllocationPlot(QWidget* parent)
     : TuningPlot(tr("Which task each round went to, and why,\nappears here as the session runs."), parent) {
   const std::pair<const char*, QColor> reasons[] = {
-      {"warm-up", QColor(0x88, 0x88, 0x88)}, {"gradient", kEstimateColor}, {"random", kRhoColor}};
+      {"warm-up", QColor(0x88, 0x88, 0x88)}, {"gradient", kEstimateColor}, {"random", kRhoColor},
+      {"", QColor(0x6a, 0x9a, 0x6a)}};  // streams older than chosen_by do not say
   for (const auto& [reason, color] : reasons) {
     QCPGraph* graph = addGraph();
-    graph->setName(QString::fromLatin1(reason));
+    graph->setName(*reason ? QString::fromLatin1(reason) : tr("reason not recorded"));
     graph->setLineStyle(QCPGraph::lsNone);
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 6));
+    if (!*reason) graph->removeFromLegend();
     reasons_.emplace_back(QString::fromLatin1(reason), graph);
   }
   xAxis->setLabel(tr("round"));
@@ -627,11 +641,20 @@ void AllocationPlot::showLog(const tuner::TuningEventLog& log) {
     rounds << round.round;
     tasks << round.task;
   }
-  for (const auto& [reason, graph] : reasons_) graph->setData(points[reason].first, points[reason].second, true);
+  for (const auto& [reason, graph] : reasons_) {
+    graph->setData(points[reason].first, points[reason].second, true);
+    if (reason.isEmpty()) {
+      // Shown in the legend only when the stream has such rounds.
+      graph->removeFromLegend();
+      if (!points[reason].first.isEmpty()) graph->addToLegend();
+    }
+  }
   // Task names on the vertical axis (every one when they fit).
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   int taskCount = int(log.tasks().size());
-  int step = std::max(1, taskCount / 24);
+  // As many names as fit the axis's height at a line each.
+  int fitting = std::max(4, axisRect()->height() / std::max(1, QFontMetrics(yAxis->tickLabelFont()).height()));
+  int step = std::max(1, (taskCount + fitting - 1) / fitting);
   for (int task = 0; task < taskCount; task += step)
     ticker->addTick(task, shortName(log.tasks()[size_t(task)].name));
   yAxis->setTicker(ticker);

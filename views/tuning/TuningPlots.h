@@ -139,6 +139,7 @@ private:
   QCPAxisRect* historyRect_ = nullptr;
   QCPGraph* latest_ = nullptr;
   QCPGraph* accuracy_ = nullptr;
+  QCPGraph* accuracyTrend_ = nullptr;
   QCPGraph* rho_ = nullptr;
   QCPGraph* tau_ = nullptr;
   QCPItemText* figures_ = nullptr;

@@ -15,6 +15,7 @@
 
 #include "tuner/records/RecordFile.h"
 #include "views/tuning/TuningDashboard.h"
+#include "views/tuning/TuningHeatMap.h"
 #include "views/tuning/TuningEventFeed.h"
 #include "views/tuning/TuningPlots.h"
 #include "views/tuning/TuningTaskModel.h"
@@ -277,6 +278,51 @@ private slots:
     QCOMPARE(activated.count(), 1);
     QCOMPARE(activated.front().at(0).toString(), QString::fromStdString(log.tasks()[size_t(hit.task)].name));
     QCOMPARE(activated.front().at(1).toString(), QString::fromStdString(hit.point));
+  }
+
+  void theHeatMapColoursTheNodesOfTunedKernelsOnly() {
+    TuningEventFeed feed;
+    feedAll(feed, readFile(kSession));
+    const tuner::TuningEventLog& log = feed.log();
+    // Each kernel computes a node of its own name; one more node's kernel was never tuned.
+    std::map<std::string, std::string> kernelNodes{{"untuned_kernel", "untuned_node"}};
+    int searchedKernels = 0, kernelsWithFlops = 0;
+    for (size_t task = 0; task < log.tasks().size(); ++task) {
+      for (const std::string& kernel : log.tasks()[task].kernels) kernelNodes[kernel] = "node_" + kernel;
+      if (log.taskStates()[task].trials == 0) continue;
+      searchedKernels += int(log.tasks()[task].kernels.size());
+      if (log.tasks()[task].flops > 0) kernelsWithFlops += int(log.tasks()[task].kernels.size());
+    }
+    QVERIFY(tuningHeat(log, kernelNodes, HeatMode::None).empty());
+    QVERIFY(heatLegendHtml(HeatMode::None).isEmpty());
+
+    std::vector<NodeHeat> speedup = tuningHeat(log, kernelNodes, HeatMode::Speedup);
+    QCOMPARE(int(speedup.size()), searchedKernels);
+    for (const NodeHeat& node : speedup) {
+      QVERIFY(node.node != "untuned_node");
+      QVERIFY(node.colour.isValid());
+      QVERIFY2(node.badge.endsWith('x') && node.badge.chopped(1).toDouble() > 0, qPrintable(node.badge));
+    }
+    // The badge is the session's confirmed speedup.
+    for (size_t task = 0; task < log.tasks().size(); ++task) {
+      const tuner::LoggedTaskState& state = log.taskStates()[task];
+      if (!state.confirmedSpeedup) continue;
+      QString node = QString::fromStdString("node_" + log.tasks()[task].kernels.front());
+      auto found = std::find_if(speedup.begin(), speedup.end(), [&](const NodeHeat& h) { return h.node == node; });
+      QVERIFY(found != speedup.end());
+      QCOMPARE(found->badge, QString::number(*state.confirmedSpeedup, 'f', 2) + 'x');
+    }
+
+    std::vector<NodeHeat> roofline = tuningHeat(log, kernelNodes, HeatMode::Roofline);
+    QCOMPARE(int(roofline.size()), kernelsWithFlops);
+    for (const NodeHeat& node : roofline) {
+      int percent = node.badge.chopped(1).toInt();
+      QVERIFY2(node.badge.endsWith('%') && percent >= 0 && percent <= 100, qPrintable(node.badge));
+    }
+    std::vector<NodeHeat> trials = tuningHeat(log, kernelNodes, HeatMode::Trials);
+    QCOMPARE(int(trials.size()), searchedKernels);
+    for (HeatMode mode : {HeatMode::Speedup, HeatMode::Roofline, HeatMode::Trials})
+      QVERIFY(!heatLegendHtml(mode).isEmpty());
   }
 
   void twentyThousandEventsNeverStallTheEventLoop() {

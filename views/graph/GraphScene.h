@@ -54,6 +54,8 @@ public:
   /// See GraphNodeItem::setDecoration. Decorations survive a new layout of the same graph.
   void setNodeDecoration(const QString& id, const QColor& colour, const QString& badge, const QString& tooltip);
   void clearDecorations();
+  /// The badge of a node's decoration (empty without one).
+  QString nodeDecorationBadge(const QString& id) const { return decorations_.value(id).badge; }
 
   /// Outlines `matches` (and `current` more strongly), replacing earlier highlights.
   void setFindHighlights(const QStringList& matches, const QString& current);

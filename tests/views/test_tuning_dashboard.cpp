@@ -194,6 +194,12 @@ private slots:
     QCOMPARE(pointCount(dashboard.latencyPlot()->estimateGraph()), int(log.rounds().size()) + 1);
     QCOMPARE(pointCount(dashboard.latencyPlot()->defaultGraph()), 2);
     QCOMPARE(pointCount(dashboard.latencyPlot()->measuredGraph()), 1);
+    QCOMPARE(dashboard.latencyPlot()->estimateGraph()->data()->at(0)->key, log.rounds().front().t / 60);
+    // ...or against trials.
+    dashboard.latencyPlot()->setAgainstTrials(true);
+    QCOMPARE(dashboard.latencyPlot()->estimateGraph()->data()->at(0)->key, double(log.rounds().front().trials));
+    QCOMPARE(pointCount(dashboard.latencyPlot()->estimateGraph()), int(log.rounds().size()) + 1);
+    dashboard.latencyPlot()->setAgainstTrials(false);
     // Trials: every measured candidate is a point of its task or a failure.
     int ok = 0, failed = 0;
     for (const tuner::LoggedTrial& trial : log.trials()) (trial.ok ? ok : failed) += 1;

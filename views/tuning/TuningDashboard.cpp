@@ -351,8 +351,17 @@ void TuningDashboard::showPlotMenu(TuningPlot* plot, const QPoint& position) {
   QMenu menu(this);
   QAction* image = menu.addAction(tr("Export Image (PNG or SVG)…"));
   QAction* data = menu.addAction(tr("Export Data (CSV)…"));
+  QAction* againstTrials = nullptr;
+  if (plot == latency_) {
+    menu.addSeparator();
+    againstTrials = menu.addAction(tr("Against Trials"));
+    againstTrials->setCheckable(true);
+    againstTrials->setChecked(latency_->againstTrials());
+  }
   QAction* chosen = menu.exec(plot->mapToGlobal(position));
-  if (chosen == image) {
+  if (chosen && chosen == againstTrials) {
+    latency_->setAgainstTrials(againstTrials->isChecked());
+  } else if (chosen == image) {
     QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), QString(), tr("Images (*.png *.svg)"));
     if (path.isEmpty()) return;
     if (Status saved = exportViewImage(plot, path); !saved) emit message(QString::fromStdString(saved.error().toString()));

@@ -124,37 +124,47 @@ LatencyPlot::LatencyPlot(QWidget* parent)
   applyPalette();
 }
 
+void LatencyPlot::setAgainstTrials(bool againstTrials) {
+  againstTrials_ = againstTrials;
+  xAxis->setLabel(againstTrials ? tr("trials") : tr("wall time (min)"));
+  if (log_) showLog(*log_);
+}
+
 void LatencyPlot::showLog(const tuner::TuningEventLog& log) {
-  QVector<double> minutes, estimates;
+  log_ = &log;
+  QVector<double> keys, estimates;
   double defaultLatency = log.defaultLatencyMs();
   for (const tuner::LoggedRound& round : log.rounds()) {
-    minutes << round.t / 60;
+    keys << (againstTrials_ ? double(round.trials) : round.t / 60);
     estimates << round.estimatedLatencyMs;
     if (round.defaultLatencyMs > 0) defaultLatency = round.defaultLatencyMs;
   }
-  double end = std::max({log.lastTime() / 60, minutes.isEmpty() ? 0.0 : minutes.back(), log.budgetSeconds() / 60});
+  double now = againstTrials_ ? double(log.trials().size()) : log.lastTime() / 60;
+  double end = std::max({now, keys.isEmpty() ? 0.0 : keys.back(),
+                         againstTrials_ ? double(log.budgetTrials()) : log.budgetSeconds() / 60});
   if (!estimates.isEmpty()) {
     // The estimate holds until the next round: carry the last one to now.
-    minutes << log.lastTime() / 60;
+    keys << now;
     estimates << estimates.back();
   }
-  estimate_->setData(minutes, estimates, true);
+  estimate_->setData(keys, estimates, true);
   default_->data()->clear();
   if (defaultLatency > 0) default_->setData({0.0, std::max(end, 1e-3)}, {defaultLatency, defaultLatency}, true);
   measured_->data()->clear();
-  if (log.measuredTunedMs()) measured_->addData(log.lastTime() / 60, *log.measuredTunedMs());
+  if (log.measuredTunedMs()) measured_->addData(now, *log.measuredTunedMs());
   setEmpty(estimates.isEmpty() && defaultLatency <= 0);
 
   double highest = defaultLatency;
   for (double value : estimates) highest = std::max(highest, value);
   if (log.measuredTunedMs()) highest = std::max(highest, *log.measuredTunedMs());
-  xAxis->setRange(0, std::max(end, 0.5));
+  xAxis->setRange(0, std::max(end, againstTrials_ ? 16.0 : 0.5));
   yAxis->setRange(0, highest > 0 ? highest * 1.15 : 1);
   replot(QCustomPlot::rpQueuedReplot);
 }
 
 QString LatencyPlot::csv() const {
-  QString out = QStringLiteral("minutes,estimated_latency_ms,default_latency_ms\n");
+  QString out = againstTrials_ ? QStringLiteral("trials,estimated_latency_ms,default_latency_ms\n")
+                               : QStringLiteral("minutes,estimated_latency_ms,default_latency_ms\n");
   double defaultLatency = default_->data()->isEmpty() ? NAN : default_->data()->begin()->value;
   for (auto it = estimate_->data()->constBegin(); it != estimate_->data()->constEnd(); ++it)
     out += csvNumber(it->key) + ',' + csvNumber(it->value) + ',' + csvNumber(defaultLatency) + '\n';

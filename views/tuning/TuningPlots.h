@@ -39,7 +39,7 @@ protected:
   QCPItemText* emptyHint_ = nullptr;
 };
 
-/// Estimated model latency (Σ weight × best time) against wall time, with the default
+/// Estimated model latency (Σ weight × best time) against wall time (or trials), with the default
 /// schedules' latency as a dashed reference and the end-of-session measurement as points.
 class LatencyPlot : public TuningPlot {
   Q_OBJECT
@@ -48,6 +48,9 @@ public:
   explicit LatencyPlot(QWidget* parent = nullptr);
   void showLog(const tuner::TuningEventLog& log) override;
   QString csv() const override;
+  /// The horizontal axis: the session's trials instead of wall time.
+  void setAgainstTrials(bool againstTrials);
+  bool againstTrials() const { return againstTrials_; }
 
   QCPGraph* estimateGraph() const { return estimate_; }
   QCPGraph* defaultGraph() const { return default_; }
@@ -57,6 +60,8 @@ private:
   QCPGraph* estimate_ = nullptr;
   QCPGraph* default_ = nullptr;
   QCPGraph* measured_ = nullptr;
+  bool againstTrials_ = false;
+  const tuner::TuningEventLog* log_ = nullptr;
 };
 
 /// Best GFLOP/s against the task's trials, one staircase per selected task (all tasks when

@@ -61,6 +61,9 @@ class TestTuningDashboard : public QObject {
   Q_OBJECT
 
 private slots:
+  // Sessions started from the view find the tool as the Studio would beside it.
+  void initTestCase() { qputenv("TESSEL_CLI", kTessel.toUtf8()); }
+
   void aRecordedStreamRebuildsTheSession() {
     QByteArray stream = readFile(kSession);
     std::map<std::string, int> counts = countEvents(stream);
@@ -410,6 +413,31 @@ private slots:
     reopened.setRecordsPath(records);
     QTRY_VERIFY(!reopened.feed()->busy());
     QCOMPARE(reopened.feed()->log().trials().size(), log.trials().size());
+
+    // Start again without Resume: the user is asked. Cancel starts nothing and touches nothing.
+    int asked = 0;
+    size_t recorded = contents->records.size();
+    reopened.setModel(kModel, {});
+    reopened.setExistingRecordsPrompt([&](const QString& path) {
+      ++asked;
+      return path == records ? TuningDashboard::ExistingRecords::Cancel : TuningDashboard::ExistingRecords::Resume;
+    });
+    reopened.startSession();
+    QCOMPARE(asked, 1);
+    QVERIFY(!reopened.runner()->isActive());
+    QCOMPARE(tuner::readRecordFile(records.toStdString())->records.size(), recorded);
+    // Start Over moves the earlier session aside (records, model and events), deleting nothing.
+    reopened.setExistingRecordsPrompt([&](const QString&) {
+      ++asked;
+      return TuningDashboard::ExistingRecords::StartOver;
+    });
+    reopened.startSession();
+    QCOMPARE(asked, 2);
+    QVERIFY(QFile::exists(records + ".previous"));
+    QVERIFY(QFile::exists(records + ".previous.events"));
+    QCOMPARE(tuner::readRecordFile((records + ".previous").toStdString())->records.size(), recorded);
+    reopened.runner()->kill();
+    QTRY_VERIFY_WITH_TIMEOUT(!reopened.runner()->isActive(), 30000);
   }
 };
 

@@ -6,12 +6,13 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
-#include <QFormLayout>
+#include <QFile>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSaveFile>
@@ -42,6 +43,19 @@ QString minutesText(double seconds) {
 
 TuningDashboard::TuningDashboard(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("TuningDashboard"));
+  existingRecordsPrompt_ = [this](const QString& records) {
+    QMessageBox box(QMessageBox::Question, tr("Tuning records"),
+                    tr("%1 already holds the trials of an earlier session.").arg(records), QMessageBox::Cancel, this);
+    box.setInformativeText(tr("Resume that session (its trials and cost model are kept and built on), or start over "
+                              "(the file is moved aside, nothing is deleted)?"));
+    QPushButton* resume = box.addButton(tr("Resume"), QMessageBox::AcceptRole);
+    QPushButton* over = box.addButton(tr("Start Over"), QMessageBox::DestructiveRole);
+    box.setDefaultButton(resume);
+    box.exec();
+    if (box.clickedButton() == resume) return ExistingRecords::Resume;
+    if (box.clickedButton() == over) return ExistingRecords::StartOver;
+    return ExistingRecords::Cancel;
+  };
   buildLayout();
   connect(runner_.feed(), &TuningEventFeed::changed, this, &TuningDashboard::refresh);
   connect(runner_.feed(), &TuningEventFeed::problemFound, this, [this](const QString& text) {
@@ -243,7 +257,37 @@ void TuningDashboard::setTrialBudget(int trials) { trials_->setValue(trials); }
 
 void TuningDashboard::startSession() {
   QString error;
-  if (!runner_.start(request(), &error)) {
+  TuningRunRequest wanted = request();
+  // Whatever would stop the start is said before anything is asked or moved.
+  if (QString problem = runner_.problemWith(wanted); !problem.isEmpty()) {
+    output_->appendPlainText(problem);
+    emit message(problem);
+    return;
+  }
+  QFileInfo records(wanted.recordsPath);
+  if (!wanted.resume && records.exists() && records.size() > 0) {
+    switch (existingRecordsPrompt_(wanted.recordsPath)) {
+      case ExistingRecords::Cancel: return;
+      case ExistingRecords::Resume:
+        wanted.resume = true;
+        resume_->setChecked(true);
+        break;
+      case ExistingRecords::StartOver: {
+        // Nothing measured is lost: the old file (and its model and events) moves aside.
+        QString aside = wanted.recordsPath + QStringLiteral(".previous");
+        for (int n = 2; QFileInfo::exists(aside); ++n) aside = wanted.recordsPath + QStringLiteral(".previous%1").arg(n);
+        if (!QFile::rename(wanted.recordsPath, aside)) {
+          emit message(tr("cannot move %1 aside to start over").arg(wanted.recordsPath));
+          return;
+        }
+        for (const QString& companion : {QStringLiteral(".model"), QStringLiteral(".events")})
+          QFile::rename(wanted.recordsPath + companion, aside + companion);
+        output_->appendPlainText(tr("the earlier session's records are now %1").arg(aside));
+        break;
+      }
+    }
+  }
+  if (!runner_.start(wanted, &error)) {
     output_->appendPlainText(error);
     emit message(error);
     return;

@@ -7,6 +7,7 @@
 
 #include <QWidget>
 
+#include <functional>
 #include <set>
 
 #include "views/tuning/TuningRunner.h"
@@ -62,6 +63,13 @@ public:
   void setBudgetMinutes(double minutes);
   void setTrialBudget(int trials);
 
+  /// What Start does when the records file already holds trials and Resume is not ticked.
+  enum class ExistingRecords { Resume, StartOver, Cancel };
+  /// Asked then, with the records path; a question box by default (tests answer directly).
+  void setExistingRecordsPrompt(std::function<ExistingRecords(const QString& records)> prompt) {
+    existingRecordsPrompt_ = std::move(prompt);
+  }
+
   /// Selects a task (by its index in the session) everywhere in the view.
   void selectTask(int task);
   std::set<int> selectedTasks() const { return selected_; }
@@ -91,6 +99,7 @@ private:
   QStringList loadArguments_;
   std::set<int> selected_;
   int fittedRows_ = -1;
+  std::function<ExistingRecords(const QString&)> existingRecordsPrompt_;
 
   QLineEdit* records_ = nullptr;
   QDoubleSpinBox* budget_ = nullptr;

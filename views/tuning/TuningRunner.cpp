@@ -5,6 +5,7 @@
 #include <QFileInfo>
 
 #include <csignal>
+#include <utility>
 
 #include "compiler/driver/IsolatedMeasure.h"
 
@@ -35,18 +36,23 @@ TuningRunner::~TuningRunner() {
 
 QString TuningRunner::eventsPathFor(const QString& recordsPath) { return recordsPath + QStringLiteral(".events"); }
 
-bool TuningRunner::start(const TuningRunRequest& request, QString* error) {
-  auto fail = [&](const QString& message) {
-    if (error) *error = message;
-    return false;
-  };
-  if (isActive()) return fail(tr("a tuning session is running already"));
-  if (request.modelPath.isEmpty()) return fail(tr("open a model to tune first"));
-  if (request.recordsPath.isEmpty()) return fail(tr("choose a records file for the session's trials"));
+QString TuningRunner::problemWith(const TuningRunRequest& request) const {
+  if (isActive()) return tr("a tuning session is running already");
+  if (request.modelPath.isEmpty()) return tr("open a model to tune first");
+  if (request.recordsPath.isEmpty()) return tr("choose a records file for the session's trials");
   if (request.budgetMinutes <= 0 && request.trials <= 0)
-    return fail(tr("give the session a time budget or a number of trials"));
+    return tr("give the session a time budget or a number of trials");
   auto tessel = driver::findTesselExecutable(request.tesselPath.toStdString());
-  if (!tessel) return fail(QString::fromStdString(tessel.error().toString()));
+  if (!tessel) return QString::fromStdString(tessel.error().toString());
+  return {};
+}
+
+bool TuningRunner::start(const TuningRunRequest& request, QString* error) {
+  if (QString problem = problemWith(request); !problem.isEmpty()) {
+    if (error) *error = problem;
+    return false;
+  }
+  auto tessel = driver::findTesselExecutable(request.tesselPath.toStdString());
 
   QStringList arguments{QStringLiteral("tune"), request.modelPath, QStringLiteral("--records"), request.recordsPath,
                         QStringLiteral("--events"), QStringLiteral("-")};
@@ -62,9 +68,11 @@ bool TuningRunner::start(const TuningRunRequest& request, QString* error) {
   output_.clear();
   partialOutput_.clear();
   eventsPath_ = eventsPathFor(request.recordsPath);
-  // A fresh session starts a fresh stream; a resumed one adds to it (the log starts over at
-  // each session_start, so the history shows the latest session).
-  if (!request.resume) QFile::remove(eventsPath_);
+  // A fresh session starts a fresh stream, a resumed one adds to it (the log starts over at
+  // each session_start, so the history shows the latest session). The old stream is replaced
+  // only when the new session's first event arrives: a session refused before it starts
+  // (its records hold trials already) leaves it as it was.
+  replaceEvents_ = !request.resume;
   arguments_ = QStringList{QString::fromStdString(*tessel)} + arguments;
   process_.setProgram(QString::fromStdString(*tessel));
   process_.setArguments(arguments);
@@ -114,7 +122,9 @@ void TuningRunner::readEvents() {
   QByteArray bytes = process_.readAllStandardOutput();
   if (bytes.isEmpty()) return;
   QFile file(eventsPath_);
-  if (file.open(QIODevice::Append)) file.write(bytes);
+  QIODevice::OpenMode mode = std::exchange(replaceEvents_, false) ? QIODevice::WriteOnly | QIODevice::Truncate
+                                                                    : QIODevice::Append;
+  if (file.open(mode)) file.write(bytes);
   feed_.append(bytes);
 }
 

@@ -36,7 +36,10 @@ public:
   explicit TuningRunner(QObject* parent = nullptr);
   ~TuningRunner() override;
 
-  /// Starts the session; false with `error` set when it cannot (already running, no tool).
+  /// Why `request` cannot start (already running, no model or records, no budget, no tool);
+  /// empty when it can.
+  QString problemWith(const TuningRunRequest& request) const;
+  /// Starts the session; false with `error` set when it cannot (problemWith).
   bool start(const TuningRunRequest& request, QString* error);
   void pause();
   void resume();
@@ -76,6 +79,7 @@ private:
   State state_ = State::Idle;
   QStringList arguments_;
   QString eventsPath_;
+  bool replaceEvents_ = false;
   QByteArray partialOutput_;
   QStringList output_;
 };

@@ -135,8 +135,11 @@ void MainWindow::createViews() {
   });
   connect(tuning_->runner(), &views::TuningRunner::finished, this, [this](bool succeeded, const QString& text) {
     diagnostics_.add(succeeded ? views::Severity::Note : views::Severity::Error, tr("Tuning"), text);
-    // What the session found applies to the model at once, as the records file says.
-    if (succeeded && hasModel() && QFileInfo::exists(tuning_->recordsPath())) applyTuningRecords(tuning_->recordsPath());
+    // What the session found applies to the model at once, as the records file says (unless
+    // another model was opened meanwhile: its project must not take this model's records).
+    if (succeeded && hasModel() && tuning_->runner()->modelPath() == session_.modelPath() &&
+        QFileInfo::exists(tuning_->recordsPath()))
+      applyTuningRecords(tuning_->recordsPath());
   });
   schedule_ = new views::ScheduleWorkbench;
   views_[indexOf(StudioView::Schedule)].widget = schedule_;

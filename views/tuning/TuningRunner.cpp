@@ -68,6 +68,7 @@ bool TuningRunner::start(const TuningRunRequest& request, QString* error) {
   output_.clear();
   partialOutput_.clear();
   eventsPath_ = eventsPathFor(request.recordsPath);
+  modelPath_ = request.modelPath;
   // A fresh session starts a fresh stream, a resumed one adds to it (the log starts over at
   // each session_start, so the history shows the latest session). The old stream is replaced
   // only when the new session's first event arrives: a session refused before it starts

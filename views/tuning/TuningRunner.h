@@ -54,6 +54,8 @@ public:
   /// The command line the session runs with, for the log and bug reports.
   QStringList arguments() const { return arguments_; }
   QString eventsPath() const { return eventsPath_; }
+  /// The model the last session started on tunes.
+  QString modelPath() const { return modelPath_; }
   /// The last lines the tool wrote to stderr (its table and messages).
   QStringList recentOutput() const { return output_; }
 
@@ -79,6 +81,7 @@ private:
   State state_ = State::Idle;
   QStringList arguments_;
   QString eventsPath_;
+  QString modelPath_;
   bool replaceEvents_ = false;
   QByteArray partialOutput_;
   QStringList output_;

@@ -142,6 +142,14 @@ private slots:
     auto got = runTrace(f.workload, first, 3);
     QVERIFY2(got, got ? "" : (got.error().toString() + "\n" + printTraceText(first)).c_str());
     for (size_t e = 0; e < got->size(); ++e) QVERIFY(close((*got)[e], (*expected)[e]));
+    // A convolution computed in filter blocks and written out as NCHW is tiled on its output,
+    // whole blocks per tile, with the blocked reduction computed inside each tile: no second
+    // pass over the whole output just to change its layout.
+    if (name == "conv2d") {
+      std::string text = printTraceText(first);
+      QVERIFY2(text.find("k_blk, k_lane = split(conv, k, factor=") != std::string::npos, text.c_str());
+      QVERIFY2(text.find("compute_at(conv.blocked, conv, ") != std::string::npos, text.c_str());
+    }
   }
 
   // A dense layer of one row reads its weights along the reduction: its space has an rfactor

@@ -194,20 +194,57 @@ SketchStages sketchStages(const Schedule& s) {
   return stages;
 }
 
-// Two-level factors (middle * inner divides the extent): the choices of one tiled axis.
+// The loop to run in parallel over a stage of its own: the outermost with more than one
+// iteration (a batch of one has nothing to share out).
+std::string firstWideAxis(const te::ComputeOpNode& compute) {
+  for (const IterVar& axis : compute.axes)
+    if (constantOr(axis->dom.extent, 1) > 1) return axis.name();
+  return compute.axes.front().name();
+}
+
+// Two-level factors of one tiled axis, {middle * inner, inner}. A vectorized inner loop is
+// whole vectors (a last tile may be partial: 16 of 1,000 filters, as a packed weight's blocks
+// are) or a divisor wider than a vector (28 of a row of 56, three and a half vectors: two such
+// tiles beat seven of one vector); the middle level divides what the inner one leaves.
 std::vector<std::vector<int64_t>> twoLevelChoices(int64_t extent, bool vectorized, int lanes, int64_t maxInner) {
-  std::vector<std::vector<int64_t>> choices;
   std::vector<int64_t> inners;
   for (int64_t d : divisorsOf(extent))
-    if (d <= maxInner && (!vectorized || d % lanes == 0 || d == extent || extent < lanes)) inners.push_back(d);
+    if (d <= maxInner && (!vectorized || d >= lanes || extent < lanes)) inners.push_back(d);
+  if (vectorized)
+    for (int64_t f = lanes; f <= std::min(maxInner, extent); f += lanes) inners.push_back(f);
+  std::sort(inners.begin(), inners.end());
+  inners.erase(std::unique(inners.begin(), inners.end()), inners.end());
   if (inners.empty()) inners.push_back(1);
-  for (int64_t inner : thinned(inners, 6)) {
+  std::vector<std::vector<int64_t>> choices;
+  for (int64_t inner : thinned(inners, vectorized ? 12 : 6)) {
     std::vector<int64_t> middles;
-    for (int64_t d : divisorsOf(extent / inner))
+    for (int64_t d : divisorsOf((extent + inner - 1) / inner))
       if (d <= 64) middles.push_back(d);
     for (int64_t middle : thinned(middles, 6)) choices.push_back({middle * inner, inner});
   }
   return choices;
+}
+
+// An output that is its reduction in another layout: the same loops, except that one output
+// axis (extent E) is the reduction's axis of extent E / block together with the reduction's
+// last axis, of extent block (channels in blocks, NCHW<block>c, written out as NCHW).
+struct BlockedAxis {
+  std::string axis;
+  int64_t block = 0;
+};
+
+std::optional<BlockedAxis> blockedAxisOf(const te::ComputeOpNode& output, const te::ComputeOpNode& reduction) {
+  if (reduction.axes.size() != output.axes.size() + 1 || output.axes.empty()) return std::nullopt;
+  int64_t block = constantOr(reduction.axes.back()->dom.extent, 0);
+  if (block < 2) return std::nullopt;
+  std::optional<BlockedAxis> found;
+  for (size_t a = 0; a < output.axes.size(); ++a) {
+    int64_t outer = constantOr(reduction.axes[a]->dom.extent, 0), plain = constantOr(output.axes[a]->dom.extent, 0);
+    if (outer == plain) continue;
+    if (found || plain != outer * block) return std::nullopt;
+    found = BlockedAxis{output.axes[a].name(), block};
+  }
+  return found;
 }
 
 // Multi-level tiling (Ansor's SSRSRS, for a CPU): the output's loops split into outer
@@ -225,9 +262,13 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
   auto* reductionCompute = te::asCompute(s.findStage(reduction)->op);
   if (!outputCompute) return std::nullopt;
   // The output is tiled when it has the reduction's loops (the reduction itself, or an
-  // epilogue over it). When it has others (a convolution computed in blocks and written out
-  // in the plain layout), the reduction is tiled and the output stays a stage of its own.
-  bool tileOutput = outputCompute->axes.size() == reductionCompute->axes.size();
+  // epilogue over it), or the same loops with one of them in blocks (a convolution computed
+  // in channel blocks, [n][k/b][y][x][b], and written out in the plain layout): that axis is
+  // split by the block so the output's tiles cover whole blocks, and the reduction is computed
+  // tile by tile inside the output's loops, as the default schedule does. Otherwise the
+  // reduction is tiled and the output stays a stage of its own.
+  const std::optional<BlockedAxis> blocked = blockedAxisOf(*outputCompute, *reductionCompute);
+  bool tileOutput = outputCompute->axes.size() == reductionCompute->axes.size() || blocked;
   std::string tiled = tileOutput ? output : reduction;
   int lanes = target.vectorLanes();
 
@@ -245,7 +286,7 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
       // Both primitives are recorded (a parallel stage may still be inlined afterwards);
       // the decision keeps one of them.
       size_t parallelAt = builder.next();
-      builder.check(s.parallel(name, compute->axes.front().name()));
+      builder.check(s.parallel(name, firstWideAxis(*compute)));
       size_t inlineAt = builder.next();
       builder.check(s.computeInline(name));
       builder.decide({"inline " + name, {{0, 1}, {1, 0}}, {{parallelAt, -1}, {inlineAt, -1}}});
@@ -260,13 +301,28 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
     accumulator = reduction + ".local";
     builder.check(s.cacheWrite(reduction, "local", accumulator));
   }
-  // Tile the output's loops: axis -> axis_o, axis_m, axis_i.
+  // The loops to tile, with their extents; a blocked axis is split first, its block loop tiled
+  // and its lane loop kept whole, just outside the inner loops.
+  std::vector<std::pair<std::string, int64_t>> axes;
+  std::string blockLanes;
+  for (const IterVar& axis : (tileOutput ? outputCompute : reductionCompute)->axes) {
+    std::string name = axis.name();
+    int64_t extent = constantOr(axis->dom.extent, 1);
+    if (blocked && name == blocked->axis) {
+      blockLanes = name + "_lane";
+      builder.check(s.split(tiled, name, blocked->block, name + "_blk", blockLanes));
+      name += "_blk";
+      extent /= blocked->block;
+    }
+    axes.push_back({name, extent});
+  }
+  // Tile the loops: axis -> axis_o, axis_m, axis_i. The innermost is the vector, or, when the
+  // reduction is computed in blocks, the reduction's register tile is the block (its vector)
+  // times the inner loops.
   std::vector<std::string> outer, middle, inner;
-  const auto& axes = (tileOutput ? outputCompute : reductionCompute)->axes;
   int64_t registerBudget = options.maxRegisterTileElements;
   for (size_t a = 0; a < axes.size(); ++a) {
-    std::string axis = axes[a].name();
-    int64_t extent = constantOr(axes[a]->dom.extent, 1);
+    const auto& [axis, extent] = axes[a];
     bool last = a + 1 == axes.size();
     if (extent <= 1) {
       outer.push_back(axis);
@@ -275,7 +331,9 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
     size_t first = builder.next();
     builder.check(s.split(tiled, axis, extent, axis + "_o", axis + "_t"));
     builder.check(s.split(tiled, axis + "_t", 1, axis + "_m", axis + "_i"));
-    auto choices = twoLevelChoices(extent, last, lanes, last ? std::min<int64_t>(8 * lanes, registerBudget) : 16);
+    int64_t maxInner = !last ? 16 : blocked ? std::max<int64_t>(1, registerBudget / blocked->block)
+                                            : std::min<int64_t>(8 * lanes, registerBudget);
+    auto choices = twoLevelChoices(extent, last && !blocked, lanes, maxInner);
     builder.decide({"tile " + tiled + "." + axis, choices, {{first, 0}, {first + 1, 0}}});
     outer.push_back(axis + "_o");
     middle.push_back(axis + "_m");
@@ -284,6 +342,7 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
   if (inner.empty()) return std::nullopt;
   std::vector<std::string> order = outer;
   order.insert(order.end(), middle.begin(), middle.end());
+  if (!blockLanes.empty()) order.push_back(blockLanes);
   order.insert(order.end(), inner.begin(), inner.end());
   builder.check(s.reorder(tiled, order));
   std::string parallelLoop = outer.front();
@@ -292,10 +351,18 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
     parallelLoop = "outer";
   }
   if (target.cores > 1) builder.check(s.parallel(tiled, parallelLoop));
-  builder.check(s.vectorize(tiled, inner.back()));
+  if (!blocked) {
+    builder.check(s.vectorize(tiled, inner.back()));
+  } else {
+    // Written out along the plain layout's rows: a vector there reads the block with a
+    // stride, which may or may not beat scalar stores.
+    size_t at = builder.next();
+    builder.check(s.vectorize(tiled, inner.back()));
+    builder.decide({"vectorize " + tiled + "." + inner.back(), {{0}, {1}}, {{at, -1}}});
+  }
   builder.check(s.computeAt(accumulator, tiled, middle.back()));
   if (!tileOutput && target.cores > 1 && !outputCompute->axes.empty())
-    builder.check(s.parallel(output, outputCompute->axes.front().name()));
+    builder.check(s.parallel(output, firstWideAxis(*outputCompute)));
 
   // The accumulator: reduction loops split in two, outside its spatial loops (the register
   // tile), the innermost spatial loop vectorized, the others unrolled.

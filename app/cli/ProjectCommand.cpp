@@ -61,6 +61,7 @@ void printSummary(const std::string& file, const project::ProjectRunReport& repo
   std::printf("verify=%s\n", report.comparisons.empty() ? "skipped" : report.outputsMatch() ? "match" : "mismatch");
   if (report.benchmarked) {
     std::printf("runs=%d\nlatency_ms=%.4f\nmin_ms=%.4f\n", report.runs, report.latencyMs, report.minMs);
+    if (report.untunedLatencyMs > 0) std::printf("untuned_latency_ms=%.4f\n", report.untunedLatencyMs);
     for (auto& expectation : report.expectations) std::printf("expectation %s\n", expectation.describe().c_str());
     std::printf("expectations=%s\n",
                 report.expectations.empty() ? "none" : report.expectationsMet() ? "pass" : "fail");
@@ -87,6 +88,7 @@ void printJson(const std::string& file, const project::ProjectRunReport& report)
     out["runs"] = report.runs;
     out["latency_ms"] = report.latencyMs;
     out["min_ms"] = report.minMs;
+    if (report.untunedLatencyMs > 0) out["untuned_latency_ms"] = report.untunedLatencyMs;
     nlohmann::ordered_json expectations = nlohmann::ordered_json::array();
     for (auto& e : report.expectations) {
       nlohmann::ordered_json expectation = {

@@ -1,4 +1,4 @@
-// tessel records show|best|merge|prune: looking into and maintaining tuning record files
+// tessel records show|best|merge|prune|events: looking into and maintaining tuning record files
 // (the format: tuner/records/Records.md).
 #include <algorithm>
 #include <cstdint>
@@ -8,9 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/Commands.h"
+#include "app/cli/MeasureCommand.h"
 #include "app/cli/ModelCommand.h"
 #include "tuner/records/RecordMaintenance.h"
 #include "tuner/records/TuningDatabase.h"
+#include "tuner/session/EventsFromRecords.h"
+#include "tuner/session/TuningTask.h"
 
 namespace tessel::cli {
 
@@ -27,6 +30,7 @@ const char* kRecordsUsage =
     "  best FILE              the best record of each workload and target, with its schedule\n"
     "  merge OUT IN [IN ...]  merge record files into OUT, each measurement once\n"
     "  prune FILE --keep N    keep the N fastest records of each workload and target\n"
+    "  events FILE            the tuning event stream rebuilt from the records (history without FILE.events)\n"
     "\n"
     "A record file holds one JSON record per line (tuner/records/Records.md). Unreadable lines are\n"
     "reported with their line numbers on stderr and skipped.\n"
@@ -264,6 +268,44 @@ int runPrune(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int runEvents(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {
+      {"model", "MODEL: the model the records tuned, for each task's weight, kernels and op", true, ""}};
+  appendSourceFlags(flags, "");
+  CommandLine line;
+  if (auto done = parseSubcommand(
+          "events", "FILE [--model MODEL [model flags]]",
+          "Writes to stdout the event stream (tuner/Events.md) of the sessions that wrote FILE, rebuilt\n"
+          "from the records alone: every trial, each round with the cost model's ranking quality (the\n"
+          "records keep its predictions), each confirmation, and the end. It is what the Studio's Tuning\n"
+          "view shows for a records file with no kept FILE.events. The records do not say how often each\n"
+          "kernel runs in the model: with --model (and the flags it was tuned with), the tasks get their\n"
+          "weights, kernels and ops; without it each task counts once. The machine's peak, the budget and\n"
+          "the scheduler's reasons are not in the records and stay unknown.\n"
+          "Exit status: 0 written, 2 any error.\n",
+          args, flags, 1, 1, &line))
+    return *done;
+  const std::string path = line.positional()[0];
+  RecordFileContents contents;
+  if (auto done = readForDisplay(path, &contents)) return *done;
+  if (contents.records.empty()) return reportDiagnostic({"holds no tuning record", path, 0, 0, "tune a model into it first"});
+  EventsFromRecordsOptions options;
+  options.recordsPath = path;
+  if (line.has("model")) {
+    std::string usageError;
+    auto tasks = compileTasks(line.get("model"), line, &usageError);
+    if (!usageError.empty()) return reportUsageError("records events", usageError);
+    if (!tasks) return reportDiagnostic(tasks.error());
+    options.source = line.get("model");
+    for (const TuningTask& task : groupTasksByWorkload(*tasks))
+      options.facts.push_back({task.workloadHash, task.op, task.kernels, task.weight, task.flops, task.bytes});
+  }
+  for (const nlohmann::json& event : eventsFromRecords(contents.records, options)) std::cout << event.dump() << "\n";
+  std::cout.flush();
+  reportProblems(path, contents.problems);
+  return kExitOk;
+}
+
 }  // namespace
 
 int runRecords(const std::vector<std::string>& args) {
@@ -276,6 +318,7 @@ int runRecords(const std::vector<std::string>& args) {
   if (args[0] == "best") return runBest(rest);
   if (args[0] == "merge") return runMerge(rest);
   if (args[0] == "prune") return runPrune(rest);
+  if (args[0] == "events") return runEvents(rest);
   std::cerr << "tessel records: unknown subcommand '" << args[0] << "'\n\n" << kRecordsUsage;
   return kExitError;
 }

@@ -292,7 +292,8 @@ private:
   }
 
   void readBenchmark(const Json& benchmark, BenchmarkSettings& settings) const {
-    checkKeys(benchmark, "benchmark", {"repeats", "threads", "max_latency_ms", "baseline_ms", "max_ratio"});
+    checkKeys(benchmark, "benchmark",
+              {"repeats", "threads", "max_latency_ms", "baseline_ms", "max_ratio", "max_tuned_ratio"});
     if (benchmark.contains("repeats"))
       settings.repeats = int(integer(benchmark["repeats"], "benchmark.repeats", 1, 1000000));
     if (benchmark.contains("threads"))
@@ -302,6 +303,8 @@ private:
     if (benchmark.contains("baseline_ms"))
       settings.baselineMs = number(benchmark["baseline_ms"], "benchmark.baseline_ms", true);
     if (benchmark.contains("max_ratio")) settings.maxRatio = number(benchmark["max_ratio"], "benchmark.max_ratio", true);
+    if (benchmark.contains("max_tuned_ratio"))
+      settings.maxTunedRatio = number(benchmark["max_tuned_ratio"], "benchmark.max_tuned_ratio", true);
     if (settings.baselineMs.has_value() != settings.maxRatio.has_value())
       fail(settings.baselineMs ? "benchmark.max_ratio" : "benchmark.baseline_ms",
            "missing: baseline_ms and max_ratio go together (latency at most max_ratio times the baseline)");
@@ -422,6 +425,7 @@ std::string formatProject(const Project& project, const std::string& path) {
   if (project.benchmark.maxLatencyMs) benchmark["max_latency_ms"] = *project.benchmark.maxLatencyMs;
   if (project.benchmark.baselineMs) benchmark["baseline_ms"] = *project.benchmark.baselineMs;
   if (project.benchmark.maxRatio) benchmark["max_ratio"] = *project.benchmark.maxRatio;
+  if (project.benchmark.maxTunedRatio) benchmark["max_tuned_ratio"] = *project.benchmark.maxTunedRatio;
   document["benchmark"] = benchmark;
   if (!project.measurements.empty()) {
     Json measurements = Json::parse(project.measurements, nullptr, false);

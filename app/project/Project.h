@@ -17,7 +17,8 @@
 //     "export": {"enabled": false, "directory": ""},
 //     "reference": {"directory": "", "rtol": 0.001, "atol": 1e-07},   // input_N.pb, output_N.pb
 //     "benchmark": {"repeats": 20, "threads": 0, "max_latency_ms": 50,
-//                   "baseline_ms": 0.4, "max_ratio": 1.5},          // each limit optional
+//                   "baseline_ms": 0.4, "max_ratio": 1.5,
+//                   "max_tuned_ratio": 1.0},                         // each limit optional
 //     "measurements": {"Softmax__Softmax": [{"number": 1, "trace": "...", "medianMs": 0.01,
 //                       ...}]},                        // the Studio's measured variants per task
 //     "metadata": {}                                   // anything; kept as it is
@@ -83,6 +84,10 @@ struct BenchmarkSettings {
   /// Together: the median must not exceed maxRatio times baselineMs (a saved measurement).
   std::optional<double> baselineMs;
   std::optional<double> maxRatio;
+  /// With tuning records: the median latency with them must not exceed this many times the
+  /// median without them, the two measured in turns in the same run (tuning must not regress
+  /// the model; 1.02 allows 2% of noise).
+  std::optional<double> maxTunedRatio;
   bool operator==(const BenchmarkSettings&) const = default;
 };
 

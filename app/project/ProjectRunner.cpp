@@ -82,8 +82,25 @@ public:
     if (Status s = compareOutputs(**executor); !s) return s.error();
     if (!report_.outputsMatch()) return report_;
 
+    // Without the records, for max_tuned_ratio: the same edits, every other kernel default.
+    std::unique_ptr<runtime::GraphExecutor> untuned;
+    if (project_.benchmark.maxTunedRatio && report_.tuningRecords) {
+      if (Status s = stage("compiling without the tuning records"); !s) return s.error();
+      driver::CompileOptions plain = compile;
+      plain.tunedSchedules.reset();
+      auto compiledPlain = driver::compileGraph(*graph, plain);
+      if (!compiledPlain) return compiledPlain.error();
+      auto editedPlain = driver::applyScheduleEdits(std::move(*compiledPlain), project_.tasks, plain.target);
+      if (!editedPlain) return editedPlain.error();
+      untunedModel_ = std::make_shared<const driver::CompiledModel>(std::move(*editedPlain));
+      auto plainExecutor = driver::createExecutor(*untunedModel_, plain.target);
+      if (!plainExecutor) return plainExecutor.error();
+      untuned = std::move(*plainExecutor);
+      if (Status s = setInputs(*untuned); !s) return s.error();
+    }
+
     if (Status s = stage("benchmarking"); !s) return s.error();
-    benchmark(**executor);
+    benchmark(**executor, untuned.get());
     checkExpectations();
 
     std::string exportDirectory = options_.exportDirectory.value_or(
@@ -158,23 +175,33 @@ private:
     return Status::success();
   }
 
-  void benchmark(runtime::GraphExecutor& executor) {
+  // The timed runs; with `untuned`, in turns with it, so that both see the same machine (a
+  // throttling or busy machine would otherwise make either look better).
+  void benchmark(runtime::GraphExecutor& executor, runtime::GraphExecutor* untuned) {
     if (!options_.threads && project_.benchmark.threads > 0) {
       runtime::ThreadPool::global().setNumThreads(project_.benchmark.threads);
       report_.threads = project_.benchmark.threads;
     }
     executor.run();  // untimed: first-touch page faults, thread start-up, caches
-    std::vector<double> latencies;
+    if (untuned) untuned->run();
+    auto timed = [](runtime::GraphExecutor& e) {
+      auto start = Clock::now();
+      e.run();
+      return secondsSince(start) * 1e3;
+    };
+    std::vector<double> latencies, untunedLatencies;
     int repeats = std::max(1, options_.repeats.value_or(project_.benchmark.repeats));
     for (int i = 0; i < repeats; ++i) {
-      auto start = Clock::now();
-      executor.run();
-      latencies.push_back(secondsSince(start) * 1e3);
+      // Alternating which goes first cancels an advantage of running second (warm caches).
+      if (untuned && i % 2) untunedLatencies.push_back(timed(*untuned));
+      latencies.push_back(timed(executor));
+      if (untuned && i % 2 == 0) untunedLatencies.push_back(timed(*untuned));
     }
     report_.benchmarked = true;
     report_.runs = repeats;
     report_.latencyMs = runtime::median(latencies);
     report_.minMs = *std::min_element(latencies.begin(), latencies.end());
+    if (untuned) report_.untunedLatencyMs = runtime::median(untunedLatencies);
   }
 
   void checkExpectations() {
@@ -187,11 +214,23 @@ private:
       report_.expectations.push_back(
           {"max_ratio", ratio, *limits.maxRatio, ratio <= *limits.maxRatio, *limits.baselineMs});
     }
+    if (limits.maxTunedRatio) {
+      if (report_.untunedLatencyMs > 0) {
+        double ratio = report_.latencyMs / report_.untunedLatencyMs;
+        report_.expectations.push_back({"max_tuned_ratio", ratio, *limits.maxTunedRatio,
+                                        ratio <= *limits.maxTunedRatio, report_.untunedLatencyMs});
+      } else {
+        ExpectationResult unchecked{"max_tuned_ratio", 0, *limits.maxTunedRatio, false};
+        unchecked.unchecked = "the project applies no tuning records (set tuning_records, or pass --tuning-records)";
+        report_.expectations.push_back(unchecked);
+      }
+    }
   }
 
   const Project& project_;
   const ProjectRunOptions& options_;
   ProjectRunReport report_;
+  std::shared_ptr<const driver::CompiledModel> untunedModel_;  // outlives its executor's runs
   std::map<std::string, runtime::NDArray> referenceInputs_;
   std::vector<runtime::NDArray> expectedOutputs_;
 };
@@ -200,6 +239,11 @@ private:
 
 std::string ExpectationResult::describe() const {
   std::string verdict = passed ? "PASS" : "FAIL";
+  if (!unchecked.empty()) return name + ": not checked: " + unchecked + ": " + verdict;
+  if (name == "max_tuned_ratio")
+    return name + ": measured " + formatNumber(measured) + "x of the " + formatNumber(baselineMs) +
+           " ms without the tuning records (" + formatNumber(measured * baselineMs) + " ms), limit " +
+           formatNumber(limit) + "x: " + verdict;
   if (baselineMs > 0)
     return name + ": measured " + formatNumber(measured) + "x of the " + formatNumber(baselineMs) + " ms baseline (" +
            formatNumber(measured * baselineMs) + " ms), limit " + formatNumber(limit) + "x: " + verdict;

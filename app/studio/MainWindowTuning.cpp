@@ -8,6 +8,8 @@
 #include "tuner/records/RecordFile.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
+#include "views/schedule/MeasureHistory.h"
+#include "views/timeline/TimelineWorkbench.h"
 #include "views/schedule/ScheduleWorkbench.h"
 #include "views/tuning/TuningDashboard.h"
 
@@ -26,36 +28,66 @@ void MainWindow::updateHeatMap() {
   views::GraphView* view = graph_->view();
   view->clearDecorations();
   graph_->setColouringLegend({});
-  if (heatMode_ == views::HeatMode::None || !model) return;
+  if (heatMode_ == views::HeatMode::None || !model) {
+    timeline_->setNodeColouring({}, {});
+    return;
+  }
   std::map<std::string, std::string> kernelNodes;
   for (const driver::CompiledKernel& kernel : model->kernels)
     if (kernel.node) kernelNodes[kernel.name] = kernel.node->name;
   std::vector<views::NodeHeat> heat = views::tuningHeat(tuning_->feed()->log(), kernelNodes, heatMode_);
-  for (const views::NodeHeat& node : heat) view->setNodeDecoration(node.node, node.colour, node.badge, node.tooltip);
+  std::vector<views::NodeDecoration> decorations;
+  for (const views::NodeHeat& node : heat) {
+    view->setNodeDecoration(node.node, node.colour, node.badge, node.tooltip);
+    decorations.push_back({node.node, graph::NodeChange::Unchanged, node.colour, node.badge, node.tooltip});
+  }
   QString legend = views::heatLegendHtml(heatMode_);
   if (heat.empty()) legend = tr("No tuning results for this model yet: start a session in the Tuning view (Ctrl+4).");
   graph_->setColouringLegend(legend);
+  // The Timeline shows the same colouring on its steps (the kernels' nodes exist from fusion on).
+  timeline_->setNodeColouring(std::move(decorations), legend);
 }
 
 void MainWindow::openTuningTrial(const QString& kernel, const QString& point, int trial) {
-  // The trace is in the records file (the event stream names the point only).
-  auto contents = tuner::readRecordFile(tuning_->recordsPath().toStdString());
-  if (!contents) {
-    reportFailure(tr("Tuning"), QString::fromStdString(contents.error().toString()));
-    return;
-  }
-  for (auto it = contents->records.rbegin(); it != contents->records.rend(); ++it) {
-    if (QString::fromStdString(it->task) != kernel || QString::fromStdString(it->point) != point) continue;
-    setCurrentView(StudioView::Schedule);
-    if (!schedule_->setScheduleText(kernel, QString::fromStdString(it->trace)))
-      statusBar()->showMessage(tr("%1 is not a kernel of the compiled model").arg(kernel), kStatusMessageMs);
-    else
-      statusBar()->showMessage(tr("Trial %1 of %2 opened in the schedule editor").arg(trial).arg(kernel),
-                               kStatusMessageMs);
-    return;
-  }
-  statusBar()->showMessage(tr("Trial %1 of %2 is not in %3").arg(trial).arg(kernel, tuning_->recordsPath()),
-                           kStatusMessageMs);
+  // The trace is in the records file (the event stream names the point only). A long session's
+  // file is megabytes: it is searched off the GUI thread, the newest record of the point first.
+  struct Found {
+    std::optional<std::string> trace;
+    QString error;
+  };
+  QString records = tuning_->recordsPath();
+  jobs_.start<Found>(
+      QStringLiteral("open-trial"), tr("Finding trial %1 of %2").arg(trial).arg(kernel),
+      [records, kernel = kernel.toStdString(), point = point.toStdString()](views::JobContext&) {
+        auto contents = tuner::readRecordFile(records.toStdString());
+        if (!contents) return Found{std::nullopt, QString::fromStdString(contents.error().toString())};
+        for (auto it = contents->records.rbegin(); it != contents->records.rend(); ++it)
+          if (it->task == kernel && it->point == point) return Found{it->trace, {}};
+        return Found{};
+      },
+      [this, kernel, trial, records](Found found) {
+        if (!found.error.isEmpty()) {
+          reportFailure(tr("Tuning"), found.error);
+          return;
+        }
+        if (!found.trace) {
+          statusBar()->showMessage(tr("Trial %1 of %2 is not in %3").arg(trial).arg(kernel, records), kStatusMessageMs);
+          return;
+        }
+        setCurrentView(StudioView::Schedule);
+        QString text = QString::fromStdString(*found.trace);
+        if (!schedule_->setScheduleText(kernel, text)) {
+          statusBar()->showMessage(tr("%1 is not a kernel of the compiled model").arg(kernel), kStatusMessageMs);
+          return;
+        }
+        // What the trial changed, primitive by primitive, against the default schedule.
+        const driver::ScheduleTask* task = schedule_->findTask(kernel);
+        QString defaultText = task ? QString::fromStdString(task->defaultTraceText()) : QString();
+        statusBar()->showMessage(tr("Trial %1 of %2 opened in the schedule editor; against the default: %3")
+                                     .arg(trial)
+                                     .arg(kernel, views::describeScheduleChange(&defaultText, text)),
+                                 kStatusMessageMs);
+      });
 }
 
 }  // namespace tessel::studio

@@ -4,6 +4,7 @@
 // in `project run` (a flag overrides them), and a records file that cannot be read stops the
 // command with its name.
 #include <QTemporaryDir>
+#include <sstream>
 #include <QtTest>
 
 #include "CliTestSupport.h"
@@ -67,7 +68,7 @@ class TestTuningRecordsCli : public QObject {
   QString records_;      // tiny_resnet's convolution tuned, a corrupt line, a record for another target
   QString matmulRecords_;
   std::string matmulTrace_;  // the matmul record's schedule (not the default)
-  std::string convWorkload_, convDefaultTrace_;
+  std::string convWorkload_, convKey_, convDefaultTrace_;
 
   QString file(const QString& name) const { return directory_.filePath(name); }
 
@@ -107,6 +108,7 @@ private slots:
       if (task.name == kConvTask) conv = &task;
     QVERIFY(conv);
     convWorkload_ = conv->workloadName;
+    convKey_ = conv->workloadKey;
     convDefaultTrace_ = conv->defaultTraceText();
     std::string convTrace = withFactor(conv->defaultTraceText(), "4", "2");
     records_ = file("tiny_resnet.jsonl");
@@ -267,6 +269,45 @@ private slots:
     Run untuned = runTessel(otherRecords);
     QVERIFY2(untuned.finished && untuned.exitCode == 0, qPrintable(describe(otherRecords, untuned)));
     QCOMPARE(keyValues(untuned.out).value("tuned_kernels"), QString("0"));
+  }
+
+  // benchmark.max_tuned_ratio: the model with the records is timed in turns with the model
+  // without them, and a record that makes it slower fails the expectation (exit 4). The bad
+  // record computes the convolution as a naive loop nest (no threads, no vectors, the
+  // reduction innermost): about 13 times the model's latency here, far beyond timing noise.
+  void projectRunFailsWhenTuningRecordsMakeTheModelSlower() {
+    QDir projectDirectory(file("regress"));
+    QVERIFY(projectDirectory.mkpath("."));
+    const std::string slow = "reorder(conv.blocked, n, ko, y, x, ki, co, ci, r, s)\n";
+    Target oneCore = hostTarget();
+    oneCore.cores = 1;  // the run below uses one thread, and records apply to their target only
+    writeRecords(projectDirectory.filePath("slow.jsonl"), {record(convKey_, slow, 0.001, oneCore.toString())});
+    auto projectWith = [&](const std::string& name, const std::string& records, double limit) {
+      QString path = projectDirectory.filePath(QString::fromStdString(name));
+      writeText(path, "{\"format\": \"tessel-project\", \"version\": 1, \"model\": \"" + kTinyResNet.toStdString() +
+                          "\", \"tuning_records\": \"" + records + "\", \"benchmark\": {\"repeats\": 6, "
+                          "\"max_tuned_ratio\": " + std::to_string(limit) + "}}\n");
+      return path;
+    };
+    // One thread: on a busy machine a thread pool waiting for a descheduled worker costs more
+    // than the kernels, and would hide the difference.
+    QStringList regress{"project", "run", projectWith("slow.tessel", "slow.jsonl", 1.0), "--threads", "1"};
+    Run run = runTessel(regress);
+    QVERIFY2(run.finished && run.exitCode == 4, qPrintable(describe(regress, run)));
+    auto values = keyValues(run.out);
+    QCOMPARE(values.value("tuned_kernels"), QString("1"));
+    double tuned = values.value("latency_ms").toDouble(), untuned = values.value("untuned_latency_ms").toDouble();
+    QVERIFY2(untuned > 0 && tuned > untuned, qPrintable(run.out));
+    QVERIFY2(run.out.contains("expectation max_tuned_ratio: measured") && run.out.contains("without the tuning records") &&
+                 run.out.contains(": FAIL"),
+             qPrintable(run.out));
+    QVERIFY2(run.err.contains("expectation failed: max_tuned_ratio"), qPrintable(run.err));
+    // Without records there is nothing to compare: the expectation fails and says why.
+    QStringList none{"project", "run", projectWith("none.tessel", "", 1.0), "--threads", kThreads};
+    Run unchecked = runTessel(none);
+    QVERIFY2(unchecked.finished && unchecked.exitCode == 4, qPrintable(describe(none, unchecked)));
+    QVERIFY2(unchecked.out.contains("max_tuned_ratio: not checked: the project applies no tuning records"),
+             qPrintable(unchecked.out));
   }
 
   // A schedule the project's author wrote for a kernel wins over the kernel's tuning record.

@@ -1,8 +1,10 @@
 // The Tuning view in the main window: a model whose records file has its session's events
 // beside it opens with that session in the dashboard (Ctrl+4); the graph is coloured by the
 // session's results on request, with a legend, and only the tuned kernels' nodes are; selecting
-// a task in the dashboard highlights its node in the graph.
+// a task in the dashboard highlights its node in the graph; a trial clicked in the dashboard
+// opens its schedule, found in the records file, in the schedule editor.
 #include <QLabel>
+#include <QStatusBar>
 #include <QTableView>
 #include <QtTest>
 
@@ -11,6 +13,10 @@
 #include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
+#include "views/schedule/ScheduleWorkbench.h"
+#include "views/timeline/PassTimelineModel.h"
+#include "views/timeline/TimelineWorkbench.h"
+#include "tuner/records/RecordFile.h"
 #include "views/tuning/TuningDashboard.h"
 #include "views/tuning/TuningTaskModel.h"
 
@@ -80,8 +86,25 @@ private slots:
     }
     QVERIFY(tunedNodes > 0);
     QCOMPARE(decorated, tunedNodes);
+    // The Timeline's last step (the compiled graph) shows the same colouring and legend.
+    auto* timeline = window.findChild<views::TimelineWorkbench*>();
+    QVERIFY(timeline);
+    QVERIFY2(timeline->nodeColouringLegend().contains("Speedup"), qPrintable(timeline->nodeColouringLegend()));
+    window.setCurrentView(StudioView::Timeline);
+    timeline->selectStep(timeline->timelineModel()->rowCount() - 1);
+    auto timelineDecorated = [&] {
+      int count = 0;
+      for (const driver::CompiledKernel& kernel : compiled->kernels)
+        if (kernel.node &&
+            !timeline->stepView()->graphScene()->nodeDecorationBadge(QString::fromStdString(kernel.node->name)).isEmpty())
+          ++count;
+      return count;
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(timelineDecorated(), tunedNodes, 60000);
     window.setHeatMode(views::HeatMode::None);
     QVERIFY(graph->colouringLegend().isEmpty());
+    QVERIFY(timeline->nodeColouringLegend().isEmpty());
+    window.setCurrentView(StudioView::Tuning);
     for (const driver::CompiledKernel& kernel : compiled->kernels)
       if (kernel.node)
         QVERIFY(graph->view()->graphScene()->nodeDecorationBadge(QString::fromStdString(kernel.node->name)).isEmpty());
@@ -93,6 +116,44 @@ private slots:
       if (kernel.node && kernel.name == log.tasks()[0].kernels.front()) node = QString::fromStdString(kernel.node->name);
     QVERIFY(!node.isEmpty());
     QCOMPARE(graph->view()->graphScene()->selectedNode(), node);
+
+    // A trial clicked in the dashboard opens its schedule from the records (the newest record
+    // of its point), searched off the GUI thread.
+    auto* workbench = window.findChild<views::ScheduleWorkbench*>();
+    QVERIFY(workbench);
+    const QString kernel = QString::fromStdString(log.tasks()[0].name);
+    const QString defaultText = workbench->scheduleText(kernel);
+    QVERIFY(!defaultText.isEmpty());
+    tuner::TuningRecord record;
+    record.workload = "w";
+    record.workloadHash = "0123456789abcdef";
+    record.task = kernel.toStdString();
+    record.target = "llvm";
+    record.point = "0:1,2";
+    record.outcome = tuner::MeasuredTime{0.1, 0.1, 0.1, 3, std::nullopt};
+    record.time = tuner::utcTimestamp();
+    record.trace = "# an older measurement of the point\n" + defaultText.toStdString();
+    std::string lines = tuner::toJsonLine(record) + "\n";
+    // The trial's schedule: the default without its last primitive.
+    QStringList defaultLines = defaultText.trimmed().split('\n');
+    const QString dropped = defaultLines.takeLast().trimmed();
+    record.trace = "# the trial's schedule\n" + defaultLines.join('\n').toStdString() + "\n";
+    lines += tuner::toJsonLine(record) + "\n";
+    QFile records(dashboard->recordsPath());
+    QVERIFY(records.open(QIODevice::WriteOnly));
+    records.write(QByteArray::fromStdString(lines));
+    records.close();
+    emit dashboard->trialActivated(kernel, "0:1,2", 7);
+    QTRY_COMPARE(window.currentView(), StudioView::Schedule);
+    QCOMPARE(workbench->scheduleText(kernel), QString::fromStdString(record.trace));
+    // The status bar says what the trial changed against the default.
+    QVERIFY2(window.statusBar()->currentMessage().contains("against the default: - " + dropped),
+             qPrintable(window.statusBar()->currentMessage()));
+    // A point the records do not have leaves the editor as it is and says so.
+    emit dashboard->trialActivated(kernel, "9:9", 8);
+    QTRY_VERIFY2(window.statusBar()->currentMessage().contains("is not in"),
+                 qPrintable(window.statusBar()->currentMessage()));
+    QCOMPARE(workbench->scheduleText(kernel), QString::fromStdString(record.trace));
   }
 };
 

@@ -15,6 +15,7 @@
 #include "compiler/schedule/TraceText.h"
 #include "tuner/records/RecordFile.h"
 #include "tuner/records/TuningDatabase.h"
+#include "tuner/session/EventsFromRecords.h"
 #include "tuner/session/TuningSession.h"
 
 using namespace tessel;
@@ -241,6 +242,72 @@ private slots:
     std::string expected = outcome.tuned ? outcome.chosenTrace : printTraceText(task.defaultTrace);
     QCOMPARE(best->trace, expected);
     QCOMPARE(best->origin, RecordOrigin::Confirm);
+  }
+
+  // A records file with no kept event stream still shows its session: rebuilt from the records
+  // alone, the stream has the live session's trials, rounds (with the cost model's figures,
+  // from the predictions the records keep), confirmation and outcome, and follows the schema.
+  void aSessionsHistoryIsRebuiltFromItsRecordsAlone() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("history.jsonl").toStdString();
+    std::vector<nlohmann::json> live;
+    TuningTask task = matmulTask(32);
+    MeasureWorker worker(matmulWorker(32));
+    TuningSessionOptions options = quickOptions(records, &live);
+    options.budgetTrials = 40;
+    auto result = runTuningSession({task}, worker, options);
+    QVERIFY2(result && !result->error, "the session ran");
+    std::vector<TuningRecord> written = readRecords(records);
+    std::vector<nlohmann::json> rebuilt = eventsFromRecords(written, {records, "", {}});
+    checkStream(rebuilt, written.size());
+    auto only = [](const std::vector<nlohmann::json>& events, const std::string& kind) {
+      std::vector<nlohmann::json> out;
+      for (const nlohmann::json& event : events)
+        if (event["event"] == kind) out.push_back(event);
+      return out;
+    };
+    auto liveTrials = only(live, "trial"), rebuiltTrials = only(rebuilt, "trial");
+    QCOMPARE(rebuiltTrials.size(), liveTrials.size());
+    for (size_t i = 0; i < liveTrials.size(); ++i)
+      for (const char* field : {"origin", "ok", "median_ms", "prediction", "point", "round", "best_ms", "task_trials"})
+        QVERIFY2(rebuiltTrials[i][field] == liveTrials[i][field],
+                 (std::string(field) + " of trial " + std::to_string(i) + ": " + rebuiltTrials[i].dump() + " vs " +
+                  liveTrials[i].dump()).c_str());
+    auto liveRounds = only(live, "round"), rebuiltRounds = only(rebuilt, "round");
+    QVERIFY(liveRounds.size() >= 2);
+    QCOMPARE(rebuiltRounds.size(), liveRounds.size());
+    bool judged = false;
+    for (size_t i = 0; i < liveRounds.size(); ++i) {
+      for (const char* field : {"round", "measured", "errors", "best_ms", "default_ms", "control_ms", "pairwise_accuracy",
+                                "top_k_recall", "kendall_tau"})
+        QVERIFY2(rebuiltRounds[i][field] == liveRounds[i][field],
+                 (std::string(field) + " of round " + std::to_string(i) + ": " + rebuiltRounds[i].dump() + " vs " +
+                  liveRounds[i].dump()).c_str());
+      judged = judged || !liveRounds[i]["pairwise_accuracy"].is_null();
+    }
+    QVERIFY2(judged, "some round's predictions were judged");
+    auto liveConfirm = only(live, "confirm"), rebuiltConfirm = only(rebuilt, "confirm");
+    QCOMPARE(rebuiltConfirm.size(), liveConfirm.size());
+    for (size_t i = 0; i < liveConfirm.size(); ++i)
+      for (const char* field : {"chosen_point", "chosen_ms", "default_ms", "speedup"})
+        QVERIFY2(rebuiltConfirm[i][field] == liveConfirm[i][field], field);
+    const nlohmann::json& end = rebuilt.back();
+    QCOMPARE(end["reason"].get<std::string>(), std::string("records"));
+    QCOMPARE(end["tasks"][0]["tuned"].get<bool>(), result->tasks.front().tuned);
+    QCOMPARE(end["tasks"][0]["best_ms"], nlohmann::json(result->tasks.front().bestMs.value()));
+    // The rebuilt stream says what it could not know.
+    QCOMPARE(rebuilt[1]["event"].get<std::string>(), std::string("warning"));
+    QCOMPARE(rebuilt.front()["tasks"][0]["op"].get<std::string>(), opSummaryOfWorkloadKey(task.workloadKey));
+  }
+
+  void opSummariesComeFromWorkloadKeys() {
+    QCOMPARE(opSummaryOfWorkloadKey("fused[%0=ConvPrepacked{data_layout=\"NCHW16c\",pads=[0,0,0,0]}@13($0,$1,$2); "
+                                    "%1=Clip@13(%0,$3,$4); out=(%1)] in=[float32[1,1,112,112,16]] out=[float32[1]]"),
+             std::string("fused(ConvPrepacked+Clip)"));
+    QCOMPARE(opSummaryOfWorkloadKey("ConvPrepacked{kernel_shape=[1,1]}@13 ($0,$1,$2) in=[float32[1,960,7,7]]"),
+             std::string("ConvPrepacked"));
+    QCOMPARE(opSummaryOfWorkloadKey("operator matmul_64x64x64 in=[float32[64,64]; float32[64,64]]"),
+             std::string("matmul_64x64x64"));
   }
 
   void aSessionSpendsItsBudgetAfterEveryTaskStopsImproving() {

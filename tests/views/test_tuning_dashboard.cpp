@@ -289,6 +289,28 @@ private slots:
     QCOMPARE(activated.count(), 1);
     QCOMPARE(activated.front().at(0).toString(), QString::fromStdString(log.tasks()[size_t(hit.task)].name));
     QCOMPARE(activated.front().at(1).toString(), QString::fromStdString(hit.point));
+
+    // Double-clicking the task's row opens the schedule it is best with: the confirmed point,
+    // else its fastest trial's.
+    QModelIndex row;
+    for (int r = 0; r < dashboard.taskTable()->model()->rowCount(); ++r) {
+      QModelIndex index = dashboard.taskTable()->model()->index(r, 0);
+      if (index.data(TuningTaskModel::TaskRole).toInt() == chosen) row = index;
+    }
+    QVERIFY(row.isValid());
+    const tuner::LoggedTaskState& state = log.taskStates()[size_t(chosen)];
+    std::string bestPoint = state.chosenPoint && !state.chosenPoint->empty()
+                                ? *state.chosenPoint
+                                : log.trials()[size_t(state.bestTrial)].point;
+    dashboard.taskTable()->scrollTo(row);
+    QPoint cell = dashboard.taskTable()->visualRect(row).center();
+    // A double click is a press, a release and then the double-click (the view acts on the
+    // second press only when the first was on the same row).
+    QTest::mouseClick(dashboard.taskTable()->viewport(), Qt::LeftButton, {}, cell);
+    QTest::mouseDClick(dashboard.taskTable()->viewport(), Qt::LeftButton, {}, cell);
+    QCOMPARE(activated.count(), 2);
+    QCOMPARE(activated.back().at(0).toString(), name);
+    QCOMPARE(activated.back().at(1).toString(), QString::fromStdString(bestPoint));
   }
 
   void theHeatMapColoursTheNodesOfTunedKernelsOnly() {
@@ -424,6 +446,23 @@ private slots:
     reopened.setRecordsPath(records);
     QTRY_VERIFY(!reopened.feed()->busy());
     QCOMPARE(reopened.feed()->log().trials().size(), log.trials().size());
+    // Without the kept stream the records alone tell the same session: every trial and round.
+    QVERIFY(QFile::rename(TuningRunner::eventsPathFor(records), records + ".kept"));
+    TuningDashboard fromRecords;
+    QSignalSpy rebuilt(fromRecords.runner(), &TuningRunner::historyLoaded);
+    fromRecords.setModel(kModel, {});
+    fromRecords.setRecordsPath(records);
+    QTRY_COMPARE_WITH_TIMEOUT(rebuilt.count(), 1, 60000);
+    QVERIFY2(rebuilt.front().at(0).toBool(), qPrintable(rebuilt.front().at(1).toString()));
+    QTRY_VERIFY(!fromRecords.feed()->busy());
+    const tuner::TuningEventLog& history = fromRecords.feed()->log();
+    QCOMPARE(history.trials().size(), log.trials().size());
+    QCOMPARE(history.rounds().size(), log.rounds().size());
+    QCOMPARE(history.tasks().size(), log.tasks().size());
+    for (size_t i = 0; i < log.tasks().size(); ++i) QCOMPARE(history.tasks()[i].weight, log.tasks()[i].weight);
+    QCOMPARE(history.endReason().value_or(""), std::string("records"));
+    QVERIFY(fromRecords.taskModel()->rowCount() == int(log.tasks().size()));
+    QVERIFY(QFile::rename(records + ".kept", TuningRunner::eventsPathFor(records)));
 
     // Start again without Resume: the user is asked. Cancel starts nothing and touches nothing.
     int asked = 0;

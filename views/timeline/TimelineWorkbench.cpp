@@ -68,7 +68,12 @@ TimelineWorkbench::TimelineWorkbench(QWidget* parent) : QWidget(parent) {
   stepHeaderLayout->addWidget(stepTitle_, 1);
   stepHeaderLayout->addWidget(highlightBox_);
   stepView_ = new GraphView(stepPane_);
+  colouringLegend_ = new QLabel(stepPane_);
+  colouringLegend_->setWordWrap(true);
+  colouringLegend_->setContentsMargins(8, 2, 8, 2);
+  colouringLegend_->hide();
   stepLayout->addWidget(stepHeader);
+  stepLayout->addWidget(colouringLegend_);
   stepLayout->addWidget(stepView_, 1);
   stack_->addWidget(stepPane_);
 
@@ -186,6 +191,22 @@ void TimelineWorkbench::setHighlightChanges(bool on) {
   if (!timeline_->isComparing() && shownStep_ >= 0) showStep(shownStep_);
 }
 
+void TimelineWorkbench::setNodeColouring(std::vector<NodeDecoration> decorations, const QString& legend) {
+  colouring_ = std::move(decorations);
+  colouringLegend_->setText(legend);
+  colouringLegend_->setVisible(!legend.isEmpty());
+  highlightBox_->setEnabled(colouring_.empty() && shownStep_ > 0);
+  if (shownStep_ < 0 || timeline_->isComparing()) return;
+  if (colouring_.empty()) {
+    showStep(shownStep_);  // the change outline comes back with the step's diff
+    return;
+  }
+  stepView_->clearDecorations();
+  for (const NodeDecoration& d : colouring_) stepView_->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
+}
+
+QString TimelineWorkbench::nodeColouringLegend() const { return colouringLegend_->isHidden() ? QString() : colouringLegend_->text(); }
+
 void TimelineWorkbench::showStep(int row) {
   const TimelineStep* step = model_->step(row);
   if (!step) return;
@@ -200,11 +221,11 @@ void TimelineWorkbench::showStep(int row) {
   if (step->milliseconds >= 0 && !step->skipped) title += QStringLiteral(" · %1").arg(formatMilliseconds(step->milliseconds));
   title += QStringLiteral("</span>");
   stepTitle_->setText(title);
-  highlightBox_->setEnabled(row > 0);
+  highlightBox_->setEnabled(row > 0 && colouring_.empty());
 
   bool fit = shownStep_ < 0;
   std::shared_ptr<const graph::Graph> graph = step->graph;
-  std::shared_ptr<const graph::Graph> previous = row > 0 && highlightChanges_ && !step->skipped
+  std::shared_ptr<const graph::Graph> previous = row > 0 && highlightChanges_ && !step->skipped && colouring_.empty()
                                                      ? model_->graphAt(row - 1)
                                                      : nullptr;
   GraphLayoutOptions options = stepView_->graphScene()->layoutOptions();
@@ -227,7 +248,10 @@ void TimelineWorkbench::showStep(int row) {
         shownStep_ = row;
         stepView_->clearDecorations();
         stepView_->setGraphLayout(std::make_shared<const GraphLayout>(std::move(*result.layout)));
-        if (result.changes) {
+        if (!colouring_.empty()) {
+          for (const NodeDecoration& d : colouring_)
+            stepView_->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
+        } else if (result.changes) {
           bool dark = palette().color(QPalette::Base).lightness() < 128;
           for (const NodeDecoration& d : diffDecorations(*result.changes, DiffSide::After, dark))
             stepView_->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);

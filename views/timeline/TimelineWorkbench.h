@@ -60,6 +60,12 @@ public:
   /// When on (the default), the single step view outlines what the step changed against the
   /// step before it.
   void setHighlightChanges(bool on);
+  /// A colouring from another view (the tuning heat map): decorations by node name, shown on
+  /// every single step instead of the change outline while there are any (nodes a step does
+  /// not have are skipped: only the steps after fusion have the kernels' nodes), with `legend`
+  /// (rich text) under the step's title. Empty brings the change outline back.
+  void setNodeColouring(std::vector<NodeDecoration> decorations, const QString& legend);
+  QString nodeColouringLegend() const;
 
   PassTimelineModel* timelineModel() const { return model_; }
   PassTimelineView* timelineView() const { return timeline_; }
@@ -100,6 +106,8 @@ private:
   QLabel* placeholder_;
   QWidget* stepPane_;
   QLabel* stepTitle_;
+  QLabel* colouringLegend_;
+  std::vector<NodeDecoration> colouring_;
   QCheckBox* highlightBox_;
   GraphView* stepView_;
   GraphCompareView* compare_;

@@ -68,6 +68,23 @@ TuningDashboard::TuningDashboard(QWidget* parent) : QWidget(parent) {
     emit message(text);
     updateControls();
   });
+  connect(&runner_, &TuningRunner::historyLoaded, this, [this](bool, const QString& text) {
+    output_->appendPlainText(text);
+    emit message(text);
+  });
+  // Double-clicking a task opens the schedule it is best with (the confirmed one, else the
+  // fastest trial) in the schedule editor.
+  connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+    int task = index.data(TuningTaskModel::TaskRole).toInt();
+    const tuner::TuningEventLog& log = feed()->log();
+    if (task < 0 || size_t(task) >= log.tasks().size()) return;
+    const tuner::LoggedTaskState& state = log.taskStates()[size_t(task)];
+    if (state.bestTrial < 0) return;
+    const tuner::LoggedTrial& best = log.trials()[size_t(state.bestTrial)];
+    std::string point = state.chosenPoint && !state.chosenPoint->empty() ? *state.chosenPoint : best.point;
+    emit trialActivated(QString::fromStdString(log.tasks()[size_t(task)].name), QString::fromStdString(point),
+                        best.sessionTrials);
+  });
   connect(trialsPlot_, &TrialScatterPlot::trialClicked, this, [this](int index) {
     const tuner::TuningEventLog& log = feed()->log();
     if (index < 0 || size_t(index) >= log.trials().size()) return;
@@ -226,7 +243,13 @@ void TuningDashboard::setRecordsPath(const QString& path) {
   records_->setText(path);
   // A records file with a kept event stream shows its last session.
   QString events = TuningRunner::eventsPathFor(path);
-  if (!runner_.isActive() && QFileInfo::exists(events)) loadEvents(events, nullptr);
+  if (!runner_.isActive() && QFileInfo::exists(events)) {
+    loadEvents(events, nullptr);
+  } else if (!runner_.isActive() && QFileInfo(path).size() > 0) {
+    // Without a kept stream (older sessions, merged files) the records still tell the story.
+    QString error;
+    if (!runner_.loadHistoryFromRecords(path, modelPath_, loadArguments_, &error)) emit message(error);
+  }
   updateControls();
 }
 

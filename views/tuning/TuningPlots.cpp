@@ -421,10 +421,17 @@ CostModelPlot::CostModelPlot(QWidget* parent)
   rho_ = addFigure(tr("Spearman's rho"), kRhoColor);
   tau_ = addFigure(tr("Kendall's tau"), kTauColor);
 
-  // The default legend went with the default axes: the figures get one of their own.
+  // The default legend went with the default axes: the figures get one of their own, under
+  // their plot in two columns rather than over it (in a narrow window it covered the curves).
   historyLegend_ = new QCPLegend;
-  historyRect_->insetLayout()->addElement(historyLegend_, Qt::AlignRight | Qt::AlignBottom);
+  plotLayout()->addElement(1, 1, historyLegend_);
+  plotLayout()->setRowStretchFactor(1, 0.001);
   historyLegend_->setLayer(QStringLiteral("legend"));
+  historyLegend_->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  historyLegend_->setWrap(2);
+  historyLegend_->setIconSize(18, 10);
+  historyLegend_->setRowSpacing(0);
+  historyLegend_->setMargins(QMargins(6, 0, 6, 2));
   for (QCPGraph* graph : {accuracyTrend_, accuracy_, rho_, tau_}) graph->addToLegend(historyLegend_);
   historyLegend_->setVisible(true);
 
@@ -493,9 +500,12 @@ void CostModelPlot::showLog(const tuner::TuningEventLog& log) {
     auto figure = [](std::optional<double> value) {
       return value ? QString::number(*value, 'f', 2) : QStringLiteral("–");
     };
-    figures_->setText(tr("round %1, %2\npairwise accuracy %3   rho %4   tau %5")
+    // Short lines: the plot is half of a panel that may be narrow, and kernel names are long.
+    QString kernel = QString::fromStdString(log.tasks()[size_t(latest->task)].name);
+    if (kernel.size() > 30) kernel = kernel.left(14) + QChar(0x2026) + kernel.right(15);
+    figures_->setText(tr("round %1, %2\npairwise accuracy %3\nrho %4   tau %5")
                           .arg(latest->round)
-                          .arg(QString::fromStdString(log.tasks()[size_t(latest->task)].name))
+                          .arg(kernel)
                           .arg(figure(latest->pairwiseAccuracy), figure(latest->spearmanRho),
                                figure(latest->kendallTau)));
   } else {

@@ -28,10 +28,11 @@ TuningRunner::TuningRunner(QObject* parent) : QObject(parent) {
 
 TuningRunner::~TuningRunner() {
   // The records keep every finished trial; a session left running would outlive the window.
-  if (process_.state() != QProcess::NotRunning) {
-    process_.kill();
-    process_.waitForFinished(3000);
-  }
+  for (QProcess* child : {&process_, &history_})
+    if (child->state() != QProcess::NotRunning) {
+      child->kill();
+      child->waitForFinished(3000);
+    }
 }
 
 QString TuningRunner::eventsPathFor(const QString& recordsPath) { return recordsPath + QStringLiteral(".events"); }
@@ -80,6 +81,43 @@ bool TuningRunner::start(const TuningRunRequest& request, QString* error) {
   process_.setProcessChannelMode(QProcess::SeparateChannels);
   setState(State::Running);
   process_.start();
+  return true;
+}
+
+bool TuningRunner::loadHistoryFromRecords(const QString& recordsPath, const QString& modelPath,
+                                          const QStringList& loadArguments, QString* error, const QString& tesselPath) {
+  auto fail = [&](const QString& why) {
+    if (error) *error = why;
+    return false;
+  };
+  if (isActive()) return fail(tr("a tuning session is running"));
+  auto tessel = driver::findTesselExecutable(tesselPath.toStdString());
+  if (!tessel) return fail(QString::fromStdString(tessel.error().toString()));
+  if (history_.state() != QProcess::NotRunning) {
+    history_.disconnect(this);
+    history_.kill();
+    history_.waitForFinished(3000);
+  }
+  QStringList arguments{QStringLiteral("records"), QStringLiteral("events"), recordsPath};
+  if (!modelPath.isEmpty()) arguments << QStringLiteral("--model") << modelPath << loadArguments;
+  history_.setProgram(QString::fromStdString(*tessel));
+  history_.setArguments(arguments);
+  history_.setProcessChannelMode(QProcess::SeparateChannels);
+  connect(&history_, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
+    history_.disconnect(this);
+    QByteArray stream = history_.readAllStandardOutput();
+    QString problem = QString::fromUtf8(history_.readAllStandardError()).trimmed();
+    if (status != QProcess::NormalExit || exitCode != 0 || isActive()) {
+      emit historyLoaded(false, tr("the records' history could not be rebuilt: %1")
+                                    .arg(problem.isEmpty() ? tr("exit code %1").arg(exitCode) : problem.section('\n', 0, 0)));
+      return;
+    }
+    feed_.clear();
+    feed_.append(stream);
+    feed_.finish();
+    emit historyLoaded(true, tr("the session's history was rebuilt from its records (no events file was kept)"));
+  });
+  history_.start();
   return true;
 }
 

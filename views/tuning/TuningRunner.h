@@ -62,12 +62,21 @@ public:
   /// Where a records file's event stream is kept: FILE.events beside it.
   static QString eventsPathFor(const QString& recordsPath);
 
+  /// Shows the history of a records file that has no kept stream: `tessel records events FILE
+  /// [--model MODEL ...]` rebuilds it from the records in a child process (a large file takes a
+  /// moment) and the feed reads it when it is done (historyLoaded). Not while a session runs.
+  bool loadHistoryFromRecords(const QString& recordsPath, const QString& modelPath, const QStringList& loadArguments,
+                              QString* error, const QString& tesselPath = {});
+  bool isLoadingHistory() const { return history_.state() != QProcess::NotRunning; }
+
 signals:
   void stateChanged(tessel::views::TuningRunner::State state);
   /// A line the tool wrote to stderr (its progress table and messages).
   void outputLine(const QString& line);
   /// The child ended; `message` says how, for the status bar.
   void finished(bool succeeded, const QString& message);
+  /// A history rebuilt from records is in the feed (or why not).
+  void historyLoaded(bool succeeded, const QString& message);
 
 private:
   void setState(State state);
@@ -77,6 +86,7 @@ private:
   void signalChild(int signal);
 
   QProcess process_;
+  QProcess history_;
   TuningEventFeed feed_;
   State state_ = State::Idle;
   QStringList arguments_;

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "app/cli/CommandLine.h"
@@ -21,6 +22,7 @@
 #include "compiler/driver/ScheduleTask.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/schedule/TraceText.h"
+#include "core/ir/StructuralEqual.h"
 #include "runtime/ThreadPool.h"
 #include "tuner/features/LoopFeatures.h"
 #include "tuner/model/CostModel.h"
@@ -37,6 +39,7 @@ struct Trial {
   int round = 0;
   tuner::RecordOrigin origin;
   std::optional<std::vector<float>> features;
+  uint64_t program = 0;  // the lowered code's structural hash
   double throughput = 0;
 };
 
@@ -111,7 +114,9 @@ int main(int argc, char** argv) {
       auto schedule = Schedule::replay(task.workload.outputs, *trace);
       if (!schedule) continue;
       auto lowered = lower(*schedule, task.workload.args(), task.name);
-      if (lowered) trials[i].features = extractLoopFeatures(lowered->func, featureTarget);
+      if (!lowered) continue;
+      trials[i].features = extractLoopFeatures(lowered->func, featureTarget);
+      trials[i].program = structuralHash(lowered->func);
     }
   };
   std::vector<std::thread> pool;
@@ -171,7 +176,22 @@ int main(int argc, char** argv) {
   };
   std::printf("objective=%s depth=%d rounds=%d eta=%g%s\n", options.objective.c_str(), options.maxDepth, options.rounds,
               options.eta, perTask ? " per-task" : "");
+  // How many trials measured code already measured (different points, the same program), and
+  // how many share their features with a different program (the model cannot tell them apart).
+  std::set<std::pair<std::string, uint64_t>> programs;
+  std::map<std::pair<std::string, std::vector<float>>, std::set<uint64_t>> programsByFeatures;
+  size_t lowered = 0;
+  for (const Trial& trial : trials) {
+    if (!trial.features) continue;
+    ++lowered;
+    programs.insert({trial.workload, trial.program});
+    programsByFeatures[{trial.workload, *trial.features}].insert(trial.program);
+  }
+  size_t ambiguous = 0;
+  for (const auto& [key, set] : programsByFeatures) ambiguous += set.size() > 1 ? set.size() : 0;
   std::printf("trials=%zu rounds_judged=%zu\n", trials.size(), accuracies.size());
+  std::printf("lowered=%zu distinct_programs=%zu distinct_feature_vectors=%zu programs_sharing_features=%zu\n", lowered,
+              programs.size(), programsByFeatures.size(), ambiguous);
   std::printf("mean_pairwise_accuracy=%.3f\nmean_top_quarter_recall=%.3f\n", mean(accuracies), mean(recalls));
   return accuracies.empty() ? 1 : 0;
 }

@@ -111,6 +111,33 @@ private slots:
     }
     QCOMPARE(seen.size(), proposed.size());
   }
+
+  // A filter leaves points out of a batch (the session's: points whose code was measured
+  // under another point), and the batch is still filled with points that pass it.
+  void aFilteredPointIsNeverProposed() {
+    SearchSpace space = convolutionSpace();
+    std::mt19937_64 rng(4);
+    std::set<std::string> seen;
+    std::vector<MeasuredPoint> measured;
+    SearchOptions options;
+    int asked = 0, refused = 0;
+    // Refuse every point whose first choice is odd (half the space, or so).
+    CandidateFilter evenFirst = [&](const Candidate& c) {
+      ++asked;
+      bool odd = !c.choices.empty() && c.choices[0] % 2 == 1;
+      refused += odd;
+      return !odd;
+    };
+    for (int round = 0; round < 5; ++round) {
+      auto batch = proposeBatch(space, measured, {}, seen, options, rng, evenFirst);
+      QCOMPARE(int(batch.size()), options.batchSize);
+      for (const Candidate& c : batch) {
+        QVERIFY(c.choices.empty() || c.choices[0] % 2 == 0);
+        measured.push_back({c, 1.0});
+      }
+    }
+    QVERIFY(refused > 0 && asked > refused);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestSearch)

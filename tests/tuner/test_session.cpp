@@ -12,7 +12,9 @@
 
 #include "compiler/driver/Driver.h"
 #include "compiler/ops/Matmul.h"
+#include "compiler/lower/Lower.h"
 #include "compiler/schedule/TraceText.h"
+#include "core/ir/StructuralEqual.h"
 #include "tuner/records/RecordFile.h"
 #include "tuner/records/TuningDatabase.h"
 #include "tuner/session/EventsFromRecords.h"
@@ -298,6 +300,45 @@ private slots:
     // The rebuilt stream says what it could not know.
     QCOMPARE(rebuilt[1]["event"].get<std::string>(), std::string("warning"));
     QCOMPARE(rebuilt.front()["tasks"][0]["op"].get<std::string>(), opSummaryOfWorkloadKey(task.workloadKey));
+  }
+
+  // Different points of a space often lower to the same code (a split by 1, an unrolled loop
+  // of one iteration): the session measures each program once. No two searched trials of the
+  // records lower to structurally equal code, and each round says how many points it left out.
+  void aProgramIsMeasuredOnceWhateverPointsGiveIt() {
+    QTemporaryDir dir;
+    std::string records = dir.filePath("programs.jsonl").toStdString();
+    std::vector<nlohmann::json> events;
+    TuningTask task = matmulTask(32);
+    MeasureWorker worker(matmulWorker(32));
+    TuningSessionOptions options = quickOptions(records, &events);
+    options.budgetTrials = 60;
+    options.space.includeDefaultSketch = false;  // the generated sketches: many splits by 1
+    auto result = runTuningSession({task}, worker, options);
+    QVERIFY2(result && !result->error, "the session ran");
+    std::map<uint64_t, std::string> programs;
+    int searched = 0;
+    for (const TuningRecord& record : readRecords(records)) {
+      if (record.origin != RecordOrigin::Search && record.origin != RecordOrigin::Random &&
+          record.origin != RecordOrigin::Default)
+        continue;
+      auto trace = parseTraceText(record.trace);
+      QVERIFY(trace);
+      auto schedule = Schedule::replay(task.workload.outputs, *trace);
+      if (!schedule) continue;
+      auto lowered = lower(*schedule, task.workload.args(), task.name);
+      if (!lowered) continue;
+      uint64_t program = structuralHash(lowered->func);
+      auto [at, added] = programs.emplace(program, record.trace);
+      // The default is measured twice on purpose (a cold first run); nothing else is.
+      if (!added && record.origin != RecordOrigin::Default)
+        QFAIL(("measured twice, as\n" + at->second + "and as\n" + record.trace).c_str());
+      searched += record.origin != RecordOrigin::Default;
+    }
+    QVERIFY(searched >= 40);
+    // Rounds say how many new points they left out (how many depends on the search's path).
+    for (const nlohmann::json& event : events)
+      if (event["event"] == "round") QVERIFY(event.contains("equivalent_skipped"));
   }
 
   void opSummariesComeFromWorkloadKeys() {

@@ -20,13 +20,14 @@ std::vector<double> scoresOf(const CandidateScorer& score, const std::vector<Can
 
 std::vector<Candidate> proposeBatch(const SearchSpace& space, const std::vector<MeasuredPoint>& measured,
                                     const CandidateScorer& score, std::set<std::string>& seen,
-                                    const SearchOptions& options, std::mt19937_64& rng) {
+                                    const SearchOptions& options, std::mt19937_64& rng,
+                                    const CandidateFilter& accept) {
   std::vector<Candidate> batch;
   if (space.empty() || options.batchSize <= 0) return batch;
   std::set<std::string> chosen;
   auto isNew = [&](const Candidate& c) {
     std::string key = SearchSpace::pointKey(c);
-    return !seen.count(key) && !chosen.count(key);
+    return !seen.count(key) && !chosen.count(key) && (!accept || accept(c));
   };
   auto take = [&](const Candidate& c) {
     chosen.insert(SearchSpace::pointKey(c));

@@ -47,6 +47,12 @@ struct TaskState {
   std::vector<MeasuredPoint> measured;
   std::set<std::string> seen;
   std::map<std::string, std::optional<std::vector<float>>> features;  // by point key; nullopt: does not lower
+  // Different points often lower to the same code (a split by 1, an unrolled loop of one
+  // iteration, tiles that simplify alike): by point key, the lowered function's structural
+  // hash (names aside); and for each program measured, its throughput (0: it failed).
+  std::map<std::string, uint64_t> programs;
+  std::map<uint64_t, double> measuredPrograms;
+  int equivalentSkipped = 0;  // new points left out because their program was measured
   std::vector<Measured> valid;  // every valid measurement (resumed ones included)
   int trials = 0;
   int errors = 0;
@@ -123,8 +129,14 @@ private:
   void trainIfDue(bool force = false);
   TuningSessionResult finish(std::string reason);
 
-  std::optional<std::vector<float>> featuresOf(size_t task, const Trace& trace);
+  /// The features of the trace's lowered code (and, when `program` is given, its structural hash).
+  std::optional<std::vector<float>> featuresOf(size_t task, const Trace& trace, uint64_t* program = nullptr);
   std::optional<std::vector<float>> featuresOf(size_t task, const Candidate& candidate);
+  /// The structural hash of the candidate's lowered code; nullopt when it does not lower.
+  std::optional<uint64_t> programOf(size_t task, const Candidate& candidate);
+  /// Notes that the candidate's program was measured with `throughput` (a later point that
+  /// lowers to the same code is then not measured again).
+  void noteProgram(size_t task, const Candidate& candidate, double throughput);
   std::vector<double> score(size_t task, const std::vector<Candidate>& candidates);
   void precomputeFeatures(size_t task, const std::vector<Candidate>& candidates);
   // A candidate on its way to the worker: what its record and event will say.

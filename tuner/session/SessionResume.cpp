@@ -83,8 +83,10 @@ void Session::absorbRecord(size_t task, const TuningRecord& record) {
   const MeasuredTime* time = record.result();
   if (!time) ++state.errors;
   double throughput = time && time->medianMs > 0 ? 1.0 / time->medianMs : 0;
-  if (candidate && record.origin != RecordOrigin::Control && record.origin != RecordOrigin::Confirm)
+  if (candidate && record.origin != RecordOrigin::Control && record.origin != RecordOrigin::Confirm) {
     state.measured.push_back({*candidate, throughput});
+    noteProgram(task, *candidate, throughput);
+  }
   if (record.origin != RecordOrigin::Control && record.origin != RecordOrigin::Confirm) {
     std::optional<std::vector<float>> features;
     if (candidate) {

@@ -13,6 +13,7 @@
 #include "compiler/lower/Lower.h"
 #include "compiler/schedule/Schedule.h"
 #include "compiler/schedule/TraceText.h"
+#include "core/ir/StructuralEqual.h"
 #include "tuner/model/RankingQuality.h"
 
 namespace tessel::tuner::session {
@@ -55,12 +56,13 @@ std::optional<MeasureErrorKind> recordedErrorKind(CandidateErrorKind kind) {
 
 }  // namespace
 
-std::optional<std::vector<float>> Session::featuresOf(size_t task, const Trace& trace) {
+std::optional<std::vector<float>> Session::featuresOf(size_t task, const Trace& trace, uint64_t* program) {
   const TuningTask& spec = tasks_[task];
   Expected<Schedule> schedule = Schedule::replay(spec.workload.outputs, trace);
   if (!schedule) return std::nullopt;
   Expected<LoweredFunction> lowered = lower(*schedule, spec.workload.args(), spec.name);
   if (!lowered) return std::nullopt;
+  if (program) *program = structuralHash(lowered->func);
   return extractLoopFeatures(lowered->func, featureTarget_);
 }
 
@@ -70,11 +72,27 @@ std::optional<std::vector<float>> Session::featuresOf(size_t task, const Candida
   auto it = state.features.find(key);
   if (it != state.features.end()) return it->second;
   std::optional<std::vector<float>> features;
+  uint64_t program = 0;
   try {
-    features = featuresOf(task, state.space.instantiate(candidate));
+    features = featuresOf(task, state.space.instantiate(candidate), &program);
   } catch (const UserError&) {
   }
+  if (features) state.programs[key] = program;
   return state.features.emplace(key, std::move(features)).first->second;
+}
+
+std::optional<uint64_t> Session::programOf(size_t task, const Candidate& candidate) {
+  if (!featuresOf(task, candidate)) return std::nullopt;
+  const TaskState& state = states_[task];
+  auto it = state.programs.find(SearchSpace::pointKey(candidate));
+  return it == state.programs.end() ? std::nullopt : std::optional<uint64_t>(it->second);
+}
+
+void Session::noteProgram(size_t task, const Candidate& candidate, double throughput) {
+  if (auto program = programOf(task, candidate)) {
+    double& known = states_[task].measuredPrograms[*program];
+    known = std::max(known, throughput);
+  }
 }
 
 // Lowering candidates for their features is most of the search's time; the worker is idle
@@ -89,11 +107,12 @@ void Session::precomputeFeatures(size_t task, const std::vector<Candidate>& cand
   }
   if (missing.size() < 8) return;  // not worth the threads
   std::vector<std::optional<std::vector<float>>> computed(missing.size());
+  std::vector<uint64_t> programs(missing.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next++) < missing.size();) {
       try {
-        computed[i] = featuresOf(task, state.space.instantiate(*missing[i]));
+        computed[i] = featuresOf(task, state.space.instantiate(*missing[i]), &programs[i]);
       } catch (const std::exception&) {
       }
     }
@@ -103,8 +122,11 @@ void Session::precomputeFeatures(size_t task, const std::vector<Candidate>& cand
   for (size_t t = 1; t < threadCount; ++t) threads.emplace_back(work);
   work();
   for (auto& thread : threads) thread.join();
-  for (size_t i = 0; i < missing.size(); ++i)
-    state.features.emplace(SearchSpace::pointKey(*missing[i]), std::move(computed[i]));
+  for (size_t i = 0; i < missing.size(); ++i) {
+    std::string key = SearchSpace::pointKey(*missing[i]);
+    if (computed[i]) state.programs[key] = programs[i];
+    state.features.emplace(key, std::move(computed[i]));
+  }
 }
 
 std::vector<double> Session::score(size_t task, const std::vector<Candidate>& candidates) {
@@ -296,7 +318,26 @@ void Session::searchRound(int taskIndex) {
   ++round_;
   auto searching = Clock::now();
   CandidateScorer scorer = [&](const std::vector<Candidate>& candidates) { return score(task, candidates); };
-  std::vector<Candidate> batch = proposeBatch(state.space, state.measured, scorer, state.seen, options_.search, rng_);
+  // A new point whose lowered code is a program already measured is not measured again: it
+  // takes that program's throughput (so the search still learns where it lies), and a batch
+  // holds each program once.
+  std::vector<MeasuredPoint> equivalents;
+  std::set<uint64_t> programsThisRound;
+  int skippedBefore = state.equivalentSkipped;
+  CandidateFilter newProgram = [&](const Candidate& candidate) {
+    std::optional<uint64_t> program = programOf(task, candidate);
+    if (!program) return true;  // it does not lower: measuring records why, and the model learns it
+    if (auto known = state.measuredPrograms.find(*program); known != state.measuredPrograms.end()) {
+      state.seen.insert(SearchSpace::pointKey(candidate));
+      equivalents.push_back({candidate, known->second});
+      ++state.equivalentSkipped;
+      return false;
+    }
+    return programsThisRound.insert(*program).second;
+  };
+  std::vector<Candidate> batch =
+      proposeBatch(state.space, state.measured, scorer, state.seen, options_.search, rng_, newProgram);
+  state.measured.insert(state.measured.end(), equivalents.begin(), equivalents.end());
   std::vector<double> predictions = score(task, batch);
   seconds_["searching"] += secondsSince(searching);
   RecordOrigin origin = model_.isTrained() ? RecordOrigin::Search : RecordOrigin::Random;
@@ -352,6 +393,7 @@ void Session::searchRound(int taskIndex) {
     double throughput = results[i]->ok() ? 1.0 / std::max(1e-9, results[i]->medianMilliseconds) : 0;
     if (!results[i]->ok()) ++errors;
     state.measured.push_back({batch[i], throughput});
+    noteProgram(task, batch[i], throughput);
     if (pending[i].prediction) {
       predicted.push_back(*pending[i].prediction);
       throughputs.push_back(throughput);
@@ -411,6 +453,7 @@ void Session::searchRound(int taskIndex) {
         {"chosen_by", std::string(scheduler_.lastChoice().reason)},
         {"gradient_ms_per_trial", scheduler_.lastChoice().gradient},
         {"kendall_tau", nullable(tau)},
+        {"equivalent_skipped", state.equivalentSkipped - skippedBefore},
         {"model_samples", model_.sampleCount()},
         {"estimated_latency_ms", scheduler_.estimatedLatencyMs()},
         {"default_latency_ms", defaultLatency},

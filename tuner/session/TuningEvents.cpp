@@ -72,6 +72,7 @@ std::vector<EventSchema> makeSchemas() {
         {"chosen_by", T::String, false},
         {"gradient_ms_per_trial", T::Number, false},
         {"kendall_tau", T::NullableNumber, false},
+        {"equivalent_skipped", T::Integer, false},
         {"model_samples", T::Integer},
         {"estimated_latency_ms", T::Number},
         {"default_latency_ms", T::Number},

@@ -126,8 +126,11 @@ void Session::measureDefaults() {
       auto first = measure(i, state.defaultTraceText, RecordOrigin::Default, state.defaultPoint, std::nullopt, features);
       if (first && first->ok())
         measure(i, state.defaultTraceText, RecordOrigin::Default, state.defaultPoint, std::nullopt, std::nullopt);
-      if (first && state.space.hasDefault())
-        state.measured.push_back({state.space.defaultCandidate(), state.defaultMs ? 1.0 / *state.defaultMs : 0});
+      if (first && state.space.hasDefault()) {
+        double throughput = state.defaultMs ? 1.0 / *state.defaultMs : 0;
+        state.measured.push_back({state.space.defaultCandidate(), throughput});
+        noteProgram(i, state.space.defaultCandidate(), throughput);
+      }
     }
     if (!state.defaultPoint.empty()) state.seen.insert(state.defaultPoint);
     if (!state.defaultMs) {

@@ -702,7 +702,8 @@ void MainWindow::stopApplyingTuningRecords() {
 }
 
 bool MainWindow::isIdle() const {
-  return pendingFile_.isEmpty() && jobList_.allIdle() && !tuning_->feed()->busy();
+  return pendingFile_.isEmpty() && jobList_.allIdle() && !tuning_->feed()->busy() &&
+         !tuning_->runner()->isLoadingHistory();
 }
 
 bool MainWindow::hasModel() const { return !currentFile_.isEmpty(); }

@@ -272,6 +272,23 @@ private slots:
     QVERIFY(workbench->taskModel()->isEdited(name));
   }
 
+  // The gutter marks the lines that differ from the task's default schedule: none for the
+  // default itself, a line changed in place, and an added one; comments never.
+  void theGutterMarksWhatDiffersFromTheDefault() {
+    ScheduleEditor* editor = workbench->editor();
+    QCOMPARE(editor->linesChangedFromReference(), QList<int>{});
+    QStringList lines = editor->toPlainText().split('\n');
+    QVERIFY(lines.size() >= 2);
+    auto [stage, axis] = splittable(exampleTasks().front());
+    lines[0] = lines[0] + "  ";  // only spacing: not a change
+    lines[1] = "# a note";
+    lines << QString("xo, xi = split(%1, %2, factor=2)").arg(stage, axis);
+    typeSchedule(editor, lines);
+    QCOMPARE(editor->linesChangedFromReference(), QList<int>{int(lines.size())});
+    workbench->resetToDefault();
+    QCOMPARE(editor->linesChangedFromReference(), QList<int>{});
+  }
+
   void scheduleLineHighlightsItsLoopsAndBack() {
     auto [stage, axis] = splittable(exampleTasks().front());
     ScheduleEditor* editor = workbench->editor();

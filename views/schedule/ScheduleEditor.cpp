@@ -138,6 +138,38 @@ void ScheduleEditor::setLinkedLines(const QList<int>& lines) {
   updateExtraSelections();
 }
 
+namespace {
+// A line's primitive as compared: trimmed; empty for a blank line or a comment.
+QString primitiveOf(const QString& line) {
+  QString text = line.trimmed();
+  return text.startsWith('#') ? QString() : text;
+}
+}  // namespace
+
+void ScheduleEditor::setReferenceText(const QString& reference) {
+  QStringList lines;
+  for (const QString& line : reference.split('\n'))
+    if (QString text = primitiveOf(line); !text.isEmpty()) lines << text;
+  if (lines == referenceLines_) return;
+  referenceLines_ = lines;
+  gutter_->update();
+}
+
+QList<int> ScheduleEditor::linesChangedFromReference() const {
+  QList<int> changed;
+  if (referenceLines_.isEmpty()) return changed;
+  // Each reference line pairs with one line of the text that is the same (a primitive written
+  // twice must be there twice); the rest are new or changed.
+  QStringList unmatched = referenceLines_;
+  for (QTextBlock block = document()->begin(); block.isValid(); block = block.next()) {
+    QString text = primitiveOf(block.text());
+    if (text.isEmpty()) continue;
+    if (qsizetype at = unmatched.indexOf(text); at >= 0) unmatched.removeAt(at);
+    else changed << block.blockNumber() + 1;
+  }
+  return changed;
+}
+
 int ScheduleEditor::cursorLine() const { return textCursor().blockNumber() + 1; }
 
 void ScheduleEditor::onCursorMoved() {
@@ -271,6 +303,7 @@ void ScheduleEditor::paintGutter(QPaintEvent* event) {
   int bottom = top + qRound(blockBoundingRect(block).height());
   int current = textCursor().blockNumber();
   int lineHeight = fontMetrics().height();
+  const QList<int> changed = linesChangedFromReference();
   while (block.isValid() && top <= event->rect().bottom()) {
     if (block.isVisible() && bottom >= event->rect().top()) {
       int line = block.blockNumber() + 1;
@@ -282,6 +315,7 @@ void ScheduleEditor::paintGutter(QPaintEvent* event) {
         painter.drawEllipse(QRect(4, top + (lineHeight - size) / 2, size, size));
       }
       if (linkedLines_.contains(line)) painter.fillRect(QRect(0, top, 3, lineHeight), colors.warning);
+      if (changed.contains(line)) painter.fillRect(QRect(gutter_->width() - 3, top, 3, lineHeight), colors.added);
       painter.setPen(block.blockNumber() == current ? currentNumber : number);
       painter.drawText(0, top, gutter_->width() - 6, lineHeight, Qt::AlignRight | Qt::AlignVCenter,
                        QString::number(line));

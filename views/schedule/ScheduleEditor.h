@@ -48,6 +48,13 @@ public:
   void setLinkedLines(const QList<int>& lines);
   const QList<int>& linkedLines() const { return linkedLines_; }
 
+  /// The schedule the text is compared with (the task's default): each line whose primitive
+  /// the reference does not have (added, or changed in place) gets a bar at the gutter's right
+  /// edge, as a version-control gutter would show it. Empty: no marks.
+  void setReferenceText(const QString& reference);
+  /// The 1-based lines marked so (comments and blank lines never are).
+  QList<int> linesChangedFromReference() const;
+
   /// Opens completion at the cursor (also bound to Ctrl+Space; typing a name opens it too).
   void showCompletions();
   QCompleter* completer() const { return completer_; }
@@ -83,6 +90,7 @@ private:
   std::shared_ptr<const driver::TaskLowering> lowering_;
   std::optional<Diagnostic> diagnostic_;
   QList<int> linkedLines_;
+  QStringList referenceLines_;  // the reference's primitives, trimmed; empty: no reference
   int lastCursorLine_ = -1;
 };
 

@@ -381,6 +381,8 @@ bool ScheduleWorkbench::openTask(const QString& name) {
   editor_->setReadOnly(false);
   editor_->setScheduleDocument(s->document);
   const driver::ScheduleTask& task = s->task;
+  // The gutter marks what the text changed against the default schedule.
+  editor_->setReferenceText(QString::fromStdString(task.defaultTraceText()));
   updateTaskTitle();
   int row = taskModel_->rowOf(name);
   QModelIndex index = taskFilter_->mapFromSource(taskModel_->index(row, 0));

@@ -385,11 +385,18 @@ QString TrialScatterPlot::csv() const {
 
 CostModelPlot::CostModelPlot(QWidget* parent)
     : TuningPlot(tr("The cost model's predictions appear here\nonce it has been trained."), parent) {
+  // Three rows, each the panel's full width: the latest round's figures, the two plots side by
+  // side, and the history's legend (in a narrow window, text inside either plot covered it).
   plotLayout()->clear();
+  figures_ = new QCPTextElement(this);
+  plotLayout()->addElement(0, 0, figures_);
+  auto* plots = new QCPLayoutGrid;
+  plotLayout()->addElement(1, 0, plots);
   scatterRect_ = new QCPAxisRect(this);
   historyRect_ = new QCPAxisRect(this);
-  plotLayout()->addElement(0, 0, scatterRect_);
-  plotLayout()->addElement(0, 1, historyRect_);
+  plots->addElement(0, 0, scatterRect_);
+  plots->addElement(0, 1, historyRect_);
+  plots->setColumnStretchFactors({1, 1});
   for (QCPAxisRect* rect : {scatterRect_, historyRect_})
     for (QCPAxis* axis : rect->axes()) axis->grid()->setVisible(true);
 
@@ -424,8 +431,8 @@ CostModelPlot::CostModelPlot(QWidget* parent)
   // The default legend went with the default axes: the figures get one of their own, under
   // their plot in two columns rather than over it (in a narrow window it covered the curves).
   historyLegend_ = new QCPLegend;
-  plotLayout()->addElement(1, 1, historyLegend_);
-  plotLayout()->setRowStretchFactor(1, 0.001);
+  plotLayout()->addElement(2, 0, historyLegend_);
+  plotLayout()->setRowStretchFactors({0.001, 1, 0.001});
   historyLegend_->setLayer(QStringLiteral("legend"));
   historyLegend_->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   historyLegend_->setWrap(2);
@@ -435,19 +442,12 @@ CostModelPlot::CostModelPlot(QWidget* parent)
   for (QCPGraph* graph : {accuracyTrend_, accuracy_, rho_, tau_}) graph->addToLegend(historyLegend_);
   historyLegend_->setVisible(true);
 
-  figures_ = new QCPItemText(this);
-  figures_->setClipToAxisRect(false);
-  figures_->position->setAxisRect(scatterRect_);
-  figures_->position->setType(QCPItemPosition::ptAxisRectRatio);
-  figures_->position->setCoords(0.02, 0.02);
-  figures_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-  figures_->setTextAlignment(Qt::AlignLeft);
   applyPalette();
 }
 
 void CostModelPlot::applyPalette() {
   TuningPlot::applyPalette();
-  if (figures_) figures_->setColor(palette().color(QPalette::Text));
+  if (figures_) figures_->setTextColor(palette().color(QPalette::Text));
 }
 
 void CostModelPlot::showLog(const tuner::TuningEventLog& log) {
@@ -500,10 +500,10 @@ void CostModelPlot::showLog(const tuner::TuningEventLog& log) {
     auto figure = [](std::optional<double> value) {
       return value ? QString::number(*value, 'f', 2) : QStringLiteral("–");
     };
-    // Short lines: the plot is half of a panel that may be narrow, and kernel names are long.
+    // Kernel names are long, and the panel may be narrow.
     QString kernel = QString::fromStdString(log.tasks()[size_t(latest->task)].name);
     if (kernel.size() > 30) kernel = kernel.left(14) + QChar(0x2026) + kernel.right(15);
-    figures_->setText(tr("round %1, %2\npairwise accuracy %3\nrho %4   tau %5")
+    figures_->setText(tr("round %1, %2\npairwise accuracy %3 \u00b7 rho %4 \u00b7 tau %5")
                           .arg(latest->round)
                           .arg(kernel)
                           .arg(figure(latest->pairwiseAccuracy), figure(latest->spearmanRho),
@@ -603,8 +603,9 @@ void RooflinePlot::showLog(const tuner::TuningEventLog& log) {
     lowY = std::min(lowY, roofY.front());
   }
   roof_->setData(roofX, roofY, true);
-  roof_->setName(bandwidth > 0 ? tr("roof: %1 GFLOP/s, %2 GB/s").arg(peak, 0, 'f', 0).arg(bandwidth, 0, 'f', 1)
-                               : tr("roof: %1 GFLOP/s").arg(peak, 0, 'f', 0));
+  if (peak <= 0) roof_->setName(tr("roof: unknown"));
+  else if (bandwidth > 0) roof_->setName(tr("roof: %1 GFLOP/s, %2 GB/s").arg(peak, 0, 'f', 0).arg(bandwidth, 0, 'f', 1));
+  else roof_->setName(tr("roof: %1 GFLOP/s").arg(peak, 0, 'f', 0));
   xAxis->setRange(fromX, toX);
   yAxis->setRange(std::max(lowY / 3, 1e-3), highY * 2);
   replot(QCustomPlot::rpQueuedReplot);

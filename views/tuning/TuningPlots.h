@@ -147,7 +147,7 @@ private:
   QCPGraph* accuracyTrend_ = nullptr;
   QCPGraph* rho_ = nullptr;
   QCPGraph* tau_ = nullptr;
-  QCPItemText* figures_ = nullptr;
+  QCPTextElement* figures_ = nullptr;
   QCPLegend* historyLegend_ = nullptr;
   int shownRound_ = 0;
   const tuner::TuningEventLog* log_ = nullptr;

@@ -10,15 +10,14 @@
 #include <optional>
 
 #include "tuner/model/RankingQuality.h"
+#include "tuner/session/Session.h"
 #include "tuner/session/TuningEvents.h"
 
 namespace tessel::tuner {
 
 namespace {
 
-nlohmann::json nullable(const std::optional<double>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
+using session::nullable;
 
 // Seconds since the epoch of a record's "2026-11-25T12:34:56Z"; nullopt when it is not one.
 std::optional<double> secondsOf(const std::string& time) {
@@ -37,12 +36,6 @@ int coresOf(const std::string& target) {
   return at == std::string::npos ? 0 : std::atoi(target.c_str() + at + 7);
 }
 
-std::optional<double> medianOf(std::vector<double> values) {
-  if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  return values[(values.size() - 1) / 2];
-}
-
 struct Task {
   int index = 0;
   std::string name, hash, workload, op, defaultTrace;
@@ -55,11 +48,10 @@ struct Task {
   bool tuned = false;
 };
 
-// A confirmation in progress: each rival's re-measurements, in the order they first came.
+// A confirmation in progress: each rival's trace beside it, in the order they first came.
 struct Rival {
-  std::string trace, point;
-  bool isDefault = false, competes = true;
-  std::vector<double> medians;
+  std::string trace;
+  session::ConfirmRival judged;
 };
 
 class Rebuilder {
@@ -67,16 +59,20 @@ public:
   explicit Rebuilder(const EventsFromRecordsOptions& options) : options_(options) {}
 
   std::vector<nlohmann::json> run(const std::vector<TuningRecord>& records) {
+    std::vector<std::optional<double>> times;
     std::optional<double> first;
-    for (const TuningRecord& record : records)
-      if (auto seconds = secondsOf(record.time); seconds && (!first || *seconds < *first)) first = seconds;
+    for (const TuningRecord& record : records) {
+      times.push_back(secondsOf(record.time));
+      if (times.back() && (!first || *times.back() < *first)) first = times.back();
+    }
     origin_ = first.value_or(0);
     for (const TuningRecord& record : records) taskOf(record);
     detectFromScratch(records);
     start(records);
-    for (const TuningRecord& record : records) {
+    for (size_t r = 0; r < records.size(); ++r) {
+      const TuningRecord& record = records[r];
       Task& task = tasks_[indexByHash_.at(record.workloadHash)];
-      now_ = std::max(now_, secondsOf(record.time).value_or(origin_) - origin_);
+      now_ = std::max(now_, times[r].value_or(origin_) - origin_);
       bool searching = record.origin == RecordOrigin::Search || record.origin == RecordOrigin::Random;
       bool confirming = record.origin == RecordOrigin::Confirm ||
                         (record.origin == RecordOrigin::Control && confirmTask_ == task.index &&
@@ -306,31 +302,21 @@ private:
     auto rival = std::find_if(rivals_.begin(), rivals_.end(), [&](const Rival& r) { return r.trace == record.trace; });
     if (rival == rivals_.end()) {
       bool isDefault = record.trace == task.defaultTrace;
-      rivals_.push_back({record.trace, record.point, isDefault, record.origin == RecordOrigin::Confirm, {}});
+      // A default that competes is re-measured as a confirmation, one that does not as a control.
+      rivals_.push_back({record.trace, {record.point, isDefault, record.origin == RecordOrigin::Confirm, {}}});
       rival = rivals_.end() - 1;
     }
-    if (const MeasuredTime* time = record.result()) rival->medians.push_back(time->medianMs);
+    if (const MeasuredTime* time = record.result()) rival->judged.medians.push_back(time->medianMs);
   }
 
   void flushConfirm() {
     if (confirmTask_ < 0) return;
     Task& task = tasks_[size_t(confirmTask_)];
-    nlohmann::json candidates = nlohmann::json::array();
-    const Rival* chosen = nullptr;
-    std::optional<double> chosenMs, defaultMs;
-    for (const Rival& rival : rivals_) {
-      std::optional<double> median = medianOf(rival.medians);
-      candidates.push_back({{"point", rival.point},
-                            {"default", rival.isDefault},
-                            {"medians_ms", rival.medians},
-                            {"median_ms", nullable(median)}});
-      if (rival.isDefault) defaultMs = median;
-      if (!median || (rival.isDefault && !rival.competes)) continue;
-      if (!chosenMs || *median < *chosenMs) {
-        chosen = &rival;
-        chosenMs = median;
-      }
-    }
+    std::vector<session::ConfirmRival> judged;
+    for (const Rival& rival : rivals_) judged.push_back(rival.judged);
+    session::ConfirmJudgement judgement = session::judgeConfirmation(judged);
+    const session::ConfirmRival* chosen = judgement.chosen >= 0 ? &judged[size_t(judgement.chosen)] : nullptr;
+    const std::optional<double> chosenMs = judgement.chosenMs, defaultMs = judgement.defaultMs;
     std::optional<double> speedup;
     if (chosenMs && defaultMs && *chosenMs > 0) speedup = *defaultMs / *chosenMs;
     task.confirmedDefaultMs = defaultMs;
@@ -339,7 +325,7 @@ private:
     emit({{"event", "confirm"},
           {"task", task.index},
           {"name", task.name},
-          {"candidates", candidates},
+          {"candidates", judgement.candidates},
           {"chosen_point", chosen ? chosen->point : std::string()},
           {"chosen_ms", nullable(chosenMs)},
           {"default_ms", nullable(defaultMs)},

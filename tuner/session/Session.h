@@ -33,6 +33,25 @@ inline nlohmann::json nullable(const std::optional<double>& value) {
 // has no such point (the records came from another compiler's space).
 std::optional<Candidate> parsePoint(const std::string& key, const SearchSpace& space);
 
+// One rival of a task's final confirmation: a schedule and its re-measurements' medians.
+struct ConfirmRival {
+  std::string point;
+  bool isDefault = false;
+  bool competes = true;  // false for the default from scratch: the yardstick, never the choice
+  std::vector<double> medians;
+};
+
+// What a confirmation decided: the rival with the lowest median of medians (the lower median
+// for an even count) among those that compete, the default's, and the event's "candidates".
+struct ConfirmJudgement {
+  int chosen = -1;  // index into the rivals; -1: none had a time
+  std::optional<double> chosenMs, defaultMs;
+  nlohmann::json candidates = nlohmann::json::array();
+};
+// Shared by the live session and the history rebuilt from records (EventsFromRecords), which
+// must decide alike.
+ConfirmJudgement judgeConfirmation(const std::vector<ConfirmRival>& rivals);
+
 // A valid measurement of one trace of a task.
 struct Measured {
   std::string trace;

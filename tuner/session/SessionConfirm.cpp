@@ -6,6 +6,30 @@
 
 namespace tessel::tuner::session {
 
+ConfirmJudgement judgeConfirmation(const std::vector<ConfirmRival>& rivals) {
+  auto medianOf = [](std::vector<double> values) -> std::optional<double> {
+    if (values.empty()) return std::nullopt;
+    std::sort(values.begin(), values.end());
+    return values[(values.size() - 1) / 2];
+  };
+  ConfirmJudgement judgement;
+  for (size_t i = 0; i < rivals.size(); ++i) {
+    const ConfirmRival& rival = rivals[i];
+    std::optional<double> median = medianOf(rival.medians);
+    judgement.candidates.push_back({{"point", rival.point},
+                                    {"default", rival.isDefault},
+                                    {"medians_ms", rival.medians},
+                                    {"median_ms", nullable(median)}});
+    if (rival.isDefault) judgement.defaultMs = median;
+    if (!median || !rival.competes) continue;
+    if (!judgement.chosenMs || *median < *judgement.chosenMs) {
+      judgement.chosen = int(i);
+      judgement.chosenMs = median;
+    }
+  }
+  return judgement;
+}
+
 // The final choice of a task: its best few schedules (and the default) measured again in turns,
 // so that one lucky sample on a noisy machine cannot decide.
 void Session::confirm(size_t task) {
@@ -41,27 +65,12 @@ void Session::confirm(size_t task) {
       if (measured && measured->ok()) rival.medians.push_back(measured->medianMilliseconds);
     }
   }
-  auto medianOf = [](std::vector<double> values) -> std::optional<double> {
-    if (values.empty()) return std::nullopt;
-    std::sort(values.begin(), values.end());
-    return values[(values.size() - 1) / 2];
-  };
-  const Rival* chosen = nullptr;
-  std::optional<double> chosenMs, defaultMs;
-  nlohmann::json candidates = nlohmann::json::array();
-  for (const Rival& rival : rivals) {
-    std::optional<double> median = medianOf(rival.medians);
-    candidates.push_back({{"point", rival.schedule.point},
-                          {"default", rival.isDefault},
-                          {"medians_ms", rival.medians},
-                          {"median_ms", nullable(median)}});
-    if (rival.isDefault) defaultMs = median;
-    if (!median || (rival.isDefault && !defaultCompetes)) continue;
-    if (!chosenMs || *median < *chosenMs) {
-      chosen = &rival;
-      chosenMs = median;
-    }
-  }
+  std::vector<ConfirmRival> judged;
+  for (const Rival& rival : rivals)
+    judged.push_back({rival.schedule.point, rival.isDefault, !rival.isDefault || defaultCompetes, rival.medians});
+  ConfirmJudgement judgement = judgeConfirmation(judged);
+  const Rival* chosen = judgement.chosen >= 0 ? &rivals[size_t(judgement.chosen)] : nullptr;
+  const std::optional<double> chosenMs = judgement.chosenMs, defaultMs = judgement.defaultMs;
   state.confirmedDefaultMs = defaultMs;
   if (chosen) {
     state.confirmed = true;
@@ -72,7 +81,7 @@ void Session::confirm(size_t task) {
   emit({{"event", "confirm"},
         {"task", int(task)},
         {"name", tasks_[task].name},
-        {"candidates", candidates},
+        {"candidates", judgement.candidates},
         {"chosen_point", chosen ? chosen->schedule.point : std::string()},
         {"chosen_ms", nullable(chosenMs)},
         {"default_ms", nullable(defaultMs)},

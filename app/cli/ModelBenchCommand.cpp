@@ -13,6 +13,7 @@
 #include "app/cli/InputFlags.h"
 #include "app/cli/ModelCommand.h"
 #include "app/cli/TuningRecordsFlag.h"
+#include "compiler/driver/ModelProfile.h"
 #include "compiler/driver/RunModel.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Timer.h"
@@ -30,6 +31,7 @@ int runModelBench(const std::vector<std::string>& args) {
   std::vector<FlagSpec> flags = {threadsFlag(),
                                  {"repeat", "timed runs; the median is reported", true, "20"},
                                  {"profile", "print per-operator times, slowest first", false, ""},
+                                 {"save-profile", "write the per-operator profile to FILE as JSON", true, ""},
                                  inputShapeFlag()};
   for (auto& flag : inputFlags()) flags.push_back(flag);
   for (auto& flag : passFlags()) flags.push_back(flag);
@@ -41,6 +43,8 @@ int runModelBench(const std::vector<std::string>& args) {
           "up, then --repeat times and prints latency_ms= (the median run). Inputs not given with --input or\n"
           "--inputs-dir are random floats (integers and booleans zero).\n"
           "--profile adds each operator's median time and share of the total, slowest first.\n"
+          "--save-profile FILE writes the profile as JSON; saved as MODEL.profile.json beside the model,\n"
+          "Tessel Studio finds it (the Tuning view's Share column, View > Colour Graph by > Share of Model Time).\n"
           "tuned_kernels= counts the kernels that replayed a tuning record (--tuning-records); the\n"
           "profile marks them.\n",
           args, flags, &command))
@@ -72,47 +76,39 @@ int runModelBench(const std::vector<std::string>& args) {
       request, [&](const runtime::GraphTensor& tensor) { return driver::timingInput(tensor, rng); });
   if (!prepared) return reportDiagnostic(prepared.error());
   if (*records && prepared->compiled) reportTuningRecords(**records, *prepared->compiled);
-  runtime::GraphExecutor& executor = *prepared->executor;
 
-  // One untimed run: first-touch page faults, thread pool start-up, caches.
-  executor.run();
-  std::vector<double> latencies;
-  std::map<size_t, std::vector<double>> nodeMilliseconds;  // by node position
-  for (int64_t i = 0; i < repeat; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    executor.run();
-    latencies.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    const auto& timings = executor.nodeTimings();
-    for (size_t node = 0; node < timings.size(); ++node) nodeMilliseconds[node].push_back(timings[node].milliseconds);
-  }
-  std::printf("model=%s\nthreads=%d\n", command.model.c_str(), runtime::ThreadPool::global().numThreads());
-  std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nruns=%lld\n", prepared->loadSeconds, prepared->compileSeconds,
-              (long long)repeat);
-  std::printf("latency_ms=%.4f\nmin_ms=%.4f\n", runtime::median(latencies),
-              *std::min_element(latencies.begin(), latencies.end()));
+  driver::ProfileOptions options;
+  options.minRuns = options.maxRuns = int(repeat);
+  options.minSeconds = 0;
+  auto profile = driver::profileExecutor(*prepared->executor, options);
+  if (!profile) return reportDiagnostic(profile.error());
+  profile->model = command.model;
   // A module directory was compiled elsewhere: whether its kernels were tuned is not known here.
-  if (prepared->compiled) std::printf("tuned_kernels=%d\n", tunedKernelCount(*prepared->compiled));
+  if (prepared->compiled) profile->tunedKernels = tunedKernelCount(*prepared->compiled);
+  std::printf("model=%s\nthreads=%d\n", command.model.c_str(), profile->threads);
+  std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nruns=%d\n", prepared->loadSeconds, prepared->compileSeconds,
+              profile->runs);
+  std::printf("latency_ms=%.4f\nmin_ms=%.4f\n", profile->latencyMs, profile->minMs);
+  if (prepared->compiled) std::printf("tuned_kernels=%d\n", profile->tunedKernels);
+  if (line.has("save-profile")) {
+    std::string path = line.get("save-profile");
+    if (Status saved = driver::writeModelProfile(*profile, path); !saved) return reportDiagnostic(saved.error());
+    std::printf("profile_file=%s\n", path.c_str());
+  }
   if (!line.has("profile")) return kExitOk;
 
   std::set<std::string> tunedKernels;
   if (prepared->compiled)
     for (const driver::CompiledKernel& kernel : prepared->compiled->kernels)
       if (kernel.tuned) tunedKernels.insert(kernel.name);
-  struct Row {
-    std::string node, kernel;
-    double milliseconds;
-  };
-  std::vector<Row> rows;
-  double total = 0;
-  const auto& timings = executor.nodeTimings();
-  for (auto& [node, samples] : nodeMilliseconds) {
-    rows.push_back({timings[node].node, timings[node].kernel, runtime::median(samples)});
-    total += rows.back().milliseconds;
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.milliseconds > b.milliseconds; });
-  std::printf("\nprofile (median per operator over %lld runs, slowest first; sum %.4f ms)\n", (long long)repeat, total);
+  std::vector<driver::ProfiledNode> rows = profile->nodes;
+  double total = profile->nodeSumMs();
+  std::stable_sort(rows.begin(), rows.end(), [](const driver::ProfiledNode& a, const driver::ProfiledNode& b) {
+    return a.milliseconds > b.milliseconds;
+  });
+  std::printf("\nprofile (median per operator over %d runs, slowest first; sum %.4f ms)\n", profile->runs, total);
   std::printf("%10s %7s  %-5s  %-32s %s\n", "ms", "share", "tuned", "node", "kernel");
-  for (const Row& row : rows)
+  for (const driver::ProfiledNode& row : rows)
     std::printf("%10.4f %6.1f%%  %-5s  %-32s %s\n", row.milliseconds, total > 0 ? 100.0 * row.milliseconds / total : 0.0,
                 tunedKernels.count(row.kernel) ? "yes" : "", row.node.c_str(), row.kernel.c_str());
   return kExitOk;

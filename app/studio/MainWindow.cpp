@@ -58,10 +58,6 @@ bool isOpenable(const QString& path) {
   return suffix == "onnx" || suffix == "tessel";
 }
 
-QString describeException(const std::exception& error) {
-  return QObject::tr("internal compiler error (please report): %1").arg(error.what());
-}
-
 /// What Run Project found, for the log.
 struct ProjectRunOutcome {
   enum Kind { Passed, CheckFailed, Error } kind = Error;
@@ -372,6 +368,7 @@ void MainWindow::showModelInViews() {
                   << QStringLiteral("%1=%2").arg(QString::fromStdString(input), dimensions.join('x'));
   }
   tuning_->setModel(session_.modelPath(), loadArguments);
+  loadSavedProfile();
   updateHeatMap();
   if (!tuning_->runner()->isActive()) {
     const project::Project* project = projects_->project();
@@ -404,6 +401,7 @@ void MainWindow::updateActions() {
   studioAction("actionExportModule")->setEnabled(hasModel());
   studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty());
   studioAction("actionMeasure")->setEnabled(hasModel());
+  studioAction("actionProfileModel")->setEnabled(hasModel());
   studioAction("actionInputShapes")->setEnabled(hasModel());
   studioAction("actionRunProject")->setEnabled(projects_->hasProject());
   studioAction("actionApplyTuningRecords")->setEnabled(hasModel());

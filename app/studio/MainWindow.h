@@ -107,7 +107,15 @@ public:
   void applyTuningRecords(const QString& path);
   /// Opens a tuning trial's schedule (from the dashboard's records file) in the schedule editor.
   void openTuningTrial(const QString& kernel, const QString& point, int trial);
-  /// Colours the graph's nodes by the tuning session's results (View > Colour Graph by Tuning).
+  /// Build > Profile Model: runs the compiled model (random inputs) on a worker, at least 10
+  /// times and a second, and keeps each node's median time. The profile is saved beside the
+  /// model (MODEL.profile.json) and read back when the model is opened again; the Tuning view's
+  /// Share column and View > Colour Graph by > Share of Model Time show it.
+  void profileModel();
+  /// The open model's last profile (null when it has none).
+  std::shared_ptr<const driver::ModelProfile> modelProfile() const { return profile_; }
+  /// Colours the graph's nodes by the tuning session's results or the model's last profile
+  /// (View > Colour Graph by).
   void setHeatMode(views::HeatMode mode);
   views::HeatMode heatMode() const { return heatMode_; }
   /// File > Stop Applying Tuning Records: recompiles with the default schedules, and the project
@@ -145,6 +153,8 @@ signals:
   void openFailed(const QString& path, const QString& message);
   void currentViewChanged(tessel::studio::StudioView view);
   void themeChanged(tessel::views::Theme theme);
+  /// Build > Profile Model finished: `ok`, or `message` says why not.
+  void modelProfiled(bool ok, const QString& message);
   /// A deployable module was written (`ok`) or failed (`message` says why).
   void moduleExported(const QString& directory, bool ok, const QString& message);
 
@@ -180,6 +190,10 @@ private:
   void updateTitle();
   void updateActions();
   void updateHeatMap();
+  /// Makes `profile` the model's last profile everywhere it shows.
+  void setModelProfile(std::shared_ptr<const driver::ModelProfile> profile);
+  /// Reads the profile saved beside the model, if any, on a worker.
+  void loadSavedProfile();
   void rebuildRecentMenu();
   void refreshIcons();
   void applyDefaultLayout(StudioView view);
@@ -214,6 +228,8 @@ private:
   views::ScheduleWorkbench* schedule_ = nullptr;
   views::TuningDashboard* tuning_ = nullptr;
   views::HeatMode heatMode_ = views::HeatMode::None;
+  std::shared_ptr<const driver::ModelProfile> profile_;  // of the model at profileModelPath_
+  QString profileModelPath_;
   bool applyProjectSchedules_ = false;
   bool restoringMeasurements_ = false;  // a project's variants going into the history
   InputShapesPrompt inputShapesPrompt_;  // when the next tasksReady follows a project's open

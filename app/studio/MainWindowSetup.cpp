@@ -1,6 +1,7 @@
 // Building the Studio's main window: the views and their slots, the docks, the actions and
 // menus, the tool bar and the status bar, and the wiring of the model session to them.
 #include "app/studio/MainWindow.h"
+#include "tuner/session/TuningTask.h"
 
 #include <QActionGroup>
 #include <QApplication>
@@ -148,6 +149,8 @@ void MainWindow::createViews() {
   connect(schedule_, &views::ScheduleWorkbench::failed, this,
           [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Schedule"), message); });
   connect(schedule_, &views::ScheduleWorkbench::tasksReady, this, [this] {
+    // The Tuning view lists the tasks a session would tune before one runs.
+    tuning_->setPreviewTasks(tuner::groupTasksByWorkload(schedule_->scheduleTasks()));
     // A project's saved schedules go into the editor once its tasks exist (as undoable
     // edits, so the user can step back to the defaults).
     if (!applyProjectSchedules_) return;
@@ -328,10 +331,11 @@ void MainWindow::createActions() {
   addStudioAction(view, "actionZoomOut", tr("Zoom &Out"), QKeySequence::ZoomOut, [this] {
     if (auto& zoom = views_[indexOf(currentView_)].zoomOut) zoom();
   });
-  QMenu* colouring = view->addMenu(tr("&Colour Graph by Tuning"));
+  QMenu* colouring = view->addMenu(tr("&Colour Graph by"));
   auto* colouringGroup = new QActionGroup(this);
-  const std::array<std::pair<views::HeatMode, QString>, 4> heatModes = {
+  const std::array<std::pair<views::HeatMode, QString>, 5> heatModes = {
       {{views::HeatMode::None, tr("&Operator Category")},
+       {views::HeatMode::Time, tr("Share of Model T&ime (Profile)")},
        {views::HeatMode::Speedup, tr("&Speedup over Default")},
        {views::HeatMode::Roofline, tr("Share of &Roofline")},
        {views::HeatMode::Trials, tr("&Trials Spent")}}};
@@ -373,6 +377,7 @@ void MainWindow::createActions() {
     setCurrentView(StudioView::Schedule);
     if (schedule_->currentTask() && schedule_->measurePanel()) schedule_->measurePanel()->measure();
   });
+  addStudioAction(build, "actionProfileModel", tr("&Profile Model"), QKeySequence(tr("F6")), [this] { profileModel(); });
   addStudioAction(build, "actionRunProject", tr("Run &Project"), QKeySequence(tr("Ctrl+R")), [this] { runProject(); });
   addStudioAction(build, "actionCancelJobs", tr("&Cancel Background Jobs"), QKeySequence(tr("Shift+F5")),
                   [this] { jobList_.cancelAll(); });

@@ -1,5 +1,5 @@
-// The main window's side of tuning: the graph's heat map from the Tuning view's session, and
-// opening a trial of it in the schedule editor.
+// The main window's side of tuning: the graph's heat map from the Tuning view's session (or
+// the model's last profile), and opening a trial of it in the schedule editor.
 #include <QFileInfo>
 #include <QStatusBar>
 
@@ -32,17 +32,25 @@ void MainWindow::updateHeatMap() {
     timeline_->setNodeColouring({}, {});
     return;
   }
-  std::map<std::string, std::string> kernelNodes;
-  for (const driver::CompiledKernel& kernel : model->kernels)
-    if (kernel.node) kernelNodes[kernel.name] = kernel.node->name;
-  std::vector<views::NodeHeat> heat = views::tuningHeat(tuning_->feed()->log(), kernelNodes, heatMode_);
+  std::vector<views::NodeHeat> heat;
+  if (heatMode_ == views::HeatMode::Time) {
+    if (profile_) heat = views::profileHeat(*profile_);
+  } else {
+    std::map<std::string, std::string> kernelNodes;
+    for (const driver::CompiledKernel& kernel : model->kernels)
+      if (kernel.node) kernelNodes[kernel.name] = kernel.node->name;
+    heat = views::tuningHeat(tuning_->feed()->log(), kernelNodes, heatMode_);
+  }
   std::vector<views::NodeDecoration> decorations;
   for (const views::NodeHeat& node : heat) {
     view->setNodeDecoration(node.node, node.colour, node.badge, node.tooltip);
     decorations.push_back({node.node, graph::NodeChange::Unchanged, node.colour, node.badge, node.tooltip});
   }
   QString legend = views::heatLegendHtml(heatMode_);
-  if (heat.empty()) legend = tr("No tuning results for this model yet: start a session in the Tuning view (Ctrl+4).");
+  if (heat.empty())
+    legend = heatMode_ == views::HeatMode::Time
+                 ? tr("No profile of this model yet: Build > Profile Model (F6) measures where its time goes.")
+                 : tr("No tuning results for this model yet: start a session in the Tuning view (Ctrl+4).");
   graph_->setColouringLegend(legend);
   // The Timeline shows the same colouring on its steps (the kernels' nodes exist from fusion on).
   timeline_->setNodeColouring(std::move(decorations), legend);

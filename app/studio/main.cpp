@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
   QCommandLineOption size("size", "Window size for --screenshot.", "WxH", "1440x900");
   QCommandLineOption theme("theme", "light or dark (default: the remembered theme).", "THEME");
   QCommandLineOption colourBy("colour-by",
-                              "Colour the graph by the tuning session kept beside the records: none, speedup, "
-                              "roofline or trials.",
+                              "Colour the graph by the tuning session kept beside the records (none, speedup, "
+                              "roofline or trials) or by the model's last profile (time).",
                               "MODE", "none");
   parser.addOptions({screenshot, view, size, theme, colourBy});
   parser.process(app);
@@ -90,13 +90,14 @@ int main(int argc, char** argv) {
   {
     bool known = false;
     for (auto mode : {tessel::views::HeatMode::None, tessel::views::HeatMode::Speedup,
-                      tessel::views::HeatMode::Roofline, tessel::views::HeatMode::Trials})
+                      tessel::views::HeatMode::Roofline, tessel::views::HeatMode::Trials,
+                      tessel::views::HeatMode::Time})
       if (parser.value(colourBy).compare(tessel::views::heatModeName(mode), Qt::CaseInsensitive) == 0) {
         heatMode = mode;
         known = true;
       }
     if (!known)
-      return fail(QStringLiteral("--colour-by %1: expected none, speedup, roofline or trials").arg(parser.value(colourBy)));
+      return fail(QStringLiteral("--colour-by %1: expected none, speedup, roofline, trials or time").arg(parser.value(colourBy)));
   }
   std::optional<tessel::views::Theme> startTheme;
   if (parser.isSet(theme)) {

@@ -11,6 +11,7 @@
 
 #include "compiler/driver/FusedKernel.h"
 #include "compiler/driver/ModelPlan.h"
+#include "compiler/driver/ModelProfile.h"
 #include "compiler/export/ExportModule.h"
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "compiler/graph/AlterLayout.h"
@@ -25,6 +26,8 @@
 #include "compiler/opdefs/OpRegistry.h"
 
 namespace tessel::driver {
+
+const char* const kProfileCancelled = "the profile was cancelled";
 
 using graph::Graph;
 using graph::Value;
@@ -197,6 +200,7 @@ Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& o
 
 bool isCancellation(const Diagnostic& diagnostic) {
   return diagnostic.message == kCompileCancelled || diagnostic.message == kExportCancelled ||
+         diagnostic.message == kProfileCancelled ||
          diagnostic.message == kLoadCancelled || frontend::importCancelled(diagnostic);
 }
 

@@ -7,6 +7,7 @@
 #include "CliTestSupport.h"
 
 #include "compiler/driver/Driver.h"
+#include "compiler/driver/ModelProfile.h"
 #include "compiler/driver/RunModel.h"
 #include "compiler/opdefs/OpRegistry.h"
 #include "runtime/Npy.h"
@@ -318,6 +319,29 @@ private slots:
     for (auto it = row.globalMatch(run.out); it.hasNext();) times << it.next().captured(1).toDouble();
     QVERIFY2(!times.isEmpty(), qPrintable(run.out));
     for (qsizetype i = 1; i < times.size(); ++i) QVERIFY2(times[i - 1] >= times[i], qPrintable(run.out));
+  }
+
+  // --save-profile writes the same per-operator medians as JSON, which reads back (the Studio's
+  // Share column and time colouring use it); a folder that cannot be written is an error.
+  void benchSavesTheProfile() {
+    QTemporaryDir dir;
+    QString file = dir.filePath("conv.profile.json");
+    QStringList arguments{"bench", model("test_conv_with_strides_padding"), "--repeat", "4", "--save-profile", file};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QCOMPARE(keyValues(run.out).value("profile_file"), file);
+    auto profile = tessel::driver::readModelProfile(file.toStdString());
+    QVERIFY2(profile, profile ? "" : profile.error().toString().c_str());
+    QCOMPARE(profile->runs, 4);
+    QCOMPARE(QString::number(profile->latencyMs, 'f', 4), keyValues(run.out).value("latency_ms"));
+    QVERIFY(!profile->nodes.empty());
+    for (const tessel::driver::ProfiledNode& node : profile->nodes)
+      QVERIFY(!node.kernel.empty() && node.milliseconds >= 0);
+    QStringList unwritable{"bench", model("test_conv_with_strides_padding"), "--repeat", "1", "--save-profile",
+                           dir.filePath("no/such/folder/p.json")};
+    Run refused = runTessel(unwritable);
+    QVERIFY2(refused.finished && refused.exitCode == 2 && refused.err.contains("no/such/folder"),
+             qPrintable(describe(unwritable, refused)));
   }
 
   // A model that needs an input's value while compiling (here Reshape's shape) cannot be timed

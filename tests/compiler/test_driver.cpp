@@ -8,6 +8,7 @@
 
 #include "NDArrayTestSupport.h"
 #include "compiler/driver/Driver.h"
+#include "compiler/driver/ModelProfile.h"
 #include "core/graph/Graph.h"
 #include "runtime/GraphExecutor.h"
 

@@ -2,14 +2,18 @@
 // beside it opens with that session in the dashboard (Ctrl+4); the graph is coloured by the
 // session's results on request, with a legend, and only the tuned kernels' nodes are; selecting
 // a task in the dashboard highlights its node in the graph; a trial clicked in the dashboard
-// opens its schedule, found in the records file, in the schedule editor.
+// opens its schedule, found in the records file, in the schedule editor. A model without records
+// lists the tasks a session would tune; Build > Profile Model measures where its time goes, which
+// the Share column and the graph's time colouring then show, and which reopening keeps.
 #include <QLabel>
+#include <QSignalSpy>
 #include <QStatusBar>
 #include <QTableView>
 #include <QtTest>
 
 #include "StudioTestSupport.h"
 #include "app/studio/MainWindow.h"
+#include "compiler/driver/ModelProfile.h"
 #include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
@@ -154,6 +158,93 @@ private slots:
     QTRY_VERIFY2(window.statusBar()->currentMessage().contains("is not in"),
                  qPrintable(window.statusBar()->currentMessage()));
     QCOMPARE(workbench->scheduleText(kernel), QString::fromStdString(record.trace));
+  }
+
+  void aModelWithoutRecordsListsItsTasksAndItsProfileShowsWhereTheTimeGoes() {
+    QTemporaryDir dir;
+    QString model = dir.filePath("tiny_resnet.onnx");
+    QVERIFY(QFile::copy(example("tiny_resnet.onnx"), model));
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    window.openFile(model);
+    QVERIFY(waitIdle(window));
+    auto* dashboard = window.findChild<views::TuningDashboard*>();
+    QVERIFY(dashboard);
+    // Before any session: every task of the model, not started, their kernels all counted.
+    QTRY_VERIFY(dashboard->showsPreview());
+    QTRY_VERIFY(!dashboard->feed()->busy());
+    auto compiled = window.session().compiledModel();
+    QVERIFY(compiled);
+    const tuner::TuningEventLog& log = dashboard->feed()->log();
+    QVERIFY(!log.tasks().empty());
+    int kernels = 0;
+    for (const tuner::LoggedTask& task : log.tasks()) kernels += task.weight;
+    int scheduled = 0;
+    for (const driver::CompiledKernel& kernel : compiled->kernels) scheduled += kernel.node ? 1 : 0;
+    QCOMPARE(kernels, scheduled);
+    views::TuningTaskModel* tasks = dashboard->taskModel();
+    QCOMPARE(tasks->rowCount(), int(log.tasks().size()));
+    QCOMPARE(tasks->index(0, views::TuningTaskModel::StateColumn).data().toString(), QString("not started"));
+    QCOMPARE(tasks->headerData(views::TuningTaskModel::ShareColumn, Qt::Horizontal).toString(), QString("Share (est.)"));
+    // Nothing is measured yet, so no share is claimed.
+    QVERIFY(std::isnan(tasks->index(0, views::TuningTaskModel::ShareColumn).data(views::TuningTaskModel::SortRole).toDouble()));
+
+    // Build > Profile Model: runs the model, saves the profile beside it, and the shares add up.
+    QSignalSpy profiled(&window, &MainWindow::modelProfiled);
+    window.studioAction("actionProfileModel")->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(profiled.count(), 1, 120000);
+    QVERIFY2(profiled.first().at(0).toBool(), qPrintable(profiled.first().at(1).toString()));
+    QVERIFY(window.modelProfile());
+    QVERIFY(window.modelProfile()->runs >= 10);
+    QVERIFY(window.modelProfile()->latencyMs > 0);
+    const QString saved = dir.filePath("tiny_resnet.profile.json");
+    QVERIFY(QFileInfo::exists(saved));
+    QCOMPARE(tasks->headerData(views::TuningTaskModel::ShareColumn, Qt::Horizontal).toString(),
+             QString("Share (profiled)"));
+    double shares = 0;
+    for (int row = 0; row < tasks->rowCount(); ++row) {
+      double share = tasks->index(row, views::TuningTaskModel::ShareColumn).data(views::TuningTaskModel::SortRole).toDouble();
+      QVERIFY2(std::isfinite(share) && share >= 0, qPrintable(QString("row %1: %2").arg(row).arg(share)));
+      shares += share;
+    }
+    // Kernels outside any task (copies into outputs) take the rest.
+    QVERIFY2(shares > 90 && shares <= 100.0001, qPrintable(QString::number(shares)));
+
+    // View > Colour Graph by > Share of Model Time: every node that took time has a badge.
+    auto* graph = window.findChild<views::GraphWorkbench*>();
+    QVERIFY(graph);
+    window.setHeatMode(views::HeatMode::Time);
+    QVERIFY2(graph->colouringLegend().contains("time"), qPrintable(graph->colouringLegend()));
+    int badges = 0;
+    for (const driver::ProfiledNode& node : window.modelProfile()->nodes)
+      if (!graph->view()->graphScene()->nodeDecorationBadge(QString::fromStdString(node.node)).isEmpty()) ++badges;
+    QVERIFY2(badges >= scheduled, qPrintable(QString("%1 of %2").arg(badges).arg(scheduled)));
+
+    // Opening the model again finds its last profile.
+    MainWindow again;
+    again.openFile(model);
+    QVERIFY(waitIdle(again));
+    QTRY_VERIFY(again.modelProfile());
+    QCOMPARE(again.modelProfile()->latencyMs, window.modelProfile()->latencyMs);
+    QCOMPARE(again.modelProfile()->nodes.size(), window.modelProfile()->nodes.size());
+
+    // A damaged profile is a warning in the log, and the model opens all the same.
+    QFile damaged(saved);
+    QVERIFY(damaged.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    damaged.write("{\"format\": \"tessel-profile\", \"version\": 1, \"runs\": ");
+    damaged.close();
+    MainWindow third;
+    third.openFile(model);
+    QVERIFY(waitIdle(third));
+    QVERIFY(!third.modelProfile());
+    QVERIFY(third.hasModel());
+    bool warned = false;
+    for (int row = 0; row < third.diagnostics().rowCount(); ++row)
+      if (third.diagnostics().entry(row).severity == views::Severity::Warning &&
+          third.diagnostics().entry(row).message.contains("tiny_resnet.profile.json"))
+        warned = true;
+    QVERIFY(warned);
   }
 };
 

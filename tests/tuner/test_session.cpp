@@ -18,6 +18,8 @@
 #include "tuner/records/RecordFile.h"
 #include "tuner/records/TuningDatabase.h"
 #include "tuner/session/EventsFromRecords.h"
+#include "tuner/session/SessionPreview.h"
+#include "tuner/session/TuningEventLog.h"
 #include "tuner/session/TuningSession.h"
 
 using namespace tessel;
@@ -339,6 +341,34 @@ private slots:
     // Rounds say how many new points they left out (how many depends on the search's path).
     for (const nlohmann::json& event : events)
       if (event["event"] == "round") QVERIFY(event.contains("equivalent_skipped"));
+  }
+
+  // What the Studio lists before a session runs: the model's tasks in a valid session_start
+  // that a log reads as tasks not started, every kernel of the model in one of them.
+  void aPreviewListsTheTasksASessionWouldTune() {
+    auto graph = driver::loadModel(kModel);
+    QVERIFY(graph);
+    auto compiled = driver::compileGraph(*graph);
+    QVERIFY(compiled);
+    auto scheduleTasks = driver::extractTasks(*compiled);
+    QVERIFY(scheduleTasks);
+    std::vector<TuningTask> tasks = groupTasksByWorkload(*scheduleTasks);
+    nlohmann::json start = previewSessionStart(tasks, {"tiny.onnx", "llvm", "tiny.jsonl", 2});
+    auto problem = validateEvent(start);
+    QVERIFY2(!problem, problem.value_or("").c_str());
+    TuningEventLog log;
+    QVERIFY(log.addLine(start.dump(), 1));
+    QCOMPARE(log.tasks().size(), tasks.size());
+    size_t kernels = 0;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      QCOMPARE(log.tasks()[i].name, tasks[i].name);
+      QCOMPARE(log.tasks()[i].weight, tasks[i].weight);
+      QCOMPARE(log.tasks()[i].flops, tasks[i].flops);
+      QCOMPARE(log.taskStates()[i].trials, 0);
+      kernels += log.tasks()[i].kernels.size();
+    }
+    QCOMPARE(kernels, scheduleTasks->size());
+    QVERIFY(!log.ended());
   }
 
   void opSummariesComeFromWorkloadKeys() {

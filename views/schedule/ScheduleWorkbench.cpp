@@ -367,6 +367,13 @@ const driver::ScheduleTask* ScheduleWorkbench::findTask(const QString& name) con
   return s ? &s->task : nullptr;
 }
 
+std::vector<driver::ScheduleTask> ScheduleWorkbench::scheduleTasks() const {
+  std::vector<driver::ScheduleTask> tasks;
+  tasks.reserve(tasks_.size());
+  for (const auto& state : tasks_) tasks.push_back(state->task);
+  return tasks;
+}
+
 bool ScheduleWorkbench::openTask(const QString& name) {
   TaskState* s = state(name);
   if (!s) return false;

@@ -72,6 +72,8 @@ public:
   const driver::ScheduleTask* currentTask() const;
   /// Task `name` (the kernel symbol), or null.
   const driver::ScheduleTask* findTask(const QString& name) const;
+  /// Every task shown, in plan order (copies: the tasks hold handles, not data).
+  std::vector<driver::ScheduleTask> scheduleTasks() const;
   QStringList taskNames() const;
 
   /// Replaces task `name`'s schedule text (e.g. from a project file) as an undoable edit,

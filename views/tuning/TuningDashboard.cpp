@@ -26,6 +26,7 @@
 
 #include "views/common/ImageExport.h"
 #include "views/tuning/TuningPlots.h"
+#include "tuner/session/SessionPreview.h"
 #include "views/tuning/TuningTaskModel.h"
 
 namespace tessel::views {
@@ -68,9 +69,15 @@ TuningDashboard::TuningDashboard(QWidget* parent) : QWidget(parent) {
     emit message(text);
     updateControls();
   });
-  connect(&runner_, &TuningRunner::historyLoaded, this, [this](bool, const QString& text) {
+  connect(&runner_, &TuningRunner::historyLoaded, this, [this](bool ok, const QString& text) {
     output_->appendPlainText(text);
     emit message(text);
+    if (ok) {
+      showingPreview_ = false;
+    } else {
+      historyShown_ = false;
+      showPreviewIfIdle();
+    }
   });
   // Double-clicking a task opens the schedule it is best with (the confirmed one, else the
   // fastest trial) in the schedule editor.
@@ -234,6 +241,7 @@ void TuningDashboard::buildLayout() {
 }
 
 void TuningDashboard::setModel(const QString& modelPath, const QStringList& loadArguments) {
+  if (modelPath != modelPath_) previewTasks_.clear();  // the next model's tasks are on their way
   modelPath_ = modelPath;
   loadArguments_ = loadArguments;
   updateControls();
@@ -248,9 +256,35 @@ void TuningDashboard::setRecordsPath(const QString& path) {
   } else if (!runner_.isActive() && QFileInfo(path).size() > 0) {
     // Without a kept stream (older sessions, merged files) the records still tell the story.
     QString error;
-    if (!runner_.loadHistoryFromRecords(path, modelPath_, loadArguments_, &error)) emit message(error);
+    historyShown_ = runner_.loadHistoryFromRecords(path, modelPath_, loadArguments_, &error);
+    if (!historyShown_) emit message(error);
+  } else if (!runner_.isActive()) {
+    // Nothing tuned into this file yet: the previous file's session is not this one's.
+    historyShown_ = false;
+    showPreviewIfIdle();
   }
   updateControls();
+}
+
+void TuningDashboard::setPreviewTasks(const std::vector<tuner::TuningTask>& tasks) {
+  previewTasks_ = tasks;
+  showPreviewIfIdle();
+}
+
+void TuningDashboard::showPreviewIfIdle() {
+  if (runner_.isActive() || historyShown_) return;
+  if (!showingPreview_ && feed()->log().started()) return;  // a session that ran here stays
+  tuner::SessionPreviewOptions options;
+  options.source = modelPath_.toStdString();
+  options.records = records_->text().toStdString();
+  options.threads = threads_->value();
+  feed()->clear();
+  showingPreview_ = !previewTasks_.empty();
+  if (showingPreview_) {
+    feed()->append(QByteArray::fromStdString(tuner::previewSessionStart(previewTasks_, options).dump() + "\n"));
+    feed()->finish();
+  }
+  refresh();
 }
 
 QString TuningDashboard::recordsPath() const { return records_->text(); }
@@ -260,7 +294,10 @@ bool TuningDashboard::loadEvents(const QString& path, QString* error) {
     if (error) *error = tr("a tuning session is running");
     return false;
   }
-  return runner_.feed()->loadFile(path, error);
+  if (!runner_.feed()->loadFile(path, error)) return false;
+  historyShown_ = true;
+  showingPreview_ = false;
+  return true;
 }
 
 TuningRunRequest TuningDashboard::request() const {
@@ -316,6 +353,8 @@ void TuningDashboard::startSession() {
     return;
   }
   output_->appendPlainText(runner_.arguments().join(' '));
+  showingPreview_ = false;
+  historyShown_ = true;  // the session's own stream, from now on
   selected_.clear();
   updateControls();
 }
@@ -366,9 +405,17 @@ void TuningDashboard::refresh() {
     default: state = log.ended() ? tr("finished (%1)").arg(QString::fromStdString(*log.endReason()))
                                  : log.started() ? tr("not finished") : QString();
   }
-  if (!log.started()) {
+  if (!log.started() || showingPreview_) {
+    int kernels = 0;
+    for (const tuner::LoggedTask& task : log.tasks()) kernels += task.weight;
     status_->setText(modelPath_.isEmpty() ? tr("Open a model, then start a tuning session here.")
-                                          : tr("Ready to tune %1.").arg(QFileInfo(modelPath_).fileName()));
+                     : showingPreview_
+                         ? tr("Ready to tune %1: %2 tasks for its %3 kernels. Start measures each task's default "
+                              "schedule, then searches where the model's time goes.")
+                               .arg(QFileInfo(modelPath_).fileName())
+                               .arg(log.tasks().size())
+                               .arg(kernels)
+                         : tr("Ready to tune %1.").arg(QFileInfo(modelPath_).fileName()));
     return;
   }
   QString text = tr("%1 — %2 tasks, %3 trials, %4 rounds")

@@ -9,7 +9,9 @@
 
 #include <functional>
 #include <set>
+#include <vector>
 
+#include "tuner/session/TuningTask.h"
 #include "views/tuning/TuningRunner.h"
 
 class QCheckBox;
@@ -45,6 +47,12 @@ public:
   /// The records file sessions append to (the project's); its kept events are shown.
   void setRecordsPath(const QString& path);
   QString recordsPath() const;
+  /// The model's tasks as a session would find them (Studio: from the schedule editor's tasks).
+  /// Until a session runs or a kept history is shown, the table lists them, not started, with
+  /// their occurrences, FLOPs and profiled share, so the user sees what Start would tune.
+  void setPreviewTasks(const std::vector<tuner::TuningTask>& tasks);
+  /// Whether the table shows that preview (no session and no history of one).
+  bool showsPreview() const { return showingPreview_; }
   /// Shows a saved event stream (a finished session); false with `error` when unreadable.
   bool loadEvents(const QString& path, QString* error);
 
@@ -93,12 +101,17 @@ private:
   void updateControls();
   void selectionChanged();
   void showPlotMenu(TuningPlot* plot, const QPoint& position);
+  /// Puts the preview in the feed when nothing else is there to show.
+  void showPreviewIfIdle();
 
   TuningRunner runner_;
   QString modelPath_;
   QStringList loadArguments_;
   std::set<int> selected_;
   int fittedRows_ = -1;
+  std::vector<tuner::TuningTask> previewTasks_;
+  bool showingPreview_ = false;
+  bool historyShown_ = false;  // a kept stream or rebuilt history is (being) shown
   std::function<ExistingRecords(const QString&)> existingRecordsPrompt_;
 
   QLineEdit* records_ = nullptr;

@@ -26,6 +26,12 @@ const QColor kMiddle(0xe8, 0xb0, 0x2a);
 const QColor kHigh(0x2e, 0xa0, 0x4f);
 const QColor kFewTrials(0xb8, 0xd4, 0xf0);
 const QColor kManyTrials(0x1f, 0x5f, 0xb0);
+const QColor kLittleTime(0xf6, 0xe3, 0xc8);
+const QColor kMostTime(0xc0, 0x39, 0x1b);
+
+// Share of the model's time: a square-root scale, so that a node at 2% is visibly warmer than
+// one at 0.1% while the 20% node still stands out.
+QColor timeColour(double share) { return mix(kLittleTime, kMostTime, std::sqrt(std::clamp(share / 0.2, 0.0, 1.0))); }
 
 // Speedup: grey at 1x, green towards 2x and beyond, red below 1x (a tuned schedule slower
 // than the default, which confirmation should never let through).
@@ -50,6 +56,7 @@ QString heatModeName(HeatMode mode) {
     case HeatMode::Speedup: return QStringLiteral("speedup");
     case HeatMode::Roofline: return QStringLiteral("roofline");
     case HeatMode::Trials: return QStringLiteral("trials");
+    case HeatMode::Time: return QStringLiteral("time");
   }
   return {};
 }
@@ -57,7 +64,7 @@ QString heatModeName(HeatMode mode) {
 std::vector<NodeHeat> tuningHeat(const tuner::TuningEventLog& log,
                                  const std::map<std::string, std::string>& kernelNodes, HeatMode mode) {
   std::vector<NodeHeat> heat;
-  if (mode == HeatMode::None) return heat;
+  if (mode == HeatMode::None || mode == HeatMode::Time) return heat;
   int mostTrials = 1;
   for (const tuner::LoggedTaskState& state : log.taskStates()) mostTrials = std::max(mostTrials, state.trials);
   for (size_t task = 0; task < log.tasks().size(); ++task) {
@@ -101,13 +108,34 @@ std::vector<NodeHeat> tuningHeat(const tuner::TuningEventLog& log,
         tooltip += QObject::tr("%1 trials (%2 failed)").arg(state.trials).arg(state.errors);
         break;
       }
-      case HeatMode::None: break;
+      case HeatMode::None:
+      case HeatMode::Time: break;
     }
     for (const std::string& kernel : info.kernels) {
       auto node = kernelNodes.find(kernel);
       if (node == kernelNodes.end()) continue;
       heat.push_back({QString::fromStdString(node->second), colour, badge, tooltip});
     }
+  }
+  return heat;
+}
+
+std::vector<NodeHeat> profileHeat(const driver::ModelProfile& profile) {
+  std::vector<NodeHeat> heat;
+  double total = profile.nodeSumMs();
+  if (total <= 0) return heat;
+  for (const driver::ProfiledNode& node : profile.nodes) {
+    if (node.milliseconds <= 0) continue;
+    double share = node.milliseconds / total;
+    QString percent = share >= 0.01 ? QString::number(share * 100, 'f', 1) : QString::number(share * 100, 'f', 2);
+    heat.push_back({QString::fromStdString(node.node), timeColour(share), percent + '%',
+                    QObject::tr("%1\n%2 ms, %3% of the model's %4 ms (median of %5 runs, %6)")
+                        .arg(QString::fromStdString(node.kernel))
+                        .arg(node.milliseconds, 0, 'g', 4)
+                        .arg(percent)
+                        .arg(total, 0, 'g', 4)
+                        .arg(profile.runs)
+                        .arg(QString::fromStdString(profile.createdAt))});
   }
   return heat;
 }
@@ -126,6 +154,9 @@ QString heatLegendHtml(HeatMode mode) {
     case HeatMode::Trials:
       return QObject::tr("Trials spent: %1 few %2 most; nodes without trials plain")
           .arg(swatch(kFewTrials), swatch(kManyTrials));
+    case HeatMode::Time:
+      return QObject::tr("Share of the model's time in its last profile: %1 0.1% %2 2% %3 8% %4 20% and more")
+          .arg(swatch(timeColour(0.001)), swatch(timeColour(0.02)), swatch(timeColour(0.08)), swatch(timeColour(0.2)));
   }
   return {};
 }

@@ -12,13 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "compiler/driver/ModelProfile.h"
 #include "tuner/session/TuningEventLog.h"
 
 namespace tessel::views {
 
-enum class HeatMode { None, Speedup, Roofline, Trials };
+enum class HeatMode { None, Speedup, Roofline, Trials, Time };
 
-/// "none", "speedup", "roofline", "trials".
+/// "none", "speedup", "roofline", "trials", "time".
 QString heatModeName(HeatMode mode);
 
 struct NodeHeat {
@@ -32,6 +33,10 @@ struct NodeHeat {
 /// the graph node each computes (CompiledKernel::node). Empty for HeatMode::None.
 std::vector<NodeHeat> tuningHeat(const tuner::TuningEventLog& log,
                                  const std::map<std::string, std::string>& kernelNodes, HeatMode mode);
+
+/// HeatMode::Time: one entry per node of `profile` that took any time, coloured by its share of
+/// the model's time (the nodes' sum), with its time and share as badge and tooltip.
+std::vector<NodeHeat> profileHeat(const driver::ModelProfile& profile);
 
 /// The legend of a mode, as rich text with the colour scale (empty for None).
 QString heatLegendHtml(HeatMode mode);

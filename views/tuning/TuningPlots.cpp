@@ -71,6 +71,11 @@ TuningPlot::TuningPlot(const QString& emptyText, QWidget* parent) : QCustomPlot(
   emptyHint_->setClipToAxisRect(false);
 }
 
+TuningPlot::~TuningPlot() {
+  // A legend taken out of the layout (setLegendAboveShown) goes back, so the layout deletes it.
+  if (legend && !legend->layout()) plotLayout()->addElement(plotLayout()->rowCount(), 0, legend);
+}
+
 void TuningPlot::changeEvent(QEvent* event) {
   QCustomPlot::changeEvent(event);
   if (event->type() == QEvent::PaletteChange) {
@@ -101,6 +106,22 @@ void TuningPlot::putLegendAbove() {
   plotLayout()->addElement(0, 0, legend);
   plotLayout()->setRowStretchFactor(0, 0.001);
   legend->setMargins(QMargins(6, 4, 6, 0));
+}
+
+void TuningPlot::setLegendAboveShown(bool shown) {
+  // A layout column is no wider than its narrowest element's largest size, and an empty
+  // legend's is its margins: hidden or not, it would squeeze the plot into a sliver, so the
+  // legend leaves the layout while it has nothing to list.
+  bool inLayout = plotLayout()->hasElement(0, 0) && plotLayout()->element(0, 0) == legend;
+  legend->setVisible(shown);
+  if (shown && !inLayout) {
+    plotLayout()->insertRow(0);
+    plotLayout()->addElement(0, 0, legend);
+    plotLayout()->setRowStretchFactor(0, 0.001);
+  } else if (!shown && inLayout) {
+    plotLayout()->take(legend);
+    plotLayout()->simplify();
+  }
 }
 
 // --- LatencyPlot --------------------------------------------------------------------------
@@ -220,7 +241,7 @@ void TaskProgressPlot::showLog(const tuner::TuningEventLog& log) {
     graph->setData(trials, gflops, true);
     ++shown;
   }
-  legend->setVisible(shown > 0 && shown <= 6);
+  setLegendAboveShown(shown > 0 && shown <= 6);
   setEmpty(shown == 0);
   xAxis->setRange(0, std::max(longest, 16.0) * 1.03);
   yAxis->setRange(0, highest > 0 ? highest * 1.15 : 1);
@@ -676,7 +697,8 @@ void AllocationPlot::showLog(const tuner::TuningEventLog& log) {
   // As many names as fit the axis's height at a line each.
   int fitting = std::max(4, axisRect()->height() / std::max(1, QFontMetrics(yAxis->tickLabelFont()).height()));
   int step = std::max(1, (taskCount + fitting - 1) / fitting);
-  for (int task = 0; task < taskCount; task += step)
+  // Before the first round the axis stays bare: the placeholder text explains the plot.
+  for (int task = 0; task < taskCount && !log.rounds().empty(); task += step)
     ticker->addTick(task, shortName(log.tasks()[size_t(task)].name));
   yAxis->setTicker(ticker);
   yAxis->setRange(-0.7, std::max(1, taskCount) - 0.3);

@@ -21,6 +21,7 @@ class TuningPlot : public QCustomPlot {
 
 public:
   explicit TuningPlot(const QString& emptyText, QWidget* parent = nullptr);
+  ~TuningPlot() override;
 
   /// Redraws from the log (cheap enough to call a few times a second with 20,000 trials).
   virtual void showLog(const tuner::TuningEventLog& log) = 0;
@@ -35,6 +36,8 @@ protected:
   std::vector<QCPLegend*> legends() const;
   /// A legend in a row above the axes, so it never covers the newest points.
   void putLegendAbove();
+  /// Shows the legend putLegendAbove() placed, or takes it out of the layout.
+  void setLegendAboveShown(bool shown);
 
   QCPItemText* emptyHint_ = nullptr;
 };

@@ -31,6 +31,12 @@ void TuningTaskModel::setFeed(TuningEventFeed* feed) {
   refresh();
 }
 
+void TuningTaskModel::setProfile(std::shared_ptr<const driver::ModelProfile> profile) {
+  profile_ = std::move(profile);
+  refresh();
+  emit headerDataChanged(Qt::Horizontal, ShareColumn, ShareColumn);
+}
+
 void TuningTaskModel::refresh() {
   int rows = feed_ ? int(feed_->log().tasks().size()) : 0;
   if (rows != rows_) {
@@ -64,6 +70,18 @@ QVariant TuningTaskModel::value(int task, int column) const {
     case OccurrencesColumn: return info.weight;
     case MflopColumn: return info.flops > 0 ? info.flops / 1e6 : kUnknown;
     case ShareColumn: {
+      if (profile_) {
+        // Measured: the task's kernels as they ran in the whole model (every occurrence has
+        // its own kernel and node). A task none of whose kernels were profiled stays unknown.
+        double total = profile_->nodeSumMs(), taskMs = 0;
+        bool found = false;
+        for (const std::string& kernel : info.kernels)
+          if (std::optional<double> milliseconds = profile_->kernelMs(kernel)) {
+            taskMs += *milliseconds;
+            found = true;
+          }
+        return found && total > 0 ? 100.0 * taskMs / total : kUnknown;
+      }
       double total = log.defaultLatencyMs();
       return state.defaultMs && total > 0 ? 100.0 * info.weight * *state.defaultMs / total : kUnknown;
     }
@@ -111,13 +129,26 @@ QVariant TuningTaskModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant TuningTaskModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::ToolTipRole && section == ShareColumn) {
+    if (!profile_)
+      return tr("Share of the model's time, estimated from the default schedules' isolated times and the "
+                "task's occurrences.\nProfile the model (Build > Profile Model, F6) for measured shares.");
+    return tr("Share of the model's time measured in the profile of %1: %2 runs on %3 threads, median %4 ms, "
+              "%5 tuned kernels")
+        .arg(QString::fromStdString(profile_->createdAt))
+        .arg(profile_->runs)
+        .arg(profile_->threads)
+        .arg(profile_->latencyMs, 0, 'f', 3)
+        .arg(profile_->tunedKernels);
+  }
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case KernelColumn: return tr("Kernel");
     case OpColumn: return tr("Op pattern");
     case OccurrencesColumn: return tr("Occurs");
     case MflopColumn: return tr("MFLOP");
-    case ShareColumn: return tr("Share");
+    case ShareColumn: return profile_ ? tr("Share (profiled)") : tr("Share (est.)");
     case DefaultGflopsColumn: return tr("Default GFLOP/s");
     case DefaultPeakColumn: return tr("Default % peak");
     case TrialsColumn: return tr("Trials");

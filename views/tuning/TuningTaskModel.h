@@ -5,6 +5,10 @@
 #include <QAbstractTableModel>
 #include <QPointer>
 
+#include <memory>
+
+#include "compiler/driver/ModelProfile.h"
+
 #include "views/tuning/TuningEventFeed.h"
 
 namespace tessel::views {
@@ -39,6 +43,11 @@ public:
 
   void setFeed(TuningEventFeed* feed);
   TuningEventFeed* feed() const { return feed_; }
+  /// The model's last profile (Build > Profile Model): the Share column then says what share of
+  /// the measured model time each task's kernels took. Without one, the share is estimated from
+  /// the default schedules' isolated times and the task's occurrences. Null clears it.
+  void setProfile(std::shared_ptr<const driver::ModelProfile> profile);
+  const driver::ModelProfile* profile() const { return profile_.get(); }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -54,6 +63,7 @@ private:
   QVariant value(int task, int column) const;
 
   QPointer<TuningEventFeed> feed_;
+  std::shared_ptr<const driver::ModelProfile> profile_;
   int rows_ = 0;
 };
 

@@ -1,0 +1,198 @@
+// Profiling a whole model run by run, and the profile's JSON form.
+#include "compiler/driver/ModelProfile.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/Error.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/Timer.h"
+
+namespace tessel::driver {
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+std::string utcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+Diagnostic profileError(const std::string& source, const std::string& message) {
+  return Diagnostic{message, source, 0, 0,
+                    "profile the model again (Build > Profile Model, or tessel bench MODEL --profile --save-profile FILE)"};
+}
+
+}  // namespace
+
+double ModelProfile::nodeSumMs() const {
+  double sum = 0;
+  for (const ProfiledNode& node : nodes) sum += node.milliseconds;
+  return sum;
+}
+
+std::optional<double> ModelProfile::kernelMs(const std::string& kernel) const {
+  for (const ProfiledNode& node : nodes)
+    if (node.kernel == kernel) return node.milliseconds;
+  return std::nullopt;
+}
+
+Expected<ModelProfile> profileExecutor(runtime::GraphExecutor& executor, const ProfileOptions& options) {
+  auto cancelled = [&] { return options.cancelled && options.cancelled(); };
+  ModelProfile profile;
+  profile.threads = runtime::ThreadPool::global().numThreads();
+  profile.createdAt = utcNow();
+  std::vector<double> latencies;
+  std::vector<std::vector<double>> nodeMilliseconds;
+  double spent = 0;
+  try {
+    executor.run();  // untimed: first-touch page faults, the thread pool starting, caches
+    while (int(latencies.size()) < options.maxRuns &&
+           (int(latencies.size()) < options.minRuns || spent < options.minSeconds)) {
+      if (cancelled()) return Diagnostic{kProfileCancelled, "profile", 0, 0, ""};
+      auto start = std::chrono::steady_clock::now();
+      executor.run();
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      spent += seconds;
+      latencies.push_back(seconds * 1e3);
+      const auto& timings = executor.nodeTimings();
+      nodeMilliseconds.resize(timings.size());
+      for (size_t node = 0; node < timings.size(); ++node) nodeMilliseconds[node].push_back(timings[node].milliseconds);
+      if (options.progress) {
+        // Expected runs: the minimum, or as many as fit the time at this pace.
+        int expected = std::max(options.minRuns, int(std::ceil(options.minSeconds / std::max(spent / latencies.size(), 1e-9))));
+        options.progress(int(latencies.size()), std::min(expected, options.maxRuns));
+      }
+    }
+  } catch (const runtime::Error& error) {
+    return Diagnostic{error.what(), "profile", 0, 0, ""};
+  }
+  profile.runs = int(latencies.size());
+  profile.latencyMs = runtime::median(latencies);
+  profile.minMs = latencies.empty() ? 0 : *std::min_element(latencies.begin(), latencies.end());
+  const auto& timings = executor.nodeTimings();
+  for (size_t node = 0; node < timings.size(); ++node)
+    profile.nodes.push_back({timings[node].node, timings[node].kernel, runtime::median(nodeMilliseconds[node])});
+  return profile;
+}
+
+std::string modelProfileJson(const ModelProfile& profile) {
+  nlohmann::ordered_json header = {{"format", "tessel-profile"},
+                                   {"version", kFormatVersion},
+                                   {"model", profile.model},
+                                   {"created_at", profile.createdAt},
+                                   {"runs", profile.runs},
+                                   {"threads", profile.threads},
+                                   {"latency_ms", profile.latencyMs},
+                                   {"min_ms", profile.minMs},
+                                   {"tuned_kernels", profile.tunedKernels}};
+  // One node per line: a diff of two profiles reads node by node.
+  std::string text = header.dump(1);
+  text.resize(text.rfind('\n'));  // up to the closing brace
+  text += ",\n \"nodes\": [";
+  for (size_t index = 0; index < profile.nodes.size(); ++index) {
+    const ProfiledNode& node = profile.nodes[index];
+    nlohmann::ordered_json line = {{"node", node.node}, {"kernel", node.kernel}, {"ms", node.milliseconds}};
+    text += (index ? ",\n  " : "\n  ") + line.dump();
+  }
+  text += profile.nodes.empty() ? "]\n}\n" : "\n ]\n}\n";
+  return text;
+}
+
+Expected<ModelProfile> parseModelProfile(const std::string& text, const std::string& source) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) return profileError(source, "not a profile: the file is not one JSON object");
+  if (json.value("format", std::string()) != "tessel-profile")
+    return profileError(source, "not a profile: \"format\" is not \"tessel-profile\"");
+  if (!json.contains("version") || !json["version"].is_number_integer() || json["version"].get<int>() > kFormatVersion)
+    return profileError(source, "profile format version " + (json.contains("version") ? json["version"].dump() : "missing") +
+                                    "; this Tessel reads version " + std::to_string(kFormatVersion));
+  ModelProfile profile;
+  auto number = [&](const char* field, double* into) -> bool {
+    auto found = json.find(field);
+    if (found == json.end() || !found->is_number() || !std::isfinite(found->get<double>()) || found->get<double>() < 0)
+      return false;
+    *into = found->get<double>();
+    return true;
+  };
+  double runs = 0, threads = 0, tuned = 0;
+  for (auto [field, into] : {std::pair{"runs", &runs}, {"threads", &threads}, {"latency_ms", &profile.latencyMs},
+                             {"min_ms", &profile.minMs}, {"tuned_kernels", &tuned}})
+    if (!number(field, into)) return profileError(source, std::string("\"") + field + "\" is missing or not a number >= 0");
+  profile.runs = int(runs);
+  profile.threads = int(threads);
+  profile.tunedKernels = int(tuned);
+  profile.model = json.value("model", std::string());
+  profile.createdAt = json.value("created_at", std::string());
+  auto nodes = json.find("nodes");
+  if (nodes == json.end() || !nodes->is_array()) return profileError(source, "\"nodes\" is missing or not an array");
+  for (size_t index = 0; index < nodes->size(); ++index) {
+    const nlohmann::json& node = (*nodes)[index];
+    std::string where = "node " + std::to_string(index + 1);
+    if (!node.is_object() || !node.contains("node") || !node["node"].is_string() || !node.contains("kernel") ||
+        !node["kernel"].is_string() || !node.contains("ms") || !node["ms"].is_number() ||
+        !std::isfinite(node["ms"].get<double>()) || node["ms"].get<double>() < 0)
+      return profileError(source, where + " needs \"node\" and \"kernel\" strings and \"ms\", a number >= 0");
+    profile.nodes.push_back({node["node"].get<std::string>(), node["kernel"].get<std::string>(), node["ms"].get<double>()});
+  }
+  return profile;
+}
+
+Status writeModelProfile(const ModelProfile& profile, const std::string& path) {
+  const std::string temporary = path + ".tmp";
+  const std::string contents = modelProfileJson(profile);
+  int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Diagnostic{"cannot create " + temporary + ": " + std::strerror(errno), path, 0, 0,
+                                "choose a folder you can write to"};
+  std::string failure;
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t count = ::write(fd, contents.data() + written, contents.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) {
+      failure = std::strerror(errno);
+      break;
+    }
+    written += size_t(count);
+  }
+  if (failure.empty() && ::fsync(fd) != 0) failure = std::strerror(errno);
+  if (::close(fd) != 0 && failure.empty()) failure = std::strerror(errno);
+  if (failure.empty() && ::rename(temporary.c_str(), path.c_str()) != 0) failure = std::strerror(errno);
+  if (!failure.empty()) {
+    ::unlink(temporary.c_str());
+    return Diagnostic{"cannot save the profile: " + failure, path, 0, 0, "choose a folder you can write to"};
+  }
+  return Status::success();
+}
+
+Expected<ModelProfile> readModelProfile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return Diagnostic{"cannot read the profile: " + std::string(std::strerror(errno)), path, 0, 0, ""};
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  return parseModelProfile(contents.str(), path);
+}
+
+std::string profilePathForModel(const std::string& modelPath) {
+  std::filesystem::path path(modelPath);
+  return (path.parent_path() / (path.stem().string() + ".profile.json")).string();
+}
+
+}  // namespace tessel::driver

@@ -1,0 +1,71 @@
+// Where a model's time goes: each node's median time over repeated runs of the whole model, as
+// `tessel bench --profile` prints it and the Studio's Profile Model keeps it. The tuning
+// dashboard's share column and the graph's time colouring read it, so a profile is saved as
+// JSON beside the model and read back when the model is opened again.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/support/Error.h"
+#include "runtime/GraphExecutor.h"
+
+namespace tessel::driver {
+
+struct ProfiledNode {
+  std::string node;    ///< The graph node (operation) the kernel computes.
+  std::string kernel;  ///< The kernel's name (a tuning task's kernels are named so).
+  double milliseconds = 0;  ///< Median over the profile's runs.
+};
+
+struct ModelProfile {
+  std::string model;  ///< The model file profiled, as given.
+  int runs = 0;
+  int threads = 0;
+  double latencyMs = 0;  ///< Median of whole runs.
+  double minMs = 0;
+  int tunedKernels = 0;  ///< Kernels that ran a tuned schedule.
+  std::string createdAt;  ///< UTC, ISO 8601.
+  std::vector<ProfiledNode> nodes;  ///< In execution order.
+
+  /// The sum of the nodes' medians (a little under latencyMs: the executor's own work).
+  double nodeSumMs() const;
+  /// The median time of the node that runs `kernel`; nullopt when no node does.
+  std::optional<double> kernelMs(const std::string& kernel) const;
+};
+
+/// The message of a cancelled profile (isCancellation() knows it).
+extern const char* const kProfileCancelled;
+
+struct ProfileOptions {
+  int minRuns = 10;
+  double minSeconds = 1.0;  ///< Keeps running past minRuns until this much time is spent...
+  int maxRuns = 200;        ///< ...but never more runs than this.
+  std::function<bool()> cancelled;                           ///< Asked between runs.
+  std::function<void(int runs, int expected)> progress;      ///< After each run.
+};
+
+/// Runs `executor` (inputs already set) once untimed, then as options say, and takes each
+/// node's median. A cancelled profile returns the isCancellation() Diagnostic of Driver.h;
+/// a kernel failure returns its Error as a Diagnostic naming the node.
+Expected<ModelProfile> profileExecutor(runtime::GraphExecutor& executor, const ProfileOptions& options = {});
+
+/// The profile as JSON: one object with "format": "tessel-profile", "version", "model",
+/// "created_at", "runs", "threads", "latency_ms", "min_ms", "tuned_kernels" and "nodes" (each
+/// {"node", "kernel", "ms"}, one per line, in execution order).
+std::string modelProfileJson(const ModelProfile& profile);
+/// Reads what modelProfileJson wrote; a Diagnostic names `source` and the field at fault.
+Expected<ModelProfile> parseModelProfile(const std::string& text, const std::string& source);
+
+/// Writes the JSON to `path` through a temporary file renamed into place, so a crash never
+/// leaves half a profile.
+Status writeModelProfile(const ModelProfile& profile, const std::string& path);
+Expected<ModelProfile> readModelProfile(const std::string& path);
+
+/// Where the Studio keeps a model's last profile: beside it, `resnet18.onnx` ->
+/// `resnet18.profile.json`.
+std::string profilePathForModel(const std::string& modelPath);
+
+}  // namespace tessel::driver

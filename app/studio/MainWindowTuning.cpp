@@ -88,7 +88,9 @@ void MainWindow::openTuningTrial(const QString& kernel, const QString& point, in
           statusBar()->showMessage(tr("%1 is not a kernel of the compiled model").arg(kernel), kStatusMessageMs);
           return;
         }
-        // What the trial changed, primitive by primitive, against the default schedule.
+        // What the trial changed, primitive by primitive, against the default schedule: line
+        // against line in the diff tab, and in a sentence in the status bar.
+        schedule_->showDiffAgainstDefault();
         const driver::ScheduleTask* task = schedule_->findTask(kernel);
         QString defaultText = task ? QString::fromStdString(task->defaultTraceText()) : QString();
         statusBar()->showMessage(tr("Trial %1 of %2 opened in the schedule editor; against the default: %3")

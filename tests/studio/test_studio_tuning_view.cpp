@@ -6,6 +6,8 @@
 // lists the tasks a session would tune; Build > Profile Model measures where its time goes, which
 // the Share column and the graph's time colouring then show, and which reopening keeps.
 #include <QLabel>
+#include <QPlainTextEdit>
+#include <QTabWidget>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTableView>
@@ -17,6 +19,7 @@
 #include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
+#include "views/schedule/ScheduleDiff.h"
 #include "views/schedule/ScheduleWorkbench.h"
 #include "views/timeline/PassTimelineModel.h"
 #include "views/timeline/TimelineWorkbench.h"
@@ -150,9 +153,19 @@ private slots:
     emit dashboard->trialActivated(kernel, "0:1,2", 7);
     QTRY_COMPARE(window.currentView(), StudioView::Schedule);
     QCOMPARE(workbench->scheduleText(kernel), QString::fromStdString(record.trace));
-    // The status bar says what the trial changed against the default.
+    // The status bar says what the trial changed against the default, and the diff tab comes
+    // forward with the dropped primitive opposite a gap.
     QVERIFY2(window.statusBar()->currentMessage().contains("against the default: - " + dropped),
              qPrintable(window.statusBar()->currentMessage()));
+    QCOMPARE(workbench->toolTabs()->currentWidget(), static_cast<QWidget*>(workbench->diffView()));
+    QVERIFY2(workbench->diffView()->summary().contains("1 removed"), qPrintable(workbench->diffView()->summary()));
+    bool droppedShown = false;
+    QStringList defaultSide = workbench->diffView()->leftPane()->toPlainText().split('\n');
+    for (size_t row = 0; row < workbench->diffView()->rows().size(); ++row)
+      if (workbench->diffView()->rows()[row].kind == views::DiffRow::Kind::Removed &&
+          defaultSide[qsizetype(row)].trimmed() == dropped)
+        droppedShown = true;
+    QVERIFY(droppedShown);
     // A point the records do not have leaves the editor as it is and says so.
     emit dashboard->trialActivated(kernel, "9:9", 8);
     QTRY_VERIFY2(window.statusBar()->currentMessage().contains("is not in"),

@@ -19,6 +19,7 @@
 #include "views/schedule/IterationOrderView.h"
 #include "views/schedule/LoweringPanel.h"
 #include "views/schedule/MeasurePanel.h"
+#include "views/schedule/ScheduleDiff.h"
 #include "views/schedule/ScheduleEditor.h"
 #include "views/schedule/ScheduleWorkbench.h"
 #include "views/schedule/TaskListModel.h"
@@ -287,6 +288,43 @@ private slots:
     QCOMPARE(editor->linesChangedFromReference(), QList<int>{int(lines.size())});
     workbench->resetToDefault();
     QCOMPARE(editor->linesChangedFromReference(), QList<int>{});
+  }
+
+  // The diff tab aligns the text with the default line against line: a primitive inserted in
+  // the middle leaves the lines after it paired, an edited factor is one changed row, and a
+  // removed line leaves a gap opposite.
+  void theDiffTabAlignsTheScheduleWithTheDefault() {
+    const QStringList before = {"# default", "a, b = split(C, i, factor=8)", "reorder(C, a, j, b)", "vectorize(C, b)"};
+    const QStringList after = {"# default", "a, b = split(C, i, factor=16)", "parallel(C, a)", "reorder(C, a, j, b)"};
+    QCOMPARE(diffRowsText(sideBySideDiff(before, after), before, after),
+             QString("# default | # default\n"
+                     "~ a, b = split(C, i, factor=8) | a, b = split(C, i, factor=16)\n"
+                     "+ | parallel(C, a)\n"
+                     "reorder(C, a, j, b) | reorder(C, a, j, b)\n"
+                     "- vectorize(C, b) |"));
+    QCOMPARE(diffRowsText(sideBySideDiff({}, {"x"}), {}, {"x"}), QString("+ | x"));
+    QCOMPARE(sideBySideDiff({" a "}, {"a"}).front().kind, DiffRow::Kind::Same);
+
+    // In the workbench: the open task against its default, following every edit.
+    ScheduleDiffView* diff = workbench->diffView();
+    QVERIFY(diff);
+    QVERIFY2(diff->summary().contains("same primitives"), qPrintable(diff->summary()));
+    ScheduleEditor* editor = workbench->editor();
+    QStringList lines = editor->toPlainText().split('\n');
+    auto [stage, axis] = splittable(exampleTasks().front());
+    lines << QString("xo, xi = split(%1, %2, factor=2)").arg(stage, axis);
+    typeSchedule(editor, lines);
+    QTRY_VERIFY2(diff->summary().startsWith("1 added"), qPrintable(diff->summary()));
+    QCOMPARE(diff->rows().back().kind, DiffRow::Kind::Added);
+    QVERIFY(diff->rightPane()->toPlainText().contains(QString("factor=2")));
+    QVERIFY(!diff->leftPane()->toPlainText().contains(QString("factor=2")));
+    // The panes have as many lines as rows: gaps keep them aligned.
+    QCOMPARE(diff->leftPane()->document()->blockCount(), int(diff->rows().size()));
+    QCOMPARE(diff->rightPane()->document()->blockCount(), int(diff->rows().size()));
+    workbench->showDiffAgainstDefault();
+    QCOMPARE(workbench->toolTabs()->currentWidget(), static_cast<QWidget*>(diff));
+    workbench->resetToDefault();
+    QTRY_VERIFY2(diff->summary().contains("same primitives"), qPrintable(diff->summary()));
   }
 
   void scheduleLineHighlightsItsLoopsAndBack() {

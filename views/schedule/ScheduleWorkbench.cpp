@@ -22,6 +22,7 @@
 #include "views/schedule/IterationOrderView.h"
 #include "views/schedule/LoweringPanel.h"
 #include "views/schedule/MeasurePanel.h"
+#include "views/schedule/ScheduleDiff.h"
 #include "views/schedule/ScheduleEditor.h"
 #include "views/schedule/TaskListModel.h"
 
@@ -88,6 +89,7 @@ ScheduleWorkbench::ScheduleWorkbench(QWidget* parent)
       panel_(new LoweringPanel),
       toolTabs_(new QTabWidget),
       measure_(new MeasurePanel),
+      diff_(new ScheduleDiffView),
       iterationOrder_(new IterationOrderView),
       debounce_(new QTimer(this)),
       emptyDocument_(new QTextDocument(this)) {
@@ -208,6 +210,8 @@ void ScheduleWorkbench::buildLayout() {
   toolTabs_->addTab(measure_, tr("Measure"));
   iterationOrder_->setJobRunner(&jobs_);
   toolTabs_->addTab(iterationOrder_, tr("Iteration order"));
+  diff_->setObjectName(QStringLiteral("scheduleDiff"));
+  toolTabs_->addTab(diff_, tr("Diff vs default"));
   connect(toolTabs_, &QTabWidget::currentChanged, this, &ScheduleWorkbench::updateIterationOrder);
   auto* right = new QSplitter(Qt::Vertical);
   codeAndTools_ = right;
@@ -336,6 +340,7 @@ void ScheduleWorkbench::setTasks(std::vector<driver::ScheduleTask> tasks) {
     editor_->setLowering(nullptr);
     editor_->setReadOnly(true);
     message_->clear();
+    updateDiff();
   }
   emit tasksReady();
 }
@@ -388,8 +393,10 @@ bool ScheduleWorkbench::openTask(const QString& name) {
   editor_->setReadOnly(false);
   editor_->setScheduleDocument(s->document);
   const driver::ScheduleTask& task = s->task;
-  // The gutter marks what the text changed against the default schedule.
+  // The gutter marks what the text changed against the default schedule, and the diff tab
+  // shows it line against line.
   editor_->setReferenceText(QString::fromStdString(task.defaultTraceText()));
+  updateDiff();
   updateTaskTitle();
   int row = taskModel_->rowOf(name);
   QModelIndex index = taskFilter_->mapFromSource(taskModel_->index(row, 0));
@@ -488,6 +495,7 @@ void ScheduleWorkbench::onTextChanged(const QString& name) {
   taskModel_->setEdited(name, !sameSchedule(text, s->compiledText));
   undoButton_->setEnabled(current_.isEmpty() ? false : state(current_)->document->isUndoAvailable());
   redoButton_->setEnabled(current_.isEmpty() ? false : state(current_)->document->isRedoAvailable());
+  if (name == current_) updateDiff();
   if (loadingText_) return;
   if (name == current_) {
     debounce_->start();
@@ -495,6 +503,17 @@ void ScheduleWorkbench::onTextChanged(const QString& name) {
     emit scheduleEdited(name, s->document->toPlainText());
   }
 }
+
+void ScheduleWorkbench::updateDiff() {
+  const TaskState* s = state(current_);
+  if (!s) {
+    diff_->setTexts(tr("Default schedule"), {}, {});
+    return;
+  }
+  diff_->setTexts(tr("Default schedule"), QString::fromStdString(s->task.defaultTraceText()), s->document->toPlainText());
+}
+
+void ScheduleWorkbench::showDiffAgainstDefault() { toolTabs_->setCurrentWidget(diff_); }
 
 void ScheduleWorkbench::resetToDefault() {
   TaskState* s = state(current_);

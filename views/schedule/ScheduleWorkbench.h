@@ -27,6 +27,7 @@ namespace tessel::views {
 class IterationOrderView;
 class LoweringPanel;
 class MeasurePanel;
+class ScheduleDiffView;
 class ScheduleEditor;
 class TaskListModel;
 
@@ -107,6 +108,10 @@ public:
   QTabWidget* toolTabs() const { return toolTabs_; }
   /// The "Measure" tool tab: follows the open task and its text; runs on jobs().
   MeasurePanel* measurePanel() const { return measure_; }
+  /// The open task's schedule beside its default, line against line (a tool tab).
+  ScheduleDiffView* diffView() const { return diff_; }
+  /// Brings the diff tab forward.
+  void showDiffAgainstDefault();
   /// The "Iteration order" tool tab: animates the open task's last good lowering while visible.
   IterationOrderView* iterationOrderView() const { return iterationOrder_; }
   /// The line under the editor showing the current diagnostic (or "Lowered in N ms").
@@ -136,6 +141,7 @@ private:
   TaskState* state(const QString& name);
   const TaskState* state(const QString& name) const;
   void onTextChanged(const QString& name);
+  void updateDiff();
   void startLowering(const QString& name);
   void showState(const TaskState& state);
   bool codeMatchesText() const;
@@ -163,6 +169,7 @@ private:
   LoweringPanel* panel_;
   QTabWidget* toolTabs_;
   MeasurePanel* measure_;
+  ScheduleDiffView* diff_;
   IterationOrderView* iterationOrder_;
   std::weak_ptr<const driver::TaskLowering> iterationOrderShown_;  // what the animation shows
   void updateIterationOrder();

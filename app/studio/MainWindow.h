@@ -231,7 +231,8 @@ private:
   std::shared_ptr<const driver::ModelProfile> profile_;  // of the model at profileModelPath_
   QString profileModelPath_;
   bool applyProjectSchedules_ = false;
-  bool restoringMeasurements_ = false;  // a project's variants going into the history
+  bool restoringMeasurements_ = false;
+  bool linkingSelection_ = false;  // one view's selection is being shown in the others  // a project's variants going into the history
   InputShapesPrompt inputShapesPrompt_;  // when the next tasksReady follows a project's open
   QDockWidget* propertiesDock_ = nullptr;
   QDockWidget* passOptionsDock_ = nullptr;

@@ -123,16 +123,32 @@ void MainWindow::createViews() {
   connect(tuning_, &views::TuningDashboard::trialActivated, this, &MainWindow::openTuningTrial);
   // The heat map follows the session as it runs (the feed's updates are a few a second).
   connect(tuning_->feed(), &views::TuningEventFeed::changed, this, &MainWindow::updateHeatMap);
-  // A task selected in the dashboard is highlighted in the graph.
+  // One selection everywhere: a task selected in the dashboard is highlighted in the graph
+  // (every node it computes) and opened in the schedule editor; a node selected in the graph
+  // selects its task in the dashboard.
   connect(tuning_, &views::TuningDashboard::taskSelected, this, [this](const QStringList& kernels) {
     auto model = session_.compiledModel();
-    if (!model) return;
+    if (!model || linkingSelection_) return;
+    linkingSelection_ = true;
     QStringList nodes;
     for (const driver::CompiledKernel& kernel : model->kernels)
       if (kernel.node && kernels.contains(QString::fromStdString(kernel.name)))
         nodes << QString::fromStdString(kernel.node->name);
     graph_->view()->graphScene()->setFindHighlights(nodes, nodes.value(0));
     if (!nodes.isEmpty()) graph_->view()->graphScene()->selectNode(nodes.front());
+    if (!kernels.isEmpty()) schedule_->openTask(kernels.front());
+    linkingSelection_ = false;
+  });
+  connect(graph_, &views::GraphWorkbench::nodeSelected, this, [this](const QString& id) {
+    auto model = session_.compiledModel();
+    if (!model || linkingSelection_ || id.isEmpty()) return;
+    linkingSelection_ = true;
+    for (const driver::CompiledKernel& kernel : model->kernels)
+      if (kernel.node && QString::fromStdString(kernel.node->name) == id) {
+        tuning_->selectKernel(QString::fromStdString(kernel.name));
+        break;
+      }
+    linkingSelection_ = false;
   });
   connect(tuning_->runner(), &views::TuningRunner::finished, this, [this](bool succeeded, const QString& text) {
     diagnostics_.add(succeeded ? views::Severity::Note : views::Severity::Error, tr("Tuning"), text);

@@ -123,6 +123,20 @@ private slots:
       if (kernel.node && kernel.name == log.tasks()[0].kernels.front()) node = QString::fromStdString(kernel.node->name);
     QVERIFY(!node.isEmpty());
     QCOMPARE(graph->view()->graphScene()->selectedNode(), node);
+    // ... and opens it in the schedule editor (without leaving the Tuning view).
+    auto* editorBench = window.findChild<views::ScheduleWorkbench*>();
+    QVERIFY(editorBench);
+    QCOMPARE(editorBench->currentTaskName(), QString::fromStdString(log.tasks()[0].kernels.front()));
+    QCOMPARE(window.currentView(), StudioView::Tuning);
+    // A node selected in the graph selects its task in the dashboard.
+    QVERIFY(log.tasks().size() >= 2);
+    QString otherNode;
+    for (const driver::CompiledKernel& kernel : compiled->kernels)
+      if (kernel.node && kernel.name == log.tasks()[1].kernels.front()) otherNode = QString::fromStdString(kernel.node->name);
+    QVERIFY(!otherNode.isEmpty());
+    graph->view()->graphScene()->selectNode(otherNode);
+    QCOMPARE(dashboard->selectedTasks(), std::set<int>{1});
+    dashboard->selectTask(0);
 
     // A trial clicked in the dashboard opens its schedule from the records (the newest record
     // of its point), searched off the GUI thread.

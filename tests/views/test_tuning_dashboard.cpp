@@ -311,6 +311,33 @@ private slots:
     QCOMPARE(activated.count(), 2);
     QCOMPARE(activated.back().at(0).toString(), name);
     QCOMPARE(activated.back().at(1).toString(), QString::fromStdString(bestPoint));
+
+    // A click on a task's mark in the roofline or the allocation plot selects that task.
+    int other = -1;
+    for (size_t task = 0; task < log.tasks().size() && other < 0; ++task)
+      if (int(task) != chosen && log.tasks()[task].flops > 0 && log.tasks()[task].bytes > 0 &&
+          log.taskStates()[task].defaultMs)
+        other = int(task);
+    QVERIFY(other >= 0);
+    RooflinePlot* roofline = dashboard.rooflinePlot();
+    roofline->replot();
+    const tuner::LoggedTask& otherTask = log.tasks()[size_t(other)];
+    QPointF mark(roofline->xAxis->coordToPixel(otherTask.flops / otherTask.bytes),
+                 roofline->yAxis->coordToPixel(otherTask.flops / (*log.taskStates()[size_t(other)].defaultMs * 1e6)));
+    int underMark = roofline->taskAt(mark);
+    QVERIFY(underMark >= 0);
+    QTest::mouseClick(roofline, Qt::LeftButton, {}, mark.toPoint());
+    QCOMPARE(dashboard.selectedTasks(), std::set<int>{underMark});
+    AllocationPlot* allocation = dashboard.allocationPlot();
+    allocation->replot();
+    QVERIFY(!log.rounds().empty());
+    const tuner::LoggedRound& round = log.rounds().front();
+    QPointF dot(allocation->xAxis->coordToPixel(round.round), allocation->yAxis->coordToPixel(round.task));
+    QCOMPARE(allocation->taskAt(dot), round.task);
+    QTest::mouseClick(allocation, Qt::LeftButton, {}, dot.toPoint());
+    QCOMPARE(dashboard.selectedTasks(), std::set<int>{round.task});
+    // Empty space selects nothing new.
+    QCOMPARE(allocation->taskAt(QPointF(-100, -100)), -1);
   }
 
   void theHeatMapColoursTheNodesOfTunedKernelsOnly() {

@@ -92,6 +92,9 @@ TuningDashboard::TuningDashboard(QWidget* parent) : QWidget(parent) {
     emit trialActivated(QString::fromStdString(log.tasks()[size_t(task)].name), QString::fromStdString(point),
                         best.sessionTrials);
   });
+  // A click on a task's mark in the other plots selects it everywhere.
+  for (TuningPlot* plot : std::initializer_list<TuningPlot*>{progress_, roofline_, allocation_})
+    connect(plot, &TuningPlot::taskClicked, this, &TuningDashboard::selectTask);
   connect(trialsPlot_, &TrialScatterPlot::trialClicked, this, [this](int index) {
     const tuner::TuningEventLog& log = feed()->log();
     if (index < 0 || size_t(index) >= log.trials().size()) return;
@@ -445,6 +448,18 @@ void TuningDashboard::selectTask(int task) {
   QModelIndex row = sorted_->mapFromSource(source);
   table_->selectionModel()->select(row, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   table_->scrollTo(row);
+}
+
+bool TuningDashboard::selectKernel(const QString& kernel) {
+  const tuner::TuningEventLog& log = feed()->log();
+  const std::string name = kernel.toStdString();
+  for (size_t task = 0; task < log.tasks().size(); ++task)
+    for (const std::string& each : log.tasks()[task].kernels)
+      if (each == name) {
+        if (selected_ != std::set<int>{int(task)}) selectTask(int(task));
+        return true;
+      }
+  return false;
 }
 
 void TuningDashboard::selectionChanged() {

@@ -80,6 +80,9 @@ public:
 
   /// Selects a task (by its index in the session) everywhere in the view.
   void selectTask(int task);
+  /// Selects the task one of whose kernels is `kernel` (a node picked in the graph); false,
+  /// with the selection as it was, when no task has it.
+  bool selectKernel(const QString& kernel);
   std::set<int> selectedTasks() const { return selected_; }
 
 public slots:

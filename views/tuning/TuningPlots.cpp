@@ -76,6 +76,13 @@ TuningPlot::~TuningPlot() {
   if (legend && !legend->layout()) plotLayout()->addElement(plotLayout()->rowCount(), 0, legend);
 }
 
+void TuningPlot::mouseReleaseEvent(QMouseEvent* event) {
+  QCustomPlot::mouseReleaseEvent(event);
+  if (event->button() != Qt::LeftButton) return;
+  int task = taskAt(event->position());
+  if (task >= 0) emit taskClicked(task);
+}
+
 void TuningPlot::changeEvent(QEvent* event) {
   QCustomPlot::changeEvent(event);
   if (event->type() == QEvent::PaletteChange) {
@@ -210,6 +217,7 @@ void TaskProgressPlot::setSelectedTasks(const std::set<int>& tasks) {
 void TaskProgressPlot::showLog(const tuner::TuningEventLog& log) {
   log_ = &log;
   clearGraphs();
+  graphTasks_.clear();
   double highest = 0, longest = 0;
   const int maxLines = 12;  // more lines than this is a tangle: the table selects
   int shown = 0;
@@ -239,6 +247,7 @@ void TaskProgressPlot::showLog(const tuner::TuningEventLog& log) {
     graph->setPen(QPen(color, selected_.count(int(task)) ? 2.5 : 1.5));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 4));
     graph->setData(trials, gflops, true);
+    graphTasks_.push_back(int(task));
     ++shown;
   }
   setLegendAboveShown(shown > 0 && shown <= 6);
@@ -246,6 +255,21 @@ void TaskProgressPlot::showLog(const tuner::TuningEventLog& log) {
   xAxis->setRange(0, std::max(longest, 16.0) * 1.03);
   yAxis->setRange(0, highest > 0 ? highest * 1.15 : 1);
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+int TaskProgressPlot::taskAt(const QPointF& pixel) const {
+  // The nearest point of any staircase, within 6 pixels.
+  double bestDistance = 36;
+  int found = -1;
+  for (int i = 0; i < graphCount() && size_t(i) < graphTasks_.size(); ++i)
+    for (auto it = graph(i)->data()->constBegin(); it != graph(i)->data()->constEnd(); ++it) {
+      double dx = xAxis->coordToPixel(it->key) - pixel.x(), dy = yAxis->coordToPixel(it->value) - pixel.y();
+      if (dx * dx + dy * dy <= bestDistance) {
+        bestDistance = dx * dx + dy * dy;
+        found = graphTasks_[size_t(i)];
+      }
+    }
+  return found;
 }
 
 QString TaskProgressPlot::csv() const {
@@ -632,6 +656,46 @@ void RooflinePlot::showLog(const tuner::TuningEventLog& log) {
   replot(QCustomPlot::rpQueuedReplot);
 }
 
+int RooflinePlot::taskAt(const QPointF& pixel) const {
+  if (!log_) return -1;
+  double bestDistance = 36;  // within 6 pixels
+  int found = -1;
+  for (size_t task = 0; task < log_->tasks().size(); ++task) {
+    const tuner::LoggedTask& info = log_->tasks()[task];
+    const tuner::LoggedTaskState& state = log_->taskStates()[task];
+    if (info.flops <= 0 || info.bytes <= 0 || !state.defaultMs) continue;
+    double x = xAxis->coordToPixel(info.flops / info.bytes);
+    for (std::optional<double> milliseconds : {state.defaultMs, state.bestMs}) {
+      if (!milliseconds || *milliseconds <= 0) continue;
+      double y = yAxis->coordToPixel(info.flops / (*milliseconds * 1e6));
+      double distance = (x - pixel.x()) * (x - pixel.x()) + (y - pixel.y()) * (y - pixel.y());
+      if (distance <= bestDistance) {
+        bestDistance = distance;
+        found = int(task);
+      }
+    }
+  }
+  return found;
+}
+
+void RooflinePlot::mouseMoveEvent(QMouseEvent* event) {
+  QCustomPlot::mouseMoveEvent(event);
+  int task = taskAt(event->position());
+  if (task < 0) {
+    QToolTip::hideText();
+    return;
+  }
+  const tuner::LoggedTask& info = log_->tasks()[size_t(task)];
+  const tuner::LoggedTaskState& state = log_->taskStates()[size_t(task)];
+  double before = info.flops / (*state.defaultMs * 1e6);
+  QString text = tr("%1\n%2 flops per byte; default %3 GFLOP/s").arg(QString::fromStdString(info.name))
+                     .arg(info.flops / info.bytes, 0, 'g', 3)
+                     .arg(before, 0, 'f', 1);
+  if (state.bestMs && *state.bestMs > 0) text += tr(", best %1 GFLOP/s").arg(info.flops / (*state.bestMs * 1e6), 0, 'f', 1);
+  text += tr("\nclick to select the task");
+  QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
 QString RooflinePlot::csv() const {
   QString out = QStringLiteral("task,flops_per_byte,default_gflops,best_gflops\n");
   if (!log_) return out;
@@ -705,6 +769,20 @@ void AllocationPlot::showLog(const tuner::TuningEventLog& log) {
   xAxis->setRange(0, std::max(8.0, log.rounds().empty() ? 0.0 : double(log.rounds().back().round)) + 1);
   setEmpty(log.rounds().empty());
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+int AllocationPlot::taskAt(const QPointF& pixel) const {
+  if (!log_) return -1;
+  double bestDistance = 36;  // within 6 pixels
+  int found = -1;
+  for (const tuner::LoggedRound& round : log_->rounds()) {
+    double dx = xAxis->coordToPixel(round.round) - pixel.x(), dy = yAxis->coordToPixel(round.task) - pixel.y();
+    if (dx * dx + dy * dy <= bestDistance) {
+      bestDistance = dx * dx + dy * dy;
+      found = round.task;
+    }
+  }
+  return found;
 }
 
 void AllocationPlot::mouseMoveEvent(QMouseEvent* event) {

@@ -27,8 +27,15 @@ public:
   virtual void showLog(const tuner::TuningEventLog& log) = 0;
   /// The plotted data, a header line and one line per point.
   virtual QString csv() const = 0;
+  /// The task whose mark is within a few pixels of `pixel` (-1 when none): a click there
+  /// selects the task everywhere (taskClicked).
+  virtual int taskAt(const QPointF& pixel) const { return -1; }
+
+signals:
+  void taskClicked(int task);
 
 protected:
+  void mouseReleaseEvent(QMouseEvent* event) override;
   void changeEvent(QEvent* event) override;
   virtual void applyPalette();
   void setEmpty(bool empty);
@@ -77,9 +84,11 @@ public:
   void setSelectedTasks(const std::set<int>& tasks);
   void showLog(const tuner::TuningEventLog& log) override;
   QString csv() const override;
+  int taskAt(const QPointF& pixel) const override;
 
 private:
   std::set<int> selected_;
+  std::vector<int> graphTasks_;  // the task of each graph
   const tuner::TuningEventLog* log_ = nullptr;
 };
 
@@ -172,6 +181,10 @@ public:
   QCPGraph* roofGraph() const { return roof_; }
   QCPGraph* defaultGraph() const { return defaults_; }
   QCPGraph* bestGraph() const { return best_; }
+  int taskAt(const QPointF& pixel) const override;
+
+protected:
+  void mouseMoveEvent(QMouseEvent* event) override;
 
 private:
   QCPGraph* roof_ = nullptr;
@@ -194,6 +207,7 @@ public:
 
   /// Graph of the rounds chosen for `reason`.
   QCPGraph* reasonGraph(const QString& reason) const;
+  int taskAt(const QPointF& pixel) const override;
 
 protected:
   void mouseMoveEvent(QMouseEvent* event) override;

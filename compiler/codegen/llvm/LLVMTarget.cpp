@@ -18,6 +18,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
@@ -103,6 +104,14 @@ void initializeNativeTarget() {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
+    // No partial unrolling by LLVM. Schedules say what to unroll (the unroll primitive), and
+    // LLVM's partial unroller on top of them only multiplies code: on MobileNetV2, ResNet-18 and
+    // a transformer encoder it took half to three quarters of the compile time (3.3 s -> 1.6 s,
+    // 1.8 s -> 0.95 s, 1.4 s -> 0.37 s) for kernels no faster (latency equal within noise, up
+    // to 5% better). Full unrolling of small constant loops stays on. The unroll pass reads
+    // this only as a command-line option; it is set once, before any module is optimized.
+    const char* arguments[] = {"tessel", "-unroll-allow-partial=0"};
+    llvm::cl::ParseCommandLineOptions(2, arguments, "", nullptr, nullptr, /*LongOptionsUseDoubleDash=*/false);
   });
 }
 

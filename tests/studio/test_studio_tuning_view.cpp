@@ -39,6 +39,13 @@ bool waitIdle(MainWindow& window) {
   return QTest::qWaitFor([&] { return window.isIdle(); }, 120000);
 }
 
+/// Shows `window` at a size where every view lays out, and opens `model` in it.
+void showAndOpen(MainWindow& window, const QString& model) {
+  window.resize(1400, 900);
+  window.show();
+  window.openFile(model);
+}
+
 }  // namespace
 
 class TestStudioTuningView : public QObject {
@@ -57,9 +64,7 @@ private slots:
     QVERIFY(QFile::copy(kSession, dir.filePath("tiny_resnet.tuning.jsonl.events")));
 
     MainWindow window;
-    window.resize(1400, 900);
-    window.show();
-    window.openFile(model);
+    showAndOpen(window, model);
     QVERIFY(waitIdle(window));
     auto* dashboard = window.findChild<views::TuningDashboard*>();
     QVERIFY(dashboard);
@@ -192,9 +197,7 @@ private slots:
     QString model = dir.filePath("tiny_resnet.onnx");
     QVERIFY(QFile::copy(example("tiny_resnet.onnx"), model));
     MainWindow window;
-    window.resize(1400, 900);
-    window.show();
-    window.openFile(model);
+    showAndOpen(window, model);
     QVERIFY(waitIdle(window));
     auto* dashboard = window.findChild<views::TuningDashboard*>();
     QVERIFY(dashboard);

@@ -8,17 +8,7 @@ namespace tessel::tuner {
 nlohmann::json previewSessionStart(const std::vector<TuningTask>& tasks, const SessionPreviewOptions& options) {
   nlohmann::json listed = nlohmann::json::array();
   for (size_t index = 0; index < tasks.size(); ++index)
-    listed.push_back({{"task", int(index)},
-                      {"name", tasks[index].name},
-                      {"kernels", tasks[index].kernels},
-                      {"op", tasks[index].op},
-                      {"workload_hash", tasks[index].workloadHash},
-                      {"weight", tasks[index].weight},
-                      {"flops", tasks[index].flops},
-                      {"bytes", tasks[index].bytes},
-                      {"space_size", 0},
-                      {"sketches", nlohmann::json::array()},
-                      {"resumed_trials", 0}});
+    listed.push_back(sessionStartTask(int(index), tasks[index], 0, nlohmann::json::array(), 0));
   return {{"event", "session_start"},
           {"t", 0.0},
           {"schema", kEventSchemaVersion},

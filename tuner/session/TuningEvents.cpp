@@ -168,6 +168,21 @@ std::optional<std::string> checkFields(const nlohmann::json& object, const std::
 
 }  // namespace
 
+nlohmann::json sessionStartTask(int index, const TuningTask& task, double spaceSize, const nlohmann::json& sketches,
+                                int resumedTrials) {
+  return {{"task", index},
+          {"name", task.name},
+          {"kernels", task.kernels},
+          {"op", task.op},
+          {"workload_hash", task.workloadHash},
+          {"weight", task.weight},
+          {"flops", task.flops},
+          {"bytes", task.bytes},
+          {"space_size", spaceSize},
+          {"sketches", sketches},
+          {"resumed_trials", resumedTrials}};
+}
+
 const std::vector<EventSchema>& eventSchemas() {
   static const std::vector<EventSchema> schemas = makeSchemas();
   return schemas;

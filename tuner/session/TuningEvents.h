@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tuner/session/TuningTask.h"
+
 namespace tessel::tuner {
 
 /// The version of the event schema, in session_start's "schema" field. Fields may be added
@@ -35,6 +37,11 @@ struct EventSchema {
   /// For array fields whose elements are objects: the fields of each element, by array name.
   std::vector<std::pair<std::string, std::vector<EventField>>> elements;
 };
+
+/// One task of session_start's "tasks": what it computes and how often, and its search space
+/// (`spaceSize`, `sketches`; zero and empty before spaces are built).
+nlohmann::json sessionStartTask(int index, const TuningTask& task, double spaceSize, const nlohmann::json& sketches,
+                                int resumedTrials);
 
 /// Every event type, in the order Events.md documents them.
 const std::vector<EventSchema>& eventSchemas();

@@ -76,17 +76,7 @@ void Session::startEvent() {
   for (size_t i = 0; i < tasks_.size(); ++i) {
     nlohmann::json sketches = nlohmann::json::array();
     for (const Sketch& sketch : states_[i].space.sketches()) sketches.push_back(sketch.name);
-    tasks.push_back({{"task", int(i)},
-                     {"name", tasks_[i].name},
-                     {"kernels", tasks_[i].kernels},
-                     {"op", tasks_[i].op},
-                     {"workload_hash", tasks_[i].workloadHash},
-                     {"weight", tasks_[i].weight},
-                     {"flops", tasks_[i].flops},
-                     {"bytes", tasks_[i].bytes},
-                     {"space_size", states_[i].space.size()},
-                     {"sketches", sketches},
-                     {"resumed_trials", states_[i].resumedTrials}});
+    tasks.push_back(sessionStartTask(int(i), tasks_[i], states_[i].space.size(), sketches, states_[i].resumedTrials));
   }
   emit({{"event", "session_start"},
         {"schema", kEventSchemaVersion},

@@ -36,6 +36,14 @@ void MainWindow::profileModel() {
     emit modelProfiled(false, message);
     return;
   }
+  if (tuning_->runner()->isActive()) {
+    // Both time code on the same cores: each would measure the other's noise.
+    QString message = tr("a tuning session is running; profile the model after it ends");
+    statusBar()->showMessage(message, kStatusMessageMs);
+    diagnostics_.add(views::Severity::Warning, tr("Profile"), message);
+    emit modelProfiled(false, message);
+    return;
+  }
   Target target = session_.compileOptions().target;
   QString file = QString::fromStdString(driver::profilePathForModel(modelPath.toStdString()));
   jobs_.start<ProfileOutcome>(

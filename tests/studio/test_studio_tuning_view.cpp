@@ -251,6 +251,22 @@ private slots:
       if (!graph->view()->graphScene()->nodeDecorationBadge(QString::fromStdString(node.node)).isEmpty()) ++badges;
     QVERIFY2(badges >= scheduled, qPrintable(QString("%1 of %2").arg(badges).arg(scheduled)));
 
+    // While a tuning session runs, profiling is refused: both would time each other's noise.
+    views::TuningRunRequest request = dashboard->request();
+    request.tesselPath = TESSEL_BINARY_DIR "/bin/tessel";
+    request.threads = 1;
+    QString error;
+    QVERIFY2(dashboard->runner()->start(request, &error), qPrintable(error));
+    profiled.clear();
+    window.studioAction("actionProfileModel")->trigger();
+    QCOMPARE(profiled.count(), 1);
+    QVERIFY(!profiled.first().at(0).toBool());
+    QVERIFY2(profiled.first().at(1).toString().contains("tuning session is running"),
+             qPrintable(profiled.first().at(1).toString()));
+    QSignalSpy finished(dashboard->runner(), &views::TuningRunner::finished);
+    dashboard->runner()->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+
     // Opening the model again finds its last profile.
     MainWindow again;
     again.openFile(model);

@@ -48,10 +48,10 @@ double ModelProfile::nodeSumMs() const {
   return sum;
 }
 
-std::optional<double> ModelProfile::kernelMs(const std::string& kernel) const {
-  for (const ProfiledNode& node : nodes)
-    if (node.kernel == kernel) return node.milliseconds;
-  return std::nullopt;
+std::unordered_map<std::string, double> ModelProfile::millisecondsByKernel() const {
+  std::unordered_map<std::string, double> byKernel;
+  for (const ProfiledNode& node : nodes) byKernel[node.kernel] += node.milliseconds;
+  return byKernel;
 }
 
 Expected<ModelProfile> profileExecutor(runtime::GraphExecutor& executor, const ProfileOptions& options) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/support/Error.h"
@@ -32,8 +33,8 @@ struct ModelProfile {
 
   /// The sum of the nodes' medians (a little under latencyMs: the executor's own work).
   double nodeSumMs() const;
-  /// The median time of the node that runs `kernel`; nullopt when no node does.
-  std::optional<double> kernelMs(const std::string& kernel) const;
+  /// Each kernel's median time, by kernel name (a lookup table for views that ask often).
+  std::unordered_map<std::string, double> millisecondsByKernel() const;
 };
 
 /// The message of a cancelled profile (isCancellation() knows it).

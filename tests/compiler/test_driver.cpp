@@ -158,6 +158,73 @@ private slots:
     QVERIFY(!compiled);
     QVERIFY2(compiled.error().toString().find("add_one") != std::string::npos, compiled.error().toString().c_str());
   }
+
+  // A profile: every plan node's median over the runs, in plan order; its JSON reads back as
+  // it was written, and a damaged file is a Diagnostic naming the file and the field.
+  void profileMeasuresEveryNodeAndReadsBack() {
+    Value input = makeInput("x", floats({64, 64}));
+    Value product = op("mm", "MatMul", {input, makeConstant("w", randomFloatArray({64, 64}, 2))});
+    Value y = op("relu", "Relu", {op("add", "Add", {product, makeConstant("b", randomFloatArray({64}, 3))})});
+    driver::CompiledModel model = compileOrFail(Graph{{input}, {y}, {"y"}});
+    auto executor = executorOrFail(model);
+    executor->setInput("x", randomFloatArray({64, 64}, 1));
+    driver::ProfileOptions options;
+    options.minRuns = 5;
+    options.minSeconds = 0;
+    int reported = 0;
+    options.progress = [&](int runs, int) { reported = runs; };
+    auto profile = driver::profileExecutor(*executor, options);
+    QVERIFY2(profile, profile ? "" : profile.error().toString().c_str());
+    QCOMPARE(profile->runs, 5);
+    QCOMPARE(reported, 5);
+    QCOMPARE(profile->nodes.size(), model.plan.nodes.size());
+    for (size_t i = 0; i < model.plan.nodes.size(); ++i) {
+      QCOMPARE(profile->nodes[i].node, model.plan.nodes[i].name);
+      QCOMPARE(profile->nodes[i].kernel, model.plan.nodes[i].kernel);
+      QVERIFY(profile->nodes[i].milliseconds > 0);
+    }
+    QVERIFY(profile->latencyMs >= profile->minMs && profile->minMs > 0);
+    auto byKernel = profile->millisecondsByKernel();
+    QCOMPARE(byKernel.size(), model.plan.nodes.size());
+    QCOMPARE(byKernel.at(model.plan.nodes[0].kernel), profile->nodes[0].milliseconds);
+    QVERIFY(!byKernel.count("no_such_kernel"));
+
+    profile->model = "mm.onnx";
+    std::string text = driver::modelProfileJson(*profile);
+    auto back = driver::parseModelProfile(text, "p.json");
+    QVERIFY2(back, back ? "" : back.error().toString().c_str());
+    QCOMPARE(back->runs, profile->runs);
+    QCOMPARE(back->model, profile->model);
+    QCOMPARE(back->createdAt, profile->createdAt);
+    QCOMPARE(back->nodes.size(), profile->nodes.size());
+    for (size_t i = 0; i < profile->nodes.size(); ++i) {
+      QCOMPARE(back->nodes[i].kernel, profile->nodes[i].kernel);
+      QCOMPARE(back->nodes[i].milliseconds, profile->nodes[i].milliseconds);
+    }
+
+    // Cancelled between runs: the isCancellation() Diagnostic, no profile.
+    options.cancelled = [] { return true; };
+    auto cancelled = driver::profileExecutor(*executor, options);
+    QVERIFY(!cancelled && driver::isCancellation(cancelled.error()));
+
+    const std::vector<std::pair<std::string, std::string>> damaged = {
+        {"", "not one JSON object"},
+        {text.substr(0, text.size() / 2), "not one JSON object"},
+        {R"({"format": "something else"})", "\"format\""},
+        {R"({"format": "tessel-profile", "version": 99})", "version 99"},
+        {R"({"format": "tessel-profile", "version": 1, "runs": -1})", "\"runs\""},
+        {R"({"format": "tessel-profile", "version": 1, "runs": 1, "threads": 1, "latency_ms": 1, "min_ms": 1,
+            "tuned_kernels": 0, "nodes": [{"node": "a", "kernel": "k", "ms": "fast"}]})",
+         "node 1"},
+    };
+    for (const auto& [contents, expected] : damaged) {
+      auto read = driver::parseModelProfile(contents, "p.json");
+      QVERIFY2(!read, contents.c_str());
+      QCOMPARE(read.error().location, std::string("p.json"));
+      QVERIFY2(read.error().message.find(expected) != std::string::npos, read.error().toString().c_str());
+      QVERIFY(!read.error().hint.empty());
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(DriverTest)

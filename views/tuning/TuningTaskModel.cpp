@@ -33,6 +33,8 @@ void TuningTaskModel::setFeed(TuningEventFeed* feed) {
 
 void TuningTaskModel::setProfile(std::shared_ptr<const driver::ModelProfile> profile) {
   profile_ = std::move(profile);
+  profiledKernelMs_ = profile_ ? profile_->millisecondsByKernel() : std::unordered_map<std::string, double>();
+  profiledTotalMs_ = profile_ ? profile_->nodeSumMs() : 0;
   refresh();
   emit headerDataChanged(Qt::Horizontal, ShareColumn, ShareColumn);
 }
@@ -73,14 +75,14 @@ QVariant TuningTaskModel::value(int task, int column) const {
       if (profile_) {
         // Measured: the task's kernels as they ran in the whole model (every occurrence has
         // its own kernel and node). A task none of whose kernels were profiled stays unknown.
-        double total = profile_->nodeSumMs(), taskMs = 0;
+        double taskMs = 0;
         bool found = false;
         for (const std::string& kernel : info.kernels)
-          if (std::optional<double> milliseconds = profile_->kernelMs(kernel)) {
-            taskMs += *milliseconds;
+          if (auto profiled = profiledKernelMs_.find(kernel); profiled != profiledKernelMs_.end()) {
+            taskMs += profiled->second;
             found = true;
           }
-        return found && total > 0 ? 100.0 * taskMs / total : kUnknown;
+        return found && profiledTotalMs_ > 0 ? 100.0 * taskMs / profiledTotalMs_ : kUnknown;
       }
       double total = log.defaultLatencyMs();
       return state.defaultMs && total > 0 ? 100.0 * info.weight * *state.defaultMs / total : kUnknown;

@@ -6,6 +6,8 @@
 #include <QPointer>
 
 #include <memory>
+#include <string>
+#include <unordered_map>
 
 #include "compiler/driver/ModelProfile.h"
 
@@ -64,6 +66,9 @@ private:
 
   QPointer<TuningEventFeed> feed_;
   std::shared_ptr<const driver::ModelProfile> profile_;
+  // From profile_, once: the Share column asks for every row at every refresh and sort.
+  std::unordered_map<std::string, double> profiledKernelMs_;
+  double profiledTotalMs_ = 0;
   int rows_ = 0;
 };
 

@@ -7,9 +7,12 @@
 //
 // usage: tessel-model-accuracy MODEL.onnx RECORDS.jsonl [--objective rank:pairwise|reg:squarederror]
 //                              [--depth D] [--rounds R] [--eta E] [--every N] [--threads T]
-//                              [--per-task] [--dump FILE.csv]
+//                              [--per-task] [--growth F] [--no-decisions] [--dump FILE.csv]
 // --per-task trains each round's model on that round's task alone (AutoTVM's way) instead of
-// on every task (Ansor's); --dump writes every trial's features and speed as CSV for analysis.
+// on every task (Ansor's); --growth F retrains only when the trials grew by that fraction, as the
+// session's training policy does (0, the default: a fresh model for every judged round);
+// --no-decisions leaves the point's decision features out of the model's input; --dump writes
+// every trial's features and speed as CSV for analysis.
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -28,7 +31,9 @@
 #include "tuner/model/CostModel.h"
 #include "tuner/model/RankingQuality.h"
 #include "tuner/records/RecordFile.h"
+#include "tuner/session/Session.h"
 #include "tuner/session/TuningTask.h"
+#include "tuner/space/SearchSpace.h"
 
 using namespace tessel;
 
@@ -59,6 +64,8 @@ int main(int argc, char** argv) {
       {"every", "evaluate every Nth round (training per round is the cost)", true, "1"},
       {"threads", "the threads the records were tuned with (the features' core count)", true, "2"},
       {"per-task", "train on the judged round's task only", false, ""},
+      {"growth", "retrain when the trials grew by this fraction (0: before every judged round)", true, "0"},
+      {"no-decisions", "leave the point's decisions out of the features", false, ""},
       {"dump", "write every trial's task, round, origin, speed and features to this CSV file", true, ""},
   };
   cli::CommandLine line;
@@ -74,6 +81,8 @@ int main(int argc, char** argv) {
   const int every = std::max(1, std::stoi(line.get("every")));
   const int threads = std::stoi(line.get("threads"));
   const bool perTask = line.has("per-task");
+  const double growth = std::stod(line.get("growth"));
+  const bool withDecisions = !line.has("no-decisions");
   const std::string dumpPath = line.get("dump");
 
   // The model's tasks, as `tessel tune` groups them.
@@ -85,7 +94,11 @@ int main(int argc, char** argv) {
   auto scheduleTasks = driver::extractTasks(*model, compile.target);
   if (!scheduleTasks) return fail(scheduleTasks.error().toString());
   std::map<std::string, tuner::TuningTask> tasks;
-  for (auto& task : tuner::groupTasksByWorkload(*scheduleTasks)) tasks.emplace(task.workloadKey, task);
+  std::map<std::string, tuner::SearchSpace> spaces;  // to read each record's point
+  for (auto& task : tuner::groupTasksByWorkload(*scheduleTasks)) {
+    spaces.emplace(task.workloadKey, tuner::SearchSpace::generate(task.workload, task.defaultTrace, compile.target));
+    tasks.emplace(task.workloadKey, task);
+  }
 
   auto contents = tuner::readRecordFile(recordsPath);
   if (!contents) return fail(contents.error().toString());
@@ -101,8 +114,12 @@ int main(int argc, char** argv) {
     if (record.origin == tuner::RecordOrigin::Control || record.origin == tuner::RecordOrigin::Confirm) continue;
     if (!tasks.count(record.workload)) continue;
     const tuner::MeasuredTime* time = record.result();
-    trials.push_back({record.workload, record.round, record.origin, std::nullopt,
-                      time && time->medianMs > 0 ? 1.0 / time->medianMs : 0.0});
+    Trial trial;
+    trial.workload = record.workload;
+    trial.round = record.round;
+    trial.origin = record.origin;
+    trial.throughput = time && time->medianMs > 0 ? 1.0 / time->medianMs : 0.0;
+    trials.push_back(std::move(trial));
     sources.push_back(&record);
   }
   std::atomic<size_t> next{0};
@@ -115,7 +132,15 @@ int main(int argc, char** argv) {
       if (!schedule) continue;
       auto lowered = lower(*schedule, task.workload.args(), task.name);
       if (!lowered) continue;
-      trials[i].features = extractLoopFeatures(lowered->func, featureTarget);
+      std::vector<float> features = extractLoopFeatures(lowered->func, featureTarget);
+      if (withDecisions) {
+        std::optional<tuner::Candidate> point;
+        if (!sources[i]->point.empty())
+          point = tuner::session::parsePoint(sources[i]->point, spaces.at(trials[i].workload));
+        std::vector<float> decisions = tuner::decisionFeatures(point ? &*point : nullptr);
+        features.insert(features.end(), decisions.begin(), decisions.end());
+      }
+      trials[i].features = std::move(features);
       trials[i].program = structuralHash(lowered->func);
     }
   };
@@ -129,6 +154,8 @@ int main(int argc, char** argv) {
     if (!dump) return fail("cannot write " + dumpPath);
     std::fprintf(dump, "task,round,origin,throughput");
     for (const std::string& name : loopFeatureNames()) std::fprintf(dump, ",%s", name.c_str());
+    if (withDecisions)
+      for (const std::string& name : tuner::decisionFeatureNames()) std::fprintf(dump, ",%s", name.c_str());
     std::fprintf(dump, "\n");
     std::map<std::string, int> taskIndex;
     for (const Trial& trial : trials) {
@@ -147,6 +174,8 @@ int main(int argc, char** argv) {
     if (trials[i].origin == tuner::RecordOrigin::Search && trials[i].features) byRound[trials[i].round].push_back(i);
   std::vector<double> accuracies, recalls;
   int judged = 0;
+  tuner::CostModel costModel(options);
+  size_t trainedOn = 0;
   for (auto& [round, members] : byRound) {
     if (members.size() < 2 || ++judged <= 3 || judged % every != 0) continue;
     std::vector<tuner::CostModelSample> samples;
@@ -154,8 +183,14 @@ int main(int argc, char** argv) {
       if (trial.round < round && trial.features &&
           (!perTask || trial.workload == trials[members.front()].workload))
         samples.push_back({trial.workload, *trial.features, trial.throughput});
-    tuner::CostModel costModel(options);
-    if (!costModel.train(samples)) continue;
+    // The session's policy (CostModel::shouldRetrain, less its time cap): a stale model until
+    // the samples grew enough.
+    bool due = growth <= 0 || perTask || !costModel.isTrained() ||
+               double(samples.size()) - double(trainedOn) >= std::max(32.0, growth * double(trainedOn));
+    if (due) {
+      if (!costModel.train(samples)) continue;
+      trainedOn = samples.size();
+    }
     std::vector<std::vector<float>> rows;
     std::vector<double> measured;
     for (size_t i : members) {
@@ -174,8 +209,8 @@ int main(int argc, char** argv) {
     for (double v : values) sum += v;
     return values.empty() ? NAN : sum / double(values.size());
   };
-  std::printf("objective=%s depth=%d rounds=%d eta=%g%s\n", options.objective.c_str(), options.maxDepth, options.rounds,
-              options.eta, perTask ? " per-task" : "");
+  std::printf("objective=%s depth=%d rounds=%d eta=%g growth=%g%s%s\n", options.objective.c_str(), options.maxDepth,
+              options.rounds, options.eta, growth, perTask ? " per-task" : "", withDecisions ? "" : " no-decisions");
   // How many trials measured code already measured (different points, the same program), and
   // how many share their features with a different program (the model cannot tell them apart).
   std::set<std::pair<std::string, uint64_t>> programs;

@@ -383,16 +383,16 @@ private slots:
   }
 
   void retrainsWhenTheSamplesGrewEnough() {
-    CostModelOptions options;  // At least 32 new samples, and 20 % more.
+    CostModelOptions options;  // At least 32 new samples, and 5 % more.
     CostModel model(options);
     QVERIFY(!model.shouldRetrain(31, 1e6));
     QVERIFY(model.shouldRetrain(32, 0));  // The first training never waits for the clock.
     QVERIFY(model.train(makeSamples(100, 1)).ok());
     QVERIFY(!model.shouldRetrain(131, 1e6));
     QVERIFY(model.shouldRetrain(132, 1e6));
-    QVERIFY(model.train(makeSamples(500, 1)).ok());
-    QVERIFY(!model.shouldRetrain(599, 1e6));
-    QVERIFY(model.shouldRetrain(600, 1e6));
+    QVERIFY(model.train(makeSamples(1000, 1)).ok());
+    QVERIFY(!model.shouldRetrain(1049, 1e6));
+    QVERIFY(model.shouldRetrain(1050, 1e6));
   }
 
   void retrainingWaitsWhileTrainingWouldTakeTooMuchOfTheSession() {
@@ -410,11 +410,11 @@ private slots:
   void aLoadedModelRetrainsByItsSavedSampleCount() {
     QTemporaryDir directory;
     const std::string path = directory.filePath("model.tcm").toStdString();
-    QVERIFY(trainedModel(500).save(path).ok());
+    QVERIFY(trainedModel(1000).save(path).ok());
     auto loaded = CostModel::load(path, 3);
     QVERIFY(loaded);
-    QVERIFY(!loaded->shouldRetrain(599, 0));
-    QVERIFY(loaded->shouldRetrain(600, 0));
+    QVERIFY(!loaded->shouldRetrain(1049, 0));
+    QVERIFY(loaded->shouldRetrain(1050, 0));
   }
 };
 

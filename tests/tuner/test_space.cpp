@@ -207,6 +207,22 @@ private slots:
     QCOMPARE(QString::fromStdString(SearchSpace::pointKey({1, {3, 0, 2}})), QString("1:3,0,2"));
   }
 
+  // The point as the cost model sees it: sketch, then one choice index per decision, -1 where
+  // the sketch has no such decision or the trace has no point; always the same length.
+  void decisionFeaturesDescribeThePoint() {
+    const size_t width = kDecisionFeatureSlots + 1;
+    QCOMPARE(decisionFeatureNames().size(), width);
+    QCOMPARE(QString::fromStdString(decisionFeatureNames()[0]), QString("decision.sketch"));
+    Candidate point{1, {3, 0, 2}};
+    std::vector<float> features = decisionFeatures(&point);
+    QCOMPARE(features.size(), width);
+    QCOMPARE(std::vector<float>(features.begin(), features.begin() + 5), (std::vector<float>{1, 3, 0, 2, -1}));
+    QCOMPARE(decisionFeatures(nullptr), std::vector<float>(width, -1.0f));
+    Candidate wide{0, std::vector<int>(kDecisionFeatureSlots + 4, 7)};
+    QCOMPARE(decisionFeatures(&wide).size(), width);
+    QCOMPARE(decisionFeatures(&wide).back(), 7.0f);
+  }
+
   void divisors() {
     QCOMPARE(divisorsOf(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
     QCOMPARE(divisorsOf(1), (std::vector<int64_t>{1}));

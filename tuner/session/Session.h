@@ -148,8 +148,11 @@ private:
   void trainIfDue(bool force = false);
   TuningSessionResult finish(std::string reason);
 
-  /// The features of the trace's lowered code (and, when `program` is given, its structural hash).
-  std::optional<std::vector<float>> featuresOf(size_t task, const Trace& trace, uint64_t* program = nullptr);
+  /// The cost model's features of a trace: its lowered code's loop-nest features, then the
+  /// decisions of `candidate`, the point it came from (absent for a trace from elsewhere); when
+  /// `program` is given, the lowered code's structural hash.
+  std::optional<std::vector<float>> featuresOf(size_t task, const Trace& trace, const Candidate* candidate = nullptr,
+                                               uint64_t* program = nullptr);
   std::optional<std::vector<float>> featuresOf(size_t task, const Candidate& candidate);
   /// The structural hash of the candidate's lowered code; nullopt when it does not lower.
   std::optional<uint64_t> programOf(size_t task, const Candidate& candidate);

@@ -60,7 +60,8 @@ Status Session::resumeFrom(const RecordFileContents& contents) {
   // The saved model, when it fits; otherwise it is trained again from the records.
   std::error_code ignored;
   if (std::filesystem::exists(costModelPath_, ignored)) {
-    auto loaded = CostModel::load(costModelPath_, int(loopFeatureCount()), options_.costModel);
+    auto loaded = CostModel::load(costModelPath_, int(loopFeatureCount() + decisionFeatureNames().size()),
+                                  options_.costModel);
     if (loaded)
       model_ = std::move(*loaded);
     else

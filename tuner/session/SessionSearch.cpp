@@ -56,14 +56,18 @@ std::optional<MeasureErrorKind> recordedErrorKind(CandidateErrorKind kind) {
 
 }  // namespace
 
-std::optional<std::vector<float>> Session::featuresOf(size_t task, const Trace& trace, uint64_t* program) {
+std::optional<std::vector<float>> Session::featuresOf(size_t task, const Trace& trace, const Candidate* candidate,
+                                                      uint64_t* program) {
   const TuningTask& spec = tasks_[task];
   Expected<Schedule> schedule = Schedule::replay(spec.workload.outputs, trace);
   if (!schedule) return std::nullopt;
   Expected<LoweredFunction> lowered = lower(*schedule, spec.workload.args(), spec.name);
   if (!lowered) return std::nullopt;
   if (program) *program = structuralHash(lowered->func);
-  return extractLoopFeatures(lowered->func, featureTarget_);
+  std::vector<float> features = extractLoopFeatures(lowered->func, featureTarget_);
+  std::vector<float> decisions = decisionFeatures(candidate);
+  features.insert(features.end(), decisions.begin(), decisions.end());
+  return features;
 }
 
 std::optional<std::vector<float>> Session::featuresOf(size_t task, const Candidate& candidate) {
@@ -74,7 +78,7 @@ std::optional<std::vector<float>> Session::featuresOf(size_t task, const Candida
   std::optional<std::vector<float>> features;
   uint64_t program = 0;
   try {
-    features = featuresOf(task, state.space.instantiate(candidate), &program);
+    features = featuresOf(task, state.space.instantiate(candidate), &candidate, &program);
   } catch (const UserError&) {
   }
   if (features) state.programs[key] = program;
@@ -112,7 +116,7 @@ void Session::precomputeFeatures(size_t task, const std::vector<Candidate>& cand
   auto work = [&] {
     for (size_t i; (i = next++) < missing.size();) {
       try {
-        computed[i] = featuresOf(task, state.space.instantiate(*missing[i]), &programs[i]);
+        computed[i] = featuresOf(task, state.space.instantiate(*missing[i]), missing[i], &programs[i]);
       } catch (const std::exception&) {
       }
     }

@@ -648,4 +648,22 @@ std::string SearchSpace::pointKey(const Candidate& candidate) {
   return out.str();
 }
 
+const std::vector<std::string>& decisionFeatureNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out = {"decision.sketch"};
+    for (size_t i = 0; i < kDecisionFeatureSlots; ++i) out.push_back("decision." + std::to_string(i));
+    return out;
+  }();
+  return names;
+}
+
+std::vector<float> decisionFeatures(const Candidate* candidate) {
+  std::vector<float> out(kDecisionFeatureSlots + 1, -1.0f);
+  if (!candidate) return out;
+  out[0] = float(candidate->sketch);
+  for (size_t i = 0; i < candidate->choices.size() && i < kDecisionFeatureSlots; ++i)
+    out[i + 1] = float(candidate->choices[i]);
+  return out;
+}
+
 }  // namespace tessel::tuner

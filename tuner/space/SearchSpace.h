@@ -85,6 +85,21 @@ private:
   int defaultSketch_ = -1;
 };
 
+/// How many decisions decisionFeatures describes; later ones are left out (the generated
+/// sketches have at most 14).
+inline constexpr size_t kDecisionFeatureSlots = 16;
+
+/// The names of decisionFeatures' values: "decision.sketch", "decision.0", ... (see
+/// tuner/features/Features.md).
+const std::vector<std::string>& decisionFeatureNames();
+
+/// The point itself as features: its sketch and the index of the choice taken for each decision
+/// (-1 for a decision the sketch does not have, and for all of them without a point: a trace
+/// that came from elsewhere). The loop-nest features describe the code a point lowers to; these
+/// let the cost model learn, within one task, which choices pay (AutoTVM's knob features); see
+/// tuner/features/Features.md for what they bought on real records.
+std::vector<float> decisionFeatures(const Candidate* candidate);
+
 /// The positive divisors of `n` in increasing order (1 and n included).
 std::vector<int64_t> divisorsOf(int64_t n);
 

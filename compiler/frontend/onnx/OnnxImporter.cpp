@@ -14,6 +14,7 @@
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxModelFile.h"
 #include "compiler/frontend/onnx/OnnxOpsets.h"
+#include "compiler/frontend/onnx/OnnxRecurrent.h"
 #include "compiler/frontend/onnx/OnnxTensor.h"
 
 namespace tessel::frontend {
@@ -311,12 +312,26 @@ private:
     if (!attributes) return nodeError(index, attributes.error().message);
     std::vector<graph::Value> inputs;
     for (const auto& input : node.input()) inputs.push_back(input.empty() ? graph::Value() : values_.at(input));
+    if (isRecurrentOperator(node.op_type())) return importRecurrent(index, std::move(inputs), std::move(*attributes));
     std::vector<graph::Value> outputs =
         graph::makeOperation(nodeNames_[size_t(index)], node.op_type(), std::move(inputs), std::move(*attributes),
                              std::vector<graph::TensorType>(size_t(node.output_size())),
                              {graph::Provenance{nodeNames_[size_t(index)], node.op_type(), opset_}});
     for (int i = 0; i < node.output_size(); ++i)
       if (!node.output(i).empty()) values_[node.output(i)] = outputs[size_t(i)];
+    return Status::success();
+  }
+
+  // LSTM, GRU and RNN become the operations of their time steps (OnnxRecurrent.h).
+  Status importRecurrent(int index, std::vector<graph::Value> inputs, graph::Attributes attributes) {
+    const NodeProto& node = graph_.node(index);
+    std::vector<bool> used;
+    for (const auto& output : node.output()) used.push_back(!output.empty());
+    auto outputs = expandRecurrentNode(
+        {nodeNames_[size_t(index)], node.op_type(), opset_, std::move(attributes), std::move(inputs), used}, result_.inputs);
+    if (!outputs) return nodeError(index, outputs.error().message, outputs.error().hint);
+    for (int i = 0; i < node.output_size(); ++i)
+      if (!node.output(i).empty()) values_[node.output(i)] = (*outputs)[size_t(i)];
     return Status::success();
   }
 

@@ -327,9 +327,11 @@ private slots:
     checkAgainstReference(m);
   }
 
-  void gruResetAfterTheRecurrentProduct() {
+  void reverseGruResetAfterTheRecurrentProductWithLengths() {
     Recurrent m = withData({.op = "GRU", .steps = 3, .batch = 2, .reverse = true, .linearBeforeReset = 1}, 40);
     m.initialH = randomFloats(size_t(m.batch * m.hidden), 41);
+    m.lengths = {3, 1};
+    m.runtimeInputs = {"sequence_lens"};
     checkAgainstReference(m);
   }
 
@@ -340,9 +342,10 @@ private slots:
     checkAgainstReference(m);
   }
 
-  void rnnWithRelu() {
+  void rnnWithReluAndConstantLengths() {
     Recurrent m = withData({.op = "RNN", .steps = 4, .batch = 2, .activation = "Relu"}, 60);
     m.initialH = randomFloats(size_t(m.batch * m.hidden), 61);
+    m.lengths = {2, 4};
     checkAgainstReference(m);
   }
 

@@ -504,6 +504,25 @@ private:
     return operation(suffix, "Where", {mask, next, previous.defined() ? previous : zeros()});
   }
 
+  // [1, 4*hidden] constants turning a Sigmoid of all LSTM gates into Sigmoids of i, o, f and
+  // the Tanh of c: activated = sigmoid(gates * scale) * scale + offset.
+  Value gateScale() {
+    if (!gateScale_.defined()) {
+      std::vector<double> scale(size_t(4 * hidden_), 1.0);
+      std::fill(scale.begin() + 3 * hidden_, scale.end(), 2.0);
+      gateScale_ = constant("gates.scale", {1, 4 * hidden_}, scale);
+    }
+    return gateScale_;
+  }
+  Value gateOffset() {
+    if (!gateOffset_.defined()) {
+      std::vector<double> offset(size_t(4 * hidden_), 0.0);
+      std::fill(offset.begin() + 3 * hidden_, offset.end(), -1.0);
+      gateOffset_ = constant("gates.offset", {1, 4 * hidden_}, offset);
+    }
+    return gateOffset_;
+  }
+
   Value gateSlice(const Value& value, int k, const std::string& suffix) {
     return slice(suffix, value, {k * hidden_}, {(k + 1) * hidden_}, {1});
   }
@@ -524,6 +543,26 @@ private:
     if (state.h.defined())
       gates = operation(at + "gates", "Add",
                         {operation(at + "recurrent", "MatMul", {state.h, dir.recurrentWeights[0]}), x});
+    if (f.name == "Sigmoid" && g.name == "Tanh" && !has(kPeepholes)) {
+      // The default functions on all four gates at once, tanh(x) = 2 sigmoid(2x) - 1: the
+      // Sigmoid joins the MatMul's epilogue, and the kernels after it hold one tanh (h's)
+      // instead of five transcendental functions, which LLVM takes most of compile time for.
+      if (clip_) gates = operation(at + "gates.clip", "Clip", {gates}, {{"min", -*clip_}, {"max", *clip_}});
+      Value scaled = operation(at + "gates.scaled", "Mul", {gates, gateScale()});
+      Value sigmoid = operation(at + "gates.sigmoid", "Sigmoid", {scaled});
+      Value activated = operation(at + "gates.activated", "Add",
+                                  {operation(at + "gates.rescaled", "Mul", {sigmoid, gateScale()}), gateOffset()});
+      Value inputGate = gateSlice(activated, 0, at + "i");
+      Value written = operation(at + "ic", "Mul", {inputGate, gateSlice(activated, 3, at + "c")});
+      Value c = written;
+      if (state.c.defined()) {
+        Value forget = inputForget_ ? operation(at + "f", "Sub", {scalar(1.0), inputGate}) : gateSlice(activated, 2, at + "f");
+        c = operation(at + "C", "Add", {operation(at + "fC", "Mul", {forget, state.c}), written});
+      }
+      c = masked(mask, c, state.c, at + "C.kept");
+      Value hidden = operation(at + "H", "Mul", {gateSlice(activated, 1, at + "o"), activate(h, c, at + "h")});
+      return {masked(mask, hidden, state.h, at + "H.kept"), c};
+    }
     Value inputIn = gateSlice(gates, 0, at + "i.in"), forgetIn = gateSlice(gates, 2, at + "f.in");
     if (has(kPeepholes) && state.c.defined()) {
       inputIn = operation(at + "i.peephole", "Add", {inputIn, operation(at + "i.Pc", "Mul", {state.c, dir.peepholes[0]})});
@@ -707,7 +746,7 @@ private:
   int64_t stepTime_ = 0;  ///< The time step being built.
   std::set<std::string> names_;
   std::map<double, Value> scalars_;
-  Value zeros_;
+  Value zeros_, gateScale_, gateOffset_;
 };
 
 }  // namespace

@@ -37,7 +37,8 @@ struct RecurrentNode {
 /// linear_before_reset. `graphInputs` are the inputs of the graph being imported: the node's
 /// inputs are typed through them (the sequence length must be static). A malformed node (a
 /// weight of the wrong shape, an unknown activation, an unsupported element type) is a
-/// Diagnostic whose message continues "node '<name>' (<op>) ..." and says what to change.
+/// Diagnostic whose message reads on from "node '<name>' (<op>) " (the importer prefixes it)
+/// and whose hint says what to change.
 Expected<std::vector<graph::Value>> expandRecurrentNode(const RecurrentNode& node,
                                                         const std::vector<graph::Value>& graphInputs);
 

@@ -140,12 +140,24 @@ std::vector<Value> makeOperation(std::string name, std::string op, std::vector<V
 std::vector<Value> makeFusedOperation(std::string name, std::string op, std::vector<Value> inputs, Graph body,
                                       std::vector<Provenance> provenance);
 
+/// A step the frontend took on the model file before it built the graph (an old opset
+/// converted: "ConvertOpset 6→7"). `tessel inspect` and the Studio's pass timeline show it
+/// before the passes, with its time.
+struct ImportStep {
+  std::string name;          ///< "ConvertOpset 6→7".
+  std::string description;   ///< One sentence saying what it did and with what.
+  double milliseconds = 0;
+};
+
 /// A whole model: its inputs (in order) and outputs (in order). A value, not a container
 /// being edited: passes build new graphs that share the unchanged nodes.
 struct Graph {
   std::vector<Value> inputs;
   std::vector<Value> outputs;
   std::vector<std::string> outputNames;  ///< The model's names for its outputs.
+  /// What the import did before building the graph, in order; empty for most models. Passes
+  /// copy it along with the graph; it is no part of the graph's structure (structuralHash).
+  std::vector<ImportStep> importSteps{};
 
   /// Every node the outputs depend on (and every input), producers before consumers.
   std::vector<const GraphNode*> topologicalOrder() const;

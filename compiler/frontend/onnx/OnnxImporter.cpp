@@ -13,6 +13,7 @@
 #include "compiler/frontend/onnx/OnnxAttributes.h"
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxModelFile.h"
+#include "compiler/frontend/onnx/OnnxOpsetConversion.h"
 #include "compiler/frontend/onnx/OnnxOpsets.h"
 #include "compiler/frontend/onnx/OnnxRecurrent.h"
 #include "compiler/frontend/onnx/OnnxTensor.h"
@@ -31,6 +32,51 @@ using onnx::ValueInfoProto;
 constexpr int64_t kOldestIrVersion = 3;
 
 bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// The opset the model declares for the default domain (the last entry, as checkVersions
+// reads it); nullopt when it declares none.
+std::optional<int64_t> defaultDomainOpset(const ModelProto& model) {
+  std::optional<int64_t> version;
+  for (const auto& opset : model.opset_import())
+    if (isDefaultDomain(opset.domain())) version = opset.version();
+  return version;
+}
+
+// Whether some node (subgraphs included) uses an operator whose definition at `opset`
+// differs from the one Tessel implements.
+bool usesChangedDefinition(const GraphProto& graph, int opset) {
+  for (const NodeProto& node : graph.node()) {
+    if (isDefaultDomain(node.domain()) && !definitionUnchangedSinceOpset(node.op_type(), opset)) return true;
+    for (const auto& attribute : node.attribute()) {
+      if (attribute.has_g() && usesChangedDefinition(attribute.g(), opset)) return true;
+      for (const GraphProto& body : attribute.graphs())
+        if (usesChangedDefinition(body, opset)) return true;
+    }
+  }
+  return false;
+}
+
+// A model older than the oldest opset Tessel implements, using an operator defined
+// differently back then, is converted by ONNX's own version converter to kConversionOpset;
+// the step it took is returned for `tessel inspect` and the pass timeline. Models of a
+// supported opset, and old ones whose operators all kept their definitions, are left alone:
+// the converter is then not worth its time or its risks. Anything unreadable about the
+// versions is left for checkVersions to explain.
+Expected<std::optional<graph::ImportStep>> convertOldOpset(ModelProto& model, const std::string& sourceName) {
+  std::optional<int64_t> opset = defaultDomainOpset(model);
+  if (model.ir_version() < kOldestIrVersion || !opset || *opset < 1 || *opset >= kOldestSupportedOpset)
+    return std::optional<graph::ImportStep>();
+  if (!usesChangedDefinition(model.graph(), int(*opset))) return std::optional<graph::ImportStep>();
+  auto conversion = convertOpset(model, int(*opset), kConversionOpset, sourceName);
+  if (!conversion) return conversion.error();
+  const std::string from = std::to_string(conversion->fromOpset), to = std::to_string(conversion->toOpset);
+  return std::optional<graph::ImportStep>(graph::ImportStep{
+      "ConvertOpset " + from + "→" + to,
+      "The model's opset " + from + " was converted to opset " + to +
+          " by ONNX's version converter: Tessel implements the operators of opsets " +
+          std::to_string(kOldestSupportedOpset) + " to " + std::to_string(kNewestSupportedOpset) + ".",
+      conversion->milliseconds});
+}
 
 std::set<std::string> initializerNames(const GraphProto& graph) {
   std::set<std::string> names;
@@ -407,8 +453,12 @@ Expected<graph::Graph> importOnnxBytes(const std::string& bytes, const std::stri
                                        const OnnxImportOptions& options) {
   auto model = parseModel(bytes, sourceName);
   if (!model) return model.error();
+  auto conversion = convertOldOpset(*model, sourceName);
+  if (!conversion) return conversion.error();
   try {
-    return GraphImporter(*model, sourceName, options).run();
+    auto graph = GraphImporter(*model, sourceName, options).run();
+    if (graph && *conversion) graph->importSteps.push_back(**conversion);
+    return graph;
   } catch (const std::bad_alloc&) {
     return importError("needs more memory than is available to import", sourceName);
   } catch (const runtime::Error& failure) {

@@ -1,4 +1,5 @@
-// Which ONNX opsets (of the default domain) the importer accepts, and which operators of older ones.
+// Which ONNX opsets (of the default domain) the importer accepts, which operators of older ones
+// it takes as they are, and what it converts the other old models to.
 #pragma once
 
 #include <string>
@@ -8,6 +9,10 @@ namespace tessel::frontend {
 /// The opsets of the default ONNX domain ("" / "ai.onnx") Tessel's operators are written for.
 constexpr int kOldestSupportedOpset = 7;
 constexpr int kNewestSupportedOpset = 17;
+/// The opset ONNX's version converter takes models below kOldestSupportedOpset to. The
+/// oldest supported one: the fewest of the converter's adapters run (converting the
+/// pytorch-converted and pytorch-operator backend tests to 13 instead passes the same tests).
+constexpr int kConversionOpset = kOldestSupportedOpset;
 
 /// Whether an operator in a model of opset `opset` (below kOldestSupportedOpset) still has
 /// the definition it has at the oldest supported opset, so Tessel's implementation of that

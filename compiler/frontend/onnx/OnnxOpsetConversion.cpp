@@ -1,0 +1,128 @@
+// Converting a model of an old opset with onnx::version_conversion::ConvertVersion (libonnx).
+#include "compiler/frontend/onnx/OnnxOpsetConversion.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+#include <chrono>
+#include <new>
+#include <optional>
+
+#include "compiler/frontend/onnx/OnnxDiagnostic.h"
+
+namespace tessel::frontend {
+namespace {
+
+using onnx::GraphProto;
+using onnx::ModelProto;
+using onnx::NodeProto;
+
+bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// The converter's assertions read "./onnx/version_converter/helper.cc:81: assertInputsAvailable:
+// Assertion `inputs[i]->has_sizes()` failed: Shape of input 2 is not available." A reader of the
+// diagnostic wants what follows "failed: ", on one line.
+std::string converterMessage(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (size_t failed = text.find("` failed: "); failed != std::string::npos) text = text.substr(failed + 10);
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text.empty() ? "no message" : text;
+}
+
+std::string describeNode(const NodeProto& node, int index) {
+  return "node '" + (node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name()) + "' (" +
+         node.op_type() + ")";
+}
+
+// The first default-domain node of `graph` whose operator ONNX does not define at `opset` (a
+// typo, or an operator newer than the model), described as the importer describes nodes; empty
+// when there is none. The converter would fail on it with a bare "unordered_map::at".
+std::string firstUnknownOperator(const GraphProto& graph, int opset) {
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (isDefaultDomain(graph.node(i).domain()) && !onnx::OpSchemaRegistry::Schema(graph.node(i).op_type(), opset, ""))
+      return describeNode(graph.node(i), i);
+  return "";
+}
+
+// The dimensions the model declares or shape inference found for value `name` (-1 for unknown
+// ones); nullopt when its rank is unknown.
+std::optional<std::vector<int64_t>> shapeOf(const GraphProto& graph, const std::string& name) {
+  for (const auto& tensor : graph.initializer())
+    if (tensor.name() == name) return std::vector<int64_t>(tensor.dims().begin(), tensor.dims().end());
+  for (const auto* infos : {&graph.input(), &graph.value_info(), &graph.output()})
+    for (const auto& info : *infos) {
+      if (info.name() != name || !info.type().tensor_type().has_shape()) continue;
+      std::vector<int64_t> dims;
+      for (const auto& dim : info.type().tensor_type().shape().dim()) dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+      return dims;
+    }
+  return std::nullopt;
+}
+
+// PRelu before opset 7 takes one slope per channel as a 1-D tensor [C] (PyTorch's nn.PReLU(C)
+// exports it so); from opset 7 the slope broadcasts numpy-style from the right, so [C] would
+// meet the last dimension instead. ONNX's converter calls PRelu-6 to 7 compatible and leaves
+// such slopes alone; this puts an Unsqueeze in front that makes them [C, 1, ..., 1] (the
+// converter then brings the Unsqueeze to the target opset). A slope of one element, or an
+// input of rank 2 ([N, C]), means the same either way and is left alone.
+void makePReluSlopesPerChannel(GraphProto& graph) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    NodeProto node = graph.node(i);
+    if (!isDefaultDomain(node.domain()) || node.op_type() != "PRelu" || node.input_size() != 2) continue;
+    auto input = shapeOf(graph, node.input(0)), slope = shapeOf(graph, node.input(1));
+    if (!input || !slope || input->size() < 3 || slope->size() != 1 || (*slope)[0] == 1) continue;
+    if ((*input)[1] >= 0 && (*slope)[0] >= 0 && (*input)[1] != (*slope)[0]) continue;  // not one per channel
+    NodeProto unsqueeze;
+    unsqueeze.set_op_type("Unsqueeze");
+    unsqueeze.set_name(node.name() + "_slope_per_channel");
+    unsqueeze.add_input(node.input(1));
+    std::string reshaped = node.input(1) + "_per_channel_" + std::to_string(i);
+    unsqueeze.add_output(reshaped);
+    auto* axes = unsqueeze.add_attribute();
+    axes->set_name("axes");
+    axes->set_type(onnx::AttributeProto::INTS);
+    for (size_t axis = 1; axis + 1 < input->size(); ++axis) axes->add_ints(int64_t(axis));
+    graph.mutable_node(i)->set_input(1, reshaped);
+    // The Unsqueeze goes just before the PRelu: the converter wants producers first.
+    *graph.add_node() = unsqueeze;
+    for (int at = graph.node_size() - 1; at > i; --at) graph.mutable_node()->SwapElements(at, at - 1);
+    ++i;
+  }
+}
+
+}  // namespace
+
+Expected<OpsetConversion> convertOpset(ModelProto& model, int fromOpset, int toOpset, const std::string& sourceName) {
+  const std::string what = "from opset " + std::to_string(fromOpset) + " to " + std::to_string(toOpset);
+  if (std::string unknown = firstUnknownOperator(model.graph(), fromOpset); !unknown.empty())
+    return importError("cannot be converted " + what + ": " + unknown + " is no operator of ONNX opset " +
+                           std::to_string(fromOpset) + ", so ONNX's version converter does not know how it changed",
+                       sourceName, "check the operator's name, or the opset the model declares");
+  auto failed = [&](const std::string& message) {
+    return importError("cannot be converted " + what + " by ONNX's version converter: " + converterMessage(message),
+                       sourceName,
+                       "re-export the model at opset " + std::to_string(toOpset) +
+                           " or newer, or convert it in Python (onnx.version_converter.convert_version) and "
+                           "fix what the converter reports");
+  };
+  auto start = std::chrono::steady_clock::now();
+  try {
+    // The converter needs the shapes of the operands it rewrites (Add-6's broadcast, Gemm-6's
+    // C) and reads them from the model's value_info: PyTorch's old exporter wrote none.
+    onnx::shape_inference::InferShapes(model);
+    makePReluSlopesPerChannel(*model.mutable_graph());
+    model = onnx::version_conversion::ConvertVersion(model, toOpset);
+  } catch (const std::bad_alloc&) {
+    return importError("needs more memory than is available to convert " + what, sourceName);
+  } catch (const std::exception& error) {
+    return failed(error.what());
+  } catch (...) {
+    return failed("it failed with an exception that carries no message");
+  }
+  double milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return OpsetConversion{fromOpset, toOpset, milliseconds};
+}
+
+}  // namespace tessel::frontend

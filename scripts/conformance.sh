@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Runs the ONNX backend node tests (tests/conformance/test_onnx_node.cpp) and prints one line
-# per test, the summary, and the failures grouped by operator, for whoever fixes them.
+# Runs the ONNX backend tests (tests/conformance/test_onnx_node.cpp: the node, pytorch-converted,
+# pytorch-operator and simple groups) and prints one line per test, each group's summary and the
+# total, and the failures grouped by operator, for whoever fixes them.
 #
-#   scripts/conformance.sh [--build-dir DIR] [--build] [--filter TEXT] [--shard I/N] [--jobs J]
-#                          [--draft-skip-list]
+#   scripts/conformance.sh [--build-dir DIR] [--build] [--groups G,G] [--filter TEXT] [--shard I/N]
+#                          [--jobs J] [--draft-skip-list]
 #
 #   --build-dir DIR     where Tessel is built (default: build)
 #   --build             build the conformance_test_onnx_node target first (2 jobs)
-#   --filter TEXT       only tests whose name contains TEXT
+#   --groups G,G        only these groups (node, pytorch-converted, pytorch-operator, simple)
+#   --filter TEXT       only tests whose group/name contains TEXT (pytorch-converted/, test_add)
 #   --shard I/N         only every N-th test, starting at the I-th (0-based)
 #   --jobs J            tests run at once (default 2)
 #   --draft-skip-list   also print a draft skip list of the failing tests: listed tests keep
@@ -24,11 +26,12 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir=$(cd "$2" && pwd) || exit 2; shift 2 ;;
     --build) build=1; shift ;;
+    --groups) export TESSEL_CONFORMANCE_GROUPS="$2"; shift 2 ;;
     --filter) export TESSEL_CONFORMANCE_FILTER="$2"; shift 2 ;;
     --shard) export TESSEL_CONFORMANCE_SHARD="$2"; shift 2 ;;
     --jobs) export TESSEL_CONFORMANCE_JOBS="$2"; shift 2 ;;
     --draft-skip-list) draft=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "conformance.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +53,7 @@ status=${PIPESTATUS[0]}
 # Which operator each failure belongs to: the node a message names ("Reshape 'Reshape_6': ..."),
 # else the model's only operator, else the operator whose name the test's name starts with.
 # Debian's python3-onnx reads the models; without it the test name stands in.
-/usr/bin/python3 - "$log" "${TESSEL_ONNX_NODE_TESTS:-/usr/share/libonnx-testdata/data/node}" "$draft" <<'PYTHON'
+/usr/bin/python3 - "$log" "${TESSEL_ONNX_TEST_DATA:-/usr/share/libonnx-testdata/data}" "$draft" <<'PYTHON'
 import collections, os, re, sys
 
 log, data, draft = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
@@ -59,6 +62,7 @@ try:
 except ImportError:
     onnx = None
 
+# Tests are named group/test_name, as the test data directory holds them.
 def model_ops(test):
     if onnx is None:
         return []
@@ -75,14 +79,15 @@ def operator_of(test, message):
     ops = model_ops(test)
     if len(set(ops)) == 1:
         return ops[0]
-    stem = test[len("test_"):].replace("_", "").lower()
+    name = test.split("/")[-1]
+    stem = name[len("test_"):].replace("_", "").lower()
     matches = [op for op in set(ops) if stem.startswith(op.lower())]
     if matches:
         return max(matches, key=len)
-    return "(" + test[len("test_"):].split("_")[0] + ")"
+    return "(" + name[len("test_"):].split("_")[0] + ")"
 
 def short(message):
-    message = re.sub(r"/\S*/data/node/", "", message)
+    message = re.sub(r"/\S*/data/", "", message)
     return message if len(message) <= 160 else message[:157] + "..."
 
 failures = []
@@ -118,6 +123,8 @@ def reason_for(message, op):
     control = re.search(r"\((If|Loop|Scan)\) attribute '\w+' holds a subgraph", message)
     if control:
         return f"control flow ({control.group(1)} with a subgraph) unsupported"
+    if "preview.training" in message:
+        return "training operator (ai.onnx.preview.training domain) unsupported"
     if "dimension below 1" in message:
         return "zero-size tensors unsupported (static shapes with positive dimensions only)"
     return None
@@ -131,6 +138,8 @@ if draft:
             detail = re.sub(r"^\S+: error: \S*model\.onnx: ", "", detail)
             detail = re.sub(r"^\S*\.(onnx|pb): error: ", "", detail)
             reason = f"CHECK: {op}: {short(detail)}"
-        print(f"{test}  # {reason}")
+        # Node tests are listed by bare name, the others as group/test_name.
+        listed = test[len("node/"):] if test.startswith("node/") else test
+        print(f"{listed}  # {reason}")
 PYTHON
 exit "$status"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
@@ -21,6 +22,14 @@ void printKernels(const driver::CompiledModel& model) {
   std::printf("tuned_kernels=%d\n", tunedKernelCount(model));
 }
 
+// `text` padded with spaces to `width` characters as a terminal shows them: printf's %-24s
+// counts bytes, and a step's name may hold an arrow that takes three ("ConvertOpset 6→7").
+std::string padded(const std::string& text, size_t width) {
+  size_t characters = 0;
+  for (unsigned char c : text) characters += (c & 0xC0) != 0x80;
+  return text + std::string(characters < width ? width - characters : 0, ' ');
+}
+
 }  // namespace
 
 int runInspect(const std::vector<std::string>& args) {
@@ -32,9 +41,10 @@ int runInspect(const std::vector<std::string>& args) {
   if (auto done = parseModelCommand(
           "inspect", "MODEL [options]",
           "Imports MODEL and runs the graph passes. Prints one line per pass (its time, whether it ran,\n"
-          "operations left), then the final graph; --print-after shows the graph after a given pass\n"
-          "(or 'all') instead. With --tuning-records it also compiles the kernels and lists them, marking\n"
-          "those a tuning record schedules. Passes, in order: " +
+          "operations left), after a line for a conversion the import made first (ConvertOpset 6→7 for\n"
+          "a model older than opset 7), then the final graph; --print-after shows the graph after a given\n"
+          "pass (or 'all') instead. With --tuning-records it also compiles the kernels and lists them,\n"
+          "marking those a tuning record schedules. Passes, in order: " +
               [] {
                 std::string names;
                 for (auto& name : driver::standardPasses().passNames()) names += (names.empty() ? "" : ", ") + name;
@@ -79,8 +89,13 @@ int runInspect(const std::vector<std::string>& args) {
   }
 
   std::printf("%-24s %10s  %s\n", "pass", "ms", "operations");
-  std::printf("%-24s %10s  %zu\n", "(imported)", "", imported->operationCount());
   double total = 0;
+  // What the import did to the file before the graph existed (an old opset converted).
+  for (const graph::ImportStep& step : imported->importSteps) {
+    total += step.milliseconds;
+    std::printf("%s %10.3f\n", padded(step.name, 24).c_str(), step.milliseconds);
+  }
+  std::printf("%-24s %10s  %zu\n", "(imported)", "", imported->operationCount());
   for (auto& snapshot : *snapshots) {
     total += snapshot.milliseconds;
     if (snapshot.skipped) std::printf("%-24s %10s  %zu\n", snapshot.passName.c_str(), "skipped", snapshot.graph.operationCount());

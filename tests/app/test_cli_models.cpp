@@ -297,6 +297,28 @@ private slots:
     QCOMPARE(keyValues(ran.out).value("result"), QString("match"));
   }
 
+  // A model of opset 6 (PyTorch's old exporter) is converted before it is imported: inspect
+  // shows that step and its time before the imported graph, and `run` gets the expected output.
+  void inspectShowsTheOpsetConversion() {
+    const QString test = "/usr/share/libonnx-testdata/data/pytorch-operator/test_operator_add_broadcast";
+    if (!QFileInfo(test + "/model.onnx").exists()) QSKIP("libonnx-testdata's pytorch-operator tests are not installed");
+    QStringList arguments{"inspect", test + "/model.onnx"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QRegularExpression step(R"(^ConvertOpset 6→7\s+(\d+\.\d{3})\n\(imported\))", QRegularExpression::MultilineOption);
+    QVERIFY2(step.match(run.out).hasMatch(), qPrintable(run.out));
+    QVERIFY2(step.match(run.out).captured(1).toDouble() > 0, qPrintable(run.out));
+    QStringList runArguments{"run", test + "/model.onnx", "--inputs-dir", test + "/test_data_set_0", "--expect-dir",
+                             test + "/test_data_set_0"};
+    Run ran = runTessel(runArguments);
+    QVERIFY2(ran.finished && ran.exitCode == 0, qPrintable(describe(runArguments, ran)));
+    QCOMPARE(keyValues(ran.out).value("result"), QString("match"));
+    // A model of a supported opset takes no such step.
+    QStringList current{"inspect", model("test_add")};
+    Run plain = runTessel(current);
+    QVERIFY2(plain.finished && plain.exitCode == 0 && !plain.out.contains("ConvertOpset"), qPrintable(plain.out));
+  }
+
   void inspectUnknownPassIsAnError() {
     QStringList arguments{"inspect", model("test_add"), "--print-after", "NoSuchPass"};
     Run run = runTessel(arguments);

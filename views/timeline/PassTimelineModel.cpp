@@ -11,6 +11,16 @@ std::vector<TimelineStep> makeTimelineSteps(std::shared_ptr<const graph::Graph> 
                                             std::shared_ptr<const driver::CompiledModel> compiled) {
   std::vector<TimelineStep> steps;
   if (!imported || !compiled) return steps;
+  for (const graph::ImportStep& importStep : imported->importSteps) {
+    TimelineStep step;
+    step.name = QString::fromStdString(importStep.name);
+    step.milliseconds = importStep.milliseconds;
+    step.operationCount = int(imported->operationCount());
+    step.changeSummary = QStringLiteral("before import");
+    step.importStepDescription = QString::fromStdString(importStep.description);
+    step.graph = imported;
+    steps.push_back(std::move(step));
+  }
   TimelineStep first;
   first.name = QStringLiteral("Imported");
   first.operationCount = int(imported->operationCount());
@@ -87,11 +97,14 @@ QVariant PassTimelineModel::data(const QModelIndex& index, int role) const {
     }
     case Qt::ToolTipRole: {
       QString tip = QStringLiteral("<b>%1</b>").arg(s.name.toHtmlEscaped());
-      if (index.row() == 0) tip += QStringLiteral("<br>The graph as imported, types inferred.");
+      bool imported = s.milliseconds < 0, importStep = !s.importStepDescription.isEmpty();
+      if (imported) tip += QStringLiteral("<br>The graph as imported, types inferred.");
+      else if (importStep) tip += QStringLiteral("<br>%1<br>Took %2.").arg(s.importStepDescription.toHtmlEscaped(),
+                                                                          formatMilliseconds(s.milliseconds));
       else if (s.skipped) tip += QStringLiteral("<br>Skipped (disabled, or below the opt level): the graph is unchanged.");
       else tip += QStringLiteral("<br>Ran in %1.").arg(formatMilliseconds(s.milliseconds));
       tip += QStringLiteral("<br>%1 operations").arg(s.operationCount);
-      if (index.row() > 0 && !s.skipped)
+      if (!imported && !importStep && !s.skipped)
         tip += QStringLiteral("<br>Against the previous step: %1").arg(s.changeSummary.toHtmlEscaped());
       return tip;
     }

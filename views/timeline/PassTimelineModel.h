@@ -1,5 +1,6 @@
-// The pass timeline as an item model: the imported graph, then the graph after every pass of a
-// compile, with each pass's time, node count and what it changed.
+// The pass timeline as an item model: what the import did first (an old opset converted), the
+// imported graph, then the graph after every pass of a compile, with each pass's time, node
+// count and what it changed.
 #pragma once
 
 #include <QAbstractListModel>
@@ -13,9 +14,10 @@
 
 namespace tessel::views {
 
-/// One step of the timeline: step 0 is the imported graph, step i the graph after pass i.
+/// One step of the timeline: the imported graph, then the graph after each pass, in order. A
+/// model the import converted first (graph::Graph::importSteps) starts with that step.
 struct TimelineStep {
-  QString name;               ///< "Imported" or the pass name ("FuseOps").
+  QString name;               ///< "Imported", the pass name ("FuseOps") or "ConvertOpset 6→7".
   double milliseconds = -1;   ///< The pass's time; -1 for the imported graph.
   int operationCount = 0;
   /// What the step changed against the previous one (GraphDiff::summary): "-4 nodes, 3
@@ -23,6 +25,9 @@ struct TimelineStep {
   QString changeSummary;
   bool skipped = false;  ///< Disabled or below the opt level: the graph is the previous one.
   std::shared_ptr<const graph::Graph> graph;  ///< Shares ownership with the compiled model.
+  /// For a step the import took before the graph existed: what it did (its graph is the
+  /// imported one, there being no graph of the file before it). Empty for the others.
+  QString importStepDescription{};
 };
 
 /// The steps of a compile: diffs every step against the previous one, so it takes time on big

@@ -112,7 +112,9 @@ int runRun(const std::vector<std::string>& args) {
   }
   std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nrun_ms=%.3f\n", result->loadSeconds, result->compileSeconds,
               result->runSeconds * 1e3);
-  if (result->compiled) std::printf("tuned_kernels=%d\n", tunedKernelCount(*result->compiled));
+  if (result->compiled)
+    std::printf("kernels=%zu\ntuned_kernels=%d\n", result->compiled->kernels.size(),
+                tunedKernelCount(*result->compiled));
   if (result->comparisons.empty()) return kExitOk;
   for (auto& comparison : result->comparisons) std::cout << comparison.describe() << "\n";
   if (result->allMatch()) {

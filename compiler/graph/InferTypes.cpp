@@ -18,13 +18,16 @@ Expected<Graph> inferTypes(const Graph& graph) {
   std::optional<Diagnostic> failure;
   // Values an operator needs by value (a Reshape's shape) are often computed from shapes
   // (Shape -> Gather -> Concat): such a chain is folded here, as soon as it is typed, so the
-  // reader can be typed. Results by node, so each producer folds once.
+  // reader can be typed. Results by node, so each producer is tried once: an empty entry says
+  // it does not fold. Without the memory of failures, every reader of a shared subgraph walked
+  // it again, once per path: ShuffleNetV2's channel shuffles made that minutes of type inference.
   std::unordered_map<const GraphNode*, std::vector<Value>> foldedOutputs;
   std::function<Expected<Value>(const Value&)> foldValue = [&](const Value& value) -> Expected<Value> {
     auto* producer = asOperation(value.node());
     if (!producer || producer->isFused()) return value;
     auto known = foldedOutputs.find(producer);
-    if (known != foldedOutputs.end()) return known->second.at(size_t(value.index()));
+    if (known != foldedOutputs.end())
+      return known->second.empty() ? value : known->second.at(size_t(value.index()));
     std::vector<Value> inputs;
     for (auto& input : producer->inputs) {
       if (!input.defined()) {
@@ -37,7 +40,10 @@ Expected<Graph> inferTypes(const Graph& graph) {
     }
     auto constants = foldOperation(*producer, inputs);
     if (!constants) return constants.error();
-    if (!*constants) return value;
+    if (!*constants) {
+      foldedOutputs[producer] = {};
+      return value;
+    }
     foldedOutputs[producer] = **constants;
     return (**constants).at(size_t(value.index()));
   };

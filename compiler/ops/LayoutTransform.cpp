@@ -72,8 +72,19 @@ Expected<Schedule> defaultLayoutTransformSchedule(const Workload& workload, cons
   parallelizeRows(s, "layout_transform", {"n", blocked ? "co" : "c", "y"}, shape[0] * shape[1] * shape[2], target,
                   steps);
   std::string inner = blocked ? "ci" : "x";
-  if (shape.back() >= target.vectorLanes() && shape.back() % target.vectorLanes() == 0)
-    steps.push_back(s.vectorize("layout_transform", inner));
+  const int64_t lanes = target.vectorLanes(), extent = shape.back();
+  if (extent >= lanes && extent % lanes == 0) {
+    if (extent <= kMaxVectorizedExtent) {
+      steps.push_back(s.vectorize("layout_transform", inner));
+    } else {
+      // A wide row (MobileNetV3's 112 columns): vectors of the most lanes that divide it.
+      int64_t chunk = lanes;
+      for (int64_t c = lanes; c <= kMaxVectorizedExtent; c += lanes)
+        if (extent % c == 0) chunk = c;
+      steps.push_back(s.split("layout_transform", inner, chunk, inner + "o", inner + "i"));
+      steps.push_back(s.vectorize("layout_transform", inner + "i"));
+    }
+  }
   for (const Status& status : steps)
     if (!status) return status.error();
   return s;

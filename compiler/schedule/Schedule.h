@@ -15,6 +15,11 @@
 
 namespace tessel {
 
+/// Loops wider than this are not turned into one vector (split them and vectorize the inner
+/// loop), and longer ones not unrolled.
+inline constexpr int64_t kMaxVectorizedExtent = 64;
+inline constexpr int64_t kMaxUnrolledExtent = 512;
+
 /// How one iteration variable relates to others: split (parent -> outer, inner) or fuse
 /// (outer, inner -> fused).
 struct IterVarRelation {

@@ -14,10 +14,6 @@ namespace tessel {
 
 namespace {
 
-// Loops wider than this are not turned into one vector, and longer ones not unrolled.
-constexpr int64_t kMaxVectorLanes = 64;
-constexpr int64_t kMaxUnrollExtent = 512;
-
 class NestBuilder {
 public:
   NestBuilder(const ScheduleView& view, const BoundMap& bounds, BoundMode mode)
@@ -122,7 +118,7 @@ private:
                                       toString(range.extent) + ", which is not a constant",
                            "split it by a constant factor and " + std::string(primitiveName(where.kind)) +
                                " the inner loop");
-    int64_t limit = kind == ForKind::Vectorized ? kMaxVectorLanes : kMaxUnrollExtent;
+    int64_t limit = kind == ForKind::Vectorized ? kMaxVectorizedExtent : kMaxUnrolledExtent;
     if (*extent > limit)
       return scheduleError(where, "loop '" + leaf.name() + "' of " + stage.name + " has " + std::to_string(*extent) +
                                       " iterations, more than " + std::to_string(limit),

@@ -17,7 +17,8 @@ One table, a line per model:
   per_image tessel_ms / batch
   max_err   the largest |Tessel - PyTorch| over the outputs, divided by the largest |PyTorch|
   status    ok, or what failed (export, compile, run, mismatch, timeout)
-The exit status is 0 when every model's status is ok, 1 otherwise, 2 on a usage error.
+The exit status is 0 when every model's status is ok, 1 otherwise, 2 on a usage error, 77 when
+PyTorch, torchvision or onnx is missing (CTest reports the test as skipped).
 Exported models are cached in DIR (build/zoo by default) per model, batch and opset.
 """
 import argparse
@@ -249,6 +250,8 @@ def export(entry, batch, directory):
     import onnx.numpy_helper
     import torch
 
+    import warnings
+    warnings.filterwarnings("ignore", category=UserWarning)  # the exporter's advice, not ours to act on
     path = os.path.join(directory, "model.onnx")
     data = os.path.join(directory, "test_data_set_0")
     if not (os.path.exists(path) and os.path.exists(os.path.join(data, "output_0.pb"))):
@@ -384,8 +387,9 @@ def main():
         import torch  # noqa: F401
         import torchvision  # noqa: F401
     except ImportError as error:
-        print(f"model_zoo.py: needs python3-torch, python3-torchvision and python3-onnx ({error})", file=sys.stderr)
-        return 2
+        print(f"model_zoo.py: needs python3-torch, python3-torchvision and python3-onnx ({error}); "
+              "scripts/install-deps.sh installs them", file=sys.stderr)
+        return 77
     os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS=str(args.threads), TESSEL_NUM_THREADS=str(args.threads))
 
     header = f"{'model':34} {'nodes':>5} {'kernels':>7} {'compile_s':>9} {'tessel_ms':>10} {'torch_ms':>9} " \

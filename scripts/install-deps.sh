@@ -15,6 +15,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler  # the ONNX frontend (model files are protobuf)
   libonnx-testdata                          # the ONNX backend node tests: the conformance suite
   libxgboost-dev                            # the tuner's cost model (XGBoost C API)
+  python3-torch python3-torchvision python3-onnx python3-numpy  # bench/model_zoo.py: PyTorch is the peer
 )
 
 missing=()

@@ -2,14 +2,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-// The frontend links ONNX privately, so ONNX's compile definitions do not reach this test.
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx
-#endif
-#include <onnx/onnx_pb.h>
+#include "tests/compiler/OnnxProto.h"
 
 #include <cmath>
 #include <filesystem>

@@ -1,14 +1,7 @@
 // ONNX LSTM, GRU and RNN: small models built here, compiled and run, against a plain C++ reference; malformed nodes.
 #include <QtTest>
 
-// The frontend links ONNX privately, so ONNX's compile definitions do not reach this test.
-#ifndef ONNX_ML
-#define ONNX_ML 1
-#endif
-#ifndef ONNX_NAMESPACE
-#define ONNX_NAMESPACE onnx
-#endif
-#include <onnx/onnx_pb.h>
+#include "tests/compiler/OnnxProto.h"
 
 #include <cmath>
 #include <functional>

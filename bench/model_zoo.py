@@ -116,8 +116,8 @@ def transformer_encoder(d_model, heads, layers, tokens):
 
 def gpt_decoder(vocabulary, d_model, heads, layers, tokens):
     """A GPT-style decoder: token and position embeddings, pre-norm blocks with causal
-    self-attention (the mask built from the sequence length, as GPT-2's code does), GELU MLP,
-    tied output projection."""
+    self-attention (the mask a buffer sliced to the sequence length, as GPT-2's code does),
+    GELU MLP, tied output projection."""
     def build():
         import torch
         import torch.nn.functional as F
@@ -131,6 +131,7 @@ def gpt_decoder(vocabulary, d_model, heads, layers, tokens):
                 self.norm2 = torch.nn.LayerNorm(d_model)
                 self.up = torch.nn.Linear(d_model, 4 * d_model)
                 self.down = torch.nn.Linear(4 * d_model, d_model)
+                self.register_buffer("causal", torch.tril(torch.ones(tokens, tokens, dtype=torch.bool)))
 
             def forward(self, x):
                 b, t, d = x.shape
@@ -139,8 +140,7 @@ def gpt_decoder(vocabulary, d_model, heads, layers, tokens):
                 k = k.view(b, t, heads, d // heads).transpose(1, 2)
                 v = v.view(b, t, heads, d // heads).transpose(1, 2)
                 scores = q @ k.transpose(-2, -1) * (1.0 / (d // heads) ** 0.5)
-                causal = torch.tril(torch.ones(t, t, dtype=torch.bool))
-                scores = scores.masked_fill(~causal, float("-inf"))
+                scores = scores.masked_fill(~self.causal[:t, :t], float("-inf"))
                 attention = F.softmax(scores, dim=-1) @ v
                 x = x + self.proj(attention.transpose(1, 2).reshape(b, t, d))
                 return x + self.down(F.gelu(self.up(self.norm2(x))))

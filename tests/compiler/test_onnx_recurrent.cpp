@@ -31,17 +31,17 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // One recurrent node and its data: what the model holds and what the reference reads.
 struct Recurrent {
-  std::string op;  // LSTM, GRU, RNN
+  std::string op = {};  // LSTM, GRU, RNN
   int64_t steps = 3, batch = 2, inputSize = 3, hidden = 4;
   int directions = 1;
   bool reverse = false;      // with directions == 1
   bool batchMajor = false;   // layout 1
   int64_t linearBeforeReset = 0;
-  std::string activation;    // RNN's, when not the default Tanh
-  Floats x, w, r, b, p, initialH, initialC;
-  std::vector<int32_t> lengths;  // empty: full length
+  std::string activation = {};  // RNN's, when not the default Tanh
+  Floats x = {}, w = {}, r = {}, b = {}, p = {}, initialH = {}, initialC = {};
+  std::vector<int32_t> lengths = {};  // empty: full length
   // Inputs given as graph inputs (values set at run time) instead of initializers.
-  std::set<std::string> runtimeInputs;
+  std::set<std::string> runtimeInputs = {};
 
   int gates() const { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
 };

@@ -346,12 +346,6 @@ private:
     if (!isDefaultDomain(node.domain()))
       return nodeError(index, "is from operator domain '" + node.domain() +
                                   "'; Tessel supports only the default ONNX domain (\"\" or \"ai.onnx\")");
-    if (!definitionUnchangedSinceOpset(node.op_type(), opset_))
-      return nodeError(index,
-                       "is defined differently at the model's opset " + std::to_string(opset_) +
-                           " than at opset " + std::to_string(kOldestSupportedOpset) + ", the oldest Tessel supports",
-                       "convert the model with onnx.version_converter to opset " +
-                           std::to_string(kOldestSupportedOpset) + " or newer");
     if (node.output_size() == 0) return nodeError(index, "has no outputs");
     if (node.op_type() == "Constant") return importConstant(index);
     auto attributes = convertAttributes(node, modelDirectory_);

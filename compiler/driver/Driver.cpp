@@ -96,6 +96,7 @@ graph::Pass makePass(std::string name, int minOptLevel, F function) {
 }  // namespace
 
 Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
+  auto start = std::chrono::steady_clock::now();
   frontend::OnnxImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
   importOptions.cancelled = options.cancelled;
@@ -129,7 +130,10 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
   }
   if (options.cancelled && options.cancelled()) return Diagnostic{kLoadCancelled, path, 0, 0, ""};
   progress(90, "Inferring types");
+  if (options.times) options.times->importSeconds = secondsSince(start);
+  start = std::chrono::steady_clock::now();
   auto typed = graph::inferTypes(*imported);
+  if (options.times) options.times->inferTypesSeconds = secondsSince(start);
   if (!typed) {
     // The message names the node and op already; the location becomes the file.
     Diagnostic d = typed.error();

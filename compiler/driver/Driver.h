@@ -24,6 +24,12 @@
 
 namespace tessel::driver {
 
+/// Where a load's time went (`tessel compile --time-report`).
+struct LoadTimes {
+  double importSeconds = 0;      ///< Reading the file, converting its opset, building the graph (twice when inputs are bound by value).
+  double inferTypesSeconds = 0;  ///< Inferring every value's type.
+};
+
 struct LoadOptions {
   /// --input-shape: shapes for inputs with dynamic or missing dimensions.
   std::map<std::string, std::vector<int64_t>> inputShapes;
@@ -36,6 +42,8 @@ struct LoadOptions {
   std::function<bool()> cancelled;
   /// Told how far the load is (0-100, never decreasing): nodes imported, then types inferred.
   std::function<void(int percent, const std::string& what)> progress;
+  /// When given, receives where the load's time went.
+  LoadTimes* times = nullptr;
 };
 
 /// Imports a model (ONNX) and infers every type. Diagnostics name the file, node and op.
@@ -93,6 +101,10 @@ struct CompiledKernel {
   std::string workloadHash;              ///< WorkloadKey::hash.
   bool tuned = false;                    ///< Scheduled by a tuned record, not the default.
   std::string tunedTrace;                ///< That record's schedule (trace text), when tuned.
+  /// Building its tensor expression and schedule (the default's, or replaying the tuned one).
+  double scheduleMilliseconds = 0;
+  /// Each lowering step's time, in the order of loweringStepNames().
+  std::vector<double> loweringMilliseconds;
 };
 
 struct CompiledModel {

@@ -2,6 +2,7 @@
 #include "compiler/driver/ModelPlan.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -148,6 +149,7 @@ private:
   }
 
   Status compileOperation(const graph::OperationNode& op) {
+    auto start = std::chrono::steady_clock::now();
     Expected<graph::OpKernel> kernel = buildKernelForNode(op, target_);
     if (!kernel) return kernel.error();
     const Workload& workload = kernel->workload;
@@ -213,6 +215,14 @@ private:
     compiled.workloadHash = workloadKey.hash;
     compiled.tuned = tuned.has_value();
     if (tuned) compiled.tunedTrace = tuned_->traces.at(workloadKey.text);
+    double loweringMilliseconds = 0;
+    for (const LoweringStep& step : lowered->steps) {
+      compiled.loweringMilliseconds.push_back(step.milliseconds);
+      loweringMilliseconds += step.milliseconds;
+    }
+    compiled.scheduleMilliseconds =
+        std::max(0.0, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() -
+                          loweringMilliseconds);
     model_.kernels.push_back(std::move(compiled));
     model_.plan.nodes.push_back(std::move(planNode));
     return Status::success();
@@ -266,6 +276,7 @@ private:
     CompiledKernel compiled;
     compiled.name = symbol;
     compiled.function = lowered->func;
+    for (const LoweringStep& step : lowered->steps) compiled.loweringMilliseconds.push_back(step.milliseconds);
     model_.kernels.push_back(std::move(compiled));
     model_.plan.nodes.push_back({"copy_" + outputName, symbol, {source, target}});
     lastUsedAt_[index_.at(source)] = step;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -168,9 +169,11 @@ constexpr int kGraphPercent = 97;
 /// module stays small (one module per kernel costs 10-20% more CPU on a model of 600 small
 /// kernels).
 Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kernels, const fs::path& staging,
-                                               const Target& target, ExportProgress& progress) {
+                                               const Target& target, ExportProgress& progress, ExportTimes* times) {
   size_t threadCount = std::max(1u, std::thread::hardware_concurrency());
-  size_t runLength = std::clamp<size_t>(kernels.size() / (8 * threadCount), 1, 16);
+  // Timed kernel by kernel, each kernel is a run of its own.
+  size_t runLength = times ? 1 : std::clamp<size_t>(kernels.size() / (8 * threadCount), 1, 16);
+  if (times) times->kernels.assign(kernels.size(), CodegenTimes{});
   size_t runCount = (kernels.size() + runLength - 1) / runLength;
   std::vector<fs::path> objects;
   for (size_t r = 0; r < runCount; ++r) objects.push_back(staging / ("kernels_" + std::to_string(r) + ".o"));
@@ -193,7 +196,7 @@ Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kern
       // with it): it becomes this export's failure.
       Expected<bool> emitted = [&]() -> Expected<bool> {
         try {
-          return emitObjectFile(run, target, objects[r].string());
+          return emitObjectFile(run, target, objects[r].string(), times ? &times->kernels[r] : nullptr);
         } catch (const std::exception& error) {
           return Diagnostic{std::string("internal compiler error while generating code (please report): ") + error.what(),
                             run.front()->name, 0, 0, ""};
@@ -328,8 +331,16 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
     return diagnostic;
   };
 
-  auto objects = compileKernels(kernels, staging, options.target, progress);
+  auto clock = std::chrono::steady_clock::now();
+  auto lap = [&] {
+    auto now = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(now - clock).count();
+    clock = now;
+    return seconds;
+  };
+  auto objects = compileKernels(kernels, staging, options.target, progress, options.times);
   if (!objects) return fail(objects.error());
+  if (options.times) options.times->codegenWallSeconds = lap();
 
   progress(kLinkPercent, "Linking " + plan.library);
   fs::path library = root / plan.library;
@@ -354,6 +365,7 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
                         library.string()));
   }
 
+  if (options.times) options.times->linkSeconds = lap();
   if (progress.cancelled()) return fail(problem(kCancelled, directory));
   progress(kParamsPercent, "Writing params.bin");
   if (Status written = writeFile(staging / "params.bin", *packed); !written) return fail(written.error());
@@ -367,6 +379,7 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
   Status moved = moveIntoPlace(staging, root, {plan.library, "params.bin", "graph.json"});
   removeStaging();
   if (!moved) return moved;
+  if (options.times) options.times->writeSeconds = lap();
   progress(100, "Exported " + std::to_string(kernels.size()) + " kernels to " + directory);
   return Status::success();
 }

@@ -14,6 +14,17 @@
 
 namespace tessel {
 
+/// Where an export's time went (`tessel compile --time-report`).
+struct ExportTimes {
+  /// One per kernel, in the order given. Each kernel then compiles as an LLVM module of its
+  /// own, so that its time is its own: about 10-20% more CPU than the runs of kernels an
+  /// export compiles otherwise.
+  std::vector<CodegenTimes> kernels;
+  double codegenWallSeconds = 0;  ///< All kernels, on as many threads as there are cores.
+  double linkSeconds = 0;         ///< The C compiler linking kernels.so.
+  double writeSeconds = 0;        ///< params.bin, graph.json and moving the files into place.
+};
+
 struct ExportOptions {
   /// The machine the kernels are compiled for (the exporting host by default).
   Target target = hostTarget();
@@ -31,6 +42,8 @@ struct ExportOptions {
   /// to DIR"). Called on the exporting thread or on one of its code generation threads,
   /// never two at a time.
   std::function<void(int percent, const std::string& what)> progress;
+  /// When given, receives where the time went, kernel by kernel (see ExportTimes).
+  ExportTimes* times = nullptr;
 };
 
 /// Writes `directory` (created if needed) in the format of runtime/GraphFormat.md:

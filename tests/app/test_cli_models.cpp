@@ -9,6 +9,7 @@
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ModelProfile.h"
 #include "compiler/driver/RunModel.h"
+#include "compiler/lower/Lower.h"
 #include "compiler/opdefs/OpRegistry.h"
 #include "runtime/Npy.h"
 
@@ -242,6 +243,44 @@ private slots:
     Run ran = runTessel(run);
     QVERIFY2(ran.finished && ran.exitCode == 0, qPrintable(describe(run, ran)));
     QCOMPARE(keyValues(ran.out).value("result"), QString("match"));
+  }
+
+  // --time-report names every phase a user would look for, with times that add up: each
+  // pass and lowering step of the pipeline, code generation's three parts, and the slowest
+  // kernels, which are kernels of this module.
+  void compileTimeReportNamesEveryPhase() {
+    QTemporaryDir directory;
+    QStringList arguments{"compile", kTinyResNet, "-o", directory.filePath("module"), "--time-report"};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    // "  name   1.234 s  note": the seconds of the first line naming `phase`.
+    auto secondsOf = [&](const QString& phase) {
+      QRegularExpression line("^\\s+" + QRegularExpression::escape(phase) + "\\s+([0-9.]+) s",
+                              QRegularExpression::MultilineOption);
+      auto match = line.match(run.out);
+      return match.hasMatch() ? match.captured(1).toDouble() : -1.0;
+    };
+    QStringList phases{"load", "import", "type inference", "passes", "code generation", "LLVM IR emission",
+                       "LLVM optimizer (O3)", "machine code", "link kernels.so", "total"};
+    for (auto& name : tessel::driver::standardPasses().passNames()) phases << QString::fromStdString(name);
+    for (auto& name : tessel::loweringStepNames()) phases << QString::fromStdString(name);
+    for (const QString& phase : phases)
+      QVERIFY2(secondsOf(phase) >= 0, qPrintable(phase + " missing from\n" + run.out));
+    double total = secondsOf("total");
+    QVERIFY2(total > 0, qPrintable(run.out));
+    double parts = secondsOf("load") + secondsOf("passes") + secondsOf("code generation");
+    QVERIFY2(parts <= total * 1.01 + 0.002, qPrintable(run.out));
+    QVERIFY2(std::abs(secondsOf("import") + secondsOf("type inference") - secondsOf("load")) < 0.002, qPrintable(run.out));
+    // Code generation is most of a compile; the kernels' CPU time is in its three parts.
+    QVERIFY2(secondsOf("LLVM optimizer (O3)") > 0, qPrintable(run.out));
+    int kernels = keyValues(run.out).value("kernels").toInt();
+    QRegularExpression slowest("^  (\\d+)\\. (\\S+)$", QRegularExpression::MultilineOption);
+    int listed = 0;
+    for (auto it = slowest.globalMatch(run.out); it.hasNext();) {
+      auto match = it.next();
+      QCOMPARE(match.captured(1).toInt(), ++listed);
+    }
+    QCOMPARE(listed, std::min(kernels, 5));
   }
 
   void compileWithoutOutputIsAnError() {

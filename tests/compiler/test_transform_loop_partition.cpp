@@ -28,10 +28,37 @@ private slots:
     }
   }
   for (io, 3, 1) {
+    for (ii, 0, 4) {
+      B[io*32 + ii] = A[io*32 + ii] + 1.0f
+    }
+  }
+}
+)"));
+  }
+
+  // The tail narrows only when the guarded statement is all its body does: here the body
+  // also clears a row of C on every iteration, so the tail keeps its 32 iterations and its test.
+  void tailLoopDoingMoreThanTheGuardedStatementKeepsItsRange() {
+    Var io("io"), ii("ii");
+    Buffer A("A", DataType::float32(), {Expr(100)}), B("B", DataType::float32(), {Expr(100)}),
+        C("C", DataType::float32(), {Expr(32)});
+    Expr index = io * 32 + ii;
+    Stmt guarded = IfThenElseNode::make(likely(index < 100), BufferStoreNode::make(B, load(A, index) + 1.0f, {index}));
+    Stmt body = SeqStmtNode::make({guarded, BufferStoreNode::make(C, 0.0f, {Expr(ii)})});
+    PrimFunc f("inc", {A, B, C}, serial(io, 0, 4, serial(ii, 0, 32, body)));
+    QCOMPARE(printed(loopPartition(f)), QString(R"(func inc(A: float32[100], B: float32[100], C: float32[32]) {
+  for (io, 0, 3) {
+    for (ii, 0, 32) {
+      B[io*32 + ii] = A[io*32 + ii] + 1.0f
+      C[ii] = 0.0f
+    }
+  }
+  for (io, 3, 1) {
     for (ii, 0, 32) {
       if (likely(io*32 + ii < 100)) {
         B[io*32 + ii] = A[io*32 + ii] + 1.0f
       }
+      C[ii] = 0.0f
     }
   }
 }
@@ -52,10 +79,8 @@ private slots:
     }
   }
   parallel for (io, 12, 1) {
-    vectorized for (ii, 0, 8) {
-      if (likely(io*8 + ii < 100)) {
-        B[io*8 + ii] = 0.0f
-      }
+    vectorized for (ii, 0, 4) {
+      B[io*8 + ii] = 0.0f
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <chrono>
 #include <map>
 
 #include <llvm/ADT/SmallString.h>
@@ -57,8 +58,13 @@ struct CompiledModule {
   std::unique_ptr<llvm::TargetMachine> machine;
 };
 
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 Expected<CompiledModule> compileModule(const std::vector<PrimFunc>& funcs, const Target& target, CodeUse use,
-                                       bool optimized) {
+                                       bool optimized, CodegenTimes* times = nullptr) {
+  auto start = std::chrono::steady_clock::now();
   auto machine = createTargetMachine(target, use);
   if (!machine) return machine.error();
   CompiledModule out;
@@ -67,7 +73,10 @@ Expected<CompiledModule> compileModule(const std::vector<PrimFunc>& funcs, const
   auto module = emitModule(funcs, *out.context, *out.machine, target);
   if (!module) return module.error();
   out.module = std::move(*module);
+  if (times) times->emitSeconds += secondsSince(start);
+  start = std::chrono::steady_clock::now();
   if (optimized) optimizeModule(*out.module, *out.machine);
+  if (times) times->optimizeSeconds += secondsSince(start);
   return out;
 }
 
@@ -220,9 +229,11 @@ std::string emitAssembly(const std::vector<PrimFunc>& funcs, const Target& targe
   return std::string(text.str());
 }
 
-Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& target, const std::string& path) {
-  auto compiled = compileModule(funcs, target, CodeUse::SharedLibrary, /*optimized=*/true);
+Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& target, const std::string& path,
+                              CodegenTimes* times) {
+  auto compiled = compileModule(funcs, target, CodeUse::SharedLibrary, /*optimized=*/true, times);
   if (!compiled) return compiled.error();
+  auto start = std::chrono::steady_clock::now();
   std::error_code errorCode;
   llvm::raw_fd_ostream file(path, errorCode, llvm::sys::fs::OF_None);
   if (errorCode)
@@ -230,6 +241,7 @@ Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& 
   auto emitted = emitMachineCode(*compiled, file, /*assembly=*/false);
   if (!emitted) return emitted.error();
   file.close();
+  if (times) times->machineCodeSeconds += secondsSince(start);
   if (file.has_error()) {
     file.clear_error();
     return Diagnostic{"writing the object file failed", path, 0, 0, "check free disk space"};

@@ -68,9 +68,19 @@ std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const Target& target,
 /// the text is a single comment line "# error: <diagnostic>".
 std::string emitAssembly(const std::vector<PrimFunc>& funcs, const Target& target);
 
+/// Where one module's code generation spent its time (`tessel compile --time-report`).
+struct CodegenTimes {
+  double emitSeconds = 0;         ///< PrimFunc -> LLVM IR.
+  double optimizeSeconds = 0;     ///< LLVM's O3 pipeline.
+  double machineCodeSeconds = 0;  ///< Instruction selection, scheduling, register allocation, the object file.
+  double total() const { return emitSeconds + optimizeSeconds + machineCodeSeconds; }
+};
+
 /// Writes the optimized module as a position-independent object file (ELF on Linux) that
 /// exports each PrimFunc under its name and calls the runtime's C backend API for parallel
 /// loops and workspace memory. Returns true, or a Diagnostic when compiling or writing fails.
-Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& target, const std::string& path);
+/// `times`, when given, receives where the time went.
+Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& target, const std::string& path,
+                              CodegenTimes* times = nullptr);
 
 }  // namespace tessel

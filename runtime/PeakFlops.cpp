@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -198,51 +196,6 @@ double PeakProbe::sustainedGflops(double seconds) {
   double flops = impl_->info.flopsPerIteration * static_cast<double>(impl_->iterations) *
                  double(impl_->results.size()) * double(launches);
   return flops / std::max(elapsed, 1e-12) / 1e9;
-}
-
-double measureMemoryBandwidthGBps(int threads) {
-  ThreadPool pool(threads);
-  size_t lastLevel = 0;
-  for (int index = 0; index < 8; ++index) {
-    std::ifstream level("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
-    std::string text;
-    if (!(level >> text) || text.empty()) continue;
-    size_t value = std::strtoull(text.c_str(), nullptr, 10);
-    if (text.back() == 'K') value <<= 10;
-    if (text.back() == 'M') value <<= 20;
-    lastLevel = std::max(lastLevel, value);
-  }
-  size_t bytes = std::max<size_t>(size_t(64) << 20, 4 * lastLevel);
-  std::vector<uint64_t> buffer(bytes / sizeof(uint64_t), 1);  // touched: no page faults timed
-  std::vector<uint64_t> sums(size_t(pool.numThreads()) * 8, 0);
-  int64_t chunks = pool.numThreads();
-  double best = 0;
-  for (int pass = 0; pass < 5; ++pass) {
-    auto start = std::chrono::steady_clock::now();
-    pool.parallelFor(chunks, [&](int64_t begin, int64_t end) {
-      for (int64_t chunk = begin; chunk < end; ++chunk) {
-        size_t first = buffer.size() * size_t(chunk) / size_t(chunks);
-        size_t last = buffer.size() * size_t(chunk + 1) / size_t(chunks);
-        // Four independent sums keep the loads in flight.
-        uint64_t a = 0, b = 0, c = 0, d = 0;
-        size_t i = first;
-        for (; i + 4 <= last; i += 4) {
-          a += buffer[i];
-          b += buffer[i + 1];
-          c += buffer[i + 2];
-          d += buffer[i + 3];
-        }
-        for (; i < last; ++i) a += buffer[i];
-        sums[size_t(chunk) * 8] = a + b + c + d;  // a line apart: no false sharing
-      }
-    });
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (seconds > 0) best = std::max(best, double(bytes) / seconds / 1e9);
-  }
-  uint64_t sink = 0;
-  for (uint64_t sum : sums) sink += sum;
-  gSink = float(sink);
-  return best;
 }
 
 double measurePeakGflops(int threads, FmaKernel kernel) {

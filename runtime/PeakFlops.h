@@ -48,12 +48,6 @@ double measurePeakGflops(int threads);
 /// The same with a chosen kernel; throws Error when the CPU does not support it.
 double measurePeakGflops(int threads, FmaKernel kernel);
 
-/// Memory read bandwidth in GB/s (10^9 bytes per second) with `threads` threads (0 or less:
-/// the default) summing a buffer four times the last-level cache (at least 64 MiB), so it
-/// comes from memory: the roofline's slanted ceiling. The fastest of a few passes; takes about
-/// 0.3 s and that much memory for the moment.
-double measureMemoryBandwidthGBps(int threads);
-
 /// The vector features this CPU reports, space separated: "sse4.2 avx avx2 fma avx512f ...".
 /// "none" when it reports none of them (or is not x86).
 std::string cpuFeatureSummary();

@@ -13,7 +13,9 @@
 #include "app/cli/InputFlags.h"
 #include "app/cli/ModelCommand.h"
 #include "app/cli/TuningRecordsFlag.h"
+#include "compiler/driver/MeasureKernel.h"
 #include "compiler/driver/ModelProfile.h"
+#include "compiler/driver/Roofline.h"
 #include "compiler/driver/RunModel.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Timer.h"
@@ -42,7 +44,12 @@ int runModelBench(const std::vector<std::string>& args) {
           "Compiles MODEL (an ONNX file; a module directory is loaded as it is), runs it once to warm\n"
           "up, then --repeat times and prints latency_ms= (the median run). Inputs not given with --input or\n"
           "--inputs-dir are random floats (integers and booleans zero).\n"
-          "--profile adds each operator's median time and share of the total, slowest first.\n"
+          "--profile adds each operator's median time and share of the total, slowest first, and its\n"
+          "roofline: the fraction of its bound it reaches, where the bound is the larger of its flops at\n"
+          "the measured FMA peak (peak_gflops=) and its least bytes (each input read and output written\n"
+          "once) at the measured memory bandwidth (bandwidth_gbps=, DRAM: the standard roofline), and\n"
+          "which of the two binds (compute or memory). A kernel whose data stays in cache can pass 100%.\n"
+          "'-' when a module directory does not say how many flops a kernel does.\n"
           "--save-profile FILE writes the profile as JSON; saved as MODEL.profile.json beside the model,\n"
           "Tessel Studio finds it (the Tuning view's Share column, View > Colour Graph by > Share of Model Time).\n"
           "tuned_kernels= counts the kernels that replayed a tuning record (--tuning-records); the\n"
@@ -90,6 +97,13 @@ int runModelBench(const std::vector<std::string>& args) {
               profile->runs);
   std::printf("latency_ms=%.4f\nmin_ms=%.4f\n", profile->latencyMs, profile->minMs);
   if (prepared->compiled) std::printf("tuned_kernels=%d\n", profile->tunedKernels);
+  if (line.has("profile") || line.has("save-profile")) {
+    // After the runs, so the probes' arrays never share the caches with the model.
+    driver::MachineRoof roof{driver::machinePeakGflops(profile->threads), driver::machineBandwidthGBps(profile->threads)};
+    driver::addRooflines(*profile, prepared->compiled ? prepared->compiled->kernels : std::vector<driver::CompiledKernel>{},
+                         roof);
+    std::printf("peak_gflops=%.1f\nbandwidth_gbps=%.1f\n", roof.peakGflops, roof.bandwidthGBps);
+  }
   if (line.has("save-profile")) {
     std::string path = line.get("save-profile");
     if (Status saved = driver::writeModelProfile(*profile, path); !saved) return reportDiagnostic(saved.error());
@@ -107,10 +121,16 @@ int runModelBench(const std::vector<std::string>& args) {
     return a.milliseconds > b.milliseconds;
   });
   std::printf("\nprofile (median per operator over %d runs, slowest first; sum %.4f ms)\n", profile->runs, total);
-  std::printf("%10s %7s  %-5s  %-32s %s\n", "ms", "share", "tuned", "node", "kernel");
-  for (const driver::ProfiledNode& row : rows)
-    std::printf("%10.4f %6.1f%%  %-5s  %-32s %s\n", row.milliseconds, total > 0 ? 100.0 * row.milliseconds / total : 0.0,
+  // The roofline columns go before "tuned", so a row still reads "ms share% ... yes node kernel".
+  std::printf("%10s %7s  %-7s %8s  %-5s  %-32s %s\n", "ms", "share", "bound", "roofline", "tuned", "node", "kernel");
+  for (const driver::ProfiledNode& row : rows) {
+    auto bound = driver::rooflineBound(row, profile->roof);
+    char fraction[32] = "-";
+    if (row.rooflineFraction) std::snprintf(fraction, sizeof fraction, "%.1f%%", 100.0 * *row.rooflineFraction);
+    std::printf("%10.4f %6.1f%%  %-7s %8s  %-5s  %-32s %s\n", row.milliseconds,
+                total > 0 ? 100.0 * row.milliseconds / total : 0.0, bound ? toString(bound->limit) : "-", fraction,
                 tunedKernels.count(row.kernel) ? "yes" : "", row.node.c_str(), row.kernel.c_str());
+  }
   return kExitOk;
 }
 

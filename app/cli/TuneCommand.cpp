@@ -20,6 +20,7 @@
 #include "app/cli/ModelCommand.h"
 #include "app/cli/OperatorSpec.h"
 #include "compiler/driver/RunModel.h"
+#include "runtime/PeakBandwidth.h"
 #include "runtime/PeakFlops.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Timer.h"

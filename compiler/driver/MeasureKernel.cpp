@@ -11,6 +11,7 @@
 
 #include "compiler/lower/Build.h"
 #include "runtime/NDArray.h"
+#include "runtime/PeakBandwidth.h"
 #include "runtime/PeakFlops.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Timer.h"
@@ -51,6 +52,7 @@ void fillReproducibly(runtime::NDArray& array, std::mt19937& rng) {
 struct PeakCache {
   std::mutex mutex;
   std::map<int, double> gflopsByThreads;
+  std::map<int, double> bandwidthByThreads;
 };
 PeakCache& peakCache() {
   static PeakCache cache;
@@ -61,22 +63,32 @@ Diagnostic cancelledDiagnostic(const std::string& kernel) {
   return Diagnostic{"measuring " + kernel + " was cancelled", kernel, 0, 0, ""};
 }
 
-}  // namespace
-
-double machinePeakGflops(int threads) {
+/// `measure(threads)` the first time a thread count is asked for, the cached value after.
+double measuredOnce(std::map<int, double> PeakCache::*byThreads, int threads, double (*measure)(int)) {
   if (threads <= 0) threads = runtime::ThreadPool::global().numThreads();
   PeakCache& cache = peakCache();
   {
     std::lock_guard lock(cache.mutex);
-    auto found = cache.gflopsByThreads.find(threads);
-    if (found != cache.gflopsByThreads.end()) return found->second;
+    auto found = (cache.*byThreads).find(threads);
+    if (found != (cache.*byThreads).end()) return found->second;
   }
   // Measured outside the lock (0.2 s); two threads racing measure twice and keep the higher.
-  double measured = runtime::measurePeakGflops(threads);
+  double measured = measure(threads);
   std::lock_guard lock(cache.mutex);
-  double& cached = cache.gflopsByThreads[threads];
+  double& cached = (cache.*byThreads)[threads];
   cached = std::max(cached, measured);
   return cached;
+}
+
+}  // namespace
+
+double machinePeakGflops(int threads) {
+  return measuredOnce(&PeakCache::gflopsByThreads, threads,
+                      [](int count) { return runtime::measurePeakGflops(count); });
+}
+
+double machineBandwidthGBps(int threads) {
+  return measuredOnce(&PeakCache::bandwidthByThreads, threads, runtime::measureMemoryBandwidthGBps);
 }
 
 double machinePeakGflopsReaching(int threads, double observedGflops) {

@@ -104,4 +104,10 @@ double machinePeakGflops(int threads = 0);
 /// (and returned). What a caller stating measurements against the peak uses.
 double machinePeakGflopsReaching(int threads, double observedGflops);
 
+/// Memory (DRAM) bandwidth of this machine in GB/s with `threads` threads (0 or less: the
+/// runtime's thread count), read and write together: runtime::measureMemoryBandwidthGBps,
+/// measured once per thread count (about 0.2 s) and cached for the life of the process;
+/// thread-safe. With machinePeakGflops, the two ceilings of the roofline.
+double machineBandwidthGBps(int threads = 0);
+
 }  // namespace tessel::driver

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -38,6 +39,13 @@ std::string utcNow() {
 Diagnostic profileError(const std::string& source, const std::string& message) {
   return Diagnostic{message, source, 0, 0,
                     "profile the model again (Build > Profile Model, or tessel bench MODEL --profile --save-profile FILE)"};
+}
+
+/// A node's optional numbers by their JSON field names (const or not, as the node is).
+template <class Node>
+auto optionalNodeNumbers(Node& node) {
+  return std::array{std::pair{"flops", &node.flops}, std::pair{"bytes", &node.bytes},
+                    std::pair{"roofline_fraction", &node.rooflineFraction}};
 }
 
 }  // namespace
@@ -88,8 +96,12 @@ Expected<ModelProfile> profileExecutor(runtime::GraphExecutor& executor, const P
   profile.latencyMs = runtime::median(latencies);
   profile.minMs = latencies.empty() ? 0 : *std::min_element(latencies.begin(), latencies.end());
   const auto& timings = executor.nodeTimings();
-  for (size_t node = 0; node < timings.size(); ++node)
-    profile.nodes.push_back({timings[node].node, timings[node].kernel, runtime::median(nodeMilliseconds[node])});
+  for (size_t node = 0; node < timings.size(); ++node) {
+    ProfiledNode& profiled = profile.nodes.emplace_back();
+    profiled.node = timings[node].node;
+    profiled.kernel = timings[node].kernel;
+    profiled.milliseconds = runtime::median(nodeMilliseconds[node]);
+  }
   return profile;
 }
 
@@ -103,6 +115,10 @@ std::string modelProfileJson(const ModelProfile& profile) {
                                    {"latency_ms", profile.latencyMs},
                                    {"min_ms", profile.minMs},
                                    {"tuned_kernels", profile.tunedKernels}};
+  if (profile.roof.known()) {
+    header["peak_gflops"] = profile.roof.peakGflops;
+    header["bandwidth_gbps"] = profile.roof.bandwidthGBps;
+  }
   // One node per line: a diff of two profiles reads node by node.
   std::string text = header.dump(1);
   text.resize(text.rfind('\n'));  // up to the closing brace
@@ -110,6 +126,9 @@ std::string modelProfileJson(const ModelProfile& profile) {
   for (size_t index = 0; index < profile.nodes.size(); ++index) {
     const ProfiledNode& node = profile.nodes[index];
     nlohmann::ordered_json line = {{"node", node.node}, {"kernel", node.kernel}, {"ms", node.milliseconds}};
+    if (!node.op.empty()) line["op"] = node.op;
+    for (auto [field, value] : optionalNodeNumbers(node))
+      if (*value) line[field] = **value;
     text += (index ? ",\n  " : "\n  ") + line.dump();
   }
   text += profile.nodes.empty() ? "]\n}\n" : "\n ]\n}\n";
@@ -136,6 +155,9 @@ Expected<ModelProfile> parseModelProfile(const std::string& text, const std::str
   for (auto [field, into] : {std::pair{"runs", &runs}, {"threads", &threads}, {"latency_ms", &profile.latencyMs},
                              {"min_ms", &profile.minMs}, {"tuned_kernels", &tuned}})
     if (!number(field, into)) return profileError(source, std::string("\"") + field + "\" is missing or not a number >= 0");
+  for (auto [field, into] : {std::pair{"peak_gflops", &profile.roof.peakGflops}, {"bandwidth_gbps", &profile.roof.bandwidthGBps}})
+    if (json.contains(field) && !number(field, into))
+      return profileError(source, std::string("\"") + field + "\" is not a number >= 0");
   profile.runs = int(runs);
   profile.threads = int(threads);
   profile.tunedKernels = int(tuned);
@@ -150,7 +172,21 @@ Expected<ModelProfile> parseModelProfile(const std::string& text, const std::str
         !node["kernel"].is_string() || !node.contains("ms") || !node["ms"].is_number() ||
         !std::isfinite(node["ms"].get<double>()) || node["ms"].get<double>() < 0)
       return profileError(source, where + " needs \"node\" and \"kernel\" strings and \"ms\", a number >= 0");
-    profile.nodes.push_back({node["node"].get<std::string>(), node["kernel"].get<std::string>(), node["ms"].get<double>()});
+    ProfiledNode& read = profile.nodes.emplace_back();
+    read.node = node["node"].get<std::string>();
+    read.kernel = node["kernel"].get<std::string>();
+    read.milliseconds = node["ms"].get<double>();
+    if (node.contains("op")) {
+      if (!node["op"].is_string()) return profileError(source, where + ": \"op\" is not a string");
+      read.op = node["op"].get<std::string>();
+    }
+    for (auto [field, value] : optionalNodeNumbers(read)) {
+      auto found = node.find(field);
+      if (found == node.end()) continue;
+      if (!found->is_number() || !std::isfinite(found->get<double>()) || found->get<double>() < 0)
+        return profileError(source, where + ": \"" + field + "\" is not a number >= 0");
+      *value = found->get<double>();
+    }
   }
   return profile;
 }

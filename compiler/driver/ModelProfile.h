@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/driver/Roofline.h"
 #include "core/support/Error.h"
 #include "runtime/GraphExecutor.h"
 
@@ -19,6 +20,12 @@ struct ProfiledNode {
   std::string node;    ///< The graph node (operation) the kernel computes.
   std::string kernel;  ///< The kernel's name (a tuning task's kernels are named so).
   double milliseconds = 0;  ///< Median over the profile's runs.
+  // What the roofline needs (addRooflines of Roofline.h): unknown for a module loaded without
+  // its compiler and in profiles saved before Tessel recorded them.
+  std::string op;                          ///< "Conv", "fused(Conv+Relu)", "copy"; empty: unknown.
+  std::optional<double> flops;             ///< Per call.
+  std::optional<double> bytes;             ///< The least a call moves (leastBytesMoved).
+  std::optional<double> rooflineFraction;  ///< Roofline bound / milliseconds.
 };
 
 struct ModelProfile {
@@ -29,6 +36,7 @@ struct ModelProfile {
   double minMs = 0;
   int tunedKernels = 0;  ///< Kernels that ran a tuned schedule.
   std::string createdAt;  ///< UTC, ISO 8601.
+  MachineRoof roof;  ///< The ceilings the nodes' roofline fractions were taken against.
   std::vector<ProfiledNode> nodes;  ///< In execution order.
 
   /// The sum of the nodes' medians (a little under latencyMs: the executor's own work).
@@ -54,10 +62,12 @@ struct ProfileOptions {
 Expected<ModelProfile> profileExecutor(runtime::GraphExecutor& executor, const ProfileOptions& options = {});
 
 /// The profile as JSON: one object with "format": "tessel-profile", "version", "model",
-/// "created_at", "runs", "threads", "latency_ms", "min_ms", "tuned_kernels" and "nodes" (each
-/// {"node", "kernel", "ms"}, one per line, in execution order).
+/// "created_at", "runs", "threads", "latency_ms", "min_ms", "tuned_kernels", when measured
+/// "peak_gflops" and "bandwidth_gbps", and "nodes" (each {"node", "kernel", "ms"} and, when
+/// known, "op", "flops", "bytes" and "roofline_fraction"; one per line, in execution order).
 std::string modelProfileJson(const ModelProfile& profile);
-/// Reads what modelProfileJson wrote; a Diagnostic names `source` and the field at fault.
+/// Reads what modelProfileJson wrote (the optional fields may be absent: older files lack
+/// them); a Diagnostic names `source` and the field at fault.
 Expected<ModelProfile> parseModelProfile(const std::string& text, const std::string& source);
 
 /// Writes the JSON to `path` through a temporary file renamed into place, so a crash never

@@ -8,10 +8,6 @@
 
 namespace tessel::driver {
 
-namespace {
-
-/// "Conv" for a primitive operation; "fused(Conv+Relu)" for a fused one, listing its body's
-/// operators in order so two fused groups of different make-up read differently.
 std::string operationSummary(const graph::OperationNode& node) {
   if (!node.isFused()) return node.op;
   std::string summary = "fused(";
@@ -23,6 +19,8 @@ std::string operationSummary(const graph::OperationNode& node) {
   }
   return summary + ")";
 }
+
+namespace {
 
 Expected<ScheduleTask> taskForKernel(const CompiledKernel& kernel, const Target& target) {
   const graph::OperationNode& node = *kernel.node;

@@ -34,6 +34,10 @@ struct ScheduleTask {
   std::string compiledTraceText() const;
 };
 
+/// "Conv" for a primitive operation; "fused(Conv+Relu)" for a fused one, listing its body's
+/// operators in order so two fused groups of different make-up read differently.
+std::string operationSummary(const graph::OperationNode& node);
+
 /// One task per kernel of `model` that computes a graph operation, in plan order. Kernels
 /// the plan adds on its own (copies into model outputs) have no operation to schedule and
 /// are left out. A Diagnostic names the node whose kernel could not be rebuilt.

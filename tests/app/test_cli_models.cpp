@@ -405,6 +405,48 @@ private slots:
              qPrintable(describe(unwritable, refused)));
   }
 
+  // --profile states every kernel against its roofline bound (its flops at the measured FMA peak
+  // or its least bytes at the measured memory bandwidth, whichever takes longer), in the table
+  // and in the saved JSON. The machine may be shared, so 100% is no ceiling here (data in cache
+  // beats the memory roof; a busy moment lowers the probes): every kernel has a fraction above
+  // 0 and below what only a slip of units would give.
+  void benchProfileStatesEachKernelsRoofline() {
+    QTemporaryDir dir;
+    QString file = dir.filePath("tiny.profile.json");
+    QStringList arguments{"bench", kTinyResNet, "--repeat", "3", "--threads", "2", "--profile", "--save-profile", file};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    bool peakOk = false, bandwidthOk = false;
+    double peak = keyValues(run.out).value("peak_gflops").toDouble(&peakOk);
+    double bandwidth = keyValues(run.out).value("bandwidth_gbps").toDouble(&bandwidthOk);
+    QVERIFY2(peakOk && peak > 0 && bandwidthOk && bandwidth > 0, qPrintable(run.out));
+    QRegularExpression anyRow(R"(^\s*\d+\.\d+\s+\d+\.\d%)", QRegularExpression::MultilineOption);
+    QRegularExpression roofRow(R"(^\s*\d+\.\d+\s+\d+\.\d%\s+(compute|memory)\s+\d+\.\d%\s)",
+                               QRegularExpression::MultilineOption);
+    qsizetype rows = run.out.count(anyRow);
+    QVERIFY2(rows > 1 && run.out.count(roofRow) == rows, qPrintable(run.out));
+
+    auto profile = tessel::driver::readModelProfile(file.toStdString());
+    QVERIFY2(profile, profile ? "" : profile.error().toString().c_str());
+    QCOMPARE(profile->roof.peakGflops > 0 && profile->roof.bandwidthGBps > 0, true);
+    for (const tessel::driver::ProfiledNode& node : profile->nodes) {
+      QVERIFY2(!node.op.empty() && node.flops && node.bytes && *node.bytes > 0 && node.rooflineFraction,
+               node.kernel.c_str());
+      QVERIFY2(*node.rooflineFraction > 0 && *node.rooflineFraction < 50,
+               qPrintable(QString("%1: %2").arg(node.kernel.c_str()).arg(*node.rooflineFraction)));
+    }
+
+    // A module compiled elsewhere does not say how many flops its kernels do: '-', not a guess.
+    QString module = dir.filePath("module");
+    Run compiled = runTessel({"compile", kTinyResNet, "-o", module});
+    QVERIFY2(compiled.finished && compiled.exitCode == 0, qPrintable(compiled.err));
+    QStringList onModule{"bench", module, "--repeat", "2", "--threads", "2", "--profile"};
+    Run unknown = runTessel(onModule);
+    QVERIFY2(unknown.finished && unknown.exitCode == 0, qPrintable(describe(onModule, unknown)));
+    QRegularExpression unknownRow(R"(^\s*\d+\.\d+\s+\d+\.\d%\s+-\s+-\s)", QRegularExpression::MultilineOption);
+    QVERIFY2(unknown.out.count(unknownRow) == rows, qPrintable(unknown.out));
+  }
+
   // A model that needs an input's value while compiling (here Reshape's shape) cannot be timed
   // on made-up inputs; given the values, it is.
   void benchTakesInputValues() {

@@ -70,16 +70,6 @@ private slots:
     QVERIFY2(std::isfinite(gflops) && gflops > 0, qPrintable(QString::number(gflops)));
   }
 
-  void memoryBandwidthIsBelowTheCachesAndAboveZero() {
-    // Memory is slower than the registers: a byte per flop of peak at the very most (real
-    // machines: 0.05-0.3), and any machine reads more than 0.1 GB/s.
-    double bandwidth = measureMemoryBandwidthGBps(0);
-    double peak = measurePeakGflops(0);
-    qInfo("memory read bandwidth %.1f GB/s, FMA peak %.0f GFLOP/s", bandwidth, peak);
-    QVERIFY2(std::isfinite(bandwidth) && bandwidth > 0.1, qPrintable(QString::number(bandwidth)));
-    QVERIFY2(bandwidth < peak, qPrintable(QString("%1 GB/s against %2 GFLOP/s").arg(bandwidth).arg(peak)));
-  }
-
   void timerReportsTheMedianOfASleepingCall() {
     TimerOptions options;
     options.minSamples = 3;

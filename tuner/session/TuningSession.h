@@ -52,7 +52,7 @@ struct TuningSessionOptions {
   bool resume = false;
   int threads = 0;          ///< The worker's threads (for events; the worker is set up already).
   double peakGflops = 0;    ///< The machine's FMA peak with those threads; 0: unknown.
-  double bandwidthGBps = 0; ///< Its memory read bandwidth with those threads; 0: unknown.
+  double bandwidthGBps = 0; ///< Its memory bandwidth (read and write) with those threads; 0: unknown.
   SpaceOptions space;       ///< includeDefaultSketch false: the "from scratch" experiment.
   SearchOptions search;
   TaskSchedulerOptions scheduler;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/driver/Roofline.h"
 #include "compiler/driver/WorkloadKey.h"
 
 namespace tessel::tuner {
@@ -10,13 +11,9 @@ namespace tessel::tuner {
 double workloadBytes(const Workload& workload) {
   double total = 0;
   for (const te::Tensor& tensor : workload.args()) {
-    double elements = 1;
-    for (const Expr& extent : tensor.shape()) {
-      const int64_t* value = asConstInt(extent);
-      if (!value) return 0;
-      elements *= double(*value);
-    }
-    total += elements * tensor.dtype().bits() * tensor.dtype().lanes() / 8.0;
+    std::optional<double> bytes = driver::constantShapeBytes(tensor.shape(), tensor.dtype());
+    if (!bytes) return 0;
+    total += *bytes;
   }
   return total;
 }

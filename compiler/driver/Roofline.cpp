@@ -1,0 +1,71 @@
+// Roofline arithmetic: a kernel's bound from its flops and bytes, and a profile's fractions of it.
+#include "compiler/driver/Roofline.h"
+
+#include <algorithm>
+#include <map>
+
+#include "compiler/driver/Driver.h"
+#include "compiler/driver/ModelProfile.h"
+#include "compiler/driver/ScheduleTask.h"
+
+namespace tessel::driver {
+
+const char* toString(RooflineLimit limit) { return limit == RooflineLimit::Compute ? "compute" : "memory"; }
+
+std::optional<RooflineBound> rooflineBound(double flops, double bytes, const MachineRoof& roof) {
+  if (!roof.known() || flops < 0 || bytes < 0 || (flops == 0 && bytes == 0)) return std::nullopt;
+  // GFLOP/s and GB/s are both 10^9 per second: flops / peak is in nanoseconds.
+  double computeMs = flops / roof.peakGflops * 1e-6;
+  double memoryMs = bytes / roof.bandwidthGBps * 1e-6;
+  if (computeMs >= memoryMs) return RooflineBound{computeMs, RooflineLimit::Compute};
+  return RooflineBound{memoryMs, RooflineLimit::Memory};
+}
+
+std::optional<double> rooflineFraction(const RooflineBound& bound, double measuredMilliseconds) {
+  if (!(measuredMilliseconds > 0)) return std::nullopt;
+  return bound.milliseconds / measuredMilliseconds;
+}
+
+std::optional<double> constantShapeBytes(const std::vector<Expr>& shape, DataType dtype) {
+  double elements = 1;
+  for (const Expr& extent : shape) {
+    const int64_t* value = asConstInt(extent);
+    if (!value) return std::nullopt;
+    elements *= double(*value);
+  }
+  return elements * dtype.bytes() * dtype.lanes();
+}
+
+double leastBytesMoved(const PrimFunc& function) {
+  double total = 0;
+  for (const Buffer& buffer : function->params) {
+    std::optional<double> bytes = constantShapeBytes(buffer.shape(), buffer.dtype());
+    if (!bytes) return 0;
+    total += *bytes;
+  }
+  return total;
+}
+
+std::optional<RooflineBound> rooflineBound(const ProfiledNode& node, const MachineRoof& roof) {
+  if (!node.flops || !node.bytes) return std::nullopt;
+  return rooflineBound(*node.flops, *node.bytes, roof);
+}
+
+void addRooflines(ModelProfile& profile, const std::vector<CompiledKernel>& kernels, const MachineRoof& roof) {
+  profile.roof = roof;
+  std::map<std::string, const CompiledKernel*> byName;
+  for (const CompiledKernel& kernel : kernels) byName[kernel.name] = &kernel;
+  for (ProfiledNode& node : profile.nodes) {
+    auto found = byName.find(node.kernel);
+    if (found == byName.end()) continue;
+    const CompiledKernel& kernel = *found->second;
+    // Kernels without an operation are the plan's own copies into model outputs.
+    node.op = kernel.node ? operationSummary(*kernel.node) : "copy";
+    node.flops = kernel.flops;
+    double bytes = kernel.function.defined() ? leastBytesMoved(kernel.function) : 0;
+    if (bytes > 0) node.bytes = bytes;
+    if (auto bound = rooflineBound(node, roof)) node.rooflineFraction = rooflineFraction(*bound, node.milliseconds);
+  }
+}
+
+}  // namespace tessel::driver

@@ -7,10 +7,18 @@
 #include "compiler/graph/FoldConstant.h"
 #include "compiler/graph/GraphRewriter.h"
 #include "compiler/opdefs/OpRegistry.h"
+#include "core/graph/UnsupportedOperations.h"
 
 namespace tessel::graph {
 
 Expected<Graph> inferTypes(const Graph& graph) {
+  // A graph imported only to be viewed holds placeholders; every one of them is named at once,
+  // as the import that refuses such a model does.
+  if (auto placeholders = unsupportedOperations(graph); !placeholders.empty()) {
+    Diagnostic refusal = unsupportedOperationsError(placeholders);
+    refusal.message = "cannot be compiled: the graph " + refusal.message;
+    return refusal;
+  }
   for (auto& input : graph.inputs)
     if (!input.type().known())
       return Diagnostic{"graph input '" + input.name() + "' has no known type", input.name(), 0, 0,

@@ -11,7 +11,9 @@ namespace tessel::graph {
 /// again after rewrites. Every problem (an unsupported operator, a wrong number of inputs,
 /// shapes that do not fit, an attribute of the wrong kind, a graph input of unknown type) is
 /// a Diagnostic naming the node and its op. A type that disagrees with one already known
-/// (ONNX value_info) is replaced: the operator's rule is the authority.
+/// (ONNX value_info) is replaced: the operator's rule is the authority. A graph holding
+/// placeholders for unsupported nodes (kUnsupportedOp) is refused with one Diagnostic naming
+/// them all.
 Expected<Graph> inferTypes(const Graph& graph);
 
 }  // namespace tessel::graph

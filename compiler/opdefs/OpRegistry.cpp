@@ -4,6 +4,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/graph/UnsupportedOperations.h"
+
 namespace tessel::graph {
 
 const char* opPatternName(OpPattern pattern) {
@@ -171,9 +173,18 @@ std::string arityText(int lo, int hi, const char* noun) {
   out << " " << noun;
   return out.str();
 }
+
+// A placeholder (kUnsupportedOp) comes only from an import made for viewing; it must never
+// reach a pass or a kernel as if it were an operator.
+Diagnostic placeholderError(const OpCall& call) {
+  return call.error("stands for an operator Tessel does not implement; the model was imported to be viewed, "
+                    "not compiled",
+                    "`tessel ops` lists the operators Tessel supports");
+}
 }  // namespace
 
 Expected<std::vector<TensorType>> inferOpTypes(const OpCall& call) {
+  if (call.op == kUnsupportedOp) return placeholderError(call);
   const OpDef* def = OpRegistry::global().find(call.op);
   if (!def)
     return call.error("unsupported operator",
@@ -199,6 +210,7 @@ Expected<std::vector<TensorType>> inferOpTypes(const OpCall& call) {
 }
 
 Expected<OpKernel> buildOpKernel(const OpCall& call) {
+  if (call.op == kUnsupportedOp) return placeholderError(call);
   const OpDef* def = OpRegistry::global().find(call.op);
   if (!def) return call.error("unsupported operator");
   if (!def->build) return call.error("has no kernel", "this operator is only folded at compile time");

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "CliTestSupport.h"
+#include "tests/compiler/UnsupportedOperatorsModel.h"
 
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ModelProfile.h"
@@ -200,26 +201,31 @@ private slots:
     QVERIFY2(!QFileInfo(directory.filePath("module")).exists(), qPrintable(describe(arguments, run)));
   }
 
-  // A model whose operator Tessel does not compile: exit 2 and the operator named.
-  // Operators are being added all the time, so the test takes the first of these that is not.
-  void unsupportedOperatorIsNamed() {
-    const QList<QPair<QString, QString>> candidates = {{"NonMaxSuppression", "test_nonmaxsuppression_suppress_by_IOU"},
-                                                       {"Bernoulli", "test_bernoulli"},
-                                                       {"LSTM", "test_lstm_defaults"},
-                                                       {"GRU", "test_gru_defaults"},
-                                                       {"RNN", "test_rnn_seq_length"}};
-    QString op, test;
-    for (auto& [candidateOp, candidateTest] : candidates)
-      if (!tessel::graph::OpRegistry::global().find(candidateOp.toStdString())) {
-        op = candidateOp;
-        test = candidateTest;
-        break;
-      }
-    if (op.isEmpty()) QSKIP("every candidate operator is implemented now: add one that is not");
-    QStringList arguments{"run", model(test), "--inputs-dir", dataSet(test), "--expect-dir", dataSet(test)};
+  // A model using operators Tessel does not implement: every command that loads it exits 2 and
+  // names every such node at once, grouped by operator, not only the first.
+  void unsupportedOperatorsAreAllNamed_data() {
+    QTest::addColumn<QString>("command");
+    for (const char* command : {"run", "compile", "inspect"}) QTest::newRow(command) << command;
+  }
+  void unsupportedOperatorsAreAllNamed() {
+    QFETCH(QString, command);
+    QTemporaryDir directory;
+    QString path = directory.filePath("unsupported.onnx");
+    QVERIFY(testing::writeUnsupportedOperatorsModel(path.toStdString()));
+    QStringList arguments{command, path};
+    if (command == "compile") arguments << "-o" << directory.filePath("module");
     Run run = runTessel(arguments);
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
-    QVERIFY2(run.err.contains(op) && run.err.contains(model(test)), qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains(path + ": error: uses 3 unsupported operators in 4 nodes: "), qPrintable(describe(arguments, run)));
+    for (const testing::UnsupportedNode& node : testing::kUnsupportedNodes) {
+      QString op = QString::fromStdString(node.opType), name = QString::fromStdString(node.name);
+      QVERIFY2(run.err.contains(op) && run.err.contains("'" + name + "'"), qPrintable(name + "\n" + describe(arguments, run)));
+    }
+    QVERIFY2(run.err.contains("from domain 'com.example'"), qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains("`tessel ops`"), qPrintable(describe(arguments, run)));
+    // One diagnostic, not one per node.
+    QCOMPARE(run.err.count("error:"), 1);
+    QVERIFY2(!QFileInfo::exists(directory.filePath("module")), qPrintable(describe(arguments, run)));
   }
 
   // compile -o DIR writes a module that `run DIR` loads with the runtime alone.

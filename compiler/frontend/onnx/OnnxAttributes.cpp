@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxTensor.h"
@@ -101,37 +102,70 @@ std::vector<int64_t> arrayToInts(const runtime::NDArray& array) {
   return out;
 }
 
+namespace {
+
+// Adds `attribute` to `attributes` as the graph IR types it (see convertAttributes).
+std::optional<Diagnostic> convertAttribute(const AttributeProto& attribute, const std::string& modelDirectory,
+                                           graph::Attributes& attributes) {
+  if (attribute.name().empty()) return importError("an attribute has no name");
+  if (!attribute.ref_attr_name().empty())
+    return attributeError(attribute, "refers to a function attribute, which only model-local functions have");
+  const std::string& key = attribute.name();
+  switch (kindOf(attribute)) {
+    case AttributeProto::INT: attributes[key] = int64_t(attribute.i()); break;
+    case AttributeProto::FLOAT: attributes[key] = double(attribute.f()); break;
+    case AttributeProto::STRING: attributes[key] = attribute.s(); break;
+    case AttributeProto::INTS:
+      attributes[key] = std::vector<int64_t>(attribute.ints().begin(), attribute.ints().end());
+      break;
+    case AttributeProto::FLOATS:
+      attributes[key] = std::vector<double>(attribute.floats().begin(), attribute.floats().end());
+      break;
+    case AttributeProto::STRINGS:
+      attributes[key] = std::vector<std::string>(attribute.strings().begin(), attribute.strings().end());
+      break;
+    case AttributeProto::TENSOR: return addTensorAttribute(attribute, modelDirectory, attributes);
+    case AttributeProto::GRAPH:
+    case AttributeProto::GRAPHS:
+      return attributeError(attribute, "holds a subgraph; control flow (If, Loop, Scan) is not supported");
+    case AttributeProto::SPARSE_TENSOR:
+    case AttributeProto::SPARSE_TENSORS: return attributeError(attribute, "holds a sparse tensor, which Tessel does not support");
+    case AttributeProto::TENSORS: return attributeError(attribute, "holds a list of tensors, which Tessel does not support");
+    default: return attributeError(attribute, "has a kind Tessel does not support (" + std::to_string(attribute.type()) + ")");
+  }
+  return std::nullopt;
+}
+
+// What a person reads for an attribute the graph IR cannot hold: "subgraph 'body' (12 nodes)".
+std::string describeAttribute(const AttributeProto& attribute) {
+  switch (kindOf(attribute)) {
+    case AttributeProto::GRAPH:
+      return "subgraph '" + attribute.g().name() + "' (" + std::to_string(attribute.g().node_size()) + " nodes)";
+    case AttributeProto::GRAPHS: return std::to_string(attribute.graphs_size()) + " subgraphs";
+    case AttributeProto::TENSOR: return "tensor (unreadable)";
+    case AttributeProto::TENSORS: return std::to_string(attribute.tensors_size()) + " tensors";
+    case AttributeProto::SPARSE_TENSOR: return "sparse tensor";
+    case AttributeProto::SPARSE_TENSORS: return std::to_string(attribute.sparse_tensors_size()) + " sparse tensors";
+    case AttributeProto::TYPE_PROTO:
+    case AttributeProto::TYPE_PROTOS: return "type";
+    default: return attribute.ref_attr_name().empty() ? "?" : "the function's attribute '" + attribute.ref_attr_name() + "'";
+  }
+}
+
+}  // namespace
+
 Expected<graph::Attributes> convertAttributes(const onnx::NodeProto& node, const std::string& modelDirectory) {
   graph::Attributes attributes;
+  for (const AttributeProto& attribute : node.attribute())
+    if (auto failure = convertAttribute(attribute, modelDirectory, attributes)) return *failure;
+  return attributes;
+}
+
+graph::Attributes attributesForDisplay(const onnx::NodeProto& node, const std::string& modelDirectory) {
+  graph::Attributes attributes;
   for (const AttributeProto& attribute : node.attribute()) {
-    if (attribute.name().empty()) return importError("an attribute has no name");
-    if (!attribute.ref_attr_name().empty())
-      return attributeError(attribute, "refers to a function attribute, which only model-local functions have");
-    const std::string& key = attribute.name();
-    switch (kindOf(attribute)) {
-      case AttributeProto::INT: attributes[key] = int64_t(attribute.i()); break;
-      case AttributeProto::FLOAT: attributes[key] = double(attribute.f()); break;
-      case AttributeProto::STRING: attributes[key] = attribute.s(); break;
-      case AttributeProto::INTS:
-        attributes[key] = std::vector<int64_t>(attribute.ints().begin(), attribute.ints().end());
-        break;
-      case AttributeProto::FLOATS:
-        attributes[key] = std::vector<double>(attribute.floats().begin(), attribute.floats().end());
-        break;
-      case AttributeProto::STRINGS:
-        attributes[key] = std::vector<std::string>(attribute.strings().begin(), attribute.strings().end());
-        break;
-      case AttributeProto::TENSOR:
-        if (auto failure = addTensorAttribute(attribute, modelDirectory, attributes)) return *failure;
-        break;
-      case AttributeProto::GRAPH:
-      case AttributeProto::GRAPHS:
-        return attributeError(attribute, "holds a subgraph; control flow (If, Loop, Scan) is not supported");
-      case AttributeProto::SPARSE_TENSOR:
-      case AttributeProto::SPARSE_TENSORS: return attributeError(attribute, "holds a sparse tensor, which Tessel does not support");
-      case AttributeProto::TENSORS: return attributeError(attribute, "holds a list of tensors, which Tessel does not support");
-      default: return attributeError(attribute, "has a kind Tessel does not support (" + std::to_string(attribute.type()) + ")");
-    }
+    if (attribute.name().empty()) continue;
+    if (convertAttribute(attribute, modelDirectory, attributes)) attributes[attribute.name()] = describeAttribute(attribute);
   }
   return attributes;
 }

@@ -21,6 +21,10 @@ namespace tessel::frontend {
 /// sparse tensors, tensor lists and type attributes are a Diagnostic naming the attribute
 /// (the caller adds file and node).
 Expected<graph::Attributes> convertAttributes(const onnx::NodeProto& node, const std::string& modelDirectory);
+/// The attributes of a node kept only to be shown (a placeholder for an unsupported node):
+/// converted as convertAttributes does where it can, the others described in words ("subgraph
+/// 'body' (12 nodes)", "sparse tensor"). Never fails; attributes without a name are left out.
+graph::Attributes attributesForDisplay(const onnx::NodeProto& node, const std::string& modelDirectory);
 
 /// Every element of `array` (any element type Tessel has, 16-bit floats included) as double.
 std::vector<double> arrayToDoubles(const runtime::NDArray& array);

@@ -17,6 +17,8 @@
 #include "compiler/frontend/onnx/OnnxOpsets.h"
 #include "compiler/frontend/onnx/OnnxRecurrent.h"
 #include "compiler/frontend/onnx/OnnxTensor.h"
+#include "compiler/opdefs/OpRegistry.h"
+#include "core/graph/UnsupportedOperations.h"
 
 namespace tessel::frontend {
 namespace {
@@ -32,6 +34,14 @@ using onnx::ValueInfoProto;
 constexpr int64_t kOldestIrVersion = 3;
 
 bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// Whether Tessel compiles `node`'s operator: one the registry has, or one the importer itself
+// turns into others (Constant, the recurrent operators).
+bool implementsOperator(const NodeProto& node) {
+  if (!isDefaultDomain(node.domain())) return false;
+  const std::string& op = node.op_type();
+  return op == "Constant" || isRecurrentOperator(op) || graph::OpRegistry::global().find(op) != nullptr;
+}
 
 // The opset the model declares for the default domain (the last entry, as checkVersions
 // reads it); nullopt when it declares none.
@@ -90,7 +100,10 @@ class GraphImporter {
 public:
   GraphImporter(const ModelProto& model, std::string sourceName, const OnnxImportOptions& options)
       : model_(model), graph_(model.graph()), sourceName_(std::move(sourceName)),
-        modelDirectory_(directoryOf(sourceName_)), options_(options) {}
+        modelDirectory_(directoryOf(sourceName_)), options_(options) {
+    for (const auto* infos : {&graph_.value_info(), &graph_.output()})
+      for (const ValueInfoProto& info : *infos) declaredValues_.emplace(info.name(), &info);
+  }
 
   Expected<graph::Graph> run() {
     for (auto step : {&GraphImporter::checkVersions, &GraphImporter::importInitializers, &GraphImporter::importInputs,
@@ -108,6 +121,9 @@ public:
       }
       if (Status status = importNode((*order)[i]); !status.ok()) return status.error();
     }
+    // Every node has been seen, so the refusal names all those Tessel cannot compile at once.
+    if (!placeholders_.empty() && !options_.unsupportedAsPlaceholders)
+      return graph::unsupportedOperationsError(placeholders_, sourceName_);
     if (Status status = importOutputs(); !status.ok()) return status.error();
     return std::move(result_);
   }
@@ -343,23 +359,59 @@ private:
 
   Status importNode(int index) {
     const NodeProto& node = graph_.node(index);
-    if (!isDefaultDomain(node.domain()))
-      return nodeError(index, "is from operator domain '" + node.domain() +
-                                  "'; Tessel supports only the default ONNX domain (\"\" or \"ai.onnx\")");
     if (node.output_size() == 0) return nodeError(index, "has no outputs");
+    if (!implementsOperator(node)) return importPlaceholder(index);
     if (node.op_type() == "Constant") return importConstant(index);
     auto attributes = convertAttributes(node, modelDirectory_);
     if (!attributes) return nodeError(index, attributes.error().message);
-    std::vector<graph::Value> inputs;
-    for (const auto& input : node.input()) inputs.push_back(input.empty() ? graph::Value() : values_.at(input));
+    std::vector<graph::Value> inputs = inputsOf(node);
     if (isRecurrentOperator(node.op_type())) return importRecurrent(index, std::move(inputs), std::move(*attributes));
     std::vector<graph::Value> outputs =
         graph::makeOperation(nodeNames_[size_t(index)], node.op_type(), std::move(inputs), std::move(*attributes),
-                             std::vector<graph::TensorType>(size_t(node.output_size())),
-                             {graph::Provenance{nodeNames_[size_t(index)], node.op_type(), opset_}});
+                             outputTypesOf(node), {graph::Provenance{nodeNames_[size_t(index)], node.op_type(), opset_}});
+    bindOutputs(node, outputs);
+    return Status::success();
+  }
+
+  // A node whose operator Tessel does not implement becomes a placeholder that keeps its place
+  // in the graph (UnsupportedOperations.h); a plain import refuses the model once every node
+  // has been seen, naming them all.
+  Status importPlaceholder(int index) {
+    const NodeProto& node = graph_.node(index);
+    graph::OnnxOperatorName op{isDefaultDomain(node.domain()) ? "" : node.domain(), node.op_type()};
+    std::vector<graph::Value> outputs = graph::makeOperation(
+        nodeNames_[size_t(index)], graph::kUnsupportedOp, inputsOf(node), attributesForDisplay(node, modelDirectory_),
+        outputTypesOf(node), {graph::Provenance{nodeNames_[size_t(index)], op.qualified(), opset_}});
+    placeholders_.push_back(graph::asOperation(outputs[0].node()));
+    bindOutputs(node, outputs);
+    return Status::success();
+  }
+
+  std::vector<graph::Value> inputsOf(const NodeProto& node) const {
+    std::vector<graph::Value> inputs;
+    for (const auto& input : node.input()) inputs.push_back(input.empty() ? graph::Value() : values_.at(input));
+    return inputs;
+  }
+
+  // Unknown (InferTypes gives them), except in a graph only to be viewed: there the types the
+  // model declares (value_info, graph outputs) are all the types there are.
+  std::vector<graph::TensorType> outputTypesOf(const NodeProto& node) const {
+    std::vector<graph::TensorType> types(size_t(node.output_size()));
+    if (!options_.unsupportedAsPlaceholders) return types;
+    for (int i = 0; i < node.output_size(); ++i) {
+      auto info = declaredValues_.find(node.output(i));
+      if (info == declaredValues_.end()) continue;
+      auto declared = declaredTypeOf(*info->second);
+      bool isStatic = declared && declared->rankKnown &&
+                      std::all_of(declared->shape.begin(), declared->shape.end(), [](int64_t d) { return d >= 0; });
+      if (isStatic) types[size_t(i)] = graph::TensorType{declared->dtype, declared->shape, ""};
+    }
+    return types;
+  }
+
+  void bindOutputs(const NodeProto& node, const std::vector<graph::Value>& outputs) {
     for (int i = 0; i < node.output_size(); ++i)
       if (!node.output(i).empty()) values_[node.output(i)] = outputs[size_t(i)];
-    return Status::success();
   }
 
   // LSTM, GRU and RNN become the operations of their time steps (OnnxRecurrent.h).
@@ -435,6 +487,10 @@ private:
   const OnnxImportOptions& options_;
   int opset_ = 0;
   std::vector<std::string> nodeNames_;
+  /// The nodes Tessel cannot compile, as placeholders, in import order.
+  std::vector<const graph::OperationNode*> placeholders_;
+  /// The types the model declares for values (value_info, graph outputs), by value name.
+  std::unordered_map<std::string, const ValueInfoProto*> declaredValues_;
   std::unordered_map<std::string, graph::Value> values_;
   graph::Graph result_;
 };

@@ -28,6 +28,14 @@ struct OnnxImportOptions {
   std::function<bool()> cancelled;
   /// Told how far the import is (0-100, never decreasing) and what it is doing.
   std::function<void(int percent, const std::string& what)> progress;
+  /// What becomes of nodes whose operator Tessel does not implement (one the operator registry
+  /// lacks, or any operator outside the default ONNX domain). False (to compile): the import
+  /// fails with one Diagnostic naming every such node (graph::unsupportedOperationsError). True
+  /// (to view the model's structure, as the Studio's graph does for a model it cannot compile):
+  /// each becomes a placeholder operation (graph::kUnsupportedOp) that no pass or lowering
+  /// accepts, and every operation's output takes the static type the model declares for it
+  /// (value_info), where it declares one.
+  bool unsupportedAsPlaceholders = false;
 };
 
 /// Whether `diagnostic` is an import stopped by OnnxImportOptions::cancelled.
@@ -49,10 +57,12 @@ struct OnnxInputInfo {
 /// Initializers and Constant nodes become ConstantNodes; external data files are read
 /// relative to the model's directory. The graph IR has no tensor attribute: a TENSOR
 /// attribute `K` (ConstantOfShape's `value`) arrives as `K` (every element, as doubles for
-/// floating-point types, else as int64), `K.dtype` ("float32") and `K.shape` (its dims). Every problem (unreadable, truncated or non-protobuf
-/// file, unsupported IR/opset, an input without a shape, a node reading a value nothing
-/// produced earlier (this includes cycles), a bad tensor) is a Diagnostic naming the file
-/// and, where there is one, the node and its op.
+/// floating-point types, else as int64), `K.dtype` ("float32") and `K.shape` (its dims). Every
+/// problem (unreadable, truncated or non-protobuf file, unsupported IR/opset, an input without a
+/// shape, a node reading a value nothing produced earlier (this includes cycles), a bad tensor)
+/// is a Diagnostic naming the file and, where there is one, the node and its op. Operators Tessel
+/// does not implement are all named in one Diagnostic, after every node was read (see
+/// OnnxImportOptions::unsupportedAsPlaceholders).
 Expected<graph::Graph> importOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
 /// The same from bytes in memory; `sourceName` names them in messages and anchors external data.
 Expected<graph::Graph> importOnnxBytes(const std::string& bytes, const std::string& sourceName,

@@ -278,30 +278,9 @@ void MainWindow::modelCompiled() {
   if (!model) return;
   records_->compiled(*model, session_.compileOptions().tunedSchedules);
   QString modelPath = session_.modelPath();
-  QString previousFile = currentFile_;
-  bool opening = modelPath == pendingFile_;
-  QString path = modelPath;
-  if (opening) {
-    // The project (or the untitled project over a model) becomes the open document only now
-    // that its model compiled: a failure keeps the previous one.
-    if (pendingProject_) {
-      // A recovered untitled project has no file yet: the window shows its model.
-      if (!pendingProject_->isUntitled()) path = QString::fromStdString(pendingProject_->path());
-      projects_->adopt(std::move(*pendingProject_));
-      pendingProject_.reset();
-      applyProjectSchedules_ = true;
-    } else {
-      projects_->startUntitled(modelPath, session_.loadOptions().inputShapes);
-    }
-    restoreMeasurements();
-    pendingFile_.clear();
-  } else if (!projects_->isUntitled()) {
-    path = projects_->path();
-  }
-  bool newFile = path != previousFile;
-  currentFile_ = path;
+  bool newFile = adoptOpenedModel();
+  QString path = currentFile_;
   if (newFile) {
-    recent_.add(path);
     diagnostics_.add(views::Severity::Note, tr("Open"),
                      tr("Opened %1: %2 operations, %3 kernels after %4 passes (%5 ms in passes, %6 ms lowering)")
                          .arg(path == modelPath ? path : tr("%1 (model %2)").arg(path, modelPath))
@@ -319,6 +298,33 @@ void MainWindow::modelCompiled() {
   emit fileOpened(path);
 }
 
+bool MainWindow::adoptOpenedModel() {
+  QString modelPath = session_.modelPath();
+  QString previousFile = currentFile_;
+  QString path = modelPath;
+  if (modelPath == pendingFile_) {
+    // The project (or the untitled project over a model) becomes the open document only now
+    // that its model opened: a failure keeps the previous one.
+    if (pendingProject_) {
+      // A recovered untitled project has no file yet: the window shows its model.
+      if (!pendingProject_->isUntitled()) path = QString::fromStdString(pendingProject_->path());
+      projects_->adopt(std::move(*pendingProject_));
+      pendingProject_.reset();
+      applyProjectSchedules_ = true;
+    } else {
+      projects_->startUntitled(modelPath, session_.loadOptions().inputShapes);
+    }
+    restoreMeasurements();
+    pendingFile_.clear();
+  } else if (!projects_->isUntitled()) {
+    path = projects_->path();
+  }
+  currentFile_ = path;
+  if (path == previousFile) return false;
+  recent_.add(path);
+  return true;
+}
+
 void MainWindow::restoreMeasurements() {
   views::MeasureHistory* history = schedule_->measurePanel() ? schedule_->measurePanel()->history() : nullptr;
   if (!history) return;
@@ -334,7 +340,12 @@ void MainWindow::restoreMeasurements() {
 void MainWindow::showModelInViews() {
   auto model = session_.compiledModel();
   auto imported = session_.imported();
-  if (model && imported) {
+  if (isViewOnly() && imported) {
+    modelInfo_->setText(tr("%1  ·  %2 ops  ·  view only: cannot be compiled")
+                            .arg(QFileInfo(currentFile_).fileName())
+                            .arg(imported->operationCount()));
+    modelInfo_->setToolTip(tr("The model uses operators Tessel does not implement; the graph shows its structure"));
+  } else if (model && imported) {
     double plannedMiB = model->memory.plannedBytes / (1024.0 * 1024.0);
     QString tuned = records_->summary();
     modelInfo_->setText(tr("%1  ·  %2 ops → %3 kernels  ·  %4 MiB planned")
@@ -352,7 +363,9 @@ void MainWindow::showModelInViews() {
     modelInfo_->setToolTip(tip);
   }
   // Every view gets the same compile; each lays out or extracts what it needs on its own jobs.
-  graph_->setGraph(model ? std::shared_ptr<const graph::Graph>(model, &model->optimized) : nullptr);
+  // A model open for viewing has no compile: the graph shows its structure as imported.
+  graph_->setGraph(model ? std::shared_ptr<const graph::Graph>(model, &model->optimized)
+                         : isViewOnly() ? imported : nullptr);
   timeline_->setModel(imported, model);
   timeline_->setPassOptions(session_.compileOptions().passes);
   // Measuring runs in a child `tessel measure`, which compiles the same model the same way.
@@ -367,7 +380,8 @@ void MainWindow::showModelInViews() {
     loadArguments << QStringLiteral("--input-shape")
                   << QStringLiteral("%1=%2").arg(QString::fromStdString(input), dimensions.join('x'));
   }
-  tuning_->setModel(session_.modelPath(), loadArguments);
+  // A model that cannot be compiled has nothing to tune.
+  tuning_->setModel(isViewOnly() ? QString() : session_.modelPath(), loadArguments);
   loadSavedProfile();
   updateHeatMap();
   if (!tuning_->runner()->isActive()) {
@@ -394,18 +408,21 @@ void MainWindow::updateTitle() {
 
 void MainWindow::updateActions() {
   const ViewSlot& slot = views_[indexOf(currentView_)];
-  studioAction("actionFit")->setEnabled(hasModel() && slot.fit);
-  studioAction("actionZoomIn")->setEnabled(hasModel() && slot.zoomIn);
-  studioAction("actionZoomOut")->setEnabled(hasModel() && slot.zoomOut);
-  studioAction("actionFind")->setEnabled(hasModel() && slot.find);
-  studioAction("actionExportModule")->setEnabled(hasModel());
-  studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty());
-  studioAction("actionMeasure")->setEnabled(hasModel());
-  studioAction("actionProfileModel")->setEnabled(hasModel());
-  studioAction("actionInputShapes")->setEnabled(hasModel());
-  studioAction("actionRunProject")->setEnabled(projects_->hasProject());
-  studioAction("actionApplyTuningRecords")->setEnabled(hasModel());
-  studioAction("actionStopTuningRecords")->setEnabled(hasModel() && session_.compileOptions().tunedSchedules);
+  // A model open for viewing only shows in the Graph view; nothing that compiles applies to it.
+  const bool shown = hasModel() && (!isViewOnly() || currentView_ == StudioView::Graph);
+  const bool compiled = hasModel() && !isViewOnly();
+  studioAction("actionFit")->setEnabled(shown && slot.fit);
+  studioAction("actionZoomIn")->setEnabled(shown && slot.zoomIn);
+  studioAction("actionZoomOut")->setEnabled(shown && slot.zoomOut);
+  studioAction("actionFind")->setEnabled(shown && slot.find);
+  studioAction("actionExportModule")->setEnabled(compiled);
+  studioAction("actionRecompile")->setEnabled(!session_.modelPath().isEmpty() && !isViewOnly());
+  studioAction("actionMeasure")->setEnabled(compiled);
+  studioAction("actionProfileModel")->setEnabled(compiled);
+  studioAction("actionInputShapes")->setEnabled(compiled);
+  studioAction("actionRunProject")->setEnabled(projects_->hasProject() && !isViewOnly());
+  studioAction("actionApplyTuningRecords")->setEnabled(compiled);
+  studioAction("actionStopTuningRecords")->setEnabled(compiled && session_.compileOptions().tunedSchedules);
   studioAction("actionSave")->setEnabled(projects_->hasProject());
   studioAction("actionSaveAs")->setEnabled(projects_->hasProject());
   QString name = studioViewName(currentView_);
@@ -764,7 +781,9 @@ void MainWindow::restoreSettings() {
 void MainWindow::showPage(StudioView view) {
   // A stacked widget is as large as its largest page's minimum; hidden pages must not hold the
   // window wider than the page on screen needs.
-  QWidget* shown = hasModel() ? views_[indexOf(view)].widget : welcome_;
+  QWidget* shown = !hasModel()                                  ? welcome_
+                   : isViewOnly() && view != StudioView::Graph ? static_cast<QWidget*>(notCompiledPage_)
+                                                               : views_[indexOf(view)].widget;
   for (int page = 0; page < central_->count(); ++page) {
     QSizePolicy::Policy policy = central_->widget(page) == shown ? QSizePolicy::Preferred : QSizePolicy::Ignored;
     central_->widget(page)->setSizePolicy(policy, policy);

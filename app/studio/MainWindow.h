@@ -130,8 +130,12 @@ public:
   /// True when no background job of the window, the session or any view is running and no
   /// open is pending: what screenshot mode and tests wait for.
   bool isIdle() const;
-  /// Whether a compiled model is shown.
+  /// Whether a model is shown (compiled, or open for viewing only).
   bool hasModel() const;
+  /// Whether the model shown uses operators Tessel does not implement: the Graph view shows its
+  /// structure with those nodes marked and listed; the Timeline, Schedule and Tuning views say
+  /// why they are empty, and compiling, measuring, profiling and exporting are disabled.
+  bool isViewOnly() const;
 
   views::ModelSession& session() { return session_; }
   views::JobListModel& jobs() { return jobList_; }
@@ -147,7 +151,8 @@ public:
   QAction* studioAction(const QString& objectName) const;
 
 signals:
-  /// A model (or project) finished opening and compiling; views show it.
+  /// A model (or project) finished opening and compiling, or opened for viewing only
+  /// (isViewOnly()); views show it.
   void fileOpened(const QString& path);
   /// Opening `path` failed; `message` is the compiler's diagnostic. The previous model stays.
   void openFailed(const QString& path, const QString& message);
@@ -185,6 +190,11 @@ private:
   /// asked for when neither `load` nor the pending project gives them).
   void openModel(const QString& path, const driver::LoadOptions& load, const driver::CompileOptions& compile);
   void modelCompiled();
+  /// The session opened a model it cannot compile (ModelSession::openedForViewing).
+  void modelOpenedForViewing(const QString& message);
+  /// Makes the session's model the window's: the pending project (or an untitled one over the
+  /// model) becomes the open one and currentFile_ follows. True when that is another file.
+  bool adoptOpenedModel();
   void reportFailure(const QString& source, const QString& message);
   void showModelInViews();
   void updateTitle();
@@ -223,6 +233,7 @@ private:
   ModeBar* modeBar_ = nullptr;
   QStackedWidget* central_ = nullptr;
   WelcomePage* welcome_ = nullptr;
+  QLabel* notCompiledPage_ = nullptr;  // instead of the views that need a compiled model
   views::GraphWorkbench* graph_ = nullptr;
   views::TimelineWorkbench* timeline_ = nullptr;
   views::ScheduleWorkbench* schedule_ = nullptr;

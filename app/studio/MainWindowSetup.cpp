@@ -202,6 +202,14 @@ void MainWindow::createViews() {
   for (const ViewSlot& slot : views_) central_->addWidget(slot.widget);
   // Until a model is open the central area welcomes instead (the last page).
   central_->addWidget(welcome_);
+  // For a model open for viewing only, the views that need a compiled model say why not.
+  notCompiledPage_ = new QLabel;
+  notCompiledPage_->setObjectName("NotCompiledPage");
+  notCompiledPage_->setAlignment(Qt::AlignCenter);
+  notCompiledPage_->setWordWrap(true);
+  notCompiledPage_->setTextFormat(Qt::RichText);
+  notCompiledPage_->setMargin(48);
+  central_->addWidget(notCompiledPage_);
   connect(welcome_, &WelcomePage::openRequested, this, [this] { studioAction("actionOpen")->trigger(); });
   connect(welcome_, &WelcomePage::recentFileRequested, this, &MainWindow::openFile);
 
@@ -484,6 +492,7 @@ void MainWindow::connectSession() {
     updateTitle();
   });
   connect(&session_, &views::ModelSession::compiled, this, &MainWindow::modelCompiled);
+  connect(&session_, &views::ModelSession::openedForViewing, this, &MainWindow::modelOpenedForViewing);
   connect(&session_, &views::ModelSession::failed, this, [this](const QString& message, const QString& path) {
     reportFailure(tr("Compile"), message);
     if (path == pendingFile_) {

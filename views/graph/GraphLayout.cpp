@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/graph/UnsupportedOperations.h"
 #include "views/graph/DotPlacement.h"
 #include "views/graph/LayeredPlacement.h"
 
@@ -111,7 +112,7 @@ public:
       box.title = QStringLiteral("Output");
       box.category = NodeCategory::InputOutput;
       box.source = value.node();
-      box.details << shapeOf(value.type()) + QStringLiteral("  ") + typeText(value.type());
+      if (value.type().known()) box.details << shapeOf(value.type()) + QStringLiteral("  ") + typeText(value.type());
       box.tensorNames << name << QString::fromStdString(value.name());
       int index = addNode(std::move(box));
       connect(outputs[i], index);
@@ -188,6 +189,12 @@ private:
       box.collapsedFused = op->isFused();
       box.title = op->isFused() ? fusedTitle(*op) : box.op;
       box.category = op->isFused() ? NodeCategory::Fused : categorizeOperator(op->op);
+      if (graph::isUnsupported(*op)) {
+        // Drawn as the ONNX operator it stands for, as Netron would; the category marks it.
+        graph::OnnxOperatorName onnx = graph::unsupportedOperator(*op);
+        box.op = box.title = QString::fromStdString(onnx.opType);
+        if (!onnx.domain.empty()) box.details << QStringLiteral("domain ") + QString::fromStdString(onnx.domain);
+      }
       box.clusterId = clusterId;
       box.source = op;
       for (size_t j = 0; j < op->outputTypes.size(); ++j) box.tensorNames << Endpoint{-1, nullptr, op, int(j)}.tensorName();
@@ -218,7 +225,8 @@ private:
     edge.from = from.node;
     edge.to = to;
     edge.tensor = from.tensorName();
-    if (const auto* type = from.type()) {
+    // An unknown type (a model open for viewing only) gets no label: a "?" on every edge is noise.
+    if (const auto* type = from.type(); type && type->known()) {
       edge.shapeText = shapeOf(*type);
       edge.dtypeText = typeText(*type);
     }
@@ -244,7 +252,9 @@ private:
   // elided at kMaxNameCharacters).
   void sizeBox(LayoutNode& box) const {
     const double cw = options_.characterWidth;
-    double textWidth = std::max(double(box.title.size()) * cw * 1.3 + (box.collapsedFused ? 18.0 : 0.0),
+    // Room at the header's right end for the fused toggle or the unsupported operator's sign.
+    double headerMark = box.collapsedFused || box.category == NodeCategory::Unsupported ? 18.0 : 0.0;
+    double textWidth = std::max(double(box.title.size()) * cw * 1.3 + headerMark,
                                 double(std::min<qsizetype>(box.name.size(), kMaxNameCharacters)) * cw * 0.92);
     for (const auto& line : box.details) textWidth = std::max(textWidth, double(line.size()) * cw * 0.92);
     double width = std::clamp(textWidth + 24.0, 96.0, 300.0);

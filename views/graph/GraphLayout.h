@@ -52,7 +52,9 @@ struct GraphLayoutOptions {
 struct LayoutNode {
   QString id;
   QString name;      ///< The graph node's name (the output's name for an output box).
-  QString op;        ///< Operator ("Conv", a fused kernel's op), "Input" or "Output".
+  /// Operator ("Conv", a fused kernel's op), "Input" or "Output"; for a placeholder of an
+  /// unsupported node (category Unsupported), the ONNX operator it stands for ("Det").
+  QString op;
   QString title;     ///< What the box's header says: the op, fused ops as "Conv + Relu".
   /// Lines under the name: the constants/weights folded into this node ("W 64x3x7x7"), or
   /// a graph input's/output's type.
@@ -70,7 +72,7 @@ struct LayoutNode {
 struct LayoutEdge {
   int from = -1, to = -1;  ///< Indices into GraphLayout::nodes.
   QString tensor;          ///< The value's name.
-  QString shapeText;       ///< "1x64x56x56" ("scalar" for rank 0, "?" when unknown).
+  QString shapeText;       ///< "1x64x56x56" ("scalar" for rank 0, empty when unknown: no label).
   QString dtypeText;       ///< "float32", with "@NCHW16c" for a blocked layout.
   /// Cubic Bezier control points: p0, then three per segment (1 + 3k points).
   std::vector<QPointF> spline;

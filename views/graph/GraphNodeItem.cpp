@@ -39,6 +39,9 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, const GraphItemStyle* style
   if (node.collapsedFused && node.op != node.title) baseTooltip_ += QStringLiteral("<br><i>%1</i>").arg(node.op.toHtmlEscaped());
   for (const auto& line : node.details) baseTooltip_ += QStringLiteral("<br>") + line.toHtmlEscaped();
   if (collapsedFused_) baseTooltip_ += QStringLiteral("<br><i>Click + to show the fused operations</i>");
+  if (category_ == NodeCategory::Unsupported)
+    baseTooltip_ += QStringLiteral("<br><i>Tessel does not implement this operator: the model cannot be compiled "
+                                   "until it does</i>");
   setToolTip(baseTooltip_);
 }
 
@@ -46,7 +49,9 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, const GraphItemStyle* style
 // never drawn close enough to show text, so it waits for the first detailed paint.
 void GraphNodeItem::elideTexts() {
   textsElided_ = true;
-  double room = box_.width() - 2 * kPadding - (collapsedFused_ ? kToggleSize + 4 : 0);
+  // The header's right end holds the fused toggle or the unsupported operator's sign.
+  double room = box_.width() - 2 * kPadding - (collapsedFused_ ? kToggleSize + 4 : 0) -
+                (category_ == NodeCategory::Unsupported ? style_->headerHeight() * 0.62 + 4 : 0);
   title_ = QFontMetricsF(style_->titleFont).elidedText(title_, Qt::ElideRight, room);
   name_ = QFontMetricsF(style_->nameFont).elidedText(name_, Qt::ElideMiddle, box_.width() - 2 * kPadding);
   QFontMetricsF detail(style_->detailFont);
@@ -93,8 +98,11 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   const QRectF rect(QPointF(0, 0), box_.size());
   const QColor header = palette.category(category_);
 
-  QColor outline = palette.nodeBorder;
-  double outlineWidth = 1.0;
+  // An unsupported operator keeps a dashed outline in its colour under every other state, so it
+  // reads as a gap in what Tessel can compile even when selected or found.
+  const bool unsupported = category_ == NodeCategory::Unsupported;
+  QColor outline = unsupported ? header : palette.nodeBorder;
+  double outlineWidth = unsupported ? 2.0 : 1.0;
   if (decoration_.isValid()) {
     outline = decoration_;
     outlineWidth = 2.5;
@@ -149,13 +157,32 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   painter->drawPath(headerPath.intersected(headerClip));
 
   painter->setBrush(Qt::NoBrush);
-  painter->setPen(QPen(outline, outlineWidth));
+  QPen outlinePen(outline, outlineWidth);
+  if (unsupported && outline == header) outlinePen.setStyle(Qt::DashLine);
+  painter->setPen(outlinePen);
   painter->drawPath(body);
 
   painter->setFont(style_->titleFont);
   painter->setPen(palette.headerText);
   painter->drawText(QRectF(kPadding, 0, rect.width() - 2 * kPadding, headerHeight), Qt::AlignLeft | Qt::AlignVCenter,
                     title_);
+  if (unsupported) {
+    // A warning sign at the header's right end: the mark survives printing in grey.
+    const double size = headerHeight * 0.62;
+    QRectF sign(rect.width() - kPadding - size, (headerHeight - size) / 2, size, size);
+    QPainterPath triangle;
+    triangle.moveTo(sign.center().x(), sign.top());
+    triangle.lineTo(sign.bottomRight());
+    triangle.lineTo(sign.bottomLeft());
+    triangle.closeSubpath();
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(palette.headerText);
+    painter->drawPath(triangle);
+    painter->setPen(QPen(header, std::max(1.2, size / 9)));
+    const double x = sign.center().x();
+    painter->drawLine(QPointF(x, sign.top() + size * 0.35), QPointF(x, sign.top() + size * 0.68));
+    painter->drawPoint(QPointF(x, sign.top() + size * 0.84));
+  }
 
   if (collapsedFused_) {
     QRectF toggle = toggleRect().translated(-box_.topLeft());

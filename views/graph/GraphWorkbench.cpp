@@ -16,6 +16,7 @@
 #include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/NodePropertiesPanel.h"
+#include "views/graph/UnsupportedNodesPanel.h"
 
 namespace tessel::views {
 
@@ -29,6 +30,7 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
       view_(new GraphView(this)),
       minimap_(new GraphMinimap(view_)),
       findBar_(new GraphFindBar(this)),
+      unsupported_(new UnsupportedNodesPanel(this)),
       properties_(new NodePropertiesPanel(this)) {
   properties_->hide();
   auto* layout = new QVBoxLayout(this);
@@ -40,6 +42,7 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
   colouringLegend_->setContentsMargins(8, 4, 8, 4);
   colouringLegend_->hide();
   layout->addWidget(colouringLegend_);
+  layout->addWidget(unsupported_);
   layout->addWidget(view_, 1);
   layout->addWidget(findBar_);
   findBar_->hide();
@@ -49,6 +52,11 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
 
   connect(view_, &GraphView::nodeSelected, this, &GraphWorkbench::showProperties);
   connect(view_, &GraphView::nodeSelected, this, &GraphWorkbench::nodeSelected);
+  connect(view_, &GraphView::nodeSelected, unsupported_, &UnsupportedNodesPanel::setCurrentNode);
+  connect(unsupported_, &UnsupportedNodesPanel::nodeChosen, this, [this](const QString& id) {
+    view_->selectNode(id);
+    view_->centerOnNode(id);
+  });
   connect(view_, &GraphView::nodeActivated, this, &GraphWorkbench::nodeActivated);
   connect(view_, &GraphView::fusedGroupToggleRequested, this, &GraphWorkbench::setFusedGroupExpanded);
   connect(view_->graphScene(), &GraphScene::populated, this, [this] {
@@ -190,6 +198,7 @@ void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout
   QString anchor = view_->graphScene()->selectedNode();
   if (anchor.isEmpty()) anchor = view_->nodeNearestViewCenter();
   view_->setGraphLayout(layout, anchor);
+  unsupported_->setGraphLayout(layout);
   if (untouched) view_->showStart();
   placeMinimap();
   // Indexing the names for find is a turn of its own: the swap already filled this one.
@@ -200,6 +209,7 @@ void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout
 
 void GraphWorkbench::showLayout(std::shared_ptr<const GraphLayout> layout) {
   view_->setGraphLayout(layout);
+  unsupported_->setGraphLayout(layout);
   findBar_->setGraphLayout(layout);
   minimap_->setVisible(layout != nullptr);
   placeMinimap();

@@ -22,6 +22,7 @@ class GraphFindBar;
 class GraphMinimap;
 class GraphView;
 class NodePropertiesPanel;
+class UnsupportedNodesPanel;
 
 /// Usage (MainWindow):
 ///
@@ -84,6 +85,10 @@ public:
   GraphView* view() const { return view_; }
   GraphMinimap* minimap() const { return minimap_; }
   GraphFindBar* findBar() const { return findBar_; }
+  /// Above the graph while it holds nodes whose operators Tessel does not implement (a model
+  /// imported to be viewed): says the model cannot be compiled and lists those nodes; clicking
+  /// one selects it in the graph.
+  UnsupportedNodesPanel* unsupportedNodesPanel() const { return unsupported_; }
   /// Not in this widget's layout: put it in a dock (it follows the view's selection).
   NodePropertiesPanel* propertiesPanel() const;
   JobRunner& jobs() { return jobs_; }
@@ -117,6 +122,7 @@ private:
   QLabel* colouringLegend_ = nullptr;
   GraphMinimap* minimap_;
   GraphFindBar* findBar_;
+  UnsupportedNodesPanel* unsupported_;
   QPointer<NodePropertiesPanel> properties_;
   std::shared_ptr<const graph::Graph> graph_;
   GraphLayoutOptions options_;

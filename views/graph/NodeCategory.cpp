@@ -4,6 +4,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/graph/UnsupportedOperations.h"
+
 namespace tessel::views {
 
 namespace {
@@ -41,6 +43,7 @@ const std::unordered_map<std::string_view, NodeCategory>& operatorCategories() {
       t[op] = C::Normalization;
     for (auto op : {"LayoutTransform", "Transpose"}) t[op] = C::LayoutTransform;
     t["Constant"] = C::Constant;
+    t[graph::kUnsupportedOp] = C::Unsupported;
     return t;
   }();
   return table;
@@ -65,6 +68,7 @@ QString categoryDisplayName(NodeCategory category) {
     case NodeCategory::Constant: return QStringLiteral("Constant / Weight");
     case NodeCategory::InputOutput: return QStringLiteral("Input / Output");
     case NodeCategory::Fused: return QStringLiteral("Fused kernel");
+    case NodeCategory::Unsupported: return QStringLiteral("Unsupported operator");
     case NodeCategory::Other: return QStringLiteral("Other");
   }
   return QStringLiteral("Other");

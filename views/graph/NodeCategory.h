@@ -19,6 +19,7 @@ enum class NodeCategory {
   Constant,         ///< A constant or weight shown as a node of its own.
   InputOutput,      ///< A graph input or output.
   Fused,            ///< A fused operation drawn collapsed (its body hidden).
+  Unsupported,      ///< A placeholder for an operator Tessel does not implement (graph::kUnsupportedOp).
   Other,            ///< Anything not listed above (control flow, random, custom).
 };
 

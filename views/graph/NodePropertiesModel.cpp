@@ -3,6 +3,7 @@
 
 #include <QFont>
 
+#include "core/graph/UnsupportedOperations.h"
 #include "views/graph/NodeCategory.h"
 
 namespace tessel::views {
@@ -31,6 +32,11 @@ namespace {
 
 QString text(const std::string& s) { return QString::fromStdString(s); }
 
+// The operator as a reader knows it: a placeholder shows the ONNX operator it stands for.
+QString operatorText(const graph::OperationNode& op) {
+  return graph::isUnsupported(op) ? text(graph::unsupportedOperator(op).opType) : text(op.op);
+}
+
 QString producerText(const graph::GraphNode* node) {
   if (!node) return QStringLiteral("(omitted)");
   switch (node->graphKind) {
@@ -38,7 +44,7 @@ QString producerText(const graph::GraphNode* node) {
     case graph::GraphNodeKind::Constant: return QStringLiteral("constant");
     case graph::GraphNodeKind::Operation: {
       const auto* op = graph::asOperation(node);
-      return text(op->op) + QStringLiteral(" ") + text(op->name);
+      return operatorText(*op) + QStringLiteral(" ") + text(op->name);
     }
   }
   return {};
@@ -79,9 +85,14 @@ void NodePropertiesModel::build() {
   if (!node_) return;
   Row* root = root_.get();
   if (const auto* op = graph::asOperation(node_)) {
-    root->add(QStringLiteral("Operator"), text(op->op));
+    root->add(QStringLiteral("Operator"), operatorText(*op));
     root->add(QStringLiteral("Name"), text(op->name));
     root->add(QStringLiteral("Category"), categoryDisplayName(op->isFused() ? NodeCategory::Fused : categorizeOperator(op->op)));
+    if (graph::isUnsupported(*op)) {
+      std::string domain = graph::unsupportedOperator(*op).domain;
+      root->add(QStringLiteral("Domain"), domain.empty() ? QStringLiteral("ai.onnx (default)") : text(domain));
+      root->add(QStringLiteral("Support"), tr("Tessel does not implement this operator: the model cannot be compiled"));
+    }
     if (!op->attributes.empty()) {
       Row* group = root->add(QStringLiteral("Attributes"), QString::number(op->attributes.size()));
       group->group = true;

@@ -3,6 +3,9 @@
 
 #include <QFileInfo>
 
+#include "compiler/frontend/onnx/OnnxImporter.h"
+#include "core/graph/UnsupportedOperations.h"
+
 namespace tessel::views {
 
 namespace {
@@ -16,6 +19,20 @@ Options withoutCallbacks(Options options) {
   options.cancelled = nullptr;
   options.progress = nullptr;
   return options;
+}
+
+/// The structure of a model that did not load, when operators Tessel does not implement are
+/// why: every node, those as placeholders. Null when the model fails for another reason too.
+std::shared_ptr<const graph::Graph> importForViewing(const QString& path, const driver::LoadOptions& load) {
+  frontend::OnnxImportOptions options;
+  options.inputShapes = load.inputShapes;
+  // Known values fix their inputs' shapes, as they do for the load.
+  for (const auto& [name, value] : load.inputValues) options.inputShapes.emplace(name, value.shape());
+  options.cancelled = load.cancelled;
+  options.unsupportedAsPlaceholders = true;
+  auto graph = frontend::importOnnxFile(path.toStdString(), options);
+  if (!graph || graph::unsupportedOperations(*graph).empty()) return nullptr;
+  return std::make_shared<const graph::Graph>(std::move(*graph));
 }
 }  // namespace
 
@@ -31,6 +48,9 @@ struct ModelSession::Result {
   std::shared_ptr<const graph::Graph> imported;
   std::shared_ptr<const driver::CompiledModel> compiled;
   QString error;
+  /// The model cannot be compiled but can be viewed: `imported` is its structure and `error`
+  /// names the nodes Tessel cannot compile.
+  bool viewOnly = false;
 };
 
 ModelSession::ModelSession(QObject* parent) : QObject(parent) {}
@@ -70,7 +90,11 @@ void ModelSession::startCompile(Request request) {
             };
             auto graph = driver::loadModel(request.path.toStdString(), load);
             if (!graph) {
-              if (!driver::isCancellation(graph.error())) result.error = QString::fromStdString(graph.error().toString());
+              if (driver::isCancellation(graph.error())) return result;
+              result.error = QString::fromStdString(graph.error().toString());
+              // A model Tessel cannot compile still shows, as Netron would show it.
+              result.imported = importForViewing(request.path, load);
+              result.viewOnly = result.imported != nullptr;
               return result;
             }
             result.imported = std::make_shared<const graph::Graph>(std::move(*graph));
@@ -98,6 +122,15 @@ void ModelSession::startCompile(Request request) {
         return result;
       },
       [this, shared](Result result) {
+        if (result.viewOnly) {
+          modelPath_ = shared->path;
+          load_ = withoutCallbacks(shared->load);
+          compile_ = withoutCallbacks(shared->compile);
+          imported_ = result.imported;
+          compiled_ = nullptr;
+          emit openedForViewing(result.error);
+          return;
+        }
         if (!result.error.isEmpty()) {
           emit failed(result.error, shared->path);
           return;

@@ -22,9 +22,9 @@ public:
   explicit ModelSession(QObject* parent = nullptr);
 
   /// Imports and compiles `path` in the background (cancelling any compile in flight).
-  /// compiled() or failed() follows. Until compiled(), everything below still describes the
-  /// previous model, and after failed() it still does: a file that does not open never takes
-  /// the open model away. The job (channel "compile", titled "Compiling <file name>")
+  /// compiled(), openedForViewing() or failed() follows. Until compiled() or
+  /// openedForViewing(), everything below still describes the previous model, and after
+  /// failed() it still does: a file that does not open never takes the open model away. The job (channel "compile", titled "Compiling <file name>")
   /// reports the compiler's steps as progress. `compile`'s own progress and cancelled
   /// callbacks, if set, are called too (on the worker), for this compile only: compileOptions()
   /// keeps none.
@@ -41,9 +41,14 @@ public:
   const driver::LoadOptions& loadOptions() const { return load_; }
   const driver::CompileOptions& compileOptions() const { return compile_; }
   /// The imported graph (types inferred), before any optimization pass; null until loaded.
+  /// For a model open for viewing only, its structure: placeholders stand for the nodes Tessel
+  /// cannot compile, and types are only those the model declares.
   std::shared_ptr<const graph::Graph> imported() const { return imported_; }
-  /// The last successful compile; null until one finished.
+  /// The last successful compile; null until one finished, and for a model open for viewing.
   std::shared_ptr<const driver::CompiledModel> compiledModel() const { return compiled_; }
+  /// Whether the open model uses operators Tessel does not implement: it was imported to be
+  /// viewed (imported() holds a placeholder for each such node) and nothing was compiled.
+  bool isViewOnly() const { return imported_ && !compiled_; }
 
   JobRunner& jobs() { return jobs_; }
 
@@ -51,6 +56,10 @@ signals:
   void compileStarted(const QString& path);
   /// A new compiledModel() is available.
   void compiled();
+  /// The model of open() uses operators Tessel does not implement, so it cannot be compiled;
+  /// it became the open model all the same, for viewing (isViewOnly()), with imported() showing
+  /// its whole structure. `message` is the compiler's diagnostic naming every such node.
+  void openedForViewing(const QString& message);
   /// Import or compile of `path` failed; `message` is the compiler's diagnostic (file, node,
   /// hint). The previous model stays.
   void failed(const QString& message, const QString& path);

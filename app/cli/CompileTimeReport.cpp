@@ -82,9 +82,14 @@ std::string formatCompileTimeReport(const CompileTimes& times, int slowest) {
     codegen.optimizeSeconds += kernel.optimizeSeconds;
     codegen.machineCodeSeconds += kernel.machineCodeSeconds;
   }
+  char cpu[64];
+  std::snprintf(cpu, sizeof cpu, "%.1f", codegen.total());
+  size_t aliases = model.kernels.size() - std::min(model.kernels.size(), times.exported.distinctKernels);
   addLine(out, 1, "code generation", times.exported.codegenWallSeconds,
-          percentOf(times.exported.codegenWallSeconds, times.totalSeconds) + ", on all cores; " +
-              std::to_string(int(codegen.total() + 0.5)) + " s of CPU");
+          percentOf(times.exported.codegenWallSeconds, times.totalSeconds) + ", on all cores; " + cpu + " s of CPU");
+  if (aliases)
+    out += "    (" + std::to_string(aliases) + " kernels identical to another but for their name are aliases of it, "
+           "compiled with it)\n";
   addLine(out, 2, "LLVM IR emission", codegen.emitSeconds, "summed over kernels");
   addLine(out, 2, "LLVM optimizer (O3)", codegen.optimizeSeconds, "summed over kernels");
   addLine(out, 2, "machine code", codegen.machineCodeSeconds, "summed over kernels");

@@ -216,10 +216,13 @@ namespace {
 /// own LLVM context and JIT.
 Expected<std::vector<std::shared_ptr<JITModule>>> buildJITInParallel(const std::vector<PrimFunc>& functions,
                                                                      const Target& target) {
+  // Identical kernels stay in one module, where code generation compiles them once.
+  std::vector<std::vector<size_t>> groups = groupIdenticalFunctions(functions);
   size_t jobs = std::max(1u, std::thread::hardware_concurrency());
-  jobs = std::min(jobs, std::max<size_t>(1, functions.size() / 2));
+  jobs = std::min(jobs, std::max<size_t>(1, groups.size() / 2));
   std::vector<std::vector<PrimFunc>> parts(jobs);
-  for (size_t i = 0; i < functions.size(); ++i) parts[i % jobs].push_back(functions[i]);
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t index : groups[g]) parts[g % jobs].push_back(functions[index]);
   std::vector<std::optional<Expected<std::shared_ptr<JITModule>>>> results(jobs);
   std::vector<std::thread> threads;
   for (size_t j = 1; j < jobs; ++j)

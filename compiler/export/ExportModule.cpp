@@ -163,18 +163,28 @@ constexpr int kGraphPercent = 97;
 
 /// Compiles the kernels into object files in `staging` and returns their paths. The kernels
 /// are independent (only they are external symbols), so runs of consecutive kernels compile
-/// as separate LLVM modules on as many threads as there are cores. A run is small (at most 16
-/// kernels, and at least 8 runs per thread when there are enough kernels): each finished run
-/// is where the export reports its kernels and notices a cancel, while LLVM's fixed cost per
-/// module stays small (one module per kernel costs 10-20% more CPU on a model of 600 small
-/// kernels).
+/// as separate LLVM modules on as many threads as there are cores. Identical kernels (but for
+/// their names) stay in one run, where code generation compiles them once. A run is small (at
+/// most 16 distinct kernels, and at least 8 runs per thread when there are enough kernels):
+/// each finished run is where the export reports its kernels and notices a cancel, while
+/// LLVM's fixed cost per module stays small (one module per kernel costs 10-20% more CPU on a
+/// model of 600 small kernels).
 Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kernels, const fs::path& staging,
                                                const Target& target, ExportProgress& progress, ExportTimes* times) {
   size_t threadCount = std::max(1u, std::thread::hardware_concurrency());
-  // Timed kernel by kernel, each kernel is a run of its own.
-  size_t runLength = times ? 1 : std::clamp<size_t>(kernels.size() / (8 * threadCount), 1, 16);
-  if (times) times->kernels.assign(kernels.size(), CodegenTimes{});
-  size_t runCount = (kernels.size() + runLength - 1) / runLength;
+  std::vector<std::vector<size_t>> groups = groupIdenticalFunctions(kernels);
+  // Timed kernel by kernel, each distinct kernel is a run of its own; its time is its group's.
+  size_t runLength = times ? 1 : std::clamp<size_t>(groups.size() / (8 * threadCount), 1, 16);
+  if (times) {
+    times->kernels.assign(kernels.size(), CodegenTimes{});
+    times->distinctKernels = groups.size();
+  }
+  std::vector<std::vector<size_t>> runs;  // kernel indices
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (g % runLength == 0) runs.emplace_back();
+    runs.back().insert(runs.back().end(), groups[g].begin(), groups[g].end());
+  }
+  size_t runCount = runs.size();
   std::vector<fs::path> objects;
   for (size_t r = 0; r < runCount; ++r) objects.push_back(staging / ("kernels_" + std::to_string(r) + ".o"));
   std::atomic<size_t> next{0};
@@ -190,13 +200,13 @@ Expected<std::vector<fs::path>> compileKernels(const std::vector<PrimFunc>& kern
         stop = true;
         return;
       }
-      std::vector<PrimFunc> run(kernels.begin() + long(r * runLength),
-                                kernels.begin() + long(std::min(kernels.size(), (r + 1) * runLength)));
+      std::vector<PrimFunc> run;
+      for (size_t index : runs[r]) run.push_back(kernels[index]);
       // An exception must not leave a worker thread (that would end the process, the Studio
       // with it): it becomes this export's failure.
       Expected<bool> emitted = [&]() -> Expected<bool> {
         try {
-          return emitObjectFile(run, target, objects[r].string(), times ? &times->kernels[r] : nullptr);
+          return emitObjectFile(run, target, objects[r].string(), times ? &times->kernels[runs[r].front()] : nullptr);
         } catch (const std::exception& error) {
           return Diagnostic{std::string("internal compiler error while generating code (please report): ") + error.what(),
                             run.front()->name, 0, 0, ""};

@@ -19,7 +19,10 @@ struct ExportTimes {
   /// One per kernel, in the order given. Each kernel then compiles as an LLVM module of its
   /// own, so that its time is its own: about 10-20% more CPU than the runs of kernels an
   /// export compiles otherwise.
+  /// A kernel identical to an earlier one (but for its name) is compiled with it, as an
+  /// alias: its own times are zero, and its group's are the first member's.
   std::vector<CodegenTimes> kernels;
+  size_t distinctKernels = 0;     ///< Kernels compiled; the others are aliases.
   double codegenWallSeconds = 0;  ///< All kernels, on as many threads as there are cores.
   double linkSeconds = 0;         ///< The C compiler linking kernels.so.
   double writeSeconds = 0;        ///< params.bin, graph.json and moving the files into place.

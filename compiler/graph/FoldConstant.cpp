@@ -2,9 +2,12 @@
 #include "compiler/graph/FoldConstant.h"
 
 #include <algorithm>
+#include <mutex>
 #include <set>
+#include <unordered_map>
 
 #include "compiler/graph/GraphRewriter.h"
+#include "core/ir/IRPrinter.h"
 #include "compiler/lower/Build.h"
 #include "compiler/opdefs/OpRegistry.h"
 
@@ -68,6 +71,27 @@ bool readsOnlyConstants(const OpKernel& kernel, const std::vector<Value>& inputs
   });
 }
 
+// A fold's kernel, compiled once per process: the same small kernels recur across a model
+// and across the models a session loads (Swin-T folds about 3,000 shape computations, most
+// of them one of a few dozen kernels, and a JIT compile costs milliseconds each). The key
+// is the lowered function's text, name included, so a hit is the same code.
+Expected<std::shared_ptr<runtime::Module>> compiledFoldKernel(const PrimFunc& func, const Target& target) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<runtime::Module>> cache;
+  constexpr size_t kMaxCachedKernels = 4096;  // a few MiB of JIT code at most
+  std::string key = target.toString() + "\n" + tessel::toString(func);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto found = cache.find(key); found != cache.end()) return found->second;
+  }
+  auto module = makeJitModule({func}, target);
+  if (!module) return module.error();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= kMaxCachedKernels) cache.clear();
+  cache.emplace(std::move(key), *module);
+  return *module;
+}
+
 // Runs the operation's kernel on its constant inputs; one new constant per output.
 Expected<std::vector<Value>> evaluate(const OperationNode& op, const OpCall& call, const OpKernel& kernel,
                                       const std::vector<Value>& inputs) {
@@ -87,12 +111,14 @@ Expected<std::vector<Value>> evaluate(const OperationNode& op, const OpCall& cal
       auto tuned = kernel.schedule(workload, call.target);
       if (tuned) schedule = std::move(*tuned);  // else the plain schedule computes the same values
     }
-    auto built = build(*schedule, workload.args(), workload.name);
-    if (!built) return foldError(op, built.error().message);
+    auto lowered = lower(*schedule, workload.args(), workload.name);
+    if (!lowered) return foldError(op, lowered.error().message);
+    auto module = compiledFoldKernel(lowered->func, call.target);
+    if (!module) return foldError(op, module.error().message);
     std::vector<runtime::Value> args;
     for (int index : kernel.inputIndices) args.push_back(asConstant(inputs[size_t(index)].node())->data);
     for (auto& output : outputs) args.push_back(output);
-    built->function.callPacked(args);
+    (*module)->getFunction(workload.name).callPacked(args);
   }
   std::vector<Value> constants;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -151,6 +151,33 @@ private slots:
     QVERIFY(symbols.undefined.contains("tessel_parallel_for"));
   }
 
+  // Kernels identical but for their names (a model's repeated layers) compile once; the
+  // others are aliases of it, exported and callable under their own names.
+  void identicalKernelsCompileOnceAsAliases() {
+    std::vector<PrimFunc> funcs = {vectorMultiplyAdd("a"), vectorMultiplyAdd("b"), vectorMultiplyAdd("c", 8),
+                                   vectorMultiplyAdd("d"), vectorMultiplyAdd("e", 8, ForKind::Parallel)};
+    QCOMPARE(firstIdenticalFunction(funcs), (std::vector<size_t>{0, 0, 2, 0, 4}));
+    QCOMPARE(groupIdenticalFunctions(funcs), (std::vector<std::vector<size_t>>{{0, 1, 3}, {2}, {4}}));
+
+    QTemporaryDir directory;
+    std::string path = directory.filePath("kernels.o").toStdString();
+    auto written = emitObjectFile(funcs, hostTarget(), path);
+    QVERIFY2(written, qPrintable(errorOf(written)));
+    QFile file(QString::fromStdString(path));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    ElfSymbols symbols = readElfSymbols(file.readAll());
+    for (const char* name : {"a", "b", "c", "d", "e"}) QVERIFY2(symbols.defined.contains(name), name);
+
+    auto built = buildJIT(funcs);
+    QVERIFY2(built, qPrintable(errorOf(built)));
+    const JITModule& module = **built;
+    QVERIFY(module.getKernel("a"));
+    QVERIFY(module.getKernel("b") == module.getKernel("a"));
+    QVERIFY(module.getKernel("d") == module.getKernel("a"));
+    QVERIFY(module.getKernel("c") && module.getKernel("c") != module.getKernel("a"));
+    QVERIFY(module.getKernel("e") && module.getKernel("e") != module.getKernel("a"));
+  }
+
   void objectFileReportsUnwritablePath() {
     auto written = emitObjectFile({vectorMultiplyAdd("k")}, hostTarget(), "/nonexistent-directory/k.o");
     QVERIFY(!written);

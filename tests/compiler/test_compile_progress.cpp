@@ -286,7 +286,14 @@ private slots:
     Status exported = driver::exportModel(*unfused, directory.toStdString(), options);
     QVERIFY(!exported.ok());
     QVERIFY2(driver::isCancellation(exported.error()), exported.error().toString().c_str());
-    QVERIFY2(recorder.reports().size() <= size_t(cancelAfter) + 1, qPrintable(recorder.listing()));
+    // Kernels identical but for their names compile together and are reported together when
+    // their object file is done: past the cancel, the rest of the run that reached it and one
+    // more run in flight on the other core may still report.
+    std::vector<PrimFunc> functions;
+    for (const auto& kernel : unfused->kernels) functions.push_back(kernel.function);
+    size_t largestGroup = 1;
+    for (const auto& group : groupIdenticalFunctions(functions)) largestGroup = std::max(largestGroup, group.size());
+    QVERIFY2(recorder.reports().size() <= size_t(cancelAfter) + 2 * largestGroup - 1, qPrintable(recorder.listing()));
     QCOMPARE(recorder.reports().back().percent < 100, true);
 
     QCOMPARE(directoryContents(directory), before);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <unordered_map>
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Config/llvm-config.h>
@@ -23,6 +24,7 @@
 
 #include "compiler/codegen/llvm/LLVMTarget.h"
 #include "compiler/codegen/llvm/ModuleEmitter.h"
+#include "core/ir/StructuralEqual.h"
 
 namespace tessel {
 
@@ -159,6 +161,41 @@ Expected<bool> emitMachineCode(CompiledModule& compiled, llvm::raw_pwrite_stream
 }
 
 }  // namespace
+
+std::vector<size_t> firstIdenticalFunction(const std::vector<PrimFunc>& funcs) {
+  std::vector<size_t> first(funcs.size());
+  std::unordered_multimap<uint64_t, size_t> byHash;  // of the functions compiled, by structural hash
+  std::vector<PrimFunc> unnamed;
+  for (size_t i = 0; i < funcs.size(); ++i) {
+    // Named alike, so only the code is compared.
+    unnamed.push_back(PrimFunc("kernel", funcs[i]->params, funcs[i]->body));
+    uint64_t hash = structuralHash(unnamed[i]);
+    first[i] = i;
+    auto [begin, end] = byHash.equal_range(hash);
+    for (auto it = begin; it != end; ++it)
+      if (structuralEqual(unnamed[it->second], unnamed[i])) {
+        first[i] = it->second;
+        break;
+      }
+    if (first[i] == i) byHash.emplace(hash, i);
+  }
+  return first;
+}
+
+std::vector<std::vector<size_t>> groupIdenticalFunctions(const std::vector<PrimFunc>& funcs) {
+  std::vector<size_t> first = firstIdenticalFunction(funcs);
+  std::vector<std::vector<size_t>> groups;
+  std::vector<size_t> groupOf(funcs.size());
+  for (size_t i = 0; i < funcs.size(); ++i) {
+    if (first[i] == i) {
+      groupOf[i] = groups.size();
+      groups.push_back({i});
+    } else {
+      groups[groupOf[first[i]]].push_back(i);
+    }
+  }
+  return groups;
+}
 
 Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs, const Target& target) {
   auto compiled = compileModule(funcs, target, CodeUse::InProcess, /*optimized=*/true);

@@ -68,6 +68,17 @@ std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const Target& target,
 /// the text is a single comment line "# error: <diagnostic>".
 std::string emitAssembly(const std::vector<PrimFunc>& funcs, const Target& target);
 
+/// For each function, the index of the first function in `funcs` whose code is the same but
+/// for its name (structurally equal, parameters included), or its own index. Code
+/// generation compiles such a function once and exports the others as aliases of it; a model
+/// of repeated layers (ViT's twelve encoder blocks) has mostly such kernels. Whoever splits
+/// functions into several modules keeps each group in one module (see groupIdenticalFunctions).
+std::vector<size_t> firstIdenticalFunction(const std::vector<PrimFunc>& funcs);
+
+/// The indices of `funcs` in groups of identical functions (firstIdenticalFunction), each
+/// group in order and the groups in the order of their first member.
+std::vector<std::vector<size_t>> groupIdenticalFunctions(const std::vector<PrimFunc>& funcs);
+
 /// Where one module's code generation spent its time (`tessel compile --time-report`).
 struct CodegenTimes {
   double emitSeconds = 0;         ///< PrimFunc -> LLVM IR.

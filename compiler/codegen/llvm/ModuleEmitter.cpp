@@ -13,6 +13,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -22,6 +23,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "compiler/codegen/llvm/FreeVariables.h"
 #include "compiler/codegen/llvm/VectorMath.h"
 #include "core/ir/IRPrinter.h"
@@ -1162,13 +1164,22 @@ Expected<std::unique_ptr<llvm::Module>> emitModule(const std::vector<PrimFunc>& 
   auto module = std::make_unique<llvm::Module>("tessel", context);
   module->setTargetTriple(machine.getTargetTriple().str());
   module->setDataLayout(machine.createDataLayout());
+  // A kernel identical to an earlier one but for its name is compiled once: the others
+  // become aliases of it.
+  std::vector<size_t> first = firstIdenticalFunction(funcs);
   try {
     ModuleEmitter emitter(*module, target);
-    for (auto& func : funcs) emitter.declareKernel(func);
-    for (auto& func : funcs) emitter.emitKernel(func);
+    for (size_t i = 0; i < funcs.size(); ++i)
+      if (first[i] == i) emitter.declareKernel(funcs[i]);
+    for (size_t i = 0; i < funcs.size(); ++i)
+      if (first[i] == i) emitter.emitKernel(funcs[i]);
   } catch (const UnsupportedConstruct& unsupported) {
     return unsupported.diagnostic;
   }
+  for (size_t i = 0; i < funcs.size(); ++i)
+    if (first[i] != i)
+      llvm::GlobalAlias::create(llvm::GlobalValue::ExternalLinkage, funcs[i]->name,
+                                module->getFunction(funcs[first[i]]->name));
 
   std::string problems;
   llvm::raw_string_ostream stream(problems);

@@ -369,12 +369,47 @@ def time_tessel(directory, threads, runs, timeout):
     return float(value) if result.returncode == 0 and value else None
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", default="default", choices=("small", "default", "all"))
+def add_selection_arguments(parser, default_set):
+    """--set, --models, --batch and --threads: which models, exported how, run how."""
+    parser.add_argument("--set", default=default_set, choices=("small", "default", "all"))
     parser.add_argument("--models", help="comma-separated zoo names (instead of --set)")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
+
+
+def select_entries(entries, models, set_name, program):
+    """The entries named by --models (comma-separated), else those of --set; None after saying
+    which names are unknown."""
+    if models:
+        names = models.split(",")
+        unknown = [n for n in names if n not in {e.name for e in entries}]
+        if unknown:
+            print(f"{program}: unknown model(s) {', '.join(unknown)} (see model_zoo.py --list)", file=sys.stderr)
+            return None
+        return [e for e in entries if e.name in names]
+    return [e for e in entries if set_name in e.sets]
+
+
+def missing_tools(tessel, program):
+    """None when the tessel binary and the exporter's packages are there; else, after saying
+    what is missing, the exit status: 2 for Tessel, 77 for PyTorch, torchvision or onnx."""
+    if not os.access(tessel, os.X_OK):
+        print(f"{program}: {tessel} is missing: build Tessel first (./run or scripts/build.sh)", file=sys.stderr)
+        return 2
+    try:
+        import onnx  # noqa: F401
+        import torch  # noqa: F401
+        import torchvision  # noqa: F401
+    except ImportError as error:
+        print(f"{program}: needs python3-torch, python3-torchvision and python3-onnx ({error}); "
+              "scripts/install-deps.sh installs them", file=sys.stderr)
+        return 77
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_selection_arguments(parser, "default")
     parser.add_argument("--rounds", type=int, default=3, help="alternating timing rounds")
     parser.add_argument("--runs", type=int, default=10, help="runs per round")
     parser.add_argument("--out", default=os.path.join(TOP, "build", "zoo"))
@@ -389,26 +424,12 @@ def main():
         for entry in entries:
             print(f"{entry.name:34} {entry.family:16} opset {entry.opset:2}  sets: {' '.join(entry.sets)}")
         return 0
-    if args.models:
-        names = args.models.split(",")
-        unknown = [n for n in names if n not in {e.name for e in entries}]
-        if unknown:
-            print(f"model_zoo.py: unknown model(s) {', '.join(unknown)} (see --list)", file=sys.stderr)
-            return 2
-        entries = [e for e in entries if e.name in names]
-    else:
-        entries = [e for e in entries if args.set in e.sets]
-    if not os.access(args.tessel, os.X_OK):
-        print(f"model_zoo.py: {args.tessel} is missing: build Tessel first (./run or scripts/build.sh)", file=sys.stderr)
+    entries = select_entries(entries, args.models, args.set, "model_zoo.py")
+    if entries is None:
         return 2
-    try:
-        import onnx  # noqa: F401
-        import torch  # noqa: F401
-        import torchvision  # noqa: F401
-    except ImportError as error:
-        print(f"model_zoo.py: needs python3-torch, python3-torchvision and python3-onnx ({error}); "
-              "scripts/install-deps.sh installs them", file=sys.stderr)
-        return 77
+    missing = missing_tools(args.tessel, "model_zoo.py")
+    if missing is not None:
+        return missing
     os.environ.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS=str(args.threads), TESSEL_NUM_THREADS=str(args.threads))
 
     header = f"{'model':34} {'nodes':>5} {'kernels':>7} {'compile_s':>9} {'tessel_ms':>10} {'torch_ms':>9} " \

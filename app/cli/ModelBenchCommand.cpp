@@ -32,7 +32,7 @@ bool isModelArgument(const std::string& argument) {
 int runModelBench(const std::vector<std::string>& args) {
   std::vector<FlagSpec> flags = {threadsFlag(),
                                  {"repeat", "timed runs; the median is reported", true, "20"},
-                                 {"profile", "print per-operator times, slowest first", false, ""},
+                                 {"profile", "print per-operator times and roofline fractions, slowest first", false, ""},
                                  {"save-profile", "write the per-operator profile to FILE as JSON", true, ""},
                                  inputShapeFlag()};
   for (auto& flag : inputFlags()) flags.push_back(flag);
@@ -45,11 +45,12 @@ int runModelBench(const std::vector<std::string>& args) {
           "up, then --repeat times and prints latency_ms= (the median run). Inputs not given with --input or\n"
           "--inputs-dir are random floats (integers and booleans zero).\n"
           "--profile adds each operator's median time and share of the total, slowest first, and its\n"
-          "roofline: the fraction of its bound it reaches, where the bound is the larger of its flops at\n"
-          "the measured FMA peak (peak_gflops=) and its least bytes (each input read and output written\n"
-          "once) at the measured memory bandwidth (bandwidth_gbps=, DRAM: the standard roofline), and\n"
-          "which of the two binds (compute or memory). A kernel whose data stays in cache can pass 100%.\n"
-          "'-' when a module directory does not say how many flops a kernel does.\n"
+          "roofline: the fraction of its bound its fastest run reaches, where the bound is the larger of\n"
+          "its flops at the measured FMA peak (peak_gflops=) and its least bytes (each input read and\n"
+          "output written once) at the measured memory bandwidth (bandwidth_gbps=, DRAM: the standard\n"
+          "roofline), and which of the two binds (compute or memory). Runs and probes alike count their\n"
+          "fastest (a busy machine only slows them down). A kernel whose data stays in cache can pass\n"
+          "100%; '-' when a module directory does not say how many flops a kernel does.\n"
           "--save-profile FILE writes the profile as JSON; saved as MODEL.profile.json beside the model,\n"
           "Tessel Studio finds it (the Tuning view's Share column, View > Colour Graph by > Share of Model Time).\n"
           "tuned_kernels= counts the kernels that replayed a tuning record (--tuning-records); the\n"

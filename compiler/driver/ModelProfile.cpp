@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -44,8 +45,8 @@ Diagnostic profileError(const std::string& source, const std::string& message) {
 /// A node's optional numbers by their JSON field names (const or not, as the node is).
 template <class Node>
 auto optionalNodeNumbers(Node& node) {
-  return std::array{std::pair{"flops", &node.flops}, std::pair{"bytes", &node.bytes},
-                    std::pair{"roofline_fraction", &node.rooflineFraction}};
+  return std::array{std::pair{"min_ms", &node.minMilliseconds}, std::pair{"flops", &node.flops},
+                    std::pair{"bytes", &node.bytes}, std::pair{"roofline_fraction", &node.rooflineFraction}};
 }
 
 }  // namespace
@@ -101,6 +102,8 @@ Expected<ModelProfile> profileExecutor(runtime::GraphExecutor& executor, const P
     profiled.node = timings[node].node;
     profiled.kernel = timings[node].kernel;
     profiled.milliseconds = runtime::median(nodeMilliseconds[node]);
+    if (!nodeMilliseconds[node].empty())
+      profiled.minMilliseconds = *std::min_element(nodeMilliseconds[node].begin(), nodeMilliseconds[node].end());
   }
   return profile;
 }
@@ -129,6 +132,8 @@ std::string modelProfileJson(const ModelProfile& profile) {
     if (!node.op.empty()) line["op"] = node.op;
     for (auto [field, value] : optionalNodeNumbers(node))
       if (*value) line[field] = **value;
+    // Derived, not read back: for scripts, which then need no roofline arithmetic of their own.
+    if (auto bound = rooflineBound(node, profile.roof)) line["bound"] = toString(bound->limit);
     text += (index ? ",\n  " : "\n  ") + line.dump();
   }
   text += profile.nodes.empty() ? "]\n}\n" : "\n ]\n}\n";

@@ -20,12 +20,15 @@ struct ProfiledNode {
   std::string node;    ///< The graph node (operation) the kernel computes.
   std::string kernel;  ///< The kernel's name (a tuning task's kernels are named so).
   double milliseconds = 0;  ///< Median over the profile's runs.
+  std::optional<double> minMilliseconds;  ///< The fastest run (absent in older files).
   // What the roofline needs (addRooflines of Roofline.h): unknown for a module loaded without
   // its compiler and in profiles saved before Tessel recorded them.
   std::string op;                          ///< "Conv", "fused(Conv+Relu)", "copy"; empty: unknown.
   std::optional<double> flops;             ///< Per call.
   std::optional<double> bytes;             ///< The least a call moves (leastBytesMoved).
-  std::optional<double> rooflineFraction;  ///< Roofline bound / milliseconds.
+  /// Roofline bound / the fastest run: the probes keep their fastest samples too, since
+  /// interference (a shared or loaded machine) only ever slows a run down.
+  std::optional<double> rooflineFraction;
 };
 
 struct ModelProfile {
@@ -64,7 +67,9 @@ Expected<ModelProfile> profileExecutor(runtime::GraphExecutor& executor, const P
 /// The profile as JSON: one object with "format": "tessel-profile", "version", "model",
 /// "created_at", "runs", "threads", "latency_ms", "min_ms", "tuned_kernels", when measured
 /// "peak_gflops" and "bandwidth_gbps", and "nodes" (each {"node", "kernel", "ms"} and, when
-/// known, "op", "flops", "bytes" and "roofline_fraction"; one per line, in execution order).
+/// known, "min_ms", "op", "flops", "bytes", "roofline_fraction" and "bound" ("compute" or
+/// "memory", derived from them and the roof and not read back); one per line, in execution
+/// order).
 std::string modelProfileJson(const ModelProfile& profile);
 /// Reads what modelProfileJson wrote (the optional fields may be absent: older files lack
 /// them); a Diagnostic names `source` and the field at fault.

@@ -64,7 +64,8 @@ void addRooflines(ModelProfile& profile, const std::vector<CompiledKernel>& kern
     node.flops = kernel.flops;
     double bytes = kernel.function.defined() ? leastBytesMoved(kernel.function) : 0;
     if (bytes > 0) node.bytes = bytes;
-    if (auto bound = rooflineBound(node, roof)) node.rooflineFraction = rooflineFraction(*bound, node.milliseconds);
+    if (auto bound = rooflineBound(node, roof))
+      node.rooflineFraction = rooflineFraction(*bound, node.minMilliseconds.value_or(node.milliseconds));
   }
 }
 

@@ -52,8 +52,9 @@ double leastBytesMoved(const PrimFunc& function);
 /// without its compiler, a profile saved before Tessel recorded them) or the roof is.
 std::optional<RooflineBound> rooflineBound(const ProfiledNode& node, const MachineRoof& roof);
 
-/// Sets profile.roof, and each node's op, flops, bytes and roofline fraction from the kernel of
-/// its name in `kernels`; a node whose kernel is not there keeps them unknown.
+/// Sets profile.roof, and each node's op, flops, bytes and roofline fraction (of its fastest run,
+/// or its median when the fastest is unknown) from the kernel of its name in `kernels`; a node
+/// whose kernel is not there keeps them unknown.
 void addRooflines(ModelProfile& profile, const std::vector<CompiledKernel>& kernels, const MachineRoof& roof);
 
 }  // namespace tessel::driver

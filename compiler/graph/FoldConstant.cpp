@@ -74,17 +74,23 @@ bool readsOnlyConstants(const OpKernel& kernel, const std::vector<Value>& inputs
 // A fold's kernel, compiled once per process: the same small kernels recur across a model
 // and across the models a session loads (Swin-T folds about 3,000 shape computations, most
 // of them one of a few dozen kernels, and a JIT compile costs milliseconds each). The key
-// is the lowered function's text, name included, so a hit is the same code.
-Expected<std::shared_ptr<runtime::Module>> compiledFoldKernel(const PrimFunc& func, const Target& target) {
+// is the lowered function's text, name included, so a hit is the same code. A kernel
+// computing little (shape arithmetic, masks) runs once, so it is compiled quickly rather
+// than well; one over a weight is optimized, as its run costs more than its compile.
+Expected<std::shared_ptr<runtime::Module>> compiledFoldKernel(const PrimFunc& func, const Target& target,
+                                                              int64_t outputElements) {
+  constexpr int64_t kQuickCompileElements = 1 << 16;
+  CodeQuality quality = outputElements < kQuickCompileElements ? CodeQuality::QuickToCompile : CodeQuality::Optimized;
   static std::mutex mutex;
   static std::unordered_map<std::string, std::shared_ptr<runtime::Module>> cache;
   constexpr size_t kMaxCachedKernels = 4096;  // a few MiB of JIT code at most
-  std::string key = target.toString() + "\n" + tessel::toString(func);
+  std::string key = target.toString() + (quality == CodeQuality::Optimized ? " optimized\n" : " quick\n") +
+                    tessel::toString(func);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto found = cache.find(key); found != cache.end()) return found->second;
   }
-  auto module = makeJitModule({func}, target);
+  auto module = makeJitModule({func}, target, quality);
   if (!module) return module.error();
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= kMaxCachedKernels) cache.clear();
@@ -113,7 +119,9 @@ Expected<std::vector<Value>> evaluate(const OperationNode& op, const OpCall& cal
     }
     auto lowered = lower(*schedule, workload.args(), workload.name);
     if (!lowered) return foldError(op, lowered.error().message);
-    auto module = compiledFoldKernel(lowered->func, call.target);
+    int64_t outputElements = 0;
+    for (auto& type : op.outputTypes) outputElements += type.elementCount();
+    auto module = compiledFoldKernel(lowered->func, call.target, outputElements);
     if (!module) return foldError(op, module.error().message);
     std::vector<runtime::Value> args;
     for (int index : kernel.inputIndices) args.push_back(asConstant(inputs[size_t(index)].node())->data);

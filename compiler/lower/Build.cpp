@@ -62,7 +62,8 @@ private:
 };
 }  // namespace
 
-Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimFunc>& funcs, const Target& target) {
+Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimFunc>& funcs, const Target& target,
+                                                         CodeQuality quality) {
   // The packed functions check every array against a constant shape; a symbolic one is a
   // user's tensor, not a compiler bug.
   for (auto& f : funcs)
@@ -71,7 +72,7 @@ Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimF
         if (!asConstInt(extent))
           return Diagnostic{"argument " + param.name() + " has a symbolic shape; only constant shapes can be compiled",
                             "function " + f->name, 0, 0, "give every extent of " + param.name() + " a constant value"};
-  auto jit = buildJIT(funcs, target);
+  auto jit = buildJIT(funcs, target, quality);
   if (!jit) return jit.error();
   return std::shared_ptr<runtime::Module>(std::make_shared<JitRuntimeModule>(*jit, funcs));
 }

@@ -25,7 +25,8 @@ Expected<BuiltFunction> build(const Schedule& schedule, const std::vector<te::Te
 
 /// A runtime module over JIT-compiled PrimFuncs.
 Expected<std::shared_ptr<runtime::Module>> makeJitModule(const std::vector<PrimFunc>& funcs,
-                                                         const Target& target = hostTarget());
+                                                         const Target& target = hostTarget(),
+                                                         CodeQuality quality = CodeQuality::Optimized);
 
 /// The runtime's name for a core data type.
 runtime::DataType toRuntimeType(DataType dtype);

@@ -197,17 +197,19 @@ std::vector<std::vector<size_t>> groupIdenticalFunctions(const std::vector<PrimF
   return groups;
 }
 
-Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs, const Target& target) {
-  auto compiled = compileModule(funcs, target, CodeUse::InProcess, /*optimized=*/true);
+Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs, const Target& target,
+                                             CodeQuality quality) {
+  const bool optimized = quality == CodeQuality::Optimized;
+  auto compiled = compileModule(funcs, target, CodeUse::InProcess, optimized);
   if (!compiled) return compiled.error();
 
   llvm::orc::JITTargetMachineBuilder machineBuilder(compiled->machine->getTargetTriple());
   machineBuilder.setCPU(compiled->machine->getTargetCPU().str());
   machineBuilder.addFeatures(featureList(target.llvmFeatureString()));
 #if LLVM_VERSION_MAJOR >= 18
-  machineBuilder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  machineBuilder.setCodeGenOptLevel(optimized ? llvm::CodeGenOptLevel::Aggressive : llvm::CodeGenOptLevel::None);
 #else
-  machineBuilder.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  machineBuilder.setCodeGenOptLevel(optimized ? llvm::CodeGenOpt::Aggressive : llvm::CodeGenOpt::None);
 #endif
   machineBuilder.getOptions().AllowFPOpFusion = llvm::FPOpFusion::Standard;
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(machineBuilder)).create();

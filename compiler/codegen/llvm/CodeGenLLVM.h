@@ -15,6 +15,9 @@
 
 namespace tessel {
 
+/// How hard the JIT works on the code it makes.
+enum class CodeQuality { Optimized, QuickToCompile };
+
 /// Compiled PrimFuncs living in this process. Kernels stay callable as long as the module
 /// is alive; keep the shared_ptr while any returned TesselKernel may still run.
 class JITModule {
@@ -57,8 +60,13 @@ private:
 /// and log, absolute for the others) and with its special values; so are sin and cos of
 /// float32 vectors whose lanes are all within +-8192 (other vectors call the C library per
 /// lane). float64, pow, and scalar sin and cos call the C library.
+///
+/// QuickToCompile skips LLVM's optimizer and compiles with its fastest instruction selection:
+/// several times quicker to build, several times slower to run; for code that runs once on
+/// little data (constant folding's shape computations).
 Expected<std::shared_ptr<JITModule>> buildJIT(const std::vector<PrimFunc>& funcs,
-                                             const Target& target = hostTarget());
+                                             const Target& target = hostTarget(),
+                                             CodeQuality quality = CodeQuality::Optimized);
 
 /// The LLVM IR of the module, before or after the O3 pipeline. On failure the text is a
 /// single comment line "; error: <diagnostic>".

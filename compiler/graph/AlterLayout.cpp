@@ -313,11 +313,24 @@ private:
         newInputs.push_back(input);
       } else if (auto perChannel = blockedPerChannelConstant(input, outType.shape[1], block)) {
         newInputs.push_back(*perChannel);
+      } else if (isComputedPerChannel(input, outType)) {
+        // A squeeze-and-excitation scale ([N, C, 1, 1] from a pool, 1x1 convolutions and a
+        // sigmoid): blocked it broadcasts as before, and moving it costs C elements, where
+        // leaving the operation on NCHW would move the full-sized operand twice.
+        newInputs.push_back(toBlocked(input, block));
       } else {
         return std::nullopt;
       }
     }
     return typedOperation(op, newInputs, op.attributes);
+  }
+
+  // Whether `value` holds one value per channel of `outType` ([1 or N, C, 1, 1] as NCHW,
+  // blocked or not), computed rather than constant.
+  static bool isComputedPerChannel(const Value& value, const TensorType& outType) {
+    std::vector<int64_t> shape = logicalShape(value.type());
+    return shape.size() == 4 && (shape[0] == 1 || shape[0] == outType.shape[0]) && shape[1] == outType.shape[1] &&
+           shape[2] == 1 && shape[3] == 1 && !asConstant(value.node());
   }
 
   // A constant of one value per channel ([C, 1, 1] or [1, C, 1, 1]) as [C / b, 1, 1, b], which

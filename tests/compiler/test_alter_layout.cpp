@@ -416,6 +416,33 @@ private slots:
     QCOMPARE(optimized.contains("NCHW"), divides);
   }
 
+  // A squeeze-and-excitation block (EfficientNet, MobileNetV3): the channel scale computed
+  // from a global pool, a 1x1 convolution and a sigmoid multiplies the blocked activations in
+  // place, with no layout transform of either operand, and computes what NCHW does.
+  void squeezeAndExcitationScaleStaysBlocked() {
+    const int64_t channels = 8, filters = 32, size = 7;
+    Value x = makeInput("x", f32({1, channels, size, size}));
+    Value c1 = untyped("conv1", "Conv", {x, makeConstant("w1", patterned({filters, channels, 3, 3}, 1))},
+                       convAttributes(1));
+    Value r1 = untyped("relu1", "Relu", {c1});
+    Value squeezed = untyped("gap", "GlobalAveragePool", {r1});
+    Value excited = untyped("fc", "Conv", {squeezed, makeConstant("wfc", patterned({filters, filters, 1, 1}, 2))},
+                            convAttributes(0));
+    Value scale = untyped("sigmoid", "Sigmoid", {excited});
+    Value scaled = untyped("scale", "Mul", {r1, scale});
+    Value c2 = untyped("conv2", "Conv", {scaled, makeConstant("w2", patterned({filters, filters, 1, 1}, 3))},
+                       convAttributes(0));
+    Graph graph{{x}, {c2}, {"y"}};
+    runtime::NDArray input = patterned({1, channels, size, size}, 7);
+    QString optimized;
+    auto blocked = runCompiled(graph, {}, input, &optimized);
+    auto reference = runCompiled(graph, disabling("AlterLayout"), input);
+    compareOutputs(blocked, reference);
+    QVERIFY2(optimized.contains(QRegularExpression("%scale = Mul\\(%relu1, %sigmoid\\) : float32\\[1, \\d+, 7, 7, \\d+\\]@NCHW")),
+             qPrintable(optimized));
+    QVERIFY2(!optimized.contains("LayoutTransform"), qPrintable(optimized));
+  }
+
   void blockedActivationsCanBeTurnedOff() {
     auto typed = inferTypes(convChain(8, 16, 6));
     QVERIFY(typed.ok());

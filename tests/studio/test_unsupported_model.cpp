@@ -9,6 +9,7 @@
 
 #include "StudioTestSupport.h"
 #include "tests/compiler/UnsupportedOperatorsModel.h"
+#include "tests/views/PixelCount.h"
 
 #include "views/graph/GraphNodeItem.h"
 #include "views/graph/GraphScene.h"
@@ -23,6 +24,7 @@ using namespace tessel;
 using namespace tessel::studio;
 namespace support = tessel::studio::testing;
 namespace models = ::testing;
+using tessel::views::testing::pixelsOf;
 
 namespace {
 
@@ -32,18 +34,6 @@ views::GraphWorkbench* graphOf(MainWindow& window) {
 
 QWidget* centralPage(MainWindow& window) {
   return qobject_cast<QStackedWidget*>(window.centralWidget())->currentWidget();
-}
-
-// Pixels of exactly `colour`: a category colour shows only where a box of it was drawn.
-int pixelsOf(const QImage& image, const QColor& colour) {
-  int count = 0;
-  QImage converted = image.convertToFormat(QImage::Format_RGB32);
-  for (int y = 0; y < converted.height(); ++y) {
-    const QRgb* line = reinterpret_cast<const QRgb*>(converted.constScanLine(y));
-    for (int x = 0; x < converted.width(); ++x)
-      if (qRed(line[x]) == colour.red() && qGreen(line[x]) == colour.green() && qBlue(line[x]) == colour.blue()) ++count;
-  }
-  return count;
 }
 
 }  // namespace

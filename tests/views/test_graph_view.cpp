@@ -7,6 +7,7 @@
 #include <QSvgRenderer>
 
 #include "compiler/driver/Driver.h"
+#include "tests/views/PixelCount.h"
 #include "views/graph/GraphExport.h"
 #include "views/graph/GraphFindBar.h"
 #include "views/graph/GraphMinimap.h"
@@ -19,6 +20,7 @@
 
 using namespace tessel;
 using namespace tessel::views;
+using tessel::views::testing::pixelsOf;
 
 namespace {
 
@@ -46,19 +48,6 @@ QString firstFusedName(const graph::Graph& graph) {
   for (const auto* op : graph.operations())
     if (op->isFused()) return QString::fromStdString(op->name);
   return {};
-}
-
-// Pixels of `colour` (exactly) in `image`: a category colour only appears where a box of
-// that category was drawn.
-int pixelsOf(const QImage& image, const QColor& colour) {
-  int count = 0;
-  QImage converted = image.convertToFormat(QImage::Format_RGB32);
-  for (int y = 0; y < converted.height(); ++y) {
-    const QRgb* line = reinterpret_cast<const QRgb*>(converted.constScanLine(y));
-    for (int x = 0; x < converted.width(); ++x)
-      if (qRed(line[x]) == colour.red() && qGreen(line[x]) == colour.green() && qBlue(line[x]) == colour.blue()) ++count;
-  }
-  return count;
 }
 
 void saveScreenshot(GraphWorkbench& workbench, const QString& name) {

@@ -98,8 +98,8 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   const QRectF rect(QPointF(0, 0), box_.size());
   const QColor header = palette.category(category_);
 
-  // An unsupported operator keeps a dashed outline in its colour under every other state, so it
-  // reads as a gap in what Tessel can compile even when selected or found.
+  // An unsupported operator has a dashed outline in its colour (a gap in what Tessel compiles)
+  // until a selection, find or decoration outline takes its place.
   const bool unsupported = category_ == NodeCategory::Unsupported;
   QColor outline = unsupported ? header : palette.nodeBorder;
   double outlineWidth = unsupported ? 2.0 : 1.0;

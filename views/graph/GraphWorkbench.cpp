@@ -197,8 +197,8 @@ void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout
   bool untouched = viewState() == previewViewState_;
   QString anchor = view_->graphScene()->selectedNode();
   if (anchor.isEmpty()) anchor = view_->nodeNearestViewCenter();
+  showUnsupportedNodes(layout);
   view_->setGraphLayout(layout, anchor);
-  unsupported_->setGraphLayout(layout);
   if (untouched) view_->showStart();
   placeMinimap();
   // Indexing the names for find is a turn of its own: the swap already filled this one.
@@ -208,12 +208,18 @@ void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout
 }
 
 void GraphWorkbench::showLayout(std::shared_ptr<const GraphLayout> layout) {
+  showUnsupportedNodes(layout);
   view_->setGraphLayout(layout);
-  unsupported_->setGraphLayout(layout);
   findBar_->setGraphLayout(layout);
   minimap_->setVisible(layout != nullptr);
   placeMinimap();
   if (!layout) showProperties(QString());
+}
+
+void GraphWorkbench::showUnsupportedNodes(const std::shared_ptr<const GraphLayout>& layout) {
+  unsupported_->setGraphLayout(layout);
+  // The view places the new layout in the height it has: give it the height it will have.
+  this->layout()->activate();
 }
 
 void GraphWorkbench::showProperties(const QString& id) {

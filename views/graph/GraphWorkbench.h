@@ -115,6 +115,8 @@ private:
   void showRefinedLayout(std::shared_ptr<const GraphLayout> layout);
   void showLayout(std::shared_ptr<const GraphLayout> layout);
   void showProperties(const QString& id);
+  /// Shows or hides the list of unsupported nodes before the view places `layout`.
+  void showUnsupportedNodes(const std::shared_ptr<const GraphLayout>& layout);
   void placeMinimap();
 
   JobRunner jobs_;

@@ -91,10 +91,12 @@ void ModelSession::startCompile(Request request) {
             auto graph = driver::loadModel(request.path.toStdString(), load);
             if (!graph) {
               if (driver::isCancellation(graph.error())) return result;
-              result.error = QString::fromStdString(graph.error().toString());
               // A model Tessel cannot compile still shows, as Netron would show it.
               result.imported = importForViewing(request.path, load);
               result.viewOnly = result.imported != nullptr;
+              // Cancelled while importing it for viewing: as quiet as any cancel.
+              if (!result.viewOnly && load.cancelled()) return result;
+              result.error = QString::fromStdString(graph.error().toString());
               return result;
             }
             result.imported = std::make_shared<const graph::Graph>(std::move(*graph));

@@ -244,20 +244,39 @@ def random_inputs(entry, batch):
     return arrays
 
 
+# How build_model draws weights; a cached export of another version is exported again.
+WEIGHTS_VERSION = 2
+
+
 def build_model(entry):
-    """The entry's model in eval mode, from the fixed seed. torchvision zero-initializes some
-    layers (ViT's classification head): their output is then the bias whatever the input, and
-    comparing it would check nothing. Such layers get PyTorch's default initialization."""
+    """The entry's model in eval mode, from the fixed seed, with weights that make its output
+    depend on its input, as a trained model's does:
+    - torchvision zero-initializes some layers (ViT's classification head), whose output is then
+      the bias whatever the input: such layers get PyTorch's default initialization;
+    - batch normalization's running statistics start at mean 0 and variance 1, so in eval mode
+      a deep network of small random weights shrinks its activations layer by layer until the
+      classifier sees zeros (GoogLeNet's output was its bias to the last bit): the statistics
+      are set from one batch of random inputs in training mode, as calibration would."""
     import torch
     torch.manual_seed(0)
-    model = entry.build().eval()
+    model = entry.build()
     with torch.no_grad():
         for module in model.modules():
             weight = getattr(module, "weight", None)
             if (isinstance(module, (torch.nn.Linear, torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d))
                     and weight is not None and not torch.any(weight)):
                 module.reset_parameters()
-    return model
+        norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+        if norms:
+            for norm in norms:
+                norm.reset_running_stats()
+                norm.momentum = None  # a cumulative average: the calibration batch's statistics
+            model.train()
+            generator = np.random.default_rng(2)
+            calibration = tuple(torch.from_numpy(generator.standard_normal(shape).astype(np.float32))
+                                for _, shape, _ in entry.inputs(2))
+            model(*calibration)
+    return model.eval()
 
 
 def export(entry, batch, directory):
@@ -271,7 +290,9 @@ def export(entry, batch, directory):
     warnings.filterwarnings("ignore", category=UserWarning)  # the exporter's advice, not ours to act on
     path = os.path.join(directory, "model.onnx")
     data = os.path.join(directory, "test_data_set_0")
-    if not (os.path.exists(path) and os.path.exists(os.path.join(data, "output_0.pb"))):
+    stamp = os.path.join(directory, "weights_version")
+    current = os.path.exists(stamp) and open(stamp).read().strip() == str(WEIGHTS_VERSION)
+    if not (current and os.path.exists(path) and os.path.exists(os.path.join(data, "output_0.pb"))):
         os.makedirs(data, exist_ok=True)
         model = build_model(entry)
         inputs = random_inputs(entry, batch)
@@ -289,6 +310,8 @@ def export(entry, batch, directory):
         for i, (name, value) in enumerate(zip(output_names, outputs)):
             with open(os.path.join(data, f"output_{i}.pb"), "wb") as f:
                 f.write(onnx.numpy_helper.from_array(value.numpy(), name).SerializeToString())
+        with open(stamp, "w") as f:
+            f.write(f"{WEIGHTS_VERSION}\n")
     return len(onnx.load(path, load_external_data=False).graph.node)
 
 

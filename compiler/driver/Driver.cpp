@@ -2,7 +2,6 @@
 #include "compiler/driver/Driver.h"
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 #include <thread>
 #include <set>
@@ -24,6 +23,7 @@
 #include "compiler/lower/Build.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/opdefs/OpRegistry.h"
+#include "core/support/Stopwatch.h"
 
 namespace tessel::driver {
 
@@ -33,10 +33,6 @@ using graph::Graph;
 using graph::Value;
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 /// Graph inputs whose values some operation needs when compiling: read at a by-value slot
 /// (Reshape's shape) directly or through operations computing that value (a window's size
@@ -96,7 +92,7 @@ graph::Pass makePass(std::string name, int minOptLevel, F function) {
 }  // namespace
 
 Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
-  auto start = std::chrono::steady_clock::now();
+  Stopwatch stopwatch;
   frontend::OnnxImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
   importOptions.cancelled = options.cancelled;
@@ -130,10 +126,9 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
   }
   if (options.cancelled && options.cancelled()) return Diagnostic{kLoadCancelled, path, 0, 0, ""};
   progress(90, "Inferring types");
-  if (options.times) options.times->importSeconds = secondsSince(start);
-  start = std::chrono::steady_clock::now();
+  if (options.times) options.times->importSeconds = stopwatch.lap();
   auto typed = graph::inferTypes(*imported);
-  if (options.times) options.times->inferTypesSeconds = secondsSince(start);
+  if (options.times) options.times->inferTypesSeconds = stopwatch.lap();
   if (!typed) {
     // The message names the node and op already; the location becomes the file.
     Diagnostic d = typed.error();
@@ -168,7 +163,7 @@ Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& o
   ProgressReporter progress(options.progress);
 
   CompiledModel model;
-  auto start = std::chrono::steady_clock::now();
+  Stopwatch stopwatch;
   graph::PassManager passes = standardPasses(options.target);
   graph::PassObserver observer;
   observer.cancelled = cancelled;
@@ -179,10 +174,9 @@ Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& o
   if (!snapshots) return cancelled() ? cancellation() : snapshots.error();
   model.snapshots = std::move(*snapshots);
   model.optimized = model.snapshots.empty() ? input : model.snapshots.back().graph;
-  model.passSeconds = secondsSince(start);
+  model.passSeconds = stopwatch.lap();
   if (cancelled()) return cancellation();
 
-  start = std::chrono::steady_clock::now();
   progress(kPassShare, "Lowering " + std::to_string(model.optimized.operationCount()) + " kernels");
   auto planned = planModel(model.optimized, options.target, [&](size_t index, size_t count, const std::string& name) {
     if (cancelled()) return false;
@@ -197,7 +191,7 @@ Expected<CompiledModel> compileGraph(const Graph& input, const CompileOptions& o
   model.params = std::move(planned->params);
   model.memory = planned->memory;
   model.tuningNotes = std::move(planned->tuningNotes);
-  model.lowerSeconds = secondsSince(start);
+  model.lowerSeconds = stopwatch.lap();
   progress(100, "Compiled " + std::to_string(model.kernels.size()) + " kernels");
   return model;
 }

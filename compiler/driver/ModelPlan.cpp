@@ -2,7 +2,6 @@
 #include "compiler/driver/ModelPlan.h"
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,6 +12,7 @@
 #include "compiler/graph/PlanMemory.h"
 #include "compiler/lower/Build.h"
 #include "compiler/lower/Lower.h"
+#include "core/support/Stopwatch.h"
 
 namespace tessel::driver {
 
@@ -149,7 +149,7 @@ private:
   }
 
   Status compileOperation(const graph::OperationNode& op) {
-    auto start = std::chrono::steady_clock::now();
+    Stopwatch stopwatch;
     Expected<graph::OpKernel> kernel = buildKernelForNode(op, target_);
     if (!kernel) return kernel.error();
     const Workload& workload = kernel->workload;
@@ -215,14 +215,11 @@ private:
     compiled.workloadHash = workloadKey.hash;
     compiled.tuned = tuned.has_value();
     if (tuned) compiled.tunedTrace = tuned_->traces.at(workloadKey.text);
+    recordLoweringTimes(*lowered, &compiled);
+    // What lowering did not take went to building the kernel and its schedule.
     double loweringMilliseconds = 0;
-    for (const LoweringStep& step : lowered->steps) {
-      compiled.loweringMilliseconds.push_back(step.milliseconds);
-      loweringMilliseconds += step.milliseconds;
-    }
-    compiled.scheduleMilliseconds =
-        std::max(0.0, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() -
-                          loweringMilliseconds);
+    for (double step : compiled.loweringMilliseconds) loweringMilliseconds += step;
+    compiled.scheduleMilliseconds = std::max(0.0, stopwatch.milliseconds() - loweringMilliseconds);
     model_.kernels.push_back(std::move(compiled));
     model_.plan.nodes.push_back(std::move(planNode));
     return Status::success();
@@ -247,6 +244,10 @@ private:
     auto lowered = lower(*schedule, workload.args(), symbol);
     if (!lowered) return note(lowered.error());
     return std::move(*lowered);
+  }
+
+  static void recordLoweringTimes(const LoweredFunction& lowered, CompiledKernel* compiled) {
+    for (const LoweringStep& step : lowered.steps) compiled->loweringMilliseconds.push_back(step.milliseconds);
   }
 
   std::string uniqueSymbol(const graph::OperationNode& op) {
@@ -276,7 +277,7 @@ private:
     CompiledKernel compiled;
     compiled.name = symbol;
     compiled.function = lowered->func;
-    for (const LoweringStep& step : lowered->steps) compiled.loweringMilliseconds.push_back(step.milliseconds);
+    recordLoweringTimes(*lowered, &compiled);
     model_.kernels.push_back(std::move(compiled));
     model_.plan.nodes.push_back({"copy_" + outputName, symbol, {source, target}});
     lastUsedAt_[index_.at(source)] = step;

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +19,7 @@
 
 #include "compiler/lower/Build.h"
 #include "core/support/ChildProcess.h"
+#include "core/support/Stopwatch.h"
 #include "runtime/Error.h"
 
 namespace tessel {
@@ -341,16 +341,10 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
     return diagnostic;
   };
 
-  auto clock = std::chrono::steady_clock::now();
-  auto lap = [&] {
-    auto now = std::chrono::steady_clock::now();
-    double seconds = std::chrono::duration<double>(now - clock).count();
-    clock = now;
-    return seconds;
-  };
+  Stopwatch stopwatch;
   auto objects = compileKernels(kernels, staging, options.target, progress, options.times);
   if (!objects) return fail(objects.error());
-  if (options.times) options.times->codegenWallSeconds = lap();
+  if (options.times) options.times->codegenWallSeconds = stopwatch.lap();
 
   progress(kLinkPercent, "Linking " + plan.library);
   fs::path library = root / plan.library;
@@ -375,7 +369,7 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
                         library.string()));
   }
 
-  if (options.times) options.times->linkSeconds = lap();
+  if (options.times) options.times->linkSeconds = stopwatch.lap();
   if (progress.cancelled()) return fail(problem(kCancelled, directory));
   progress(kParamsPercent, "Writing params.bin");
   if (Status written = writeFile(staging / "params.bin", *packed); !written) return fail(written.error());
@@ -389,7 +383,7 @@ Status exportModule(const std::string& directory, const std::vector<PrimFunc>& k
   Status moved = moveIntoPlace(staging, root, {plan.library, "params.bin", "graph.json"});
   removeStaging();
   if (!moved) return moved;
-  if (options.times) options.times->writeSeconds = lap();
+  if (options.times) options.times->writeSeconds = stopwatch.lap();
   progress(100, "Exported " + std::to_string(kernels.size()) + " kernels to " + directory);
   return Status::success();
 }

@@ -33,9 +33,9 @@ struct ExportOptions {
   Target target = hostTarget();
   /// The C compiler that links kernels.so; empty means $CC, else cc, gcc or clang on PATH.
   std::string compiler;
-  /// Asked between object files (runs of at most 16 kernels) and between the steps after
-  /// them, and polled while the linker runs; once it returns true the export stops (killing
-  /// the linker), removes what it wrote and returns a Diagnostic saying it was cancelled.
+  /// Asked between object files (runs of at most 16 distinct kernels, with the kernels identical
+  /// to them) and between the steps after them, and polled while the linker runs; once it
+  /// returns true the export stops (killing the linker), removes what it wrote and returns a Diagnostic saying it was cancelled.
   /// Called from the exporting thread and its code generation threads, possibly at the same
   /// time. Empty: never cancelled.
   std::function<bool()> cancelled;

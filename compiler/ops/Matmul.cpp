@@ -176,11 +176,15 @@ Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Target&
   if (auto rowDotProduct = rowDotProductSchedule(workload, target)) return std::move(*rowDotProduct);
   const te::Tensor& C = workload.outputs[0];
   size_t rank = C.shape().size();
-  int64_t m = 1;
-  for (size_t d = 0; d + 1 < rank; ++d) m *= *asConstInt(C.shape()[d]);
   int64_t n = *asConstInt(C.shape()[rank - 1]);
   int64_t bn = std::min(panelWidth(target), n);
-  int64_t rows = tileRows(m, target);
+  // Rows are tiled within a slice (the last axis but one of C), and the leading axes of a
+  // batched A join the parallel tasks. Fusing the leading axes into the row axis instead lets
+  // a row tile straddle two slices (or, with one slice, run past its end when the tile does
+  // not divide the rows), and the accumulator's region is then the bounding box: whole
+  // slices, computed again per tile (ConvNeXt's [1, 14, 14, 1536] Linear ran at 0.3 GFLOP/s)
+  // and unrolled row by row (ViT's [1, 197, 768] MLP output took 10 s to compile per kernel).
+  int64_t rows = rank >= 2 ? tileRows(*asConstInt(C.shape()[rank - 2]), target) : 1;
   // Column panels are taken in groups that fit in half of a 2 MiB L2 cache: a group of B
   // stays there while every row block of A passes once, and each row block stays in L1
   // while it meets every panel of the group.
@@ -192,23 +196,13 @@ Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Target&
   std::vector<Status> steps;
   // The accumulator tile lives in registers; C receives each finished tile.
   steps.push_back(s.cacheWrite("C", "local", "C.local"));
-  // Rows of a prepacked matmul over a batched A: every leading axis is a row.
-  std::string rowAxis = rank == 1 ? "" : "i";
   std::vector<std::string> batchAxes;
   for (size_t d = 0; d + 2 < rank; ++d) batchAxes.push_back("b" + std::to_string(d));
-  // Rows are tiled within a slice and the slices join the parallel tasks. Fusing the leading
-  // axes into one row axis instead lets a row tile straddle two slices (or, with one slice,
-  // run past its end when the tile does not divide the rows), and the accumulator's region
-  // is then the bounding box: whole slices, computed again per tile (ConvNeXt's
-  // [1, 14, 14, 1536] Linear ran at 0.3 GFLOP/s) and unrolled row by row (ViT's
-  // [1, 197, 768] MLP output took 10 s to compile per kernel).
-  const bool perSlice = rank > 2;
-  if (perSlice) rows = tileRows(*asConstInt(C.shape()[rank - 2]), target);
-  if (rowAxis.empty()) {  // a vector times a matrix: only columns to split
+  if (rank == 1) {  // a vector times a matrix: only columns to split
     steps.push_back(s.split("C", "j", bn, "jo", "ji"));
     steps.push_back(s.split("C", "jo", group, "jg", "jj"));
     steps.push_back(s.parallel("C", "jg"));
-  } else if (perSlice) {
+  } else {
     steps.push_back(s.tile("C", "i", "j", rows, bn, "io", "jo", "ii", "ji"));
     steps.push_back(s.split("C", "jo", group, "jg", "jj"));
     std::vector<std::string> outer = {"jg"};
@@ -218,12 +212,6 @@ Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Target&
     order.push_back("jj");
     steps.push_back(s.reorder("C", order));
     steps.push_back(s.fuse("C", outer, "task"));
-    steps.push_back(s.parallel("C", "task"));
-  } else {
-    steps.push_back(s.tile("C", rowAxis, "j", rows, bn, "io", "jo", "ii", "ji"));
-    steps.push_back(s.split("C", "jo", group, "jg", "jj"));
-    steps.push_back(s.reorder("C", {"jg", "io", "jj"}));
-    steps.push_back(s.fuse("C", {"jg", "io"}, "task"));
     steps.push_back(s.parallel("C", "task"));
   }
   steps.push_back(s.vectorize("C", "ji"));

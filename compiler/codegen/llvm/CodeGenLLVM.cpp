@@ -4,7 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include <chrono>
 #include <map>
 #include <unordered_map>
 
@@ -25,6 +24,7 @@
 #include "compiler/codegen/llvm/LLVMTarget.h"
 #include "compiler/codegen/llvm/ModuleEmitter.h"
 #include "core/ir/StructuralEqual.h"
+#include "core/support/Stopwatch.h"
 
 namespace tessel {
 
@@ -60,13 +60,9 @@ struct CompiledModule {
   std::unique_ptr<llvm::TargetMachine> machine;
 };
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 Expected<CompiledModule> compileModule(const std::vector<PrimFunc>& funcs, const Target& target, CodeUse use,
                                        bool optimized, CodegenTimes* times = nullptr) {
-  auto start = std::chrono::steady_clock::now();
+  Stopwatch stopwatch;
   auto machine = createTargetMachine(target, use);
   if (!machine) return machine.error();
   CompiledModule out;
@@ -75,10 +71,9 @@ Expected<CompiledModule> compileModule(const std::vector<PrimFunc>& funcs, const
   auto module = emitModule(funcs, *out.context, *out.machine, target);
   if (!module) return module.error();
   out.module = std::move(*module);
-  if (times) times->emitSeconds += secondsSince(start);
-  start = std::chrono::steady_clock::now();
+  if (times) times->emitSeconds += stopwatch.lap();
   if (optimized) optimizeModule(*out.module, *out.machine);
-  if (times) times->optimizeSeconds += secondsSince(start);
+  if (times) times->optimizeSeconds += stopwatch.lap();
   return out;
 }
 
@@ -272,7 +267,7 @@ Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& 
                               CodegenTimes* times) {
   auto compiled = compileModule(funcs, target, CodeUse::SharedLibrary, /*optimized=*/true, times);
   if (!compiled) return compiled.error();
-  auto start = std::chrono::steady_clock::now();
+  Stopwatch stopwatch;
   std::error_code errorCode;
   llvm::raw_fd_ostream file(path, errorCode, llvm::sys::fs::OF_None);
   if (errorCode)
@@ -280,7 +275,7 @@ Expected<bool> emitObjectFile(const std::vector<PrimFunc>& funcs, const Target& 
   auto emitted = emitMachineCode(*compiled, file, /*assembly=*/false);
   if (!emitted) return emitted.error();
   file.close();
-  if (times) times->machineCodeSeconds += secondsSince(start);
+  if (times) times->machineCodeSeconds += stopwatch.seconds();
   if (file.has_error()) {
     file.clear_error();
     return Diagnostic{"writing the object file failed", path, 0, 0, "check free disk space"};

@@ -12,7 +12,7 @@ std::vector<FlagSpec> inputFlags() {
 std::optional<std::string> readInputFlags(const CommandLine& line, driver::RunRequest* request,
                                           std::optional<Diagnostic>* diagnostic) {
   if (line.has("inputs-dir")) {
-    auto inputs = driver::readNumberedTensors(line.get("inputs-dir"), "input_");
+    auto inputs = driver::readNumberedInputs(line.get("inputs-dir"), "input_");
     if (!inputs) {
       *diagnostic = inputs.error();
       return "";

@@ -126,8 +126,12 @@ Expected<std::map<std::string, runtime::NDArray>> readInputValues(const CommandL
     return Diagnostic{"the model has " + std::to_string(declared->size()) + " inputs but --inputs-dir holds " +
                           std::to_string(request.positionalInputs.size()),
                       model, 0, 0, "its inputs: " + names};
-  for (size_t i = 0; i < request.positionalInputs.size(); ++i)
-    values.emplace((*declared)[i].name, request.positionalInputs[i]);
+  for (size_t i = 0; i < request.positionalInputs.size(); ++i) {
+    if (request.positionalInputs[i].sequence)
+      return Diagnostic{"input '" + (*declared)[i].name + "' is a sequence; measure takes tensor inputs only", model, 0, 0,
+                        "measure a model whose inputs are tensors, or use tessel run"};
+    values.emplace((*declared)[i].name, request.positionalInputs[i].tensor);
+  }
   // A misspelled name would otherwise be ignored without a word.
   for (auto& [name, value] : request.namedInputs) {
     bool known = std::any_of(declared->begin(), declared->end(), [&](auto& input) { return input.name == name; });

@@ -95,6 +95,8 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
   Stopwatch stopwatch;
   frontend::OnnxImportOptions importOptions;
   importOptions.inputShapes = options.inputShapes;
+  importOptions.knownInputValues = options.inputValues;
+  importOptions.sequenceLengths = options.sequenceLengths;
   importOptions.cancelled = options.cancelled;
   ProgressReporter progress(options.progress);
   // Importing the nodes takes most of a load; inferring the types the last tenth.

@@ -37,6 +37,8 @@ struct LoadOptions {
   /// compiler needs by value (a shape given to Reshape) is bound as a constant; the others
   /// stay inputs.
   std::map<std::string, runtime::NDArray> inputValues;
+  /// How many tensors each sequence input holds (frontend::OnnxImportOptions::sequenceLengths).
+  std::map<std::string, size_t> sequenceLengths;
   /// Asked between the imported nodes and before inferring types; once it returns true the
   /// load stops with a Diagnostic that isCancellation() recognizes. Empty: never cancelled.
   std::function<bool()> cancelled;

@@ -261,6 +261,7 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
     // is compiled with every value known (the compiler binds those it needs by value).
     std::vector<std::string> inputNames;
     std::vector<bool> declaredBFloat16;  // parallel to inputNames
+    std::vector<bool> declaredSequence;  // parallel to inputNames
     std::set<std::string> declaredStatic;  // inputs whose declared shape has no dynamic dimension
     std::optional<PreparedModel> prepared;
     bool module = isModuleDirectory(request.model);
@@ -271,6 +272,7 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
       inputNames = prepared->declaredInputs;
       for (auto& name : inputNames)
         declaredBFloat16.push_back(prepared->executor->tensorInfo(name).dtype == runtime::DataType::bfloat16());
+      declaredSequence.assign(inputNames.size(), false);
     } else {
       std::error_code ignored;
       if (!fs::exists(request.model, ignored))
@@ -281,6 +283,7 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
       for (auto& input : *declared) {
         inputNames.push_back(input.name);
         declaredBFloat16.push_back(input.dtype == DataType::bfloat16());
+        declaredSequence.push_back(input.sequence);
         if (input.rankKnown && std::all_of(input.shape.begin(), input.shape.end(), [](int64_t d) { return d >= 0; }))
           declaredStatic.insert(input.name);
       }
@@ -291,8 +294,26 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
       return failure("the model has " + std::to_string(inputNames.size()) + " inputs (" + joinNames(inputNames) +
                             ") but " + std::to_string(request.positionalInputs.size()) + " were given",
                         request.model);
-    for (size_t i = 0; i < request.positionalInputs.size(); ++i)
-      values[inputNames[i]] = asDeclaredBFloat16(request.positionalInputs[i], declaredBFloat16[i]);
+    std::map<std::string, size_t> sequenceLengths;
+    for (size_t i = 0; i < request.positionalInputs.size(); ++i) {
+      const InputValue& given = request.positionalInputs[i];
+      const std::string& name = inputNames[i];
+      if (declaredSequence[i]) {
+        if (!given.sequence)
+          return failure("input '" + name + "' is a sequence of tensors but a tensor was given", request.model,
+                         "give an ONNX SequenceProto file for it");
+        sequenceLengths[name] = given.sequence->size();
+        for (size_t k = 0; k < given.sequence->size(); ++k)
+          values[frontend::sequenceElementName(name, k)] = asDeclaredBFloat16((*given.sequence)[k], declaredBFloat16[i]);
+        continue;
+      }
+      // An optional tensor present reads as a sequence of one tensor (OnnxValue).
+      if (given.sequence && given.sequence->size() != 1)
+        return failure("input '" + name + "' is a tensor but a sequence of " + std::to_string(given.sequence->size()) +
+                           " tensors was given" + (module ? " (a module takes a sequence's tensors one by one, by name)" : ""),
+                       request.model);
+      values[name] = asDeclaredBFloat16(given.sequence ? given.sequence->front() : given.tensor, declaredBFloat16[i]);
+    }
     for (auto& [name, value] : request.namedInputs) {
       auto position = std::find(inputNames.begin(), inputNames.end(), name);
       if (position == inputNames.end())
@@ -307,10 +328,11 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
       LoadOptions load;
       load.inputShapes = request.inputShapes;
       load.inputValues = values;
+      load.sequenceLengths = sequenceLengths;
       // A value's shape completes a dynamic declared shape; where the model declares every
       // dimension, a value of another shape is reported when it is set, as a wrong input.
       for (auto& [name, value] : values)
-        if (!declaredStatic.count(name)) load.inputShapes.emplace(name, value.shape());
+        if (!declaredStatic.count(name) && !load.inputShapes.count(name)) load.inputShapes.emplace(name, value.shape());
       auto compiled = prepareModel(request.model, load, request.compile);
       if (!compiled) return compiled.error();
       prepared = std::move(*compiled);
@@ -386,16 +408,27 @@ Expected<runtime::NDArray> readTensorFile(const std::string& path) {
                     "give a NumPy .npy file or an ONNX TensorProto .pb file");
 }
 
-Expected<std::vector<runtime::NDArray>> readNumberedTensors(const std::string& directory, const std::string& prefix) {
+Expected<std::vector<InputValue>> readNumberedInputs(const std::string& directory, const std::string& prefix) {
   std::error_code ignored;
   if (!fs::is_directory(directory, ignored)) return failure("no such directory", directory);
-  std::vector<runtime::NDArray> arrays;
+  std::vector<InputValue> values;
   for (int i = 0;; ++i) {
     std::string path = (fs::path(directory) / (prefix + std::to_string(i) + ".pb")).string();
     if (!fs::exists(path, ignored)) break;
-    auto array = readTensorFile(path);
-    if (!array) return array.error();
-    arrays.push_back(std::move(*array));
+    auto value = frontend::readOnnxValueFile(path);
+    if (!value) return value.error();
+    values.push_back(value->sequence ? InputValue::ofSequence(std::move(*value->sequence)) : InputValue(value->tensor));
+  }
+  return values;
+}
+
+Expected<std::vector<runtime::NDArray>> readNumberedTensors(const std::string& directory, const std::string& prefix) {
+  auto values = readNumberedInputs(directory, prefix);
+  if (!values) return values.error();
+  std::vector<runtime::NDArray> arrays;
+  for (auto& value : *values) {
+    if (!value.sequence) arrays.push_back(std::move(value.tensor));
+    else for (auto& element : *value.sequence) arrays.push_back(std::move(element));
   }
   return arrays;
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -70,15 +71,30 @@ struct OutputComparison {
 OutputComparison compareOutput(const std::string& name, const runtime::NDArray& got, const runtime::NDArray& expected,
                                const Tolerance& tolerance);
 
+/// An input's value: a tensor, or the tensors of a sequence input in order (each becomes an
+/// input of its own, frontend::sequenceElementName).
+struct InputValue {
+  InputValue() = default;
+  InputValue(runtime::NDArray value) : tensor(std::move(value)) {}  // NOLINT: a tensor is the common case
+  static InputValue ofSequence(std::vector<runtime::NDArray> elements) {
+    InputValue value;
+    value.sequence = std::move(elements);
+    return value;
+  }
+  runtime::NDArray tensor;
+  std::optional<std::vector<runtime::NDArray>> sequence;
+};
+
 /// What to run: a model, its inputs, and optionally the outputs to expect.
 struct RunRequest {
   std::string model;  ///< An .onnx file or an exported module directory.
   /// Inputs by position, in the model's graph-input order (the ONNX test suite's
   /// input_0.pb, input_1.pb, ...).
-  std::vector<runtime::NDArray> positionalInputs;
+  std::vector<InputValue> positionalInputs;
   /// Inputs by name (--input NAME=FILE); they may be combined with positional ones.
   std::map<std::string, runtime::NDArray> namedInputs;
-  /// Expected outputs in the model's output order; empty: nothing is compared.
+  /// Expected outputs in the model's output order (a sequence output's tensors one by one);
+  /// empty: nothing is compared.
   std::vector<runtime::NDArray> expectedOutputs;
   Tolerance tolerance;
   /// --input-shape; an input given a value and no shape takes its value's shape.
@@ -122,7 +138,11 @@ runtime::NDArray timingInput(const runtime::GraphTensor& tensor, std::mt19937& r
 Expected<runtime::NDArray> readTensorFile(const std::string& path);
 
 /// Reads PREFIX0.pb, PREFIX1.pb, ... from `directory` until one is missing (the ONNX test
-/// suite's input_N.pb and output_N.pb).
+/// suite's input_N.pb and output_N.pb): tensors, sequences of tensors (SequenceProto) and
+/// optional values holding either.
+Expected<std::vector<InputValue>> readNumberedInputs(const std::string& directory, const std::string& prefix);
+/// The same with each sequence's tensors in its place, one by one (a model's outputs: a sequence
+/// output is one output per tensor).
 Expected<std::vector<runtime::NDArray>> readNumberedTensors(const std::string& directory, const std::string& prefix);
 
 /// An output name made safe as a file name (path separators and the like replaced by '_').

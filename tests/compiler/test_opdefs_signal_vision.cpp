@@ -202,7 +202,7 @@ private slots:
     auto inputs = driver::readNumberedTensors(dataSet.string(), "input_");
     auto expected = driver::readNumberedTensors(dataSet.string(), "output_");
     QVERIFY2(inputs && expected, "the test data is readable");
-    request.positionalInputs = *inputs;
+    request.positionalInputs.assign(inputs->begin(), inputs->end());
     request.expectedOutputs = *expected;
     auto result = driver::runModel(request);
     QVERIFY2(result, result ? "" : result.error().toString().c_str());

@@ -161,7 +161,7 @@ std::string oneLine(std::string text, size_t limit = 400) {
 std::string runDataSet(const fs::path& model, const fs::path& dataSet) {
   tessel::driver::RunRequest request;
   request.model = model.string();
-  auto inputs = tessel::driver::readNumberedTensors(dataSet.string(), "input_");
+  auto inputs = tessel::driver::readNumberedInputs(dataSet.string(), "input_");
   if (!inputs) return "E" + inputs.error().toString();
   auto expected = tessel::driver::readNumberedTensors(dataSet.string(), "output_");
   if (!expected) return "E" + expected.error().toString();

@@ -127,7 +127,7 @@ std::optional<Diagnostic> convertAttribute(const AttributeProto& attribute, cons
     case AttributeProto::TENSOR: return addTensorAttribute(attribute, modelDirectory, attributes);
     case AttributeProto::GRAPH:
     case AttributeProto::GRAPHS:
-      return attributeError(attribute, "holds a subgraph; control flow (If, Loop, Scan) is not supported");
+      return attributeError(attribute, "holds a subgraph, which only If, Loop, Scan and SequenceMap take");
     case AttributeProto::SPARSE_TENSOR:
     case AttributeProto::SPARSE_TENSORS: return attributeError(attribute, "holds a sparse tensor, which Tessel does not support");
     case AttributeProto::TENSORS: return attributeError(attribute, "holds a list of tensors, which Tessel does not support");

@@ -11,12 +11,15 @@
 #include <unordered_set>
 
 #include "compiler/frontend/onnx/OnnxAttributes.h"
+#include "compiler/frontend/onnx/OnnxControlFlow.h"
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxModelFile.h"
 #include "compiler/frontend/onnx/OnnxOpsetConversion.h"
 #include "compiler/frontend/onnx/OnnxOpsets.h"
 #include "compiler/frontend/onnx/OnnxRecurrent.h"
 #include "compiler/frontend/onnx/OnnxTensor.h"
+#include "compiler/graph/FoldConstant.h"
+#include "compiler/graph/InferTypes.h"
 #include "compiler/opdefs/OpRegistry.h"
 #include "core/graph/UnsupportedOperations.h"
 
@@ -36,11 +39,29 @@ constexpr int64_t kOldestIrVersion = 3;
 bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 // Whether Tessel compiles `node`'s operator: one the registry has, or one the importer itself
-// turns into others (Constant, the recurrent operators).
+// turns into others (Constant, the recurrent operators, control flow and sequences).
 bool implementsOperator(const NodeProto& node) {
   if (!isDefaultDomain(node.domain())) return false;
   const std::string& op = node.op_type();
-  return op == "Constant" || isRecurrentOperator(op) || graph::OpRegistry::global().find(op) != nullptr;
+  return op == "Constant" || isRecurrentOperator(op) || isControlFlowOperator(op) ||
+         graph::OpRegistry::global().find(op) != nullptr;
+}
+
+// The graph inputs `value` is computed from (through Shape and Size only their types count).
+std::vector<const graph::InputNode*> inputsBehind(const graph::Value& value) {
+  std::vector<const graph::InputNode*> inputs;
+  std::vector<const graph::GraphNode*> pending = {value.node()};
+  std::unordered_set<const graph::GraphNode*> seen;
+  while (!pending.empty()) {
+    const graph::GraphNode* node = pending.back();
+    pending.pop_back();
+    if (!node || !seen.insert(node).second) continue;
+    if (auto* input = graph::asInput(node)) inputs.push_back(input);
+    auto* op = graph::asOperation(node);
+    if (op && op->op != "Shape" && op->op != "Size")
+      for (auto& source : op->inputs) pending.push_back(source.node());
+  }
+  return inputs;
 }
 
 // The opset the model declares for the default domain (the last entry, as checkVersions
@@ -96,11 +117,14 @@ std::set<std::string> initializerNames(const GraphProto& graph) {
 
 // Builds the graph IR from one parsed model. Each step returns a Diagnostic located at the
 // model file on the first problem; nothing is partially returned.
-class GraphImporter {
+class GraphImporter : public ExpansionContext {
 public:
-  GraphImporter(const ModelProto& model, std::string sourceName, const OnnxImportOptions& options)
+  /// `controlFlowInputs`: inputs to bind to their known values (OnnxImportOptions::
+  /// knownInputValues) because control flow is decided by them.
+  GraphImporter(const ModelProto& model, std::string sourceName, const OnnxImportOptions& options,
+                std::set<std::string> controlFlowInputs)
       : model_(model), graph_(model.graph()), sourceName_(std::move(sourceName)),
-        modelDirectory_(directoryOf(sourceName_)), options_(options) {
+        modelDirectory_(directoryOf(sourceName_)), options_(options), controlFlowInputs_(std::move(controlFlowInputs)) {
     for (const auto* infos : {&graph_.value_info(), &graph_.output()})
       for (const ValueInfoProto& info : *infos) declaredValues_.emplace(info.name(), &info);
   }
@@ -119,7 +143,9 @@ public:
         if (options_.progress)
           options_.progress(int(i * 100 / count), "Importing node " + std::to_string(i + 1) + " of " + std::to_string(count));
       }
-      if (Status status = importNode((*order)[i]); !status.ok()) return status.error();
+      const int index = (*order)[i];
+      if (Status status = importNode(graph_.node(index), nodeNames_[size_t(index)], scope_); !status.ok())
+        return status.error();
     }
     // Every node has been seen, so the refusal names all those Tessel cannot compile at once.
     if (!placeholders_.empty() && !options_.unsupportedAsPlaceholders)
@@ -127,6 +153,75 @@ public:
     if (Status status = importOutputs(); !status.ok()) return status.error();
     return std::move(result_);
   }
+
+  /// Inputs with a known value that control flow turned out to be decided by: importing again
+  /// with them bound lets it expand (importOnnxBytes does).
+  const std::set<std::string>& inputsWantedByValue() const { return wantedInputs_; }
+
+  // ExpansionContext
+  Expected<std::vector<ImportedValue>> importBody(const GraphProto& body, const std::vector<ImportedValue>& arguments,
+                                                  const ImportScope& scope, const std::string& prefix) override {
+    ImportScope bodyScope(&scope);
+    for (const auto& tensor : body.initializer()) {
+      auto data = tensorToArray(tensor, modelDirectory_);
+      if (!data) return importError("has a body '" + body.name() + "' with initializer " + data.error().message);
+      bodyScope.bind(tensor.name(), ImportedValue::ofTensor(graph::makeConstant(prefix + tensor.name(), *data)));
+    }
+    for (int i = 0; i < body.input_size(); ++i) bodyScope.bind(body.input(i).name(), arguments.at(size_t(i)));
+    for (int i = 0; i < body.node_size(); ++i) {
+      const NodeProto& node = body.node(i);
+      std::string base = prefix + (node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name());
+      std::string name = base;
+      for (int suffix = 1; takenNames_.count(name); ++suffix) name = base + "_" + std::to_string(suffix);
+      takenNames_.insert(name);
+      if (Status status = importNode(node, name, bodyScope); !status.ok()) return status.error();
+    }
+    std::vector<ImportedValue> outputs;
+    for (const auto& output : body.output()) {
+      const ImportedValue* value = bodyScope.find(output.name());
+      if (!value) return importError("has a body '" + body.name() + "' whose output '" + output.name() + "' nothing produces");
+      outputs.push_back(*value);
+    }
+    return outputs;
+  }
+
+  Expected<runtime::NDArray> knownValue(const graph::Value& value, const std::string& role) override {
+    if (auto* constant = graph::asConstant(value.node())) return constant->data;
+    graph::Graph prefix{result_.inputs, {value}, {"value"}};
+    auto typed = graph::inferTypes(prefix);
+    if (!typed) return typed.error();
+    auto folded = graph::foldConstant(*typed);
+    if (!folded) return folded.error();
+    if (auto* constant = graph::asConstant(folded->outputs[0].node())) return constant->data;
+    std::string wanted, unknown;
+    for (const graph::InputNode* input : inputsBehind(value)) {
+      if (options_.knownInputValues.count(input->name)) {
+        wantedInputs_.insert(input->name);
+        wanted += (wanted.empty() ? "'" : ", '") + input->name + "'";
+      } else {
+        unknown += (unknown.empty() ? "'" : ", '") + input->name + "'";
+      }
+    }
+    if (!wanted.empty()) return importError("needs " + role + " while compiling; it comes from input " + wanted);
+    if (!unknown.empty())
+      return importError("needs " + role + " while compiling, but it comes from the graph input " + unknown +
+                             ", whose value is known only when the model runs",
+                         "", "Tessel compiles control flow for known deciding values: run the model with its inputs "
+                         "(tessel run --input NAME=FILE or --inputs-dir), which compiles it for those values");
+    return importError("needs " + role + " while compiling, but it is computed from the data when the model runs", "",
+                       "Tessel compiles control flow whose deciding values are constant or come from inputs; "
+                       "control flow decided by computed data is not supported yet");
+  }
+
+  Expected<graph::TensorType> typeOf(const graph::Value& value) override {
+    if (value.type().known()) return value.type();
+    graph::Graph prefix{result_.inputs, {value}, {"value"}};
+    auto typed = graph::inferTypes(prefix);
+    if (!typed) return typed.error();
+    return typed->outputs[0].type();
+  }
+
+  int opset() const override { return opset_; }
 
 private:
   Diagnostic error(const std::string& message, const std::string& hint = "") const {
@@ -171,10 +266,10 @@ private:
                    "'; sparse tensors are not supported");
     for (const auto& tensor : graph_.initializer()) {
       if (tensor.name().empty()) return error("has an initializer without a name");
-      if (values_.count(tensor.name())) return error("has two initializers named '" + tensor.name() + "'");
+      if (scope_.bindsHere(tensor.name())) return error("has two initializers named '" + tensor.name() + "'");
       auto data = tensorToArray(tensor, modelDirectory_);
       if (!data) return error("initializer " + data.error().message);
-      values_[tensor.name()] = graph::makeConstant(tensor.name(), *data);
+      scope_.bind(tensor.name(), ImportedValue::ofTensor(graph::makeConstant(tensor.name(), *data)));
     }
     return Status::success();
   }
@@ -187,25 +282,53 @@ private:
     for (const auto& info : graph_.input())
       if (!initializers.count(info.name())) inputs.push_back(&info);
     auto isInput = [&](const std::string& name) {
+      auto length = options_.sequenceLengths.find(name.substr(0, name.rfind('[')));
+      for (size_t i = 0; length != options_.sequenceLengths.end() && i < length->second; ++i)
+        if (name == sequenceElementName(length->first, i)) return true;
       return std::any_of(inputs.begin(), inputs.end(), [&](auto* info) { return info->name() == name; });
     };
     for (const auto& [name, shape] : options_.inputShapes)
       if (!isInput(name)) return unknownInputError(name, "--input-shape", inputs);
     for (const auto& [name, value] : options_.inputValues)
       if (!isInput(name)) return unknownInputError(name, "an input value", inputs);
+    // Control flow decided by an input binds it (the Diagnostic that asked named it).
+    std::map<std::string, runtime::NDArray> boundValues = options_.inputValues;
+    for (const std::string& name : controlFlowInputs_) boundValues.emplace(name, options_.knownInputValues.at(name));
     for (const ValueInfoProto* info : inputs) {
       if (info->name().empty()) return error("has a graph input without a name");
-      if (values_.count(info->name())) return error("has two graph inputs named '" + info->name() + "'");
+      if (scope_.bindsHere(info->name())) return error("has two graph inputs named '" + info->name() + "'");
       auto declared = declaredTypeOf(*info);
       if (!declared) return error(declared.error().message);
-      auto bound = options_.inputValues.find(info->name());
-      Expected<graph::Value> value = bound != options_.inputValues.end()
+      if (declared->sequence) {
+        if (Status status = importSequenceInput(info->name(), *declared); !status.ok()) return status.error();
+        continue;
+      }
+      auto bound = boundValues.find(info->name());
+      Expected<graph::Value> value = bound != boundValues.end()
                                          ? bindInputValue(info->name(), *declared, bound->second)
                                          : makeInputValue(info->name(), *declared);
       if (!value) return value.error();
-      values_[info->name()] = *value;
-      if (bound == options_.inputValues.end()) result_.inputs.push_back(*value);
+      scope_.bind(info->name(), ImportedValue::ofTensor(*value));
+      if (bound == boundValues.end()) result_.inputs.push_back(*value);
     }
+    return Status::success();
+  }
+
+  // A sequence input: each of its tensors is a graph input of its own.
+  Status importSequenceInput(const std::string& name, const DeclaredType& declared) {
+    auto length = options_.sequenceLengths.find(name);
+    if (length == options_.sequenceLengths.end())
+      return error("input '" + name + "' is a sequence of tensors and its length was not given",
+                   "Tessel compiles a sequence input for the number of tensors it holds: run the model with a "
+                   "value for it (tessel run --inputs-dir with an ONNX SequenceProto file)");
+    std::vector<graph::Value> elements;
+    for (size_t i = 0; i < length->second; ++i) {
+      auto element = makeInputValue(sequenceElementName(name, i), declared);
+      if (!element) return element.error();
+      elements.push_back(*element);
+      result_.inputs.push_back(*element);
+    }
+    scope_.bind(name, ImportedValue::ofSequence(std::move(elements)));
     return Status::success();
   }
 
@@ -283,6 +406,7 @@ private:
       }
       taken.insert(name);
       nodeNames_.push_back(name);
+      takenNames_.insert(name);
     }
     return Status::success();
   }
@@ -295,7 +419,7 @@ private:
     for (int i = 0; i < count; ++i)
       for (const auto& output : graph_.node(i).output()) {
         if (output.empty()) continue;
-        if (values_.count(output))
+        if (scope_.bindsHere(output))
           return nodeError(i, "writes '" + output + "', which is already a graph input or initializer");
         auto [it, inserted] = producer.emplace(output, i);
         if (!inserted) return nodeError(i, "writes '" + output + "', which " + describeNode(it->second) + " writes too");
@@ -305,12 +429,19 @@ private:
     for (int i = 0; i < count; ++i) {
       std::set<int> producers;
       for (const auto& input : graph_.node(i).input()) {
-        if (input.empty() || values_.count(input)) continue;
+        if (input.empty() || scope_.bindsHere(input)) continue;
         auto it = producer.find(input);
         if (it == producer.end())
           return nodeError(i, "reads '" + input + "', which no node, graph input or initializer produces");
         producers.insert(it->second);
       }
+      // A subgraph (If's branches, a Loop's body) may read values of this graph by name.
+      for (const auto& attribute : graph_.node(i).attribute())
+        if (attribute.has_g())
+          for (const std::string& name : outerNamesRead(attribute.g())) {
+            auto it = producer.find(name);
+            if (it != producer.end() && it->second != i) producers.insert(it->second);
+          }
       waitingFor[size_t(i)] = int(producers.size());
       for (int p : producers) consumers[size_t(p)].push_back(i);
     }
@@ -357,39 +488,87 @@ private:
                      "ONNX requires every value to be produced before it is used");
   }
 
-  Status importNode(int index) {
-    const NodeProto& node = graph_.node(index);
-    if (node.output_size() == 0) return nodeError(index, "has no outputs");
-    if (!implementsOperator(node)) return importPlaceholder(index);
-    if (node.op_type() == "Constant") return importConstant(index);
+  Diagnostic nodeError(const NodeProto& node, const std::string& name, const std::string& problem,
+                       const std::string& hint = "") const {
+    return error("node '" + name + "' (" + node.op_type() + ") " + problem, hint);
+  }
+
+  Status importNode(const NodeProto& node, const std::string& name, ImportScope& scope) {
+    if (node.output_size() == 0) return nodeError(node, name, "has no outputs");
+    if (!implementsOperator(node)) return importPlaceholder(node, name, scope);
+    if (node.op_type() == "Constant") return importConstant(node, name, scope);
+    auto inputs = inputsOf(node, name, scope);
+    if (!inputs) return inputs.error();
+    if (isControlFlowOperator(node.op_type())) return importControlFlow(node, name, std::move(*inputs), scope);
+    if (node.op_type() == "Identity" && inputs->size() == 1 && (*inputs)[0].isSequence()) {
+      scope.bind(node.output(0), (*inputs)[0]);  // a sequence's Identity is the sequence
+      return Status::success();
+    }
+    std::vector<graph::Value> tensors;
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      if ((*inputs)[i].isSequence())
+        return nodeError(node, name, "reads the sequence '" + node.input(int(i)) + "' where a tensor is expected");
+      tensors.push_back((*inputs)[i].tensor);
+    }
     auto attributes = convertAttributes(node, modelDirectory_);
-    if (!attributes) return nodeError(index, attributes.error().message);
-    std::vector<graph::Value> inputs = inputsOf(node);
-    if (isRecurrentOperator(node.op_type())) return importRecurrent(index, std::move(inputs), std::move(*attributes));
+    if (!attributes) return nodeError(node, name, attributes.error().message);
+    if (isRecurrentOperator(node.op_type()))
+      return importRecurrent(node, name, std::move(tensors), std::move(*attributes), scope);
     std::vector<graph::Value> outputs =
-        graph::makeOperation(nodeNames_[size_t(index)], node.op_type(), std::move(inputs), std::move(*attributes),
-                             outputTypesOf(node), {graph::Provenance{nodeNames_[size_t(index)], node.op_type(), opset_}});
-    bindOutputs(node, outputs);
+        graph::makeOperation(name, node.op_type(), std::move(tensors), std::move(*attributes), outputTypesOf(node),
+                             {graph::Provenance{name, node.op_type(), opset_}});
+    bindOutputs(node, outputs, scope);
+    return Status::success();
+  }
+
+  // If, Loop, Scan and the sequence operators become the operations they stand for
+  // (OnnxControlFlow.h). In a graph only to be viewed, one that cannot be expanded is shown
+  // as a placeholder, as an unsupported operator is.
+  Status importControlFlow(const NodeProto& node, const std::string& name, std::vector<ImportedValue> inputs,
+                           ImportScope& scope) {
+    auto outputs = expandControlFlow(ExpansionNode{node, name, std::move(inputs)}, scope, *this);
+    if (!outputs) {
+      if (options_.unsupportedAsPlaceholders && wantedInputs_.empty()) return importPlaceholder(node, name, scope);
+      return nodeError(node, name, outputs.error().message, outputs.error().hint);
+    }
+    if (outputs->size() < size_t(node.output_size()))
+      return nodeError(node, name, "gives " + std::to_string(outputs->size()) + " values for " +
+                                       std::to_string(node.output_size()) + " outputs");
+    for (int i = 0; i < node.output_size(); ++i)
+      if (!node.output(i).empty()) scope.bind(node.output(i), (*outputs)[size_t(i)]);
     return Status::success();
   }
 
   // A node whose operator Tessel does not implement becomes a placeholder that keeps its place
   // in the graph (UnsupportedOperations.h); a plain import refuses the model once every node
   // has been seen, naming them all.
-  Status importPlaceholder(int index) {
-    const NodeProto& node = graph_.node(index);
+  Status importPlaceholder(const NodeProto& node, const std::string& name, ImportScope& scope) {
     graph::OnnxOperatorName op{isDefaultDomain(node.domain()) ? "" : node.domain(), node.op_type()};
+    std::vector<graph::Value> inputs;
+    for (const auto& input : node.input()) {
+      const ImportedValue* value = input.empty() ? nullptr : scope.find(input);
+      inputs.push_back(value && !value->isSequence() ? value->tensor : graph::Value());
+    }
     std::vector<graph::Value> outputs = graph::makeOperation(
-        nodeNames_[size_t(index)], graph::kUnsupportedOp, inputsOf(node), attributesForDisplay(node, modelDirectory_),
-        outputTypesOf(node), {graph::Provenance{nodeNames_[size_t(index)], op.qualified(), opset_}});
+        name, graph::kUnsupportedOp, std::move(inputs), attributesForDisplay(node, modelDirectory_), outputTypesOf(node),
+        {graph::Provenance{name, op.qualified(), opset_}});
     placeholders_.push_back(graph::asOperation(outputs[0].node()));
-    bindOutputs(node, outputs);
+    bindOutputs(node, outputs, scope);
     return Status::success();
   }
 
-  std::vector<graph::Value> inputsOf(const NodeProto& node) const {
-    std::vector<graph::Value> inputs;
-    for (const auto& input : node.input()) inputs.push_back(input.empty() ? graph::Value() : values_.at(input));
+  Expected<std::vector<ImportedValue>> inputsOf(const NodeProto& node, const std::string& name,
+                                                const ImportScope& scope) const {
+    std::vector<ImportedValue> inputs;
+    for (const auto& input : node.input()) {
+      if (input.empty()) {
+        inputs.emplace_back();
+        continue;
+      }
+      const ImportedValue* value = scope.find(input);
+      if (!value) return nodeError(node, name, "reads '" + input + "', which nothing produces before it");
+      inputs.push_back(*value);
+    }
     return inputs;
   }
 
@@ -409,33 +588,31 @@ private:
     return types;
   }
 
-  void bindOutputs(const NodeProto& node, const std::vector<graph::Value>& outputs) {
+  void bindOutputs(const NodeProto& node, const std::vector<graph::Value>& outputs, ImportScope& scope) {
     for (int i = 0; i < node.output_size(); ++i)
-      if (!node.output(i).empty()) values_[node.output(i)] = outputs[size_t(i)];
+      if (!node.output(i).empty()) scope.bind(node.output(i), ImportedValue::ofTensor(outputs[size_t(i)]));
   }
 
   // LSTM, GRU and RNN become the operations of their time steps (OnnxRecurrent.h).
-  Status importRecurrent(int index, std::vector<graph::Value> inputs, graph::Attributes attributes) {
-    const NodeProto& node = graph_.node(index);
+  Status importRecurrent(const NodeProto& node, const std::string& name, std::vector<graph::Value> inputs,
+                         graph::Attributes attributes, ImportScope& scope) {
     std::vector<bool> used;
     for (const auto& output : node.output()) used.push_back(!output.empty());
-    auto outputs = expandRecurrentNode(
-        {nodeNames_[size_t(index)], node.op_type(), opset_, std::move(attributes), std::move(inputs), used}, result_.inputs);
-    if (!outputs) return nodeError(index, outputs.error().message, outputs.error().hint);
-    for (int i = 0; i < node.output_size(); ++i)
-      if (!node.output(i).empty()) values_[node.output(i)] = (*outputs)[size_t(i)];
+    auto outputs = expandRecurrentNode({name, node.op_type(), opset_, std::move(attributes), std::move(inputs), used},
+                                       result_.inputs);
+    if (!outputs) return nodeError(node, name, outputs.error().message, outputs.error().hint);
+    bindOutputs(node, *outputs, scope);
     return Status::success();
   }
 
   // A Constant node becomes a ConstantNode named after its output, like an initializer.
-  Status importConstant(int index) {
-    const NodeProto& node = graph_.node(index);
-    if (node.output_size() != 1 || node.output(0).empty()) return nodeError(index, "must have exactly one output");
+  Status importConstant(const NodeProto& node, const std::string& name, ImportScope& scope) {
+    if (node.output_size() != 1 || node.output(0).empty()) return nodeError(node, name, "must have exactly one output");
     for (const auto& attribute : node.attribute()) {
       const std::string& key = attribute.name();
-      if (key == "sparse_value") return nodeError(index, "holds a sparse tensor, which Tessel does not support");
+      if (key == "sparse_value") return nodeError(node, name, "holds a sparse tensor, which Tessel does not support");
       if (key == "value_string" || key == "value_strings")
-        return nodeError(index, "holds strings; string tensors are not supported");
+        return nodeError(node, name, "holds strings; string tensors are not supported");
     }
     runtime::NDArray data;
     auto makeArray = [&](std::vector<int64_t> shape, runtime::DataType dtype, const void* source) {
@@ -446,7 +623,7 @@ private:
       const std::string& key = attribute.name();
       if (key == "value") {
         auto array = tensorToArray(attribute.t(), modelDirectory_);
-        if (!array) return nodeError(index, "holds a bad tensor: " + array.error().message);
+        if (!array) return nodeError(node, name, "holds a bad tensor: " + array.error().message);
         data = *array;
       } else if (key == "value_float") {
         float value = attribute.f();
@@ -463,19 +640,29 @@ private:
       }
     }
     if (!data.defined())
-      return nodeError(index, "has none of the attributes value, value_float(s) or value_int(s)");
-    values_[node.output(0)] = graph::makeConstant(node.output(0), data);
+      return nodeError(node, name, "has none of the attributes value, value_float(s) or value_int(s)");
+    // A top-level constant is named after its output, like an initializer; one in a subgraph
+    // after its node, which is unique however often the subgraph is expanded.
+    const std::string constantName = &scope == &scope_ ? node.output(0) : name;
+    scope.bind(node.output(0), ImportedValue::ofTensor(graph::makeConstant(constantName, data)));
     return Status::success();
   }
 
+  // A sequence output becomes one graph output per element, "NAME[0]", "NAME[1]", ...
   Status importOutputs() {
     if (graph_.output_size() == 0) return error("declares no graph outputs");
     for (const auto& output : graph_.output()) {
-      auto it = values_.find(output.name());
-      if (output.name().empty() || it == values_.end())
-        return error("graph output '" + output.name() + "' is produced by no node, graph input or initializer");
-      result_.outputs.push_back(it->second);
-      result_.outputNames.push_back(output.name());
+      const ImportedValue* value = output.name().empty() ? nullptr : scope_.find(output.name());
+      if (!value) return error("graph output '" + output.name() + "' is produced by no node, graph input or initializer");
+      if (!value->isSequence()) {
+        result_.outputs.push_back(value->tensor);
+        result_.outputNames.push_back(output.name());
+        continue;
+      }
+      for (size_t i = 0; i < value->sequence->size(); ++i) {
+        result_.outputs.push_back((*value->sequence)[i]);
+        result_.outputNames.push_back(sequenceElementName(output.name(), i));
+      }
     }
     return Status::success();
   }
@@ -491,11 +678,21 @@ private:
   std::vector<const graph::OperationNode*> placeholders_;
   /// The types the model declares for values (value_info, graph outputs), by value name.
   std::unordered_map<std::string, const ValueInfoProto*> declaredValues_;
-  std::unordered_map<std::string, graph::Value> values_;
+  /// The inputs bound to their values because control flow is decided by them, and those found
+  /// so while importing (to bind on the next import).
+  std::set<std::string> controlFlowInputs_, wantedInputs_;
+  /// Every operation's name so far: names in expanded subgraphs must not repeat them.
+  std::unordered_set<std::string> takenNames_;
+  /// The top-level graph's names: initializers, inputs, node outputs.
+  ImportScope scope_;
   graph::Graph result_;
 };
 
 }  // namespace
+
+std::string sequenceElementName(const std::string& name, size_t index) {
+  return name + "[" + std::to_string(index) + "]";
+}
 
 bool importCancelled(const Diagnostic& diagnostic) { return diagnostic.message.find(kImportCancelled) != std::string::npos; }
 
@@ -506,9 +703,18 @@ Expected<graph::Graph> importOnnxBytes(const std::string& bytes, const std::stri
   auto conversion = convertOldOpset(*model, sourceName);
   if (!conversion) return conversion.error();
   try {
-    auto graph = GraphImporter(*model, sourceName, options).run();
-    if (graph && *conversion) graph->importSteps.push_back(**conversion);
-    return graph;
+    // Control flow decided by inputs whose values are known is found while importing: import
+    // again with those bound, until none is new.
+    std::set<std::string> controlFlowInputs;
+    for (;;) {
+      GraphImporter importer(*model, sourceName, options, controlFlowInputs);
+      auto graph = importer.run();
+      size_t known = controlFlowInputs.size();
+      if (!graph) controlFlowInputs.insert(importer.inputsWantedByValue().begin(), importer.inputsWantedByValue().end());
+      if (!graph && controlFlowInputs.size() > known) continue;
+      if (graph && *conversion) graph->importSteps.push_back(**conversion);
+      return graph;
+    }
   } catch (const std::bad_alloc&) {
     return importError("needs more memory than is available to import", sourceName);
   } catch (const runtime::Error& failure) {

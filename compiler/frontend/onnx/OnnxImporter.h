@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,14 @@ struct OnnxImportOptions {
   /// Graph inputs to bind as constants with these values (shape-like inputs whose values
   /// the compiler needs); they are no longer inputs of the imported graph.
   std::map<std::string, runtime::NDArray> inputValues;
+  /// Values known for graph inputs (`tessel run` reads its inputs before compiling). An input
+  /// that decides control flow (an If's condition, a Loop's trip count, a sequence position;
+  /// see OnnxControlFlow.h) is bound to its value, so that the control flow is expanded for
+  /// it; the others stay inputs.
+  std::map<std::string, runtime::NDArray> knownInputValues;
+  /// How many tensors each sequence input holds: element i becomes the graph input
+  /// sequenceElementName(name, i), whose shape --input-shape may give under that name.
+  std::map<std::string, size_t> sequenceLengths;
   /// Asked between nodes while they are imported; returning true stops the import with a
   /// Diagnostic that importCancelled() recognizes. (Parsing the file itself is one step.)
   std::function<bool()> cancelled;
@@ -38,6 +47,10 @@ struct OnnxImportOptions {
   bool unsupportedAsPlaceholders = false;
 };
 
+/// The name of element `index` of a sequence graph input or output `name`: each element is
+/// a tensor input or output of its own ("seq[0]").
+std::string sequenceElementName(const std::string& name, size_t index);
+
 /// Whether `diagnostic` is an import stopped by OnnxImportOptions::cancelled.
 bool importCancelled(const Diagnostic& diagnostic);
 
@@ -48,6 +61,9 @@ struct OnnxInputInfo {
   DataType dtype;
   std::vector<int64_t> shape;  ///< -1 for dynamic dimensions; empty for unknown rank.
   bool rankKnown = true;
+  /// A sequence of tensors of that type: each element is an input of its own
+  /// (sequenceElementName), their number given by OnnxImportOptions::sequenceLengths.
+  bool sequence = false;
 };
 
 /// Imports a model file. Operations are created with the ONNX op type as op, the ONNX
@@ -74,6 +90,16 @@ Expected<std::vector<OnnxInputInfo>> readOnnxInputs(const std::string& path);
 /// Reads a serialized ONNX TensorProto (the test suite's input_0.pb / output_0.pb), raw or
 /// typed-field data, any element type Tessel has. A Diagnostic names the file on failure.
 Expected<runtime::NDArray> readTensorProtoFile(const std::string& path);
+
+/// What an ONNX test-data file holds: a tensor, or a sequence of tensors.
+struct OnnxValue {
+  runtime::NDArray tensor;
+  std::optional<std::vector<runtime::NDArray>> sequence;
+};
+/// Reads a TensorProto, a SequenceProto of tensors, or an OptionalProto holding either (read
+/// as what it holds). An empty optional, a map or a sequence of non-tensors is a Diagnostic
+/// naming the file.
+Expected<OnnxValue> readOnnxValueFile(const std::string& path);
 
 /// Parses "NAME:D0,D1,..." (the --input-shape syntax) into a name and dimensions.
 Expected<std::pair<std::string, std::vector<int64_t>>> parseInputShape(const std::string& text);

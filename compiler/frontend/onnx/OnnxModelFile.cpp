@@ -149,12 +149,16 @@ Expected<onnx::ModelProto> parseModel(const std::string& bytes, const std::strin
 Expected<DeclaredType> declaredTypeOf(const onnx::ValueInfoProto& info) {
   const std::string input = "input '" + info.name() + "'";
   if (!info.has_type()) return importError(input + " declares no type");
-  if (!info.type().has_tensor_type())
-    return importError(input + " is not a tensor (sequences, maps and optionals are not supported)");
-  const auto& tensorType = info.type().tensor_type();
+  const onnx::TypeProto* type = &info.type();
+  if (type->has_optional_type()) type = &type->optional_type().elem_type();
+  const bool sequence = type->has_sequence_type();
+  if (sequence) type = &type->sequence_type().elem_type();
+  if (!type->has_tensor_type())
+    return importError(input + " is not a tensor, a sequence of tensors or an optional one (maps are not supported)");
+  const auto& tensorType = type->tensor_type();
   auto dtype = elementTypeFromOnnx(tensorType.elem_type());
   if (!dtype) return importError(input + " has an unsupported element type: " + dtype.error().message);
-  DeclaredType declared{*dtype, {}, {}, tensorType.has_shape()};
+  DeclaredType declared{*dtype, {}, {}, tensorType.has_shape(), sequence};
   for (const auto& dim : tensorType.shape().dim()) {
     if (dim.has_dim_value() && dim.dim_value() < 0)
       return importError(input + " declares a negative dimension (" + std::to_string(dim.dim_value()) + ")");
@@ -187,7 +191,7 @@ Expected<std::vector<OnnxInputInfo>> readOnnxInputs(const std::string& path) {
     if (declarations->initializerNames.count(info.name())) continue;
     auto declared = declaredTypeOf(info);
     if (!declared) return importError(declared.error().message, path);
-    inputs.push_back(OnnxInputInfo{info.name(), declared->dtype, declared->shape, declared->rankKnown});
+    inputs.push_back(OnnxInputInfo{info.name(), declared->dtype, declared->shape, declared->rankKnown, declared->sequence});
   }
   return inputs;
 }

@@ -30,10 +30,14 @@ struct DeclaredType {
   std::vector<int64_t> shape;
   std::vector<std::string> dimNames;  ///< dim_param per dimension ("" when static or unnamed).
   bool rankKnown = false;             ///< False when the input declares no shape at all.
+  /// A sequence of tensors of this type (an ONNX sequence_type); its length is not declared.
+  bool sequence = false;
 };
 
-/// The declared type of graph input `info`; a Diagnostic (without location) for an input
-/// that is not a tensor, has no type or an unsupported element type, or a negative dimension.
+/// The declared type of graph input `info`: a tensor, a sequence of tensors, or an optional
+/// one (read as what it holds: the importer and runner take it as present). A Diagnostic
+/// (without location) for a map, for no type, an unsupported element type or a negative
+/// dimension.
 Expected<DeclaredType> declaredTypeOf(const onnx::ValueInfoProto& info);
 
 /// "[N, 3, 224, 224]": a shape with dynamic dimensions shown by name ("?" when unnamed).

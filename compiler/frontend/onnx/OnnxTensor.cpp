@@ -7,6 +7,8 @@
 #include <fstream>
 #include <optional>
 
+#include <onnx/onnx-data_pb.h>
+
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "compiler/frontend/onnx/OnnxModelFile.h"
@@ -228,6 +230,56 @@ Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
                                           : "");
   }
   return array;
+}
+
+namespace {
+
+Expected<std::vector<runtime::NDArray>> sequenceArrays(const onnx::SequenceProto& sequence, const std::string& path) {
+  if (sequence.elem_type() != onnx::SequenceProto::TENSOR && sequence.tensor_values_size() == 0 &&
+      sequence.elem_type() != onnx::SequenceProto::UNDEFINED)
+    return importError("holds a sequence of sequences, maps or optionals; Tessel reads sequences of tensors only", path);
+  std::vector<runtime::NDArray> elements;
+  for (const auto& tensor : sequence.tensor_values()) {
+    auto array = tensorToArray(tensor, directoryOf(path));
+    if (!array) return importError("holds a sequence whose element " + std::to_string(elements.size()) + " is bad: " +
+                                       array.error().message,
+                                   path);
+    elements.push_back(std::move(*array));
+  }
+  return elements;
+}
+
+}  // namespace
+
+Expected<OnnxValue> readOnnxValueFile(const std::string& path) {
+  auto bytes = readFileBytes(path);
+  if (!bytes) return bytes.error();
+  // Sequence- and OptionalProto files start with their name (field 1, length-delimited); a
+  // TensorProto's field 1 (dims) is written as plain varints.
+  if (bytes->empty() || (*bytes)[0] != '\x0a') {
+    auto tensor = readTensorProtoFile(path);
+    if (!tensor) return tensor.error();
+    return OnnxValue{*tensor, std::nullopt};
+  }
+  // The two are the same on the wire (name 1, elem_type 2, tensors 3, sequences 5, the same
+  // type codes): an optional tensor reads as a sequence of one tensor, an optional sequence as
+  // a sequence holding one sequence. The caller knows from the model which was meant.
+  onnx::SequenceProto sequence;
+  if (!sequence.ParseFromString(*bytes))
+    return importError("is neither an ONNX tensor, sequence nor optional value (truncated or another format)", path);
+  if (sequence.sequence_values_size() == 1 && sequence.tensor_values_size() == 0) {
+    auto elements = sequenceArrays(sequence.sequence_values(0), path);
+    if (!elements) return elements.error();
+    return OnnxValue{{}, std::move(*elements)};
+  }
+  if (sequence.elem_type() == onnx::SequenceProto::TENSOR || sequence.tensor_values_size() > 0) {
+    auto elements = sequenceArrays(sequence, path);
+    if (!elements) return elements.error();
+    return OnnxValue{{}, std::move(*elements)};
+  }
+  if (sequence.elem_type() == onnx::SequenceProto::UNDEFINED)
+    return importError("holds an empty optional value; Tessel runs models whose optional values are present", path);
+  return importError("holds a sequence of sequences, maps or optionals; Tessel reads sequences of tensors only", path);
 }
 
 }  // namespace tessel::frontend

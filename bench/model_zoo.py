@@ -166,6 +166,42 @@ def gpt_decoder(vocabulary, d_model, heads, layers, tokens):
     return build, lambda batch: [("ids", (batch, tokens), "int64")]
 
 
+def unet(base, depth):
+    """A small UNet (Ronneberger et al.): double 3x3 conv blocks, max-pool down, 2x2 stride-2
+    transposed convolutions up, skip connections concatenated."""
+    def build():
+        import torch
+        nn = torch.nn
+
+        def block(channels_in, channels_out):
+            return nn.Sequential(nn.Conv2d(channels_in, channels_out, 3, padding=1), nn.BatchNorm2d(channels_out),
+                                 nn.ReLU(inplace=True), nn.Conv2d(channels_out, channels_out, 3, padding=1),
+                                 nn.BatchNorm2d(channels_out), nn.ReLU(inplace=True))
+
+        class UNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                widths = [base * 2 ** i for i in range(depth + 1)]
+                self.stem = block(3, widths[0])
+                self.down = nn.ModuleList(block(widths[i], widths[i + 1]) for i in range(depth))
+                self.up = nn.ModuleList(nn.ConvTranspose2d(widths[i + 1], widths[i], 2, stride=2)
+                                        for i in reversed(range(depth)))
+                self.merge = nn.ModuleList(block(2 * widths[i], widths[i]) for i in reversed(range(depth)))
+                self.head = nn.Conv2d(widths[0], 2, 1)
+
+            def forward(self, x):
+                skips = [self.stem(x)]
+                for down in self.down:
+                    skips.append(down(nn.functional.max_pool2d(skips[-1], 2)))
+                x = skips.pop()
+                for up, merge in zip(self.up, self.merge):
+                    x = merge(torch.cat([up(x), skips.pop()], 1))
+                return self.head(x)
+
+        return UNet()
+    return build
+
+
 def zoo():
     entries = []
 
@@ -207,6 +243,7 @@ def zoo():
     for name, sets in (("fcn_resnet50", default), ("deeplabv3_resnet50", ()), ("deeplabv3_mobilenet_v3_large", default),
                        ("lraspp_mobilenet_v3_large", small)):
         add(name, "segmentation", torchvision_segmentation(name), image(224), sets=sets if sets else ("all",))
+    add("unet_small", "unet", unet(32, 3), image(128), sets=small)
     for kind in ("LSTM", "GRU", "RNN"):
         build, inputs = recurrent(kind, 1, False, False)
         add(kind.lower(), "rnn", build, inputs, small)
@@ -226,7 +263,7 @@ def model_available(entry):
     """torchvision's version decides which classifiers exist (maxvit_t arrived in 0.15)."""
     import torchvision
     build = entry.build
-    if entry.family in ("rnn", "transformer"):
+    if entry.family in ("rnn", "transformer", "unet"):
         return True
     if entry.family == "segmentation":
         return hasattr(torchvision.models.segmentation, entry.name)

@@ -15,6 +15,7 @@
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "compiler/graph/AlterLayout.h"
 #include "compiler/graph/DeadCodeElimination.h"
+#include "compiler/graph/DecomposeConvTranspose.h"
 #include "compiler/graph/EliminateCommonSubexpr.h"
 #include "compiler/graph/FoldConstant.h"
 #include "compiler/graph/FuseOps.h"
@@ -149,6 +150,7 @@ graph::PassManager standardPasses(const Target& target) {
   passes.push_back(makePass("InferTypes", 0, graph::inferTypes));
   passes.push_back(makePass("SimplifyInference", 0, graph::simplifyInference));
   passes.push_back(makePass("FoldConstant", 0, graph::foldConstant));
+  passes.push_back(makePass("DecomposeConvTranspose", 1, graph::decomposeConvTranspose));
   passes.push_back(makePass("EliminateCommonSubexpr", 2, graph::eliminateCommonSubexpr));
   passes.push_back(makePass("DeadCodeElimination", 0, [](const Graph& g) { return graph::deadCodeElimination(g); }));
   passes.push_back(graph::Pass("AlterLayout", 3, graph::AlterLayoutOptions::declared(),

@@ -52,7 +52,8 @@ struct LoadOptions {
 Expected<graph::Graph> loadModel(const std::string& path, const LoadOptions& options = {});
 
 /// The standard pass pipeline, in order (InferTypes, SimplifyInference, FoldConstant,
-/// EliminateCommonSubexpr, DeadCodeElimination, AlterLayout, FuseOps). Their options
+/// DecomposeConvTranspose, EliminateCommonSubexpr, DeadCodeElimination, AlterLayout, FuseOps).
+/// Their options
 /// (CompileOptions::passes.config, `--pass-config`) are listed by configKeys(): AlterLayout's
 /// "AlterLayout.blocked_activations" and "AlterLayout.pack_weights".
 graph::PassManager standardPasses(const Target& target = hostTarget());

@@ -285,9 +285,11 @@ OpDef convIntegerDef() {
   return def;
 }
 
-// ConvTranspose's attributes as parameters. Padding: explicit pads; or, with output_shape
-// or a SAME auto_pad, the total padding that yields the requested output split between the
-// ends (SAME_UPPER puts the smaller half first, otherwise the larger).
+}  // namespace
+
+// Padding: explicit pads; or, with output_shape or a SAME auto_pad, the total padding that
+// yields the requested output split between the ends (SAME_UPPER puts the smaller half first,
+// otherwise the larger).
 Expected<ConvTransposeParams> convTransposeParams(const OpCall& call) {
   if (auto e = requireFloat(call, 0, "X")) return *e;
   auto kernelShape = convKernelShape(call);
@@ -351,6 +353,8 @@ Expected<ConvTransposeParams> convTransposeParams(const OpCall& call) {
   if (std::string problem = p.validate(); !problem.empty()) return call.error(problem);
   return p;
 }
+
+namespace {
 
 OpDef convTransposeDef() {
   OpDef def;

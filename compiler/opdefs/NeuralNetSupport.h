@@ -8,6 +8,7 @@
 
 #include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/DirectConv.h"
+#include "compiler/ops/ConvTranspose.h"
 
 namespace tessel::graph::nn {
 
@@ -32,6 +33,10 @@ TensorType typeLike(const OpCall& call, size_t i, std::vector<int64_t> shape);
 using KernelSchedule = std::function<Expected<Schedule>(const Workload&, const Target&)>;
 /// An OpKernel from a built workload, the node inputs its placeholders read and its schedule.
 OpKernel makeKernel(Workload workload, std::vector<int> inputIndices, KernelSchedule schedule);
+
+/// A ConvTranspose call's attributes and input types as parameters (explicit pads, or those
+/// output_shape or a SAME auto_pad imply); a Diagnostic at the node when they are invalid.
+Expected<ConvTransposeParams> convTransposeParams(const OpCall& call);
 
 // The families registerNeuralNetOps is made of, one file each (NeuralNet<Family>.cpp).
 void registerConvolutionOps(OpRegistry& registry);

@@ -16,6 +16,7 @@
 #include "compiler/graph/AlterLayout.h"
 #include "compiler/graph/DeadCodeElimination.h"
 #include "compiler/graph/DecomposeConvTranspose.h"
+#include "compiler/graph/DecomposeEinsum.h"
 #include "compiler/graph/EliminateCommonSubexpr.h"
 #include "compiler/graph/FoldConstant.h"
 #include "compiler/graph/FuseOps.h"
@@ -151,6 +152,7 @@ graph::PassManager standardPasses(const Target& target) {
   passes.push_back(makePass("SimplifyInference", 0, graph::simplifyInference));
   passes.push_back(makePass("FoldConstant", 0, graph::foldConstant));
   passes.push_back(makePass("DecomposeConvTranspose", 1, graph::decomposeConvTranspose));
+  passes.push_back(makePass("DecomposeEinsum", 1, graph::decomposeEinsum));
   passes.push_back(makePass("EliminateCommonSubexpr", 2, graph::eliminateCommonSubexpr));
   passes.push_back(makePass("DeadCodeElimination", 0, [](const Graph& g) { return graph::deadCodeElimination(g); }));
   passes.push_back(graph::Pass("AlterLayout", 3, graph::AlterLayoutOptions::declared(),

@@ -52,7 +52,8 @@ struct LoadOptions {
 Expected<graph::Graph> loadModel(const std::string& path, const LoadOptions& options = {});
 
 /// The standard pass pipeline, in order (InferTypes, SimplifyInference, FoldConstant,
-/// DecomposeConvTranspose, EliminateCommonSubexpr, DeadCodeElimination, AlterLayout, FuseOps).
+/// DecomposeConvTranspose, DecomposeEinsum, EliminateCommonSubexpr, DeadCodeElimination,
+/// AlterLayout, FuseOps).
 /// Their options
 /// (CompileOptions::passes.config, `--pass-config`) are listed by configKeys(): AlterLayout's
 /// "AlterLayout.blocked_activations" and "AlterLayout.pack_weights".

@@ -344,6 +344,12 @@ void addRules(RuleTableBuilder& t) {
   t.rewrite((y + floordiv(x, c0) * c0) + floormod(x, c0), y + x, ne(c0, 0));
   t.rewrite((floordiv(x, c0) * c0 + y) + floormod(x, c0), x + y, ne(c0, 0));
   t.rewrite(floordiv(x, c0) * c1 + floormod(x, c0) * c2, x * c2, ne(c0, 0) && eq(c1, c0 * c2));
+  // ... and its inner digits: floormod(f, 196)//14*14 + floormod(f, 14) is floormod(f, 196) (an
+  // NCHW index fused over [C, 14, 14]; left apart, the vector loads along f become gathers).
+  t.rewrite(floordiv(floormod(x, c1), c0) * c0 + floormod(x, c0), floormod(x, c1),
+            c0 > 0 && c1 > 0 && eq(floormod(c1, c0), 0));
+  t.rewrite((y + floordiv(floormod(x, c1), c0) * c0) + floormod(x, c0), y + floormod(x, c1),
+            c0 > 0 && c1 > 0 && eq(floormod(c1, c0), 0));
   t.rewrite(truncdiv(x, c0) * c0 + truncmod(x, c0), x, ne(c0, 0));
   t.rewrite(truncmod(x, c0) + truncdiv(x, c0) * c0, x, ne(c0, 0));
 

@@ -267,11 +267,19 @@ private:
     return slot;
   }
 
-  // The anchor's default schedule, as a trace made on the anchor's own workload.
+  // The anchor's default schedule, as a trace made on the anchor's own workload; an
+  // elementwise anchor that computes the group's result sees the whole composed pipeline
+  // instead, so its schedule finds the reads of the operations inlined into it (the
+  // per-channel scale of a batch norm before a Relu).
   Trace traceOfAnchor() const {
-    const graph::OpKernel& kernel = operations_[size_t(anchor_)].kernel;
+    const BodyOperation& anchor = operations_[size_t(anchor_)];
+    const graph::OpKernel& kernel = anchor.kernel;
     if (!kernel.schedule) return {};
-    auto schedule = kernel.schedule(kernel.workload, target_);
+    Workload subject = kernel.workload;
+    bool elementwise = anchor.pattern == OpPattern::ElementWise || anchor.pattern == OpPattern::Broadcast;
+    if (elementwise && anchor.outputs.size() == 1 && anchor.outputs[0] == result_) subject.outputs = {result_};
+    auto schedule = kernel.schedule(subject, target_);
+    if (!schedule && !(subject.outputs[0] == kernel.workload.outputs[0])) schedule = kernel.schedule(kernel.workload, target_);
     return schedule ? schedule->trace() : Trace();
   }
 

@@ -2,6 +2,8 @@
 #include "compiler/ops/Elementwise.h"
 
 #include "core/ir/IROperators.h"
+#include "core/ir/IRMutator.h"
+#include "core/ir/IRVisitor.h"
 
 namespace tessel {
 
@@ -155,6 +157,52 @@ Expected<Workload> binaryElementwise(BinaryOp op, const std::vector<int64_t>& aS
   return w;
 }
 
+namespace {
+// The number of leading axes of `output` that per-row operands index: 0 when every tensor
+// read varies along the innermost axis (or not at all), else one past the innermost axis
+// that a read constant along the innermost one uses (2 for a batch norm's scale[c, 0, 0] on
+// [N, C, H, W]). Every stage of the pipeline with the output's shape is looked at, so the
+// reads of the operations inlined into a fused kernel count too.
+size_t perRowAxes(const te::Tensor& output) {
+  std::vector<int64_t> shape;
+  for (const Expr& e : output.shape()) shape.push_back(*asConstInt(e));
+  size_t rank = shape.size(), rows = 0;
+  for (const te::Operation& op : te::postOrder({output})) {
+    const auto* compute = te::asCompute(op);
+    if (!compute || compute->axes.size() != rank || !compute->reduceAxes.empty()) continue;
+    bool sameShape = true;
+    for (size_t d = 0; d < rank; ++d) sameShape = sameShape && *asConstInt(compute->axes[d]->dom.extent) == shape[d];
+    if (!sameShape) continue;
+    postOrderVisit(compute->body, [&](const Expr& e) {
+      const auto* load = e.as<BufferLoadNode>();
+      if (!load) return;
+      int deepest = -1;
+      for (const Expr& index : load->indices)
+        for (size_t d = 0; d < rank; ++d)
+          if (usesVar(index, compute->axes[d].var())) deepest = std::max(deepest, int(d));
+      if (deepest >= 0 && size_t(deepest) + 1 < rank) rows = std::max(rows, size_t(deepest) + 1);
+    });
+  }
+  return rows;
+}
+
+// Fuses `axes` pairwise from the innermost out into one loop, named `name` (a single axis
+// keeps its own name, which `name` is set to): each original index is then a nested
+// floordiv/floormod of the fused loop that the simplifier folds back into one contiguous
+// index (one fuse of all axes leaves x//c1 % c2 terms it cannot recombine, and the vector
+// loads become gathers).
+Status fuseAxes(Schedule& s, const std::vector<std::string>& axes, std::string& name) {
+  std::string flat = axes.back();
+  for (size_t k = axes.size() - 1; k-- > 0;) {
+    std::string fused = k == 0 ? name : name + std::to_string(k);
+    if (Status st = s.fuse("out", {axes[k], flat}, fused); !st) return st;
+    flat = fused;
+  }
+  name = flat;
+  return Status::success();
+}
+}  // namespace
+
 Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Target& target) {
   Schedule s(workload.outputs);
   const Stage* out = s.findStage("out");
@@ -162,27 +210,47 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Ta
   std::vector<std::string> axes;
   for (auto& iv : out->leafIterVars) axes.push_back(iv.name());
   if (axes.empty()) return s;  // a scalar: nothing to schedule
-  int64_t elements = 1;
-  for (auto& extent : workload.outputs[0].shape()) elements *= *asConstInt(extent);
-  // Fuse pairwise from the innermost axis out: each original index is then a nested
-  // floordiv/floormod of the fused loop that the simplifier folds back into one contiguous
-  // index (one fuse of all axes leaves x//c1 % c2 terms it cannot recombine, and the vector
-  // loads become gathers).
-  std::string flat = axes.back();
-  for (size_t k = axes.size() - 1; k-- > 0;) {
-    std::string fused = k == 0 ? "fused" : "fused" + std::to_string(k);
-    if (Status st = s.fuse("out", {axes[k], flat}, fused); !st) return st.error();
-    flat = fused;
-  }
+  std::vector<int64_t> shape;
+  for (auto& extent : workload.outputs[0].shape()) shape.push_back(*asConstInt(extent));
+  int64_t elements = elementCount(shape);
   int64_t lanes = target.vectorLanes();
+  int64_t chunksPerTask = std::max<int64_t>(1, 16384 / lanes);
+  bool parallel = target.cores > 1 && elements >= 2 * chunksPerTask * lanes;
+  // Per-row operands (a per-channel scale on NCHW): rows of the leading axes, each a
+  // contiguous plane of the trailing ones in vectors. With everything fused instead, a
+  // plane that is not a multiple of the vector width (14x14, 7x7) puts a row boundary inside
+  // vectors, and the per-row operand's index becomes a gather in every one of them.
+  size_t rowAxes = perRowAxes(workload.outputs[0]);
+  int64_t rows = 1;
+  for (size_t d = 0; d < rowAxes; ++d) rows *= shape[d];
+  int64_t plane = elements / std::max<int64_t>(1, rows);
+  if (rowAxes > 0 && plane >= 2 * lanes && (!parallel || rows >= 4 * int64_t(target.cores))) {
+    std::vector<std::string> rowNames(axes.begin(), axes.begin() + long(rowAxes));
+    std::vector<std::string> planeNames(axes.begin() + long(rowAxes), axes.end());
+    std::string planeLoop = "plane";
+    if (Status st = fuseAxes(s, planeNames, planeLoop); !st) return st.error();
+    if (Status st = s.split("out", planeLoop, lanes, "outer", "lane"); !st) return st.error();
+    if (Status st = s.vectorize("out", "lane"); !st) return st.error();
+    // Each row's vector loop stays a loop: LLVM fully unrolled it (a 14x14 plane is 24
+    // vectors), which, times the branches of a fused Concat's rows (one per input, 25 in
+    // DenseNet-121), cost 1 s of its optimizer per kernel and ran no faster.
+    if (Status st = s.pragma("out", "outer", "auto_unroll_max_step", 0); !st) return st.error();
+    if (parallel) {
+      std::string rowLoop = "rows";
+      if (Status st = fuseAxes(s, rowNames, rowLoop); !st) return st.error();
+      if (Status st = s.parallel("out", rowLoop); !st) return st.error();
+    }
+    return s;
+  }
+  std::string flat = "fused";
+  if (Status st = fuseAxes(s, axes, flat); !st) return st.error();
   if (elements < lanes) return s;
   // Vector chunks, then blocks of at least ~16K elements per parallel task so a launch
   // (a few microseconds) stays small against the work.
   if (Status st = s.split("out", flat, lanes, "outer", "lane"); !st) return st.error();
   if (Status st = s.vectorize("out", "lane"); !st) return st.error();
   int64_t chunks = (elements + lanes - 1) / lanes;
-  int64_t chunksPerTask = std::max<int64_t>(1, 16384 / lanes);
-  if (target.cores > 1 && chunks >= 2 * chunksPerTask) {
+  if (parallel && chunks >= 2 * chunksPerTask) {
     if (Status st = s.split("out", "outer", chunksPerTask, "task", "chunk"); !st) return st.error();
     if (Status st = s.parallel("out", "task"); !st) return st.error();
   }

@@ -213,6 +213,9 @@ Expected<Workload> concat(const std::vector<Shape>& shapes, int64_t axisIn, Data
       toExprs(outShape),
       [&](const std::vector<Var>& i) {
         // Last input first, so the select chain reads from the first input whose range holds i.
+        // Each test is likely(): loop partitioning then cuts the loop that carries the axis at
+        // the inputs' boundaries, and each piece copies its input with no select left (a chain
+        // of K reads, clamped into gathers when vectorized, per element otherwise).
         std::vector<int64_t> offsets(shapes.size(), 0);
         for (size_t k = 1; k < shapes.size(); ++k) offsets[k] = offsets[k - 1] + shapes[k - 1][a];
         Expr value;
@@ -222,7 +225,7 @@ Expected<Workload> concat(const std::vector<Shape>& shapes, int64_t axisIn, Data
           // Clamped so the discarded side of the select still reads inside its input.
           indices[a] = shapes.size() == 1 ? Expr(i[a]) : clampIndex(i[a] - Expr(offsets[k]), shapes[k][a]);
           Expr read = inputs[k](indices);
-          value = value.defined() ? select(i[a] < Expr(offsets[k] + shapes[k][a]), read, value) : read;
+          value = value.defined() ? select(likely(i[a] < Expr(offsets[k] + shapes[k][a])), read, value) : read;
         }
         // Every input empty along the axis: so is the output, whose loops never run.
         return value.defined() ? value : makeZero(dtype);

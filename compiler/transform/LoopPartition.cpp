@@ -275,6 +275,7 @@ private:
           continue;
         return narrow(loop, begin, end, candidate.condition);
       }
+      if (loop->forKind == ForKind::Parallel) return unswitch(loop, *min, *extent, begin, end, candidate.condition);
       return split(loop, *min, *extent, begin, end, candidate.condition);
     }
     return std::nullopt;
@@ -317,6 +318,37 @@ private:
     }
     keptConditions_.pop_back();
     return SeqStmtNode::make(std::move(parts));
+  }
+
+  // A parallel loop keeps its whole range: split into consecutive loops, each part would be a
+  // launch of its own (and a part of one iteration would run on one thread), so the parts
+  // become branches of one body instead, `if (v < end0) part0 else if (v < end1) part1 ...`,
+  // each part's body resolved for its range as split() resolves it. A test per iteration,
+  // against a launch per part (a 25-input Concat fused with its batch norm: 25 launches).
+  Stmt unswitch(const ForNode* loop, int64_t min, int64_t extent, int64_t begin, int64_t end, const Expr& condition) {
+    keptConditions_.push_back(condition);
+    DataType type = loop->loopVar.dtype();
+    std::vector<std::pair<int64_t, Stmt>> parts;  // (end of the part's range, its body)
+    for (auto [partBegin, partEnd] : {std::pair{min, begin}, std::pair{begin, end}, std::pair{end, min + extent}}) {
+      if (partBegin >= partEnd) continue;
+      Stmt part = mutate(ForNode::make(loop->loopVar, IntImmNode::make(type, partBegin),
+                                       IntImmNode::make(type, partEnd - partBegin), loop->forKind, loop->body,
+                                       loop->threadTag));
+      // The part partitioned on the remaining candidates is one parallel loop over its range
+      // again (this function made it), whose body holds for that range.
+      const auto* partLoop = part.as<ForNode>();
+      if (!partLoop || !partLoop->loopVar.same(loop->loopVar)) {
+        keptConditions_.pop_back();
+        return split(loop, min, extent, begin, end, condition);
+      }
+      parts.push_back({partEnd, partLoop->body});
+    }
+    keptConditions_.pop_back();
+    Stmt body = parts.back().second;
+    for (size_t k = parts.size() - 1; k-- > 0;)
+      body = IfThenElseNode::make(LTNode::make(loop->loopVar, IntImmNode::make(type, parts[k].first)),
+                                  parts[k].second, body);
+    return ForNode::make(loop->loopVar, loop->min, loop->extent, loop->forKind, body, loop->threadTag);
   }
 
   Analyzer analyzer_;

@@ -89,6 +89,10 @@ private slots:
     QTest::newRow("negated comparison in select") << ExprRow{select(!(x < y), y, z)} << "select(x >= y, y, z)";
     QTest::newRow("likely(true)") << ExprRow{likely(Expr(1) < Expr(2))} << "true";
     QTest::newRow("fused index rebuilt") << ExprRow{(floordiv(x, 64) * 64 + floormod(x, 64))} << "x";
+    QTest::newRow("fused index of three axes rebuilt")
+        << ExprRow{(floordiv(x, 196) * 196 + floordiv(floormod(x, 196), 14) * 14 + floormod(x, 14))} << "x";
+    QTest::newRow("inner digits rebuilt") << ExprRow{(floordiv(floormod(x, 196), 14) * 14 + floormod(x, 14))}
+                                          << "x % 196";
     QTest::newRow("floormod is the remainder") << ExprRow{(x - floordiv(x, 8) * 8)} << "x % 8";
     QTest::newRow("nested floordiv") << ExprRow{floordiv(floordiv(x, 4), 8)} << "x//32";
     QTest::newRow("floordiv of multiple") << ExprRow{floordiv(x * 64, 16)} << "x*4";

@@ -101,6 +101,25 @@ private slots:
     QVERIFY(ir.contains("fmul contract <8 x float>"));
   }
 
+  void unrollPragmaOfZeroKeepsTheLoopAsWritten() {
+    // auto_unroll_max_step = 0 over a loop already in vectors, and over the two parts loop
+    // partitioning cut it into: LLVM fully unrolled such loops of a constant trip count (a
+    // 25-input fused Concat: 600 vector stores, 1 s of its optimizer for one kernel).
+    const int64_t n = 192;
+    Buffer A("A", DataType::float32(), {Expr(n)}), C("C", DataType::float32(), {Expr(n)});
+    Var i("i"), k("k");
+    Expr ramp = RampNode::make(i * 8, Expr(1), 8);
+    Stmt main = loop(i, 0, 20, store(C, load(A, ramp) * 2.0f, ramp));
+    Stmt tail = loop(i, 20, 4, store(C, load(A, ramp) * 3.0f, ramp));
+    Stmt kept = AttrStmtNode::make("pragma_auto_unroll_max_step", Expr(0), SeqStmtNode::make({main, tail}));
+    Stmt free = loop(k, 0, 24, store(C, load(A, RampNode::make(k * 8, Expr(1), 8)) + 1.0f, RampNode::make(k * 8, Expr(1), 8)));
+    QString ir = QString::fromStdString(emitLLVMIR({PrimFunc("scale", {A, C}, SeqStmtNode::make({kept, free}))},
+                                                   hostTarget(), false));
+    QCOMPARE(ir.count("!\"llvm.loop.unroll.disable\"}"), 1);  // one metadata node, shared
+    QCOMPARE(ir.count(QRegularExpression("br label %i\\.header[0-9]*, !llvm\\.loop")), 2);
+    QVERIFY2(!ir.contains(QRegularExpression("br label %k\\.header[0-9]*, !llvm\\.loop")), qPrintable(ir));
+  }
+
   void localScratchWithConstantIndicesLivesInRegisters() {
     // Four accumulators in a "local" buffer, summed over a loop: after SROA no memory remains.
     const int64_t n = 256;

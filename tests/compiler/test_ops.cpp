@@ -120,6 +120,13 @@ private slots:
     QTest::newRow("max outer") << int(BinaryOp::Max) << QList<qint64>{3, 1, 5} << QList<qint64>{1, 7, 5};
     QTest::newRow("div scalar-like") << int(BinaryOp::Div) << QList<qint64>{2, 33} << QList<qint64>{1};
     QTest::newRow("min") << int(BinaryOp::Min) << QList<qint64>{100000} << QList<qint64>{100000};
+    // Per-channel operands on NCHW planes that are not a multiple of the vector width (rows of
+    // contiguous planes), in one thread and across parallel rows.
+    QTest::newRow("per-channel scale, 14x14") << int(BinaryOp::Mul) << QList<qint64>{2, 24, 14, 14}
+                                             << QList<qint64>{24, 1, 1};
+    QTest::newRow("per-channel shift, parallel rows") << int(BinaryOp::Add) << QList<qint64>{1, 64, 28, 28}
+                                                      << QList<qint64>{1, 64, 1, 1};
+    QTest::newRow("per-row operand first") << int(BinaryOp::Sub) << QList<qint64>{40, 1} << QList<qint64>{40, 37};
   }
   void binaryBroadcasts() {
     QFETCH(int, op);
@@ -162,6 +169,25 @@ private slots:
     auto w = binaryElementwise(BinaryOp::Add, {4, 3}, {4, 5});
     QVERIFY(!w.ok());
     QVERIFY(QString::fromStdString(w.error().toString()).contains("do not broadcast"));
+  }
+
+  void perChannelOperandIsReadOncePerRow() {
+    // A batch norm's scale on [1, C, 14, 14]: fused flat, a vector would straddle two channels
+    // and read the scale by a gather; by rows, each channel's plane is contiguous vectors and
+    // the scale one scalar.
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 2;
+    auto w = binaryElementwise(BinaryOp::Mul, {1, 256, 14, 14}, {256, 1, 1});
+    QVERIFY(w.ok());
+    auto schedule = defaultElementwiseSchedule(*w, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w->args(), w->name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for (rows") && text.contains("broadcast(b[rows], 8)") &&
+                 !text.contains("//broadcast("),
+             qPrintable(text));
   }
 
   void elementwiseScheduleVectorizesAndParallelizes() {

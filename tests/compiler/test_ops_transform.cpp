@@ -109,6 +109,10 @@ private slots:
     QTest::newRow("three, last axis") << std::vector<Shape>{{3, 4}, {3, 1}, {3, 17}} << -1;
     QTest::newRow("first axis") << std::vector<Shape>{{2, 9}, {5, 9}} << 0;
     QTest::newRow("one input") << std::vector<Shape>{{7, 3}} << 1;
+    QTest::newRow("four, odd channel counts") << std::vector<Shape>{{1, 3, 5, 5}, {1, 8, 5, 5}, {1, 1, 5, 5}, {1, 20, 5, 5}}
+                                              << 1;
+    // Enough elements for parallel rows: each input's rows are a branch of one parallel loop.
+    QTest::newRow("channels, parallel") << std::vector<Shape>{{1, 40, 30, 30}, {1, 24, 30, 30}, {1, 7, 30, 30}} << 1;
   }
   void concatJoinsInputs() {
     QFETCH(std::vector<Shape>, shapes);

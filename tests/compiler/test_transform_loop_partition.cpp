@@ -65,7 +65,9 @@ private slots:
 )"));
   }
 
-  void kindOfThePartitionedLoopIsKept() {
+  void parallelLoopStaysOneLaunch() {
+    // Parts of a parallel loop would be launches of their own, and the one-iteration tail
+    // part would run on one thread: the parts become branches of one parallel body.
     Var io("io"), ii("ii");
     Buffer B("B", DataType::float32(), {Expr(100)});
     Expr index = io * 8 + ii;
@@ -73,14 +75,15 @@ private slots:
     PrimFunc f("zero", {B}, ForNode::make(io, 0, 13, ForKind::Parallel,
                                           ForNode::make(ii, 0, 8, ForKind::Vectorized, guarded)));
     QCOMPARE(printed(loopPartition(f)), QString(R"(func zero(B: float32[100]) {
-  parallel for (io, 0, 12) {
-    vectorized for (ii, 0, 8) {
-      B[io*8 + ii] = 0.0f
-    }
-  }
-  parallel for (io, 12, 1) {
-    vectorized for (ii, 0, 4) {
-      B[io*8 + ii] = 0.0f
+  parallel for (io, 0, 13) {
+    if (io < 12) {
+      vectorized for (ii, 0, 8) {
+        B[io*8 + ii] = 0.0f
+      }
+    } else {
+      vectorized for (ii, 0, 4) {
+        B[io*8 + ii] = 0.0f
+      }
     }
   }
 }
@@ -118,6 +121,36 @@ private slots:
   }
   for (i, 1, 15) {
     B[i] = A[i - 1]
+  }
+}
+)"));
+  }
+
+  void concatOfThreeInParallelCopiesEachInputInItsOwnBranch() {
+    // Concat's select chain on the parallel channel loop: one launch, and each branch reads
+    // one input with no select left (K reads per element otherwise).
+    Var c("c"), x("x");
+    Buffer A("A", DataType::float32(), {Expr(32)}), B("B", DataType::float32(), {Expr(16)}),
+        C("C", DataType::float32(), {Expr(16)}), D("D", DataType::float32(), {Expr(64)});
+    Expr value = select(likely(c < 2), load(A, c * 16 + x),
+                        select(likely(c < 3), load(B, (c - 2) * 16 + x), load(C, (c - 3) * 16 + x)));
+    Stmt loop = ForNode::make(c, 0, 4, ForKind::Parallel, serial(x, 0, 16, BufferStoreNode::make(D, value, {c * 16 + x})));
+    QCOMPARE(printed(loopPartition(PrimFunc("concat", {A, B, C, D}, loop))),
+             QString(R"(func concat(A: float32[32], B: float32[16], C: float32[16], D: float32[64]) {
+  parallel for (c, 0, 4) {
+    if (c < 2) {
+      for (x, 0, 16) {
+        D[c*16 + x] = A[c*16 + x]
+      }
+    } else if (c < 3) {
+      for (x, 0, 16) {
+        D[c*16 + x] = B[(c - 2)*16 + x]
+      }
+    } else {
+      for (x, 0, 16) {
+        D[c*16 + x] = C[(c - 3)*16 + x]
+      }
+    }
   }
 }
 )"));

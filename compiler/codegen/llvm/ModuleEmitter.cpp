@@ -901,16 +901,23 @@ private:
 
   // --- statements -------------------------------------------------------------------------
 
+  /// What an unroll pragma just above a loop asks of LLVM's unroller.
+  enum class UnrollPragma { None, Enable, Disable };
+
   void emitStmt(const Stmt& s) {
     TESSEL_ICHECK(s.defined()) << "undefined statement in " << func_->name;
-    // A pragma applies to the loop directly under it; anything else clears it.
-    bool unrollHint = std::exchange(pendingUnrollHint_, false);
+    // A pragma applies to the loop directly under it, or to each part of it when loop
+    // partitioning cut it into a sequence (a main loop and its tail); anything else clears it.
+    UnrollPragma unrollHint = std::exchange(pendingUnrollHint_, UnrollPragma::None);
     switch (s->kind()) {
       case NodeKind::For: return emitFor(s.as<ForNode>(), unrollHint);
       case NodeKind::Allocate: return emitAllocate(s.as<AllocateNode>());
       case NodeKind::IfThenElse: return emitIfThenElse(s.as<IfThenElseNode>());
       case NodeKind::SeqStmt:
-        for (auto& stmt : s.as<SeqStmtNode>()->seq) emitStmt(stmt);
+        for (auto& stmt : s.as<SeqStmtNode>()->seq) {
+          if (stmt->kind() == NodeKind::For) pendingUnrollHint_ = unrollHint;
+          emitStmt(stmt);
+        }
         return;
       case NodeKind::LetStmt: {
         auto* let = s.as<LetStmtNode>();
@@ -921,9 +928,11 @@ private:
       case NodeKind::Evaluate: emitExpr(s.as<EvaluateNode>()->value); return;
       case NodeKind::AttrStmt: {
         auto* attr = s.as<AttrStmtNode>();
-        if (attr->key.rfind("pragma_", 0) == 0 && attr->key.find("unroll") != std::string::npos &&
-            !isConstInt(attr->value, 0))
-          pendingUnrollHint_ = true;
+        // An unroll pragma of 0 (auto_unroll_max_step = 0) keeps the loop as written: LLVM
+        // would otherwise fully unroll a loop of a constant trip count, or widen and
+        // interleave it, as it sees fit.
+        if (attr->key.rfind("pragma_", 0) == 0 && attr->key.find("unroll") != std::string::npos)
+          pendingUnrollHint_ = isConstInt(attr->value, 0) ? UnrollPragma::Disable : UnrollPragma::Enable;
         return emitStmt(attr->body);
       }
       case NodeKind::BufferStore: return emitStore(s.as<BufferStoreNode>());
@@ -963,7 +972,7 @@ private:
     return value;
   }
 
-  void emitFor(const ForNode* node, bool unrollHint) {
+  void emitFor(const ForNode* node, UnrollPragma unrollHint) {
     switch (node->forKind) {
       case ForKind::ThreadBinding:
         fail("bind() needs a GPU target: loop '" + node->loopVar.name() + "' is bound to " +
@@ -980,7 +989,11 @@ private:
     std::vector<const char*> hints;
     const int64_t* constantExtent = asConstInt(node->extent);
     if (node->forKind == ForKind::Unrolled) hints.push_back(constantExtent ? "llvm.loop.unroll.full" : "llvm.loop.unroll.enable");
-    else if (unrollHint) hints.push_back("llvm.loop.unroll.enable");
+    else if (unrollHint == UnrollPragma::Enable) hints.push_back("llvm.loop.unroll.enable");
+    else if (unrollHint == UnrollPragma::Disable) {
+      hints.push_back("llvm.loop.unroll.disable");
+      hints.push_back("llvm.loop.isvectorized");  // nor widened or interleaved by the loop vectorizer
+    }
     if (node->forKind == ForKind::Vectorized) hints.push_back("llvm.loop.vectorize.enable");
     emitSerialLoop(node->loopVar, begin, end, node->body, hints);
   }
@@ -1014,6 +1027,8 @@ private:
         std::vector<llvm::Metadata*> entry{llvm::MDString::get(context_, hint)};
         if (std::strcmp(hint, "llvm.loop.vectorize.enable") == 0)
           entry.push_back(llvm::ConstantAsMetadata::get(builder_.getTrue()));
+        if (std::strcmp(hint, "llvm.loop.isvectorized") == 0)
+          entry.push_back(llvm::ConstantAsMetadata::get(builder_.getInt32(1)));
         operands.push_back(llvm::MDNode::get(context_, entry));
       }
       llvm::MDNode* loopId = llvm::MDNode::getDistinct(context_, operands);
@@ -1140,7 +1155,7 @@ private:
   FunctionState state_;
   ValueMap values_;
   int parallelBodyCount_ = 0;
-  bool pendingUnrollHint_ = false;
+  UnrollPragma pendingUnrollHint_ = UnrollPragma::None;
 };
 
 Diagnostic badName(const std::string& name, const std::string& why) {

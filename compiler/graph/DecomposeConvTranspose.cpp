@@ -191,13 +191,12 @@ private:
   // An operation typed through the registry; a Diagnostic (kept in error_) when it cannot be.
   std::optional<Value> typed(const std::string& name, const std::string& op, std::vector<Value> inputs,
                              Attributes attributes, const std::vector<Provenance>& provenance) {
-    Value untyped = makeOperation(name, op, inputs, attributes, {TensorType{}}, provenance)[0];
-    auto types = inferOpTypes(makeOpCall(*asOperation(untyped.node())));
-    if (!types) {
-      error_ = types.error();
+    auto outputs = makeTypedOperation(name, op, std::move(inputs), std::move(attributes), provenance);
+    if (!outputs) {
+      error_ = outputs.error();
       return std::nullopt;
     }
-    return makeOperation(name, op, std::move(inputs), std::move(attributes), *types, provenance)[0];
+    return (*outputs)[0];
   }
 
   std::optional<Diagnostic> error_;

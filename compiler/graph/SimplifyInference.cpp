@@ -189,16 +189,15 @@ private:
   // An operation typed through the registry; a Diagnostic (kept in error_) when it cannot be.
   std::optional<Value> typed(const std::string& name, const std::string& op, std::vector<Value> inputs,
                              Attributes attributes, std::vector<Provenance> provenance, const TensorType& expected) {
-    Value untyped = makeOperation(name, op, inputs, attributes, {TensorType{}}, provenance)[0];
-    auto types = inferOpTypes(makeOpCall(*asOperation(untyped.node())));
-    if (!types) {
-      error_ = types.error();
+    auto outputs = makeTypedOperation(name, op, std::move(inputs), std::move(attributes), std::move(provenance));
+    if (!outputs) {
+      error_ = outputs.error();
       return std::nullopt;
     }
-    TESSEL_ICHECK(types->size() == 1 && (*types)[0] == expected)
-        << "folding batch normalization into " << name << " changed its type to " << (*types)[0].toString()
+    TESSEL_ICHECK(outputs->size() == 1 && (*outputs)[0].type() == expected)
+        << "folding batch normalization into " << name << " changed its type to " << (*outputs)[0].type().toString()
         << " from " << expected.toString();
-    return makeOperation(name, op, std::move(inputs), std::move(attributes), *types, std::move(provenance))[0];
+    return (*outputs)[0];
   }
 
   std::optional<Value> foldIntoConv(const OperationNode& conv, const OperationNode& bn, const ChannelAffine& affine) {

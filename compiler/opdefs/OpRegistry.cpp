@@ -209,6 +209,16 @@ Expected<std::vector<TensorType>> inferOpTypes(const OpCall& call) {
   return types;
 }
 
+Expected<std::vector<Value>> makeTypedOperation(const std::string& name, const std::string& op,
+                                                std::vector<Value> inputs, Attributes attributes,
+                                                std::vector<Provenance> provenance, size_t outputCount) {
+  std::vector<Value> untyped =
+      makeOperation(name, op, inputs, attributes, std::vector<TensorType>(outputCount), provenance);
+  auto types = inferOpTypes(makeOpCall(*asOperation(untyped[0].node())));
+  if (!types) return types.error();
+  return makeOperation(name, op, std::move(inputs), std::move(attributes), *types, std::move(provenance));
+}
+
 Expected<OpKernel> buildOpKernel(const OpCall& call) {
   if (call.op == kUnsupportedOp) return placeholderError(call);
   const OpDef* def = OpRegistry::global().find(call.op);

@@ -123,6 +123,13 @@ OpCall makeOpCall(const OperationNode& node, const std::vector<Value>& inputs,
 /// for an unknown op (listing none, naming the op and node) or a wrong input/output count.
 Expected<std::vector<TensorType>> inferOpTypes(const OpCall& call);
 
+/// A new operation whose outputs (`outputCount` of them) are typed through the registry, as
+/// InferTypes types one; the Diagnostic its operator gives when it cannot be typed. For passes
+/// that replace an operation by others.
+Expected<std::vector<Value>> makeTypedOperation(const std::string& name, const std::string& op,
+                                                std::vector<Value> inputs, Attributes attributes,
+                                                std::vector<Provenance> provenance, size_t outputCount = 1);
+
 /// Builds the kernel of `call` through the registry.
 Expected<OpKernel> buildOpKernel(const OpCall& call);
 

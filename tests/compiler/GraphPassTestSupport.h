@@ -106,4 +106,21 @@ inline double largestRelativeError(const std::vector<double>& actual, const std:
   return worst;
 }
 
+/// The largest relative error (as largestRelativeError) between the single outputs of two
+/// graphs of constants, each evaluated by FoldConstant: a rewritten graph against the one it
+/// was rewritten from. Infinity when either does not evaluate to one output.
+inline double rewriteError(const graph::Graph& rewritten, const graph::Graph& original) {
+  auto expected = evaluateConstantGraph(original);
+  auto actual = evaluateConstantGraph(rewritten);
+  if (expected.size() != 1 || actual.size() != 1) return INFINITY;
+  return largestRelativeError(actual[0], expected[0]);
+}
+
+/// The operators of a graph's operations, in topological order.
+inline std::vector<std::string> opKinds(const graph::Graph& graph) {
+  std::vector<std::string> kinds;
+  for (const graph::OperationNode* node : graph.operations()) kinds.push_back(node->op);
+  return kinds;
+}
+
 }  // namespace tessel::testing

@@ -11,10 +11,15 @@ using namespace tessel::testing;
 
 namespace {
 
-std::vector<std::string> opKinds(const Graph& graph) {
-  std::vector<std::string> kinds;
-  for (const OperationNode* node : graph.operations()) kinds.push_back(node->op);
-  return kinds;
+// "2x3x4 4" as {{2, 3, 4}, {4}}.
+std::vector<std::vector<int64_t>> parseShapes(const QString& text) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const QString& shape : text.split(' ')) {
+    std::vector<int64_t> dims;
+    for (const QString& dim : shape.split('x')) dims.push_back(dim.toLongLong());
+    shapes.push_back(dims);
+  }
+  return shapes;
 }
 
 Graph decomposed(const Graph& graph) {
@@ -66,23 +71,13 @@ private slots:
   void matrixProductsMatchTheEinsumKernel() {
     QFETCH(QString, equation);
     QFETCH(QString, shapes);
-    std::vector<std::vector<int64_t>> operandShapes;
-    for (const QString& shape : shapes.split(' ')) {
-      std::vector<int64_t> dims;
-      for (const QString& dim : shape.split('x')) dims.push_back(dim.toLongLong());
-      operandShapes.push_back(dims);
-    }
-    Graph graph = einsumGraph(equation.toStdString(), operandShapes);
+    Graph graph = einsumGraph(equation.toStdString(), parseShapes(shapes));
     Graph rewritten = decomposed(graph);
     auto kinds = opKinds(rewritten);
     QCOMPARE(std::count(kinds.begin(), kinds.end(), std::string("Einsum")), 0);
     QCOMPARE(std::count(kinds.begin(), kinds.end(), std::string("MatMul")), 1);
-    auto expected = evaluateConstantGraph(graph);
-    auto actual = evaluateConstantGraph(rewritten);
-    QCOMPARE(expected.size(), size_t(1));
-    QCOMPARE(actual.size(), size_t(1));
-    QVERIFY2(largestRelativeError(actual[0], expected[0]) < 1e-5,
-             qPrintable(QString("relative error %1").arg(largestRelativeError(actual[0], expected[0]))));
+    const double error = rewriteError(rewritten, graph);
+    QVERIFY2(error < 1e-5, qPrintable(QString("relative error %1").arg(error)));
   }
 
   void otherEinsumsAreLeftAlone_data() {
@@ -97,13 +92,7 @@ private slots:
   void otherEinsumsAreLeftAlone() {
     QFETCH(QString, equation);
     QFETCH(QString, shapes);
-    std::vector<std::vector<int64_t>> operandShapes;
-    for (const QString& shape : shapes.split(' ')) {
-      std::vector<int64_t> dims;
-      for (const QString& dim : shape.split('x')) dims.push_back(dim.toLongLong());
-      operandShapes.push_back(dims);
-    }
-    Graph graph = einsumGraph(equation.toStdString(), operandShapes);
+    Graph graph = einsumGraph(equation.toStdString(), parseShapes(shapes));
     QCOMPARE(opKinds(decomposed(graph)), (std::vector<std::string>{"Einsum"}));
   }
 };

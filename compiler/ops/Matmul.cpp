@@ -185,13 +185,14 @@ Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Target&
   // slices, computed again per tile (ConvNeXt's [1, 14, 14, 1536] Linear ran at 0.3 GFLOP/s)
   // and unrolled row by row (ViT's [1, 197, 768] MLP output took 10 s to compile per kernel).
   int64_t rows = rank >= 2 ? tileRows(*asConstInt(C.shape()[rank - 2]), target) : 1;
-  // Column panels are taken in groups that fit in half of a 2 MiB L2 cache: a group of B
-  // stays there while every row block of A passes once, and each row block stays in L1
-  // while it meets every panel of the group.
+  // Column panels are taken in groups that fit in half of the target's L2 cache (2 MiB when
+  // unknown): a group of B stays there while every row block of A passes once, and each row
+  // block stays in L1 while it meets every panel of the group.
   int64_t k = *asConstInt(workload.inputs[0].shape().back());
   int64_t panelBytes = k * bn * C.dtype().bytes();
   int64_t panels = (n + bn - 1) / bn;
-  int64_t group = std::clamp<int64_t>((1 << 20) / std::max<int64_t>(panelBytes, 1), 1, panels);
+  int64_t l2Bytes = target.l2CacheBytes > 0 ? target.l2CacheBytes : int64_t(2) << 20;
+  int64_t group = std::clamp<int64_t>(l2Bytes / 2 / std::max<int64_t>(panelBytes, 1), 1, panels);
   Schedule s({C});
   std::vector<Status> steps;
   // The accumulator tile lives in registers; C receives each finished tile.

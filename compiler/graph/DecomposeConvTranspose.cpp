@@ -4,7 +4,7 @@
 #include <cstring>
 #include <optional>
 
-#include "compiler/graph/GraphRewriter.h"
+#include "compiler/graph/TypedOperationBuilder.h"
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/opdefs/OpRegistry.h"
 
@@ -41,7 +41,7 @@ std::optional<PhaseGeometry> geometryOf(const ConvTransposeParams& p) {
   return g;
 }
 
-class Decomposer {
+class Decomposer : public TypedOperationBuilder {
 public:
   std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
     if (error_ || op.op != "ConvTranspose" || inputs.size() < 2) return std::nullopt;
@@ -78,8 +78,6 @@ public:
     }
     return std::vector<Value>{*result};
   }
-
-  const std::optional<Diagnostic>& error() const { return error_; }
 
 private:
   // Phase `phase`'s Conv: the taps k = phase + stride * t, reversed, as a [M, C / groups, T..]
@@ -182,35 +180,13 @@ private:
                  {}, op.provenance);
   }
 
-  Value int64s(const std::string& name, const std::vector<int64_t>& values) {
-    auto array = runtime::NDArray::empty({int64_t(values.size())}, runtime::DataType::int64());
-    array.copyFrom(values);
-    return makeConstant(name, array);
-  }
-
-  // An operation typed through the registry; a Diagnostic (kept in error_) when it cannot be.
-  std::optional<Value> typed(const std::string& name, const std::string& op, std::vector<Value> inputs,
-                             Attributes attributes, const std::vector<Provenance>& provenance) {
-    auto outputs = makeTypedOperation(name, op, std::move(inputs), std::move(attributes), provenance);
-    if (!outputs) {
-      error_ = outputs.error();
-      return std::nullopt;
-    }
-    return (*outputs)[0];
-  }
-
-  std::optional<Diagnostic> error_;
 };
 
 }  // namespace
 
 Expected<Graph> decomposeConvTranspose(const Graph& graph) {
   Decomposer decomposer;
-  Graph out = rewriteGraph(graph, [&](const OperationNode& op, const std::vector<Value>& inputs) {
-    return decomposer.rewrite(op, inputs);
-  });
-  if (decomposer.error()) return *decomposer.error();
-  return out;
+  return rewriteGraphWith(graph, decomposer);
 }
 
 }  // namespace tessel::graph

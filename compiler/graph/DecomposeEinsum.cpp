@@ -7,7 +7,7 @@
 #include <numeric>
 #include <optional>
 
-#include "compiler/graph/GraphRewriter.h"
+#include "compiler/graph/TypedOperationBuilder.h"
 #include "compiler/opdefs/OpRegistry.h"
 
 namespace tessel::graph {
@@ -34,7 +34,7 @@ std::optional<std::array<std::string, 3>> splitEquation(const std::string& equat
 
 bool has(const std::string& term, char letter) { return term.find(letter) != std::string::npos; }
 
-class Decomposer {
+class Decomposer : public TypedOperationBuilder {
 public:
   std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
     if (error_ || op.op != "Einsum" || inputs.size() != 2) return std::nullopt;
@@ -91,8 +91,6 @@ public:
     return std::vector<Value>{*result};
   }
 
-  const std::optional<Diagnostic>& error() const { return error_; }
-
 private:
   // `value` (letters `from`) transposed to the letters `to`, then reshaped to `shape`.
   std::optional<Value> arrange(const OperationNode& op, Value value, const std::string& from, const std::string& to,
@@ -122,34 +120,16 @@ private:
   std::optional<Value> reshape(const OperationNode& op, Value value, const std::vector<int64_t>& shape,
                                const std::string& name) {
     if (value.type().shape == shape) return value;
-    auto array = runtime::NDArray::empty({int64_t(shape.size())}, runtime::DataType::int64());
-    array.copyFrom(shape);
-    return typed(name, "Reshape", {value, makeConstant(name + ".shape", array)}, {}, op.provenance);
+    return typed(name, "Reshape", {value, int64s(name + ".shape", shape)}, {}, op.provenance);
   }
 
-  // An operation typed through the registry; a Diagnostic (kept in error_) when it cannot be.
-  std::optional<Value> typed(const std::string& name, const std::string& op, std::vector<Value> inputs,
-                             Attributes attributes, const std::vector<Provenance>& provenance) {
-    auto outputs = makeTypedOperation(name, op, std::move(inputs), std::move(attributes), provenance);
-    if (!outputs) {
-      error_ = outputs.error();
-      return std::nullopt;
-    }
-    return (*outputs)[0];
-  }
-
-  std::optional<Diagnostic> error_;
 };
 
 }  // namespace
 
 Expected<Graph> decomposeEinsum(const Graph& graph) {
   Decomposer decomposer;
-  Graph out = rewriteGraph(graph, [&](const OperationNode& op, const std::vector<Value>& inputs) {
-    return decomposer.rewrite(op, inputs);
-  });
-  if (decomposer.error()) return *decomposer.error();
-  return out;
+  return rewriteGraphWith(graph, decomposer);
 }
 
 }  // namespace tessel::graph

@@ -40,26 +40,15 @@ namespace {
 /// (Reshape's shape) directly or through operations computing that value (a window's size
 /// cast and fed to Range).
 std::set<std::string> inputsNeededByValue(const Graph& graph) {
-  std::set<std::string> names;
-  std::vector<Value> pending;
+  std::vector<Value> needed;
   for (const graph::OperationNode* op : graph.operations()) {
     const graph::OpDef* def = graph::OpRegistry::global().find(op->op);
     if (!def) continue;
     for (int slot : def->valueInputs)
-      if (op->hasInput(size_t(slot))) pending.push_back(op->inputs[size_t(slot)]);
+      if (op->hasInput(size_t(slot))) needed.push_back(op->inputs[size_t(slot)]);
   }
-  std::unordered_set<const graph::GraphNode*> seen;
-  while (!pending.empty()) {
-    Value value = pending.back();
-    pending.pop_back();
-    if (!seen.insert(value.node()).second) continue;
-    if (auto* input = graph::asInput(value.node())) names.insert(input->name);
-    auto* op = graph::asOperation(value.node());
-    // Shape and Size read only their input's type: the data behind it stays an input.
-    if (op && op->op != "Shape" && op->op != "Size")
-      for (auto& source : op->inputs)
-        if (source.defined()) pending.push_back(source);
-  }
+  std::set<std::string> names;
+  for (const graph::InputNode* input : graph::inputsFeeding(needed)) names.insert(input->name);
   return names;
 }
 

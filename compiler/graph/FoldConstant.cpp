@@ -1,6 +1,8 @@
 // Compile-time evaluation of constant operations with their own JIT-compiled kernels.
 #include "compiler/graph/FoldConstant.h"
 
+#include <unordered_set>
+
 #include <algorithm>
 #include <mutex>
 #include <set>
@@ -192,6 +194,23 @@ Expected<Graph> foldConstant(const Graph& graph) {
   });
   if (failure) return *failure;
   return folded;
+}
+
+std::vector<const InputNode*> inputsFeeding(const std::vector<Value>& values) {
+  std::vector<const InputNode*> inputs;
+  std::vector<const GraphNode*> pending;
+  for (const Value& value : values) pending.push_back(value.node());
+  std::unordered_set<const GraphNode*> seen;
+  while (!pending.empty()) {
+    const GraphNode* node = pending.back();
+    pending.pop_back();
+    if (!node || !seen.insert(node).second) continue;
+    if (auto* input = asInput(node)) inputs.push_back(input);
+    auto* op = asOperation(node);
+    if (op && op->op != "Shape" && op->op != "Size")
+      for (const Value& source : op->inputs) pending.push_back(source.node());
+  }
+  return inputs;
 }
 
 }  // namespace tessel::graph

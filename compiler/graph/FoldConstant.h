@@ -21,6 +21,11 @@ namespace tessel::graph {
 /// run is a Diagnostic naming it.
 Expected<Graph> foldConstant(const Graph& graph);
 
+/// The graph inputs whose data `values` are computed from, each once, in the order found:
+/// what keeps them from folding. Shape and Size read only their input's type, so the data
+/// behind them does not count.
+std::vector<const InputNode*> inputsFeeding(const std::vector<Value>& values);
+
 /// foldConstant's step for one typed operation, for passes that fold as they go (InferTypes
 /// can fold shape computations so that a Reshape or Slice reading them gets typed): the
 /// constants that replace the outputs of `op` read with `inputs` in place of its own (a pass

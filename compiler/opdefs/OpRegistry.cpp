@@ -86,14 +86,8 @@ Expected<std::vector<Out>> constantValues(const OpCall& call, size_t i, const st
   auto push = [&](auto* p) {
     for (int64_t k = 0; k < data.numElements(); ++k) out.push_back(Out(p[k]));
   };
-  if (dtype.code == Code::Int && dtype.bits == 64) push(static_cast<const int64_t*>(data.data()));
-  else if (dtype.code == Code::Int && dtype.bits == 32) push(static_cast<const int32_t*>(data.data()));
-  else if (dtype.code == Code::Int && dtype.bits == 16) push(static_cast<const int16_t*>(data.data()));
-  else if (dtype.code == Code::Int && dtype.bits == 8) push(static_cast<const int8_t*>(data.data()));
-  else if (dtype.code == Code::UInt && dtype.bits == 8) push(static_cast<const uint8_t*>(data.data()));
-  else if (dtype.code == Code::UInt && dtype.bits == 16) push(static_cast<const uint16_t*>(data.data()));
-  else if (dtype.code == Code::UInt && dtype.bits == 32) push(static_cast<const uint32_t*>(data.data()));
-  else if (dtype.code == Code::UInt && dtype.bits == 64) push(static_cast<const uint64_t*>(data.data()));
+  auto integers = dtype.code == Code::Bool ? std::nullopt : integerElements(data);
+  if (integers) push(integers->data());
   else if (!integralOnly && dtype.code == Code::Float && dtype.bits == 32) push(static_cast<const float*>(data.data()));
   else if (!integralOnly && dtype.code == Code::Float && dtype.bits == 64)
     push(static_cast<const double*>(data.data()));
@@ -103,6 +97,29 @@ Expected<std::vector<Out>> constantValues(const OpCall& call, size_t i, const st
   return out;
 }
 }  // namespace
+
+std::optional<std::vector<int64_t>> integerElements(const runtime::NDArray& array) {
+  using Code = runtime::DataType::Code;
+  const auto dtype = array.dtype();
+  if (dtype.lanes != 1) return std::nullopt;
+  std::vector<int64_t> out;
+  out.reserve(size_t(array.numElements()));
+  auto push = [&](auto* p) {
+    for (int64_t k = 0; k < array.numElements(); ++k) out.push_back(int64_t(p[k]));
+  };
+  const void* data = array.data();
+  if (dtype.code == Code::Int && dtype.bits == 64) push(static_cast<const int64_t*>(data));
+  else if (dtype.code == Code::Int && dtype.bits == 32) push(static_cast<const int32_t*>(data));
+  else if (dtype.code == Code::Int && dtype.bits == 16) push(static_cast<const int16_t*>(data));
+  else if (dtype.code == Code::Int && dtype.bits == 8) push(static_cast<const int8_t*>(data));
+  else if ((dtype.code == Code::UInt && dtype.bits == 8) || dtype.code == Code::Bool)  // a bool is a byte
+    push(static_cast<const uint8_t*>(data));
+  else if (dtype.code == Code::UInt && dtype.bits == 16) push(static_cast<const uint16_t*>(data));
+  else if (dtype.code == Code::UInt && dtype.bits == 32) push(static_cast<const uint32_t*>(data));
+  else if (dtype.code == Code::UInt && dtype.bits == 64) push(static_cast<const uint64_t*>(data));
+  else return std::nullopt;
+  return out;
+}
 
 Expected<std::vector<int64_t>> OpCall::constantInts(size_t i, const std::string& what) const {
   return constantValues<int64_t>(*this, i, what, true);

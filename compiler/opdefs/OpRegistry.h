@@ -113,6 +113,10 @@ private:
   std::map<std::string, OpDef> ops_;
 };
 
+/// The elements of a host array of an integer or boolean element type, as int64 (a bool as 0
+/// or 1); nullopt for any other element type.
+std::optional<std::vector<int64_t>> integerElements(const runtime::NDArray& array);
+
 /// The OpCall for an operation node of a typed graph (every input's type known).
 OpCall makeOpCall(const OperationNode& node, const Target& target = hostTarget());
 /// The same with `inputs` in place of the node's own (a pass rebuilding the node).

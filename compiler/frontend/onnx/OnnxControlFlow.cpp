@@ -4,8 +4,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <cstring>
 #include <set>
+
+#include "compiler/opdefs/OpRegistry.h"
 
 namespace tessel::frontend {
 namespace {
@@ -15,36 +16,6 @@ using graph::Value;
 // Unrolling is how a Loop compiles; past this many iterations the graph (and the compile)
 // would grow without bound, and the loop is most likely one whose end depends on data.
 constexpr int64_t kMaxUnrolledIterations = 4096;
-
-// The elements of an integer or boolean array as int64; nullopt for floating-point arrays.
-std::optional<std::vector<int64_t>> integerElements(const runtime::NDArray& array) {
-  using Code = runtime::DataType::Code;
-  const auto dtype = array.dtype();
-  if (dtype.lanes != 1 || (dtype.code != Code::Int && dtype.code != Code::UInt && dtype.code != Code::Bool))
-    return std::nullopt;
-  const int64_t count = array.numElements();
-  const size_t bytes = size_t(dtype.bytes());
-  const auto* data = static_cast<const unsigned char*>(array.data());
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < count; ++i) {
-    const unsigned char* at = data + size_t(i) * bytes;
-    int64_t value = 0;
-    if (dtype.code == Code::Int) {
-      switch (bytes) {
-        case 1: value = *reinterpret_cast<const int8_t*>(at); break;
-        case 2: value = *reinterpret_cast<const int16_t*>(at); break;
-        case 4: value = *reinterpret_cast<const int32_t*>(at); break;
-        default: std::memcpy(&value, at, 8); break;
-      }
-    } else {
-      uint64_t unsignedValue = 0;
-      std::memcpy(&unsignedValue, at, std::min<size_t>(bytes, 8));
-      value = int64_t(unsignedValue);
-    }
-    out.push_back(value);
-  }
-  return out;
-}
 
 int64_t intAttribute(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
   for (const auto& attribute : node.attribute())
@@ -180,7 +151,7 @@ private:
     if (!tensor) return tensor.error();
     auto value = context_.knownValue(*tensor, role + " " + inputName(i));
     if (!value) return value.error();
-    auto elements = integerElements(*value);
+    auto elements = graph::integerElements(*value);
     if (!elements || elements->size() != 1)
       return problem("needs " + role + " " + inputName(i) + " to be one integer; it is " + value->dtype().toString() +
                      " with " + std::to_string(value->numElements()) + " elements");
@@ -269,7 +240,7 @@ private:
         auto next = context_.knownValue((*outputs)[0].tensor, "the condition its body computes in iteration " +
                                                                   std::to_string(iteration));
         if (!next) return next.error();
-        auto elements = integerElements(*next);
+        auto elements = graph::integerElements(*next);
         if (!elements || elements->size() != 1) return problem("has a body whose condition is not one boolean");
         condition = (*elements)[0] != 0;
       }
@@ -345,7 +316,7 @@ private:
         if (!lengths) return lengths.error();
         auto known = context_.knownValue(*lengths, "its sequence_lens " + inputName(0));
         if (!known) return known.error();
-        auto elements = integerElements(*known);
+        auto elements = graph::integerElements(*known);
         if (!elements || std::any_of(elements->begin(), elements->end(), [&](int64_t n) { return n != length; }))
           return problem("has sequence_lens shorter than its inputs; Tessel scans whole sequences only");
       }
@@ -506,7 +477,7 @@ private:
     if (!splitTensor) return splitTensor.error();
     auto known = context_.knownValue(*splitTensor, "its split " + inputName(1));
     if (!known) return known.error();
-    auto sizes = integerElements(*known);
+    auto sizes = graph::integerElements(*known);
     if (!sizes) return problem("has a split that is not integers");
     std::vector<int64_t> lengths;
     if (known->ndim() == 0) {

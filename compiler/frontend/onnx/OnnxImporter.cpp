@@ -47,22 +47,6 @@ bool implementsOperator(const NodeProto& node) {
          graph::OpRegistry::global().find(op) != nullptr;
 }
 
-// The graph inputs `value` is computed from (through Shape and Size only their types count).
-std::vector<const graph::InputNode*> inputsBehind(const graph::Value& value) {
-  std::vector<const graph::InputNode*> inputs;
-  std::vector<const graph::GraphNode*> pending = {value.node()};
-  std::unordered_set<const graph::GraphNode*> seen;
-  while (!pending.empty()) {
-    const graph::GraphNode* node = pending.back();
-    pending.pop_back();
-    if (!node || !seen.insert(node).second) continue;
-    if (auto* input = graph::asInput(node)) inputs.push_back(input);
-    auto* op = graph::asOperation(node);
-    if (op && op->op != "Shape" && op->op != "Size")
-      for (auto& source : op->inputs) pending.push_back(source.node());
-  }
-  return inputs;
-}
 
 // The opset the model declares for the default domain (the last entry, as checkVersions
 // reads it); nullopt when it declares none.
@@ -194,7 +178,7 @@ public:
     if (!folded) return folded.error();
     if (auto* constant = graph::asConstant(folded->outputs[0].node())) return constant->data;
     std::string wanted, unknown;
-    for (const graph::InputNode* input : inputsBehind(value)) {
+    for (const graph::InputNode* input : graph::inputsFeeding({value})) {
       if (options_.knownInputValues.count(input->name)) {
         wantedInputs_.insert(input->name);
         wanted += (wanted.empty() ? "'" : ", '") + input->name + "'";

@@ -207,19 +207,20 @@ Expected<runtime::NDArray> tensorToArray(const TensorProto& tensor, const std::s
   return array;
 }
 
-Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
-  auto bytes = readFileBytes(path);
-  if (!bytes) return bytes.error();
-  if (bytes->empty()) return importError("is empty; expected a serialized ONNX TensorProto", path);
+namespace {
+
+// readTensorProtoFile on the file's bytes, already read.
+Expected<runtime::NDArray> tensorFromFileBytes(const std::string& bytes, const std::string& path) {
+  if (bytes.empty()) return importError("is empty; expected a serialized ONNX TensorProto", path);
   onnx::TensorProto tensor;
-  if (!tensor.ParseFromString(*bytes))
+  if (!tensor.ParseFromString(bytes))
     return importError("is not an ONNX tensor: it does not parse as a TensorProto (truncated or another format)", path);
   auto array = tensorToArray(tensor, directoryOf(path));
   if (!array) {
     // Sequence-, Map- and OptionalProto files (other inputs of the test suite) start with
     // their name, a length-delimited field 1; ONNX writes a TensorProto's field 1 (dims) as
     // plain varints. Such files parse as a garbled tensor, so say what they probably are.
-    const bool startsWithName = (*bytes)[0] == '\x0a';
+    const bool startsWithName = bytes[0] == '\x0a';
     if (startsWithName)
       return importError("holds a sequence, map or optional value, not a tensor; Tessel reads tensors only", path);
     bool probablyNotATensor = tensor.data_type() == onnx::TensorProto::UNDEFINED || tensor.has_segment() ||
@@ -230,6 +231,14 @@ Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
                                           : "");
   }
   return array;
+}
+
+}  // namespace
+
+Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
+  auto bytes = readFileBytes(path);
+  if (!bytes) return bytes.error();
+  return tensorFromFileBytes(*bytes, path);
 }
 
 namespace {
@@ -257,7 +266,7 @@ Expected<OnnxValue> readOnnxValueFile(const std::string& path) {
   // Sequence- and OptionalProto files start with their name (field 1, length-delimited); a
   // TensorProto's field 1 (dims) is written as plain varints.
   if (bytes->empty() || (*bytes)[0] != '\x0a') {
-    auto tensor = readTensorProtoFile(path);
+    auto tensor = tensorFromFileBytes(*bytes, path);
     if (!tensor) return tensor.error();
     return OnnxValue{*tensor, std::nullopt};
   }

@@ -202,6 +202,33 @@ def unet(base, depth):
     return build
 
 
+def scripted_control_flow(channels, classes):
+    """A TorchScript module whose control flow the data decides, as scripted models have: a
+    while loop halving the activations until their mean magnitude is below 1, then an If on
+    the sign of their sum (ONNX Loop and If that Tessel runs interpreted)."""
+    def build():
+        import torch
+
+        class Gated(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(3, channels, 3, padding=1)
+                self.head = torch.nn.Linear(channels, classes)
+
+            def forward(self, x):
+                y = self.conv(x) * 40.0
+                while bool(y.abs().mean() > 1.0):
+                    y = y * 0.5
+                if bool(y.sum() > 0):
+                    z = torch.relu(y)
+                else:
+                    z = torch.sigmoid(y)
+                return self.head(z.mean(dim=(2, 3)))
+
+        return torch.jit.script(Gated())
+    return build
+
+
 def zoo():
     entries = []
 
@@ -244,6 +271,7 @@ def zoo():
                        ("lraspp_mobilenet_v3_large", small)):
         add(name, "segmentation", torchvision_segmentation(name), image(224), sets=sets if sets else ("all",))
     add("unet_small", "unet", unet(32, 3), image(128), sets=small)
+    add("scripted_control_flow", "control_flow", scripted_control_flow(16, 10), image(64), sets=small)
     for kind in ("LSTM", "GRU", "RNN"):
         build, inputs = recurrent(kind, 1, False, False)
         add(kind.lower(), "rnn", build, inputs, small)
@@ -263,7 +291,7 @@ def model_available(entry):
     """torchvision's version decides which classifiers exist (maxvit_t arrived in 0.15)."""
     import torchvision
     build = entry.build
-    if entry.family in ("rnn", "transformer", "unet"):
+    if entry.family in ("rnn", "transformer", "unet", "control_flow"):
         return True
     if entry.family == "segmentation":
         return hasattr(torchvision.models.segmentation, entry.name)

@@ -29,6 +29,35 @@ bool isModelArgument(const std::string& argument) {
   return extension == ".onnx";
 }
 
+namespace {
+
+// A model whose control flow is interpreted: its median latency over `repeat` runs after one
+// to warm up (which compiles the segments it meets), and what the interpreter did. There is
+// no per-kernel profile: the compiled segments change with the values the control flow meets.
+int benchInterpreted(const std::string& model, driver::PreparedModel& prepared, int repeat, bool profileAsked) {
+  if (Status status = driver::runPrepared(prepared); !status) return reportDiagnostic(status.error());
+  std::vector<double> times;
+  for (int run = 0; run < std::max(repeat, 1); ++run) {
+    auto start = std::chrono::steady_clock::now();
+    if (Status status = driver::runPrepared(prepared); !status) return reportDiagnostic(status.error());
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  const driver::InterpretedStatistics& statistics = prepared.interpreted->statistics();
+  std::printf("model=%s\nthreads=%d\n", model.c_str(), runtime::ThreadPool::global().numThreads());
+  std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nruns=%zu\n", prepared.loadSeconds, statistics.compileSeconds,
+              times.size());
+  std::printf("latency_ms=%.4f\nmin_ms=%.4f\n", times[times.size() / 2], times.front());
+  std::printf("interpreted=yes\nsegments_compiled=%d\ncontrol_steps_per_run=%lld\n", statistics.segmentCompiles,
+              static_cast<long long>(statistics.controlSteps / int64_t(times.size() + 1)));
+  if (profileAsked)
+    std::printf("\nprofile: not available: the model's control flow is decided while it runs, so it is interpreted "
+                "and its compiled segments depend on the values it meets\n");
+  return kExitOk;
+}
+
+}  // namespace
+
 int runModelBench(const std::vector<std::string>& args) {
   std::vector<FlagSpec> flags = {threadsFlag(),
                                  {"repeat", "timed runs; the median is reported", true, "20"},
@@ -84,6 +113,8 @@ int runModelBench(const std::vector<std::string>& args) {
       request, [&](const runtime::GraphTensor& tensor) { return driver::timingInput(tensor, rng); });
   if (!prepared) return reportDiagnostic(prepared.error());
   if (*records && prepared->compiled) reportTuningRecords(**records, *prepared->compiled);
+
+  if (prepared->interpreted) return benchInterpreted(command.model, *prepared, int(repeat), line.has("profile"));
 
   driver::ProfileOptions options;
   options.minRuns = options.maxRuns = int(repeat);

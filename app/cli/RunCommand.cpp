@@ -115,6 +115,10 @@ int runRun(const std::vector<std::string>& args) {
   if (result->compiled)
     std::printf("kernels=%zu\ntuned_kernels=%d\n", result->compiled->kernels.size(),
                 tunedKernelCount(*result->compiled));
+  if (result->interpreted)
+    std::printf("interpreted=yes\nsegments_compiled=%d\nsegment_runs=%lld\ncontrol_steps=%lld\n",
+                result->interpreted->segmentCompiles, static_cast<long long>(result->interpreted->segmentRuns),
+                static_cast<long long>(result->interpreted->controlSteps));
   if (result->comparisons.empty()) return kExitOk;
   for (auto& comparison : result->comparisons) std::cout << comparison.describe() << "\n";
   if (result->allMatch()) {

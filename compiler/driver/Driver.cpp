@@ -82,16 +82,63 @@ graph::Pass makePass(std::string name, int minOptLevel, F function) {
 
 }  // namespace
 
-Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
-  Stopwatch stopwatch;
-  frontend::OnnxImportOptions importOptions;
-  importOptions.inputShapes = options.inputShapes;
-  importOptions.knownInputValues = options.inputValues;
-  importOptions.sequenceLengths = options.sequenceLengths;
-  importOptions.cancelled = options.cancelled;
-  ProgressReporter progress(options.progress);
+namespace {
+
+/// The common half of loadModel and loadModelBytes: imports with `import`, binds the inputs the
+/// compiler needs by value (then imports again) and infers every type.
+Expected<Graph> importAndInferTypes(const std::function<Expected<Graph>(const frontend::OnnxImportOptions&)>& import,
+                                    frontend::OnnxImportOptions importOptions, const LoadOptions& options,
+                                    const std::string& sourceName, Stopwatch& stopwatch, ProgressReporter& progress) {
   // Importing the nodes takes most of a load; inferring the types the last tenth.
   importOptions.progress = [&](int percent, const std::string& what) { progress(percent * 9 / 10, what); };
+  auto imported = import(importOptions);
+  if (!imported) return imported.error();
+  if (!options.inputValues.empty()) {
+    // Bind the inputs the compiler needs by value, then import again with them as constants.
+    std::set<std::string> needed = inputsNeededByValue(*imported);
+    for (auto& [name, value] : options.inputValues)
+      if (needed.count(name)) importOptions.inputValues[name] = value;
+    if (!importOptions.inputValues.empty()) {
+      imported = import(importOptions);
+      if (!imported) return imported.error();
+    }
+  }
+  if (options.cancelled && options.cancelled()) return Diagnostic{kLoadCancelled, sourceName, 0, 0, ""};
+  progress(90, "Inferring types");
+  if (options.times) options.times->importSeconds = stopwatch.lap();
+  auto typed = graph::inferTypes(*imported);
+  if (options.times) options.times->inferTypesSeconds = stopwatch.lap();
+  if (!typed) {
+    // The message names the node and op already; the location becomes the file.
+    Diagnostic d = typed.error();
+    d.location = sourceName;
+    return d;
+  }
+  progress(100, "Imported " + std::to_string(typed->operationCount()) + " operations");
+  return typed;
+}
+
+frontend::OnnxImportOptions importOptionsFor(const LoadOptions& options) {
+  frontend::OnnxImportOptions importOptions;
+  importOptions.inputShapes = options.inputShapes;
+  // Control flow is compiled for known deciding values only where they are integers or
+  // booleans (trip counts, conditions, positions). Control flow decided by floating-point data
+  // (an If on the sign of a sum) would fold the whole model into constants for that one input,
+  // so the model runs with its control flow interpreted instead (InterpretedModel.h).
+  for (const auto& [name, value] : options.inputValues)
+    if (value.dtype().code != runtime::DataType::Code::Float && value.dtype().code != runtime::DataType::Code::BFloat)
+      importOptions.knownInputValues.emplace(name, value);
+  importOptions.sequenceLengths = options.sequenceLengths;
+  importOptions.cancelled = options.cancelled;
+  return importOptions;
+}
+
+}  // namespace
+
+Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
+  Stopwatch stopwatch;
+  frontend::OnnxImportOptions importOptions = importOptionsFor(options);
+  ProgressReporter progress(options.progress);
   if (!options.inputValues.empty()) {
     // A value's shape stands in for dimensions the model leaves open; a static declared
     // shape stays the model's (a mismatching value is reported when it is set).
@@ -105,31 +152,15 @@ Expected<Graph> loadModel(const std::string& path, const LoadOptions& options) {
       if (open) importOptions.inputShapes[input.name] = value->second.shape();
     }
   }
-  auto imported = frontend::importOnnxFile(path, importOptions);
-  if (!imported) return imported.error();
-  if (!options.inputValues.empty()) {
-    // Bind the inputs the compiler needs by value, then import again with them as constants.
-    std::set<std::string> needed = inputsNeededByValue(*imported);
-    for (auto& [name, value] : options.inputValues)
-      if (needed.count(name)) importOptions.inputValues[name] = value;
-    if (!importOptions.inputValues.empty()) {
-      imported = frontend::importOnnxFile(path, importOptions);
-      if (!imported) return imported.error();
-    }
-  }
-  if (options.cancelled && options.cancelled()) return Diagnostic{kLoadCancelled, path, 0, 0, ""};
-  progress(90, "Inferring types");
-  if (options.times) options.times->importSeconds = stopwatch.lap();
-  auto typed = graph::inferTypes(*imported);
-  if (options.times) options.times->inferTypesSeconds = stopwatch.lap();
-  if (!typed) {
-    // The message names the node and op already; the location becomes the file.
-    Diagnostic d = typed.error();
-    d.location = path;
-    return d;
-  }
-  progress(100, "Imported " + std::to_string(typed->operationCount()) + " operations");
-  return typed;
+  auto import = [&](const frontend::OnnxImportOptions& o) { return frontend::importOnnxFile(path, o); };
+  return importAndInferTypes(import, std::move(importOptions), options, path, stopwatch, progress);
+}
+
+Expected<Graph> loadModelBytes(const std::string& bytes, const std::string& sourceName, const LoadOptions& options) {
+  Stopwatch stopwatch;
+  ProgressReporter progress(options.progress);
+  auto import = [&](const frontend::OnnxImportOptions& o) { return frontend::importOnnxBytes(bytes, sourceName, o); };
+  return importAndInferTypes(import, importOptionsFor(options), options, sourceName, stopwatch, progress);
 }
 
 graph::PassManager standardPasses(const Target& target) {

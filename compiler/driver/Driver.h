@@ -34,8 +34,8 @@ struct LoadOptions {
   /// --input-shape: shapes for inputs with dynamic or missing dimensions.
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Values known for some inputs (`tessel run` reads them before compiling). An input the
-  /// compiler needs by value (a shape given to Reshape) is bound as a constant; the others
-  /// stay inputs.
+  /// compiler needs by value (a shape given to Reshape), or an integer or boolean one that
+  /// decides control flow (a trip count), is bound as a constant; the others stay inputs.
   std::map<std::string, runtime::NDArray> inputValues;
   /// How many tensors each sequence input holds (frontend::OnnxImportOptions::sequenceLengths).
   std::map<std::string, size_t> sequenceLengths;
@@ -50,6 +50,10 @@ struct LoadOptions {
 
 /// Imports a model (ONNX) and infers every type. Diagnostics name the file, node and op.
 Expected<graph::Graph> loadModel(const std::string& path, const LoadOptions& options = {});
+/// The same from a model's bytes in memory (a segment of an interpreted model); `sourceName`
+/// names them in messages. Every input must have a static shape (inputShapes are applied).
+Expected<graph::Graph> loadModelBytes(const std::string& bytes, const std::string& sourceName,
+                                      const LoadOptions& options = {});
 
 /// The standard pass pipeline, in order (InferTypes, SimplifyInference, FoldConstant,
 /// DecomposeConvTranspose, DecomposeEinsum, EliminateCommonSubexpr, DeadCodeElimination,

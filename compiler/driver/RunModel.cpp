@@ -14,6 +14,8 @@
 #include <set>
 
 #include "compiler/frontend/onnx/OnnxImporter.h"
+#include "compiler/frontend/onnx/OnnxProgram.h"
+#include "compiler/lower/Build.h"
 #include "runtime/Npy.h"
 
 namespace tessel::driver {
@@ -161,6 +163,25 @@ auto catchErrors(const std::string& where, Function&& function) -> decltype(func
 
 }  // namespace
 
+Status runPrepared(PreparedModel& prepared) {
+  if (prepared.interpreted) return prepared.interpreted->run(prepared.interpretedInputs, prepared.sequenceLengths);
+  return catchErrors("model", [&]() -> Status {
+    prepared.executor->run();
+    return Status::success();
+  });
+}
+
+std::vector<std::string> preparedOutputNames(const PreparedModel& prepared) {
+  return prepared.interpreted ? prepared.interpreted->outputNames() : prepared.executor->outputNames();
+}
+
+std::vector<runtime::NDArray> preparedOutputs(const PreparedModel& prepared) {
+  if (prepared.interpreted) return prepared.interpreted->outputs();
+  std::vector<runtime::NDArray> outputs;
+  for (const std::string& name : prepared.executor->outputNames()) outputs.push_back(prepared.executor->getOutput(name));
+  return outputs;
+}
+
 bool isModuleDirectory(const std::string& path) {
   std::error_code ignored;
   return fs::is_directory(path, ignored);
@@ -183,6 +204,16 @@ Expected<PreparedModel> prepareModel(const std::string& path, const LoadOptions&
     if (!inputs) return inputs.error();
     for (auto& input : *inputs) prepared.declaredInputs.push_back(input.name);
     auto graph = loadModel(path, load);
+    if (!graph && frontend::controlFlowDecidedAtRunTime(graph.error())) {
+      // Control flow decided by values known only while the model runs: interpreted, with the
+      // operations between compiled when they first run.
+      auto interpreted = InterpretedModel::create(path, compile);
+      if (!interpreted) return interpreted.error();
+      prepared.interpreted = std::move(*interpreted);
+      prepared.sequenceLengths = load.sequenceLengths;
+      prepared.loadSeconds = secondsSince(start);
+      return prepared;
+    }
     if (!graph) return graph.error();
     prepared.loadSeconds = secondsSince(start);
     start = Clock::now();
@@ -337,6 +368,29 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
       if (!compiled) return compiled.error();
       prepared = std::move(*compiled);
     }
+    if (prepared->interpreted) {
+      // The interpreter takes its inputs at each run; those not given are made from their
+      // declared types, as for a compiled model.
+      prepared->interpretedInputs = values;
+      if (fillMissing) {
+        auto declared = frontend::readOnnxInputs(request.model);
+        if (!declared) return declared.error();
+        for (const auto& input : *declared) {
+          if (input.sequence || values.count(input.name)) continue;
+          runtime::GraphTensor tensor;
+          tensor.name = input.name;
+          tensor.dtype = toRuntimeType(input.dtype);
+          tensor.shape = input.shape;
+          auto given = request.inputShapes.find(input.name);
+          if (given != request.inputShapes.end()) tensor.shape = given->second;
+          if (!input.rankKnown || std::any_of(tensor.shape.begin(), tensor.shape.end(), [](int64_t d) { return d < 0; }))
+            return failure("input '" + input.name + "' has dynamic dimensions and no value", request.model,
+                           "give its shape with --input-shape " + input.name + ":D0,D1,... or its value with --input");
+          prepared->interpretedInputs.emplace(input.name, fillMissing(tensor));
+        }
+      }
+      return std::move(*prepared);
+    }
     runtime::GraphExecutor& executor = *prepared->executor;
 
     for (auto& name : executor.inputNames()) {
@@ -364,12 +418,17 @@ Expected<RunResult> runModel(const RunRequest& request) {
     result.loadSeconds = prepared->loadSeconds;
     result.compileSeconds = prepared->compileSeconds;
     result.compiled = prepared->compiled;
-    runtime::GraphExecutor& executor = *prepared->executor;
     auto start = Clock::now();
-    executor.run();
+    if (Status status = runPrepared(*prepared); !status) return status.error();
     result.runSeconds = secondsSince(start);
-    result.outputNames = executor.outputNames();
-    for (auto& name : result.outputNames) result.outputs.push_back(executor.getOutput(name));
+    if (prepared->interpreted) {
+      // The interpreter compiles segments as it first meets them: that time is compiling.
+      result.interpreted = prepared->interpreted->statistics();
+      result.compileSeconds += result.interpreted->compileSeconds;
+      result.runSeconds = std::max(0.0, result.runSeconds - result.interpreted->compileSeconds);
+    }
+    result.outputNames = preparedOutputNames(*prepared);
+    result.outputs = preparedOutputs(*prepared);
 
     if (!request.expectedOutputs.empty()) {
       if (request.expectedOutputs.size() != result.outputs.size())

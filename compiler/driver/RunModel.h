@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/driver/Driver.h"
+#include "compiler/driver/InterpretedModel.h"
 #include "core/support/Error.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/NDArray.h"
@@ -28,9 +29,18 @@ struct Tolerance {
 };
 
 /// A model ready to run: an ONNX file imported, compiled and JIT-loaded, or an exported
-/// module directory loaded with the runtime alone.
+/// module directory loaded with the runtime alone, or an ONNX file whose control flow is
+/// decided while it runs, interpreted.
 struct PreparedModel {
+  /// Null for an interpreted model.
   std::unique_ptr<runtime::GraphExecutor> executor;
+  /// Set instead of `executor` when the model's control flow is decided by values known only
+  /// while it runs: its control flow is interpreted and the operations between compiled
+  /// (InterpretedModel.h).
+  std::shared_ptr<InterpretedModel> interpreted;
+  /// The inputs prepareWithInputs gave an interpreted model, which takes them at each run.
+  std::map<std::string, runtime::NDArray> interpretedInputs;
+  std::map<std::string, size_t> sequenceLengths;
   /// The graph inputs in the model's order, including those bound as constants while
   /// compiling (they take no value at run time). For a module: the executor's inputs.
   std::vector<std::string> declaredInputs;
@@ -40,12 +50,21 @@ struct PreparedModel {
   double compileSeconds = 0;  ///< Passes, lowering, JIT (0 for a module).
 };
 
+/// Runs a model prepared with its inputs once (the executor, or the interpreter on
+/// interpretedInputs); a kernel's failure is a Diagnostic naming the node.
+Status runPrepared(PreparedModel& prepared);
+/// After runPrepared: the outputs' names (a sequence output's tensors one by one) and values.
+std::vector<std::string> preparedOutputNames(const PreparedModel& prepared);
+std::vector<runtime::NDArray> preparedOutputs(const PreparedModel& prepared);
+
 /// Whether `path` names an exported module (a directory) rather than a model file.
 bool isModuleDirectory(const std::string& path);
 
 /// Imports, compiles and loads an ONNX model, or loads a module directory. `load` carries
 /// --input-shape and the input values known before compiling (bound where the compiler
-/// needs them by value); both are ignored for a module. Diagnostics name the file.
+/// needs them by value); both are ignored for a module. A model whose control flow cannot be
+/// decided while compiling (frontend::controlFlowDecidedAtRunTime) is prepared to run
+/// interpreted. Diagnostics name the file.
 Expected<PreparedModel> prepareModel(const std::string& path, const LoadOptions& load = {},
                                      const CompileOptions& compile = {});
 
@@ -110,6 +129,9 @@ struct RunResult {
   double loadSeconds = 0, compileSeconds = 0, runSeconds = 0;
   /// Set for an ONNX model: what the compiler made of it (which kernels were tuned, notes).
   std::shared_ptr<const CompiledModel> compiled;
+  /// Set for a model run with its control flow interpreted: what the interpreter did (its
+  /// segments' compile time is in compileSeconds, not runSeconds).
+  std::optional<InterpretedStatistics> interpreted;
 
   bool allMatch() const;
 };

@@ -47,20 +47,26 @@ std::vector<const OperationNode*> unsupportedOperations(const Graph& graph) {
 
 Diagnostic unsupportedOperationsError(const std::vector<const OperationNode*>& placeholders,
                                       const std::string& location) {
-  TESSEL_ICHECK(!placeholders.empty()) << "no unsupported operations to describe";
+  std::vector<UnsupportedNode> nodes;
+  for (const OperationNode* placeholder : placeholders) nodes.push_back({unsupportedOperator(*placeholder), placeholder->name});
+  return unsupportedOperationsError(nodes, location);
+}
+
+Diagnostic unsupportedOperationsError(const std::vector<UnsupportedNode>& nodes, const std::string& location) {
+  TESSEL_ICHECK(!nodes.empty()) << "no unsupported operations to describe";
   // Grouped by operator, in the order each was first used.
   std::vector<std::pair<OnnxOperatorName, std::vector<std::string>>> groups;
   bool otherDomains = false;
-  for (const OperationNode* placeholder : placeholders) {
-    OnnxOperatorName op = unsupportedOperator(*placeholder);
+  for (const UnsupportedNode& node : nodes) {
+    const OnnxOperatorName& op = node.op;
     otherDomains = otherDomains || !op.domain.empty();
     auto group = std::find_if(groups.begin(), groups.end(),
                               [&](const auto& entry) { return entry.first.qualified() == op.qualified(); });
     if (group == groups.end()) group = groups.insert(groups.end(), {op, {}});
-    group->second.push_back(placeholder->name);
+    group->second.push_back(node.node);
   }
   std::string message = "uses " + plural(groups.size(), "unsupported operator");
-  if (placeholders.size() != groups.size()) message += " in " + plural(placeholders.size(), "node");
+  if (nodes.size() != groups.size()) message += " in " + plural(nodes.size(), "node");
   message += ": ";
   size_t listed = std::min(groups.size(), kListedOperators);
   for (size_t i = 0; i < listed; ++i) message += (i ? ", " : "") + describeGroup(groups[i].first, groups[i].second);

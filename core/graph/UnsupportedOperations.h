@@ -44,5 +44,12 @@ std::vector<const OperationNode*> unsupportedOperations(const Graph& graph);
 /// empty; `location` is the model file when known.
 Diagnostic unsupportedOperationsError(const std::vector<const OperationNode*>& placeholders,
                                       const std::string& location = "");
+/// The same for nodes named by their operator and node name, in the order of use (a reader
+/// that has no graph to place placeholders in: an interpreted model's segments).
+struct UnsupportedNode {
+  OnnxOperatorName op;
+  std::string node;
+};
+Diagnostic unsupportedOperationsError(const std::vector<UnsupportedNode>& nodes, const std::string& location = "");
 
 }  // namespace tessel::graph

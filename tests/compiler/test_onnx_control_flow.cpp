@@ -1,6 +1,6 @@
 // ONNX control flow (If, Loop, Scan, SequenceMap), sequences and optional values: expanded
 // while importing where the deciding values are known, run through the same path as `tessel
-// run`, and refused with a message that says why where they are not.
+// run`; where they are known only while the model runs, interpreted (InterpretedModel.h).
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -8,6 +8,7 @@
 
 #include <fstream>
 
+#include "compiler/driver/InterpretedModel.h"
 #include "compiler/driver/RunModel.h"
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "core/graph/UnsupportedOperations.h"
@@ -39,11 +40,17 @@ runtime::NDArray boolScalar(bool value) {
 }
 std::vector<float> valuesOf(const runtime::NDArray& array) { return array.toVector<float>(); }
 
-// Runs the model as `tessel run` does (inputs known before compiling).
-Expected<driver::RunResult> run(const ModelBuilder& model, std::vector<driver::InputValue> inputs) {
+// Writes the model to a file of the test's own; its path.
+std::string saved(const ModelBuilder& model) {
   static QTemporaryDir directory;
   const std::string path = directory.filePath("model.onnx").toStdString();
-  std::ofstream(path, std::ios::binary) << model.bytes();
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << model.bytes();
+  return path;
+}
+
+// Runs the model as `tessel run` does (inputs known before compiling).
+Expected<driver::RunResult> run(const ModelBuilder& model, std::vector<driver::InputValue> inputs) {
+  const std::string path = saved(model);
   driver::RunRequest request;
   request.model = path;
   request.positionalInputs = std::move(inputs);
@@ -96,6 +103,64 @@ ModelBuilder doublingLoop(int64_t tripCount, int64_t stopAfter) {
   setInt(body.node("Cast", {"i"}, {"scan_i"}), "to", onnx::TensorProto::FLOAT);
   for (const char* output : {"cond_out", "v_out", "scan_v", "scan_i"}) body.output(output);
   for (const char* output : {"v", "vs", "iterations"}) model.output(output);
+  return model;
+}
+
+// y = If(ReduceSum(x) > 0) { Neg(x) } else { Relu(x) }: decided by the data.
+ModelBuilder negOrReluBySign() {
+  ModelBuilder model;
+  model.input("x", {3});
+  model.node("ReduceSum", {"x"}, {"sum"});
+  model.initializer("zero", {}, {0.0f});
+  model.node("Greater", {"sum", "zero"}, {"positive"});
+  addNegOrRelu(model, "positive");
+  return model;
+}
+
+// A while loop: v doubles until its sum reaches 100 (the condition is computed from the data
+// before the loop and by the body), giving the last v and every v; with `collect`, the vs are
+// also inserted into a sequence the loop carries, concatenated after it into "stacked", and
+// counted into "count".
+ModelBuilder doublingUntilHundred(bool collect) {
+  ModelBuilder model(13);
+  model.input("x", {2});
+  model.node("ReduceSum", {"x"}, {"start_sum"});
+  model.initializer("limit", {}, {100.0f});
+  model.node("Less", {"start_sum", "limit"}, {"go"});
+  std::vector<std::string> inputs = {"", "go", "x"}, outputs = {"v"};
+  if (collect) {
+    model.node("SequenceEmpty", {}, {"empty"});
+    inputs.push_back("empty");
+    outputs.push_back("collected");
+  }
+  outputs.push_back("vs");
+  auto* loop = model.node("Loop", inputs, outputs, "loop");
+  GraphBuilder body = addSubgraph(loop, "body");
+  body.input("i", {}, onnx::TensorProto::INT64);
+  body.input("cond_in", {}, onnx::TensorProto::BOOL);
+  body.input("v_in", {2});
+  if (collect) body.sequenceInput("seq_in");
+  body.initializer("two", {}, {2.0f});
+  body.initializer("body_limit", {}, {100.0f});
+  body.node("Mul", {"v_in", "two"}, {"v_out"});
+  body.node("ReduceSum", {"v_out"}, {"sum"});
+  body.node("Less", {"sum", "body_limit"}, {"cond_out"});
+  body.node("Identity", {"v_out"}, {"scan_v"});
+  if (collect) body.node("SequenceInsert", {"seq_in", "v_out"}, {"seq_out"});
+  body.output("cond_out");
+  body.output("v_out");
+  if (collect) body.output("seq_out");
+  body.output("scan_v");
+  model.output("v");
+  model.output("vs");
+  if (collect) {
+    auto* concat = model.node("ConcatFromSequence", {"collected"}, {"stacked"});
+    setInt(concat, "axis", 0);
+    setInt(concat, "new_axis", 1);
+    model.node("SequenceLength", {"collected"}, {"count"});
+    model.output("stacked");
+    model.output("count");
+  }
   return model;
 }
 
@@ -158,6 +223,93 @@ private slots:
     QVERIFY(!graph);
     QVERIFY2(graph.error().message.find("whose value is known only when the model runs") != std::string::npos,
              qPrintable(errorText(graph)));
+  }
+
+  // The same model runs: its If is interpreted, each run taking the branch its data asks for,
+  // and the operations around it compiled once for all runs.
+  void ifDecidedByDataRunsInterpreted() {
+    ModelBuilder model = negOrReluBySign();
+    auto positive = run(model, {floats({3}, {-1, 2, 3})});
+    QVERIFY2(positive, qPrintable(errorText(positive)));
+    QCOMPARE(valuesOf(positive->outputs[0]), (std::vector<float>{1, -2, -3}));
+
+    auto interpreted = driver::InterpretedModel::create(saved(model));
+    QVERIFY2(interpreted, qPrintable(errorText(interpreted)));
+    driver::InterpretedModel& program = **interpreted;
+    QVERIFY(program.run({{"x", floats({3}, {-1, 2, 3})}}).ok());
+    QCOMPARE(valuesOf(program.outputs()[0]), (std::vector<float>{1, -2, -3}));
+    QVERIFY(program.run({{"x", floats({3}, {-1, -2, 1})}}).ok());
+    QCOMPARE(valuesOf(program.outputs()[0]), (std::vector<float>{0, 0, 1}));
+    QVERIFY(program.run({{"x", floats({3}, {4, -2, 1})}}).ok());
+    QCOMPARE(valuesOf(program.outputs()[0]), (std::vector<float>{-4, 2, -1}));
+    // The sum and comparison, the then branch and the else branch: compiled once each.
+    QCOMPARE(program.statistics().segmentCompiles, 3);
+    QCOMPARE(program.statistics().controlSteps, int64_t(3));
+  }
+
+  // A while loop (no trip count; the body computes its condition) runs until the data stops it.
+  void whileLoopRunsUntilItsConditionTurnsFalse() {
+    ModelBuilder model = doublingUntilHundred(/*collect=*/false);
+    auto interpreted = driver::InterpretedModel::create(saved(model));
+    QVERIFY2(interpreted, qPrintable(errorText(interpreted)));
+    driver::InterpretedModel& program = **interpreted;
+    Status status = program.run({{"x", floats({2}, {1, 2})}});
+    QVERIFY2(status.ok(), qPrintable(QString::fromStdString(status.ok() ? "" : status.error().toString())));
+    QCOMPARE(program.outputNames(), (std::vector<std::string>{"v", "vs"}));
+    QCOMPARE(valuesOf(program.outputs()[0]), (std::vector<float>{64, 128}));  // sums 6, 12, ..., 192
+    QCOMPARE(program.outputs()[1].shape(), (std::vector<int64_t>{6, 2}));
+    QCOMPARE(valuesOf(program.outputs()[1])[0], 2.0f);
+    // The body is compiled once and run six times.
+    QCOMPARE(program.statistics().segmentCompiles, 2);
+    QCOMPARE(program.statistics().segmentRuns, int64_t(7));
+
+    auto viaRun = run(model, {floats({2}, {30, 40})});  // 70 < 100: one doubling
+    QVERIFY2(viaRun, qPrintable(errorText(viaRun)));
+    QCOMPARE(valuesOf(viaRun->outputs[0]), (std::vector<float>{60, 80}));
+    QCOMPARE(viaRun->outputs[1].shape(), (std::vector<int64_t>{1, 2}));
+  }
+
+  // A loop too long to unroll runs interpreted instead of being refused.
+  void loopTooLongToUnrollRunsInterpreted() {
+    ModelBuilder model = doublingLoop(5000, -1);
+    auto result = run(model, {floats({2}, {0, -0.0f})});
+    QVERIFY2(result, qPrintable(errorText(result)));
+    QCOMPARE(result->outputs[1].shape(), (std::vector<int64_t>{5000, 2}));
+    QCOMPARE(result->outputs[2].shape(), (std::vector<int64_t>{5000}));
+    QCOMPARE(valuesOf(result->outputs[2])[4999], 4999.0f);
+  }
+
+  // Sequences carried through an interpreted loop: inserted into each iteration, then
+  // concatenated and counted after it.
+  void sequencesFlowThroughAnInterpretedLoop() {
+    auto result = run(doublingUntilHundred(/*collect=*/true), {floats({2}, {1, 2})});
+    QVERIFY2(result, qPrintable(errorText(result)));
+    QCOMPARE(result->outputNames, (std::vector<std::string>{"v", "vs", "stacked", "count"}));
+    QCOMPARE(result->outputs[2].shape(), (std::vector<int64_t>{6, 2}));
+    QCOMPARE(valuesOf(result->outputs[2]), valuesOf(result->outputs[1]));
+    QCOMPARE(result->outputs[3].toVector<int64_t>(), (std::vector<int64_t>{6}));
+  }
+
+  // A branch Tessel cannot compile is named before anything runs, though no run would take it.
+  void unsupportedOperatorInABranchIsNamedBeforeRunning() {
+    ModelBuilder model;
+    model.input("x", {3});
+    model.node("ReduceSum", {"x"}, {"sum"});
+    model.initializer("zero", {}, {0.0f});
+    model.node("Greater", {"sum", "zero"}, {"positive"});
+    auto* node = model.node("If", {"positive"}, {"y"}, "choose");
+    GraphBuilder then = addSubgraph(node, "then_branch");
+    then.node("NoSuchOperator", {"x"}, {"odd"}, "mystery");
+    then.output("odd");
+    GraphBuilder otherwise = addSubgraph(node, "else_branch");
+    otherwise.node("Relu", {"x"}, {"rectified"});
+    otherwise.output("rectified");
+    model.output("y");
+    auto failed = run(model, {floats({3}, {-1, -2, 1})});
+    QVERIFY(!failed);
+    QVERIFY2(failed.error().message.find("uses 1 unsupported operator: NoSuchOperator (node 'mystery')") !=
+                 std::string::npos,
+             qPrintable(errorText(failed)));
   }
 
   // A graph only to be viewed keeps an If it cannot expand, as a placeholder.

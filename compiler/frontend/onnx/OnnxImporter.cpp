@@ -27,6 +27,11 @@ namespace tessel::frontend {
 namespace {
 
 const char* const kImportCancelled = "the import was cancelled";
+// What to do about control flow decided while the model runs.
+const char* const kDecidedAtRunTimeHint =
+    "`tessel run` and `tessel bench` run such a model with its control flow interpreted and the operations between "
+    "compiled; a compiled or exported model needs the values deciding it known while compiling (constants, or "
+    "integer and boolean inputs given to tessel run --input)";
 
 using onnx::GraphProto;
 using onnx::ModelProto;
@@ -35,18 +40,6 @@ using onnx::ValueInfoProto;
 
 // IR version 3 introduced opset_import; older files cannot say which operators they mean.
 constexpr int64_t kOldestIrVersion = 3;
-
-bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
-// Whether Tessel compiles `node`'s operator: one the registry has, or one the importer itself
-// turns into others (Constant, the recurrent operators, control flow and sequences).
-bool implementsOperator(const NodeProto& node) {
-  if (!isDefaultDomain(node.domain())) return false;
-  const std::string& op = node.op_type();
-  return op == "Constant" || isRecurrentOperator(op) || isControlFlowOperator(op) ||
-         graph::OpRegistry::global().find(op) != nullptr;
-}
-
 
 // The opset the model declares for the default domain (the last entry, as checkVersions
 // reads it); nullopt when it declares none.
@@ -190,11 +183,9 @@ public:
     if (!unknown.empty())
       return importError("needs " + role + " while compiling, but it comes from the graph input " + unknown +
                              ", whose value is known only when the model runs",
-                         "", "Tessel compiles control flow for known deciding values: run the model with its inputs "
-                         "(tessel run --input NAME=FILE or --inputs-dir), which compiles it for those values");
+                         "", kDecidedAtRunTimeHint);
     return importError("needs " + role + " while compiling, but it is computed from the data when the model runs", "",
-                       "Tessel compiles control flow whose deciding values are constant or come from inputs; "
-                       "control flow decided by computed data is not supported yet");
+                       kDecidedAtRunTimeHint);
   }
 
   Expected<graph::TensorType> typeOf(const graph::Value& value) override {
@@ -479,7 +470,7 @@ private:
 
   Status importNode(const NodeProto& node, const std::string& name, ImportScope& scope) {
     if (node.output_size() == 0) return nodeError(node, name, "has no outputs");
-    if (!implementsOperator(node)) return importPlaceholder(node, name, scope);
+    if (!implementsOnnxOperator(node.domain(), node.op_type())) return importPlaceholder(node, name, scope);
     if (node.op_type() == "Constant") return importConstant(node, name, scope);
     auto inputs = inputsOf(node, name, scope);
     if (!inputs) return inputs.error();

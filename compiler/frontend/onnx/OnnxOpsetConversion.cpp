@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
+#include "compiler/frontend/onnx/OnnxOpsets.h"
 
 namespace tessel::frontend {
 namespace {
@@ -18,7 +19,6 @@ using onnx::GraphProto;
 using onnx::ModelProto;
 using onnx::NodeProto;
 
-bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 // The converter's assertions read "./onnx/version_converter/helper.cc:81: assertInputsAvailable:
 // Assertion `inputs[i]->has_sizes()` failed: Shape of input 2 is not available." A reader of the

@@ -3,6 +3,10 @@
 
 #include <map>
 
+#include "compiler/frontend/onnx/OnnxControlFlow.h"
+#include "compiler/frontend/onnx/OnnxRecurrent.h"
+#include "compiler/opdefs/OpRegistry.h"
+
 namespace tessel::frontend {
 namespace {
 
@@ -35,6 +39,14 @@ bool definitionUnchangedSinceOpset(const std::string& opType, int opset) {
   auto& since = definitionSinceAtOldestOpset();
   auto it = since.find(opType);
   return it != since.end() && it->second <= opset;
+}
+
+bool isDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+bool implementsOnnxOperator(const std::string& domain, const std::string& opType) {
+  if (!isDefaultDomain(domain)) return false;
+  return opType == "Constant" || isRecurrentOperator(opType) || isControlFlowOperator(opType) ||
+         graph::OpRegistry::global().find(opType) != nullptr;
 }
 
 }  // namespace tessel::frontend

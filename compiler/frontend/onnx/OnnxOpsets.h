@@ -20,4 +20,12 @@ constexpr int kConversionOpset = kOldestSupportedOpset;
 /// at opset 6 is Add-6, which broadcast differently from Add-7 onwards).
 bool definitionUnchangedSinceOpset(const std::string& opType, int opset);
 
+/// Whether `domain` names the default ONNX domain ("" or "ai.onnx").
+bool isDefaultDomain(const std::string& domain);
+
+/// Whether Tessel compiles operator `opType` of `domain`: one the operator registry has, or one
+/// the importer itself turns into others (Constant, the recurrent operators, control flow and
+/// sequences).
+bool implementsOnnxOperator(const std::string& domain, const std::string& opType);
+
 }  // namespace tessel::frontend

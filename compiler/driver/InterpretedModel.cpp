@@ -454,8 +454,7 @@ private:
   Expected<std::vector<RuntimeValue>> runScan(const ProgramControlNode& node, Scope& scope) {
     auto scanBody = body(node, "body");
     if (!scanBody) return scanBody.error();
-    if (!node.intLists.count("scan_input_axes") && !node.intLists.count("scan_input_directions") &&
-        !node.inputs.empty() && model_.program_.opset < 9)
+    if (model_.program_.opset < 9)
       return nodeError(node, "is the opset-8 Scan, with a batch axis; the interpreter runs Scan of opset 9 and later",
                        "convert the model to a newer opset (onnx.version_converter)");
     const int64_t scanInputs = attribute(node, "num_scan_inputs", 0);

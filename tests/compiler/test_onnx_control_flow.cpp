@@ -106,13 +106,18 @@ ModelBuilder doublingLoop(int64_t tripCount, int64_t stopAfter) {
   return model;
 }
 
-// y = If(ReduceSum(x) > 0) { Neg(x) } else { Relu(x) }: decided by the data.
-ModelBuilder negOrReluBySign() {
-  ModelBuilder model;
+// Input x[3] and positive = ReduceSum(x) > 0, computed from the data.
+void addSignOfSum(ModelBuilder& model) {
   model.input("x", {3});
   model.node("ReduceSum", {"x"}, {"sum"});
   model.initializer("zero", {}, {0.0f});
   model.node("Greater", {"sum", "zero"}, {"positive"});
+}
+
+// y = If(ReduceSum(x) > 0) { Neg(x) } else { Relu(x) }: decided by the data.
+ModelBuilder negOrReluBySign() {
+  ModelBuilder model;
+  addSignOfSum(model);
   addNegOrRelu(model, "positive");
   return model;
 }
@@ -213,13 +218,7 @@ private slots:
 
   // Control flow decided by data computed while the model runs is refused with that reason.
   void ifDecidedByComputedDataIsRefused() {
-    ModelBuilder model;
-    model.input("x", {3});
-    model.node("ReduceSum", {"x"}, {"sum"});
-    model.initializer("zero", {}, {0.0f});
-    model.node("Greater", {"sum", "zero"}, {"positive"});
-    addNegOrRelu(model, "positive");
-    auto graph = model.import();
+    auto graph = negOrReluBySign().import();
     QVERIFY(!graph);
     QVERIFY2(graph.error().message.find("whose value is known only when the model runs") != std::string::npos,
              qPrintable(errorText(graph)));
@@ -293,10 +292,7 @@ private slots:
   // A branch Tessel cannot compile is named before anything runs, though no run would take it.
   void unsupportedOperatorInABranchIsNamedBeforeRunning() {
     ModelBuilder model;
-    model.input("x", {3});
-    model.node("ReduceSum", {"x"}, {"sum"});
-    model.initializer("zero", {}, {0.0f});
-    model.node("Greater", {"sum", "zero"}, {"positive"});
+    addSignOfSum(model);
     auto* node = model.node("If", {"positive"}, {"y"}, "choose");
     GraphBuilder then = addSubgraph(node, "then_branch");
     then.node("NoSuchOperator", {"x"}, {"odd"}, "mystery");
@@ -392,6 +388,17 @@ private slots:
     QVERIFY2(result, qPrintable(errorText(result)));
     QCOMPARE(valuesOf(result->outputs[0]), (std::vector<float>{9, 112}));
     QCOMPARE(valuesOf(result->outputs[1]), (std::vector<float>{5, 106, 8, 110, 9, 112}));
+
+    // Interpreted (as it is inside a model whose other control flow is decided while it runs),
+    // the Scan gives the same: its body is compiled once and run three times.
+    auto interpreted = driver::InterpretedModel::create(saved(model));
+    QVERIFY2(interpreted, qPrintable(errorText(interpreted)));
+    Status status = (*interpreted)->run({{"initial", floats({2}, {0, 100})}, {"x", floats({3, 2}, {1, 2, 3, 4, 5, 6})}});
+    QVERIFY2(status.ok(), qPrintable(QString::fromStdString(status.ok() ? "" : status.error().toString())));
+    QCOMPARE(valuesOf((*interpreted)->outputs()[0]), (std::vector<float>{9, 112}));
+    QCOMPARE(valuesOf((*interpreted)->outputs()[1]), (std::vector<float>{5, 106, 8, 110, 9, 112}));
+    QCOMPARE((*interpreted)->statistics().segmentCompiles, 1);
+    QCOMPARE((*interpreted)->statistics().segmentRuns, int64_t(3));
   }
 
   // Sequences are lists of tensors known while importing: split, insert, erase, count and

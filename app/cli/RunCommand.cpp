@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "app/cli/Commands.h"
@@ -35,11 +36,22 @@ std::string typeAndShape(const runtime::NDArray& array) {
   return text + "]";
 }
 
+// An output of strings: its shape and, when short, the strings ("string[3] = [\"a\", \"b\", \"c\"]").
+std::string stringsText(const frontend::StringTensor& strings) {
+  std::string text = "string[";
+  for (size_t i = 0; i < strings.shape.size(); ++i) text += (i ? ", " : "") + std::to_string(strings.shape[i]);
+  text += "]";
+  if (strings.elements.size() > 8) return text;
+  text += " = [";
+  for (size_t i = 0; i < strings.elements.size(); ++i) text += (i ? ", \"" : "\"") + strings.elements[i] + "\"";
+  return text + "]";
+}
+
 }  // namespace
 
 int runRun(const std::vector<std::string>& args) {
   std::vector<FlagSpec> flags = {
-      {"output-dir", "write every output there as NAME.npy", true, ""},
+      {"output-dir", "write every output there as NAME.npy (an output of strings as NAME.txt, one per line)", true, ""},
       {"expect-dir", "directory of output_0.pb, output_1.pb, ...: compare the outputs with them", true, ""},
       {"rtol", "relative tolerance of the comparison", true, "0.001"},
       {"atol", "absolute tolerance of the comparison", true, "1e-07"},
@@ -81,7 +93,7 @@ int runRun(const std::vector<std::string>& args) {
     return reportUsageError("run", *error);
   }
   if (line.has("expect-dir")) {
-    auto expected = driver::readNumberedTensors(line.get("expect-dir"), "output_");
+    auto expected = driver::readNumberedTensors(line.get("expect-dir"), "output_", &request.expectedStrings);
     if (!expected) return reportDiagnostic(expected.error());
     if (expected->empty())
       return reportUsageError("run", "--expect-dir " + line.get("expect-dir") + " holds no output_0.pb");
@@ -98,7 +110,18 @@ int runRun(const std::vector<std::string>& args) {
     std::filesystem::create_directories(directory, error);
     if (error) return reportDiagnostic({"cannot create the directory: " + error.message(), directory.string(), 0, 0, ""});
     for (size_t i = 0; i < result->outputs.size(); ++i) {
-      std::string path = (directory / (driver::fileNameForTensor(result->outputNames[i]) + ".npy")).string();
+      const bool strings = i < result->stringOutputs.size() && result->stringOutputs[i];
+      std::string path =
+          (directory / (driver::fileNameForTensor(result->outputNames[i]) + (strings ? ".txt" : ".npy"))).string();
+      if (strings) {
+        // NumPy files hold no strings: one string per line, in row-major order.
+        std::ofstream file(path, std::ios::trunc);
+        for (const std::string& text : result->stringOutputs[i]->elements) file << text << "\n";
+        if (!file) return reportDiagnostic({"cannot write the strings", path, 0, 0, ""});
+        std::cout << "output " << result->outputNames[i] << ": " << stringsText(*result->stringOutputs[i]) << " -> "
+                  << path << "\n";
+        continue;
+      }
       try {
         runtime::writeNpy(path, result->outputs[i]);
       } catch (const runtime::Error& failure) {
@@ -107,8 +130,11 @@ int runRun(const std::vector<std::string>& args) {
       std::cout << "output " << result->outputNames[i] << ": " << typeAndShape(result->outputs[i]) << " -> " << path << "\n";
     }
   } else {
-    for (size_t i = 0; i < result->outputs.size(); ++i)
-      std::cout << "output " << result->outputNames[i] << ": " << typeAndShape(result->outputs[i]) << "\n";
+    for (size_t i = 0; i < result->outputs.size(); ++i) {
+      const bool strings = i < result->stringOutputs.size() && result->stringOutputs[i];
+      std::cout << "output " << result->outputNames[i] << ": "
+                << (strings ? stringsText(*result->stringOutputs[i]) : typeAndShape(result->outputs[i])) << "\n";
+    }
   }
   std::printf("load_seconds=%.3f\ncompile_seconds=%.3f\nrun_ms=%.3f\n", result->loadSeconds, result->compileSeconds,
               result->runSeconds * 1e3);

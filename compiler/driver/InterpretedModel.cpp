@@ -2,6 +2,7 @@
 #include "compiler/driver/InterpretedModel.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <numeric>
 #include <unordered_map>
@@ -29,10 +30,16 @@ struct RuntimeValue {
   NDArray tensor;
   std::optional<std::vector<NDArray>> sequence;
   bool absent = false;
+  std::optional<frontend::StringTensor> strings;
 
-  static RuntimeValue ofTensor(NDArray array) { return RuntimeValue{std::move(array), std::nullopt, false}; }
-  static RuntimeValue ofSequence(std::vector<NDArray> elements) { return RuntimeValue{{}, std::move(elements), false}; }
-  static RuntimeValue none() { return RuntimeValue{{}, std::nullopt, true}; }
+  static RuntimeValue ofTensor(NDArray array) { return RuntimeValue{std::move(array), std::nullopt, false, std::nullopt}; }
+  static RuntimeValue ofSequence(std::vector<NDArray> elements) {
+    return RuntimeValue{{}, std::move(elements), false, std::nullopt};
+  }
+  static RuntimeValue ofStrings(frontend::StringTensor strings) {
+    return RuntimeValue{{}, std::nullopt, false, std::move(strings)};
+  }
+  static RuntimeValue none() { return RuntimeValue{{}, std::nullopt, true, std::nullopt}; }
   bool isSequence() const { return sequence.has_value(); }
 };
 
@@ -211,9 +218,12 @@ private:
       const RuntimeValue* value = scope.find(name);
       if (!value || value->absent)
         return error("the operations from node '" + segment.firstNode + "' on read '" + name + "', which has no value");
-      if (value->isSequence())
-        return error("the operations from node '" + segment.firstNode + "' on read '" + name +
-                     "', a sequence, where a tensor is needed");
+      if (value->isSequence() || value->strings)
+        return error("the operations from node '" + segment.firstNode + "' on read '" + name + "', " +
+                     (value->strings ? "a tensor of strings" : "a sequence") + ", where a tensor of numbers is needed",
+                     value->strings ? "compiled operators take numbers; StringNormalizer is the operator Tessel runs on "
+                                      "strings"
+                                    : "");
       types.push_back({value->tensor.dtype(), value->tensor.shape()});
       values.emplace(name, value->tensor);
     }
@@ -277,6 +287,7 @@ private:
     if (!value) return value.error();
     if (!*value || (*value)->absent) return nodeError(node, "needs " + role + " (input " + std::to_string(i) + ")");
     if ((*value)->isSequence()) return nodeError(node, "needs a tensor for " + role + ", not a sequence");
+    if ((*value)->strings) return nodeError(node, "needs a tensor of numbers for " + role + ", not of strings");
     return (*value)->tensor;
   }
   Expected<std::vector<NDArray>> sequenceInput(const ProgramControlNode& node, const Scope& scope, size_t i) {
@@ -354,6 +365,7 @@ private:
       return one(RuntimeValue::ofTensor(int64Scalar(int64_t(sequence->size()))));
     }
     if (op == "ConcatFromSequence") return one(concatFromSequence(node, scope));
+    if (op == "StringNormalizer") return one(stringNormalizer(node, scope));
     if (op == "SplitToSequence") return one(splitToSequence(node, scope));
     if (op == "Optional") {
       auto value = input(node, scope, 0);
@@ -644,6 +656,42 @@ private:
     return RuntimeValue::ofSequence(std::move(parts));
   }
 
+  // ONNX StringNormalizer: removes the stopwords (compared with or without case) from a [C] or
+  // [1, C] tensor of strings and changes the case of the rest; when nothing is left, one empty
+  // string. Case changes are ASCII's (the locale attribute is not applied).
+  Expected<RuntimeValue> stringNormalizer(const ProgramControlNode& node, const Scope& scope) {
+    auto value = input(node, scope, 0);
+    if (!value) return value.error();
+    if (!*value || !(*value)->strings) return nodeError(node, "needs a tensor of strings as its input");
+    const frontend::StringTensor& in = *(*value)->strings;
+    const bool rowOfOne = in.shape.size() == 2 && in.shape[0] == 1;
+    if (in.shape.size() != 1 && !rowOfOne)
+      return nodeError(node, "takes strings of shape [C] or [1, C], not " + shapeText(in.shape));
+    auto caseOf = [](std::string text, bool upper) {
+      for (char& c : text) c = char(upper ? std::toupper((unsigned char)c) : std::tolower((unsigned char)c));
+      return text;
+    };
+    const bool caseSensitive = attribute(node, "is_case_sensitive", 0) != 0;
+    std::vector<std::string> stopwords;
+    if (auto it = node.stringLists.find("stopwords"); it != node.stringLists.end()) stopwords = it->second;
+    if (!caseSensitive)
+      for (std::string& word : stopwords) word = caseOf(word, false);
+    std::string action = "NONE";
+    if (auto it = node.strings.find("case_change_action"); it != node.strings.end()) action = it->second;
+    if (action != "NONE" && action != "LOWER" && action != "UPPER")
+      return nodeError(node, "has case_change_action '" + action + "'", "it is NONE, LOWER or UPPER");
+    frontend::StringTensor out;
+    for (const std::string& text : in.elements) {
+      std::string key = caseSensitive ? text : caseOf(text, false);
+      if (std::find(stopwords.begin(), stopwords.end(), key) != stopwords.end()) continue;
+      out.elements.push_back(action == "NONE" ? text : caseOf(text, action == "UPPER"));
+    }
+    if (out.elements.empty()) out.elements.push_back("");
+    out.shape = rowOfOne ? std::vector<int64_t>{1, int64_t(out.elements.size())}
+                         : std::vector<int64_t>{int64_t(out.elements.size())};
+    return RuntimeValue::ofStrings(std::move(out));
+  }
+
   InterpretedModel& model_;
   std::string source_;
 };
@@ -660,10 +708,15 @@ Expected<std::unique_ptr<InterpretedModel>> InterpretedModel::create(const std::
 }
 
 Status InterpretedModel::run(const std::map<std::string, NDArray>& inputs,
-                             const std::map<std::string, size_t>& sequenceLengths) {
+                             const std::map<std::string, size_t>& sequenceLengths,
+                             const std::map<std::string, frontend::StringTensor>& stringInputs) {
   Interpreter interpreter(*this);
   Scope scope;
   for (const std::string& name : program_.main.inputs) {
+    if (auto strings = stringInputs.find(name); strings != stringInputs.end()) {
+      scope.bind(name, RuntimeValue::ofStrings(strings->second));
+      continue;
+    }
     auto length = sequenceLengths.find(name);
     if (length != sequenceLengths.end()) {
       std::vector<NDArray> elements;
@@ -687,20 +740,29 @@ Status InterpretedModel::run(const std::map<std::string, NDArray>& inputs,
   if (!outputs) return outputs.error();
   outputNames_.clear();
   outputs_.clear();
+  stringOutputs_.clear();
   for (size_t i = 0; i < outputs->size(); ++i) {
     const RuntimeValue& value = (*outputs)[i];
     const std::string& name = program_.main.outputs[i];
     if (value.absent)
       return Diagnostic{"output '" + name + "' is an optional value that is absent; Tessel's outputs are tensors",
                         program_.sourceName, 0, 0, ""};
+    if (value.strings) {
+      outputNames_.push_back(name);
+      outputs_.emplace_back();
+      stringOutputs_.push_back(value.strings);
+      continue;
+    }
     if (!value.isSequence()) {
       outputNames_.push_back(name);
       outputs_.push_back(copyOf(value.tensor));
+      stringOutputs_.emplace_back();
       continue;
     }
     for (size_t k = 0; k < value.sequence->size(); ++k) {
       outputNames_.push_back(frontend::sequenceElementName(name, k));
       outputs_.push_back(copyOf((*value.sequence)[k]));
+      stringOutputs_.emplace_back();
     }
   }
   return Status::success();

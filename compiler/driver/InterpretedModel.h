@@ -5,7 +5,8 @@
 // (frontend/onnx/OnnxControlFlow.h). A model where they are not (an If on the sign of a sum of
 // the data, a while loop whose body computes its condition, a loop too long to unroll) runs as
 // a frontend::ControlFlowProgram: this class walks its steps, carries out If, Loop, Scan,
-// SequenceMap and the sequence and optional operators itself, and runs each segment of plain
+// SequenceMap, the sequence and optional operators and StringNormalizer itself (values may be
+// tensors, sequences, absent optionals or tensors of strings), and runs each segment of plain
 // operations as a compiled model. A segment is compiled the first time it meets a combination
 // of input types (and values, for the inputs its compile binds by value, such as a shape), and
 // that compile is kept for every later iteration or run that meets the same.
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "compiler/driver/Driver.h"
+#include "compiler/frontend/onnx/OnnxImporter.h"
 #include "compiler/frontend/onnx/OnnxProgram.h"
 #include "core/support/Error.h"
 #include "runtime/NDArray.h"
@@ -45,14 +47,18 @@ public:
 
   /// Runs the model on `inputs`: a tensor input by its name, a sequence input as its tensors
   /// under frontend::sequenceElementName (the way `tessel run` hands them over) and
-  /// `sequenceLengths`. A Diagnostic names the node or segment that failed, and why.
+  /// `sequenceLengths`, an input of strings in `stringInputs`. A Diagnostic names the node or
+  /// segment that failed, and why.
   Status run(const std::map<std::string, runtime::NDArray>& inputs,
-             const std::map<std::string, size_t>& sequenceLengths = {});
+             const std::map<std::string, size_t>& sequenceLengths = {},
+             const std::map<std::string, frontend::StringTensor>& stringInputs = {});
 
   /// After a run: the outputs in order, a sequence output as one output per tensor
-  /// (frontend::sequenceElementName), and their values.
+  /// (frontend::sequenceElementName), and their values. An output of strings has an undefined
+  /// array in outputs() and its strings at the same position in stringOutputs().
   const std::vector<std::string>& outputNames() const { return outputNames_; }
   const std::vector<runtime::NDArray>& outputs() const { return outputs_; }
+  const std::vector<std::optional<frontend::StringTensor>>& stringOutputs() const { return stringOutputs_; }
 
   const InterpretedStatistics& statistics() const { return statistics_; }
 
@@ -70,6 +76,7 @@ private:
   std::unique_ptr<SegmentCache> cache_;
   std::vector<std::string> outputNames_;
   std::vector<runtime::NDArray> outputs_;
+  std::vector<std::optional<frontend::StringTensor>> stringOutputs_;
   InterpretedStatistics statistics_;
 };
 

@@ -164,7 +164,8 @@ auto catchErrors(const std::string& where, Function&& function) -> decltype(func
 }  // namespace
 
 Status runPrepared(PreparedModel& prepared) {
-  if (prepared.interpreted) return prepared.interpreted->run(prepared.interpretedInputs, prepared.sequenceLengths);
+  if (prepared.interpreted)
+    return prepared.interpreted->run(prepared.interpretedInputs, prepared.sequenceLengths, prepared.interpretedStrings);
   return catchErrors("model", [&]() -> Status {
     prepared.executor->run();
     return Status::success();
@@ -204,7 +205,7 @@ Expected<PreparedModel> prepareModel(const std::string& path, const LoadOptions&
     if (!inputs) return inputs.error();
     for (auto& input : *inputs) prepared.declaredInputs.push_back(input.name);
     auto graph = loadModel(path, load);
-    if (!graph && frontend::controlFlowDecidedAtRunTime(graph.error())) {
+    if (!graph && frontend::needsInterpreter(graph.error())) {
       // Control flow decided by values known only while the model runs: interpreted, with the
       // operations between compiled when they first run.
       auto interpreted = InterpretedModel::create(path, compile);
@@ -281,6 +282,32 @@ OutputComparison compareOutput(const std::string& name, const runtime::NDArray& 
   return result;
 }
 
+OutputComparison compareStrings(const std::string& name, const frontend::StringTensor* got,
+                                const frontend::StringTensor* expected) {
+  OutputComparison result;
+  result.name = name;
+  if (!got || !expected) {
+    result.mismatchReason = got ? "strings, expected numbers" : "numbers, expected strings";
+    return result;
+  }
+  if (got->shape != expected->shape) {
+    result.mismatchReason = "shape " + formatShape(got->shape) + ", expected " + formatShape(expected->shape);
+    return result;
+  }
+  std::string first;
+  for (size_t i = 0; i < got->elements.size(); ++i)
+    if (got->elements[i] != expected->elements[i] && result.mismatchedElements++ == 0) {
+      result.worstIndex = unflattenIndex(int64_t(i), got->shape);
+      first = "first at " + formatShape(result.worstIndex) + ": \"" + got->elements[i] + "\", expected \"" +
+              expected->elements[i] + "\"";
+    }
+  result.matches = result.mismatchedElements == 0;
+  if (!result.matches)
+    result.mismatchReason = std::to_string(result.mismatchedElements) + " of " + std::to_string(got->elements.size()) +
+                            " strings differ; " + first;
+  return result;
+}
+
 bool RunResult::allMatch() const {
   return std::all_of(comparisons.begin(), comparisons.end(), [](auto& c) { return c.matches; });
 }
@@ -326,9 +353,14 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
                             ") but " + std::to_string(request.positionalInputs.size()) + " were given",
                         request.model);
     std::map<std::string, size_t> sequenceLengths;
+    std::map<std::string, frontend::StringTensor> stringValues;
     for (size_t i = 0; i < request.positionalInputs.size(); ++i) {
       const InputValue& given = request.positionalInputs[i];
       const std::string& name = inputNames[i];
+      if (given.strings) {
+        stringValues[name] = *given.strings;
+        continue;
+      }
       if (declaredSequence[i]) {
         if (!given.sequence)
           return failure("input '" + name + "' is a sequence of tensors but a tensor was given", request.model,
@@ -372,11 +404,12 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
       // The interpreter takes its inputs at each run; those not given are made from their
       // declared types, as for a compiled model.
       prepared->interpretedInputs = values;
+      prepared->interpretedStrings = stringValues;
       if (fillMissing) {
         auto declared = frontend::readOnnxInputs(request.model);
         if (!declared) return declared.error();
         for (const auto& input : *declared) {
-          if (input.sequence || values.count(input.name)) continue;
+          if (input.sequence || input.strings || values.count(input.name)) continue;
           runtime::GraphTensor tensor;
           tensor.name = input.name;
           tensor.dtype = toRuntimeType(input.dtype);
@@ -391,6 +424,9 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
       }
       return std::move(*prepared);
     }
+    if (!stringValues.empty())
+      return failure("input '" + stringValues.begin()->first + "' was given strings, but the model takes numbers there",
+                     request.model);
     runtime::GraphExecutor& executor = *prepared->executor;
 
     for (auto& name : executor.inputNames()) {
@@ -429,6 +465,11 @@ Expected<RunResult> runModel(const RunRequest& request) {
     }
     result.outputNames = preparedOutputNames(*prepared);
     result.outputs = preparedOutputs(*prepared);
+    if (prepared->interpreted) {
+      const auto& strings = prepared->interpreted->stringOutputs();
+      if (std::any_of(strings.begin(), strings.end(), [](const auto& s) { return s.has_value(); }))
+        result.stringOutputs = strings;
+    }
 
     if (!request.expectedOutputs.empty()) {
       if (request.expectedOutputs.size() != result.outputs.size())
@@ -436,9 +477,17 @@ Expected<RunResult> runModel(const RunRequest& request) {
                               joinNames(result.outputNames) + ") but " +
                               std::to_string(request.expectedOutputs.size()) + " expected outputs were given",
                           request.model);
-      for (size_t i = 0; i < result.outputs.size(); ++i)
-        result.comparisons.push_back(
-            compareOutput(result.outputNames[i], result.outputs[i], request.expectedOutputs[i], request.tolerance));
+      for (size_t i = 0; i < result.outputs.size(); ++i) {
+        const frontend::StringTensor* expectedStrings =
+            i < request.expectedStrings.size() && request.expectedStrings[i] ? &*request.expectedStrings[i] : nullptr;
+        const frontend::StringTensor* gotStrings =
+            i < result.stringOutputs.size() && result.stringOutputs[i] ? &*result.stringOutputs[i] : nullptr;
+        if (expectedStrings || gotStrings)
+          result.comparisons.push_back(compareStrings(result.outputNames[i], gotStrings, expectedStrings));
+        else
+          result.comparisons.push_back(
+              compareOutput(result.outputNames[i], result.outputs[i], request.expectedOutputs[i], request.tolerance));
+      }
     }
     return result;
   });
@@ -476,18 +525,30 @@ Expected<std::vector<InputValue>> readNumberedInputs(const std::string& director
     if (!fs::exists(path, ignored)) break;
     auto value = frontend::readOnnxValueFile(path);
     if (!value) return value.error();
-    values.push_back(value->sequence ? InputValue::ofSequence(std::move(*value->sequence)) : InputValue(value->tensor));
+    values.push_back(value->strings    ? InputValue::ofStrings(std::move(*value->strings))
+                     : value->sequence ? InputValue::ofSequence(std::move(*value->sequence))
+                                       : InputValue(value->tensor));
   }
   return values;
 }
 
-Expected<std::vector<runtime::NDArray>> readNumberedTensors(const std::string& directory, const std::string& prefix) {
+Expected<std::vector<runtime::NDArray>> readNumberedTensors(const std::string& directory, const std::string& prefix,
+                                                            std::vector<std::optional<frontend::StringTensor>>* strings) {
   auto values = readNumberedInputs(directory, prefix);
   if (!values) return values.error();
   std::vector<runtime::NDArray> arrays;
+  if (strings) strings->clear();
   for (auto& value : *values) {
-    if (!value.sequence) arrays.push_back(std::move(value.tensor));
+    if (value.strings && !strings)
+      return failure(prefix + std::to_string(arrays.size()) + ".pb holds strings, where numbers are expected", directory);
+    size_t before = arrays.size();
+    if (value.strings) arrays.emplace_back();
+    else if (!value.sequence) arrays.push_back(std::move(value.tensor));
     else for (auto& element : *value.sequence) arrays.push_back(std::move(element));
+    if (strings) {
+      strings->resize(arrays.size());
+      if (value.strings) (*strings)[before] = std::move(value.strings);
+    }
   }
   return arrays;
 }

@@ -40,6 +40,7 @@ struct PreparedModel {
   std::shared_ptr<InterpretedModel> interpreted;
   /// The inputs prepareWithInputs gave an interpreted model, which takes them at each run.
   std::map<std::string, runtime::NDArray> interpretedInputs;
+  std::map<std::string, frontend::StringTensor> interpretedStrings;
   std::map<std::string, size_t> sequenceLengths;
   /// The graph inputs in the model's order, including those bound as constants while
   /// compiling (they take no value at run time). For a module: the executor's inputs.
@@ -63,7 +64,7 @@ bool isModuleDirectory(const std::string& path);
 /// Imports, compiles and loads an ONNX model, or loads a module directory. `load` carries
 /// --input-shape and the input values known before compiling (bound where the compiler
 /// needs them by value); both are ignored for a module. A model whose control flow cannot be
-/// decided while compiling (frontend::controlFlowDecidedAtRunTime) is prepared to run
+/// decided while compiling (frontend::needsInterpreter) is prepared to run
 /// interpreted. Diagnostics name the file.
 Expected<PreparedModel> prepareModel(const std::string& path, const LoadOptions& load = {},
                                      const CompileOptions& compile = {});
@@ -90,6 +91,11 @@ struct OutputComparison {
 OutputComparison compareOutput(const std::string& name, const runtime::NDArray& got, const runtime::NDArray& expected,
                                const Tolerance& tolerance);
 
+/// The comparison of an output of strings with its expected strings (equal element by
+/// element); a null side is an output or expectation of numbers where the other is strings.
+OutputComparison compareStrings(const std::string& name, const frontend::StringTensor* got,
+                                const frontend::StringTensor* expected);
+
 /// An input's value: a tensor, or the tensors of a sequence input in order (each becomes an
 /// input of its own, frontend::sequenceElementName).
 struct InputValue {
@@ -100,8 +106,15 @@ struct InputValue {
     value.sequence = std::move(elements);
     return value;
   }
+  static InputValue ofStrings(frontend::StringTensor strings) {
+    InputValue value;
+    value.strings = std::move(strings);
+    return value;
+  }
   runtime::NDArray tensor;
   std::optional<std::vector<runtime::NDArray>> sequence;
+  /// A tensor of strings (only a model run interpreted takes one: StringNormalizer).
+  std::optional<frontend::StringTensor> strings;
 };
 
 /// What to run: a model, its inputs, and optionally the outputs to expect.
@@ -115,6 +128,9 @@ struct RunRequest {
   /// Expected outputs in the model's output order (a sequence output's tensors one by one);
   /// empty: nothing is compared.
   std::vector<runtime::NDArray> expectedOutputs;
+  /// Where an expected output is a tensor of strings: its strings at its position (and an
+  /// undefined array in expectedOutputs); empty when none is.
+  std::vector<std::optional<frontend::StringTensor>> expectedStrings;
   Tolerance tolerance;
   /// --input-shape; an input given a value and no shape takes its value's shape.
   std::map<std::string, std::vector<int64_t>> inputShapes;
@@ -124,6 +140,9 @@ struct RunRequest {
 struct RunResult {
   std::vector<std::string> outputNames;
   std::vector<runtime::NDArray> outputs;
+  /// Where an output is a tensor of strings: its strings at its position (and an undefined
+  /// array in outputs); empty when none is.
+  std::vector<std::optional<frontend::StringTensor>> stringOutputs;
   /// One per output when expected outputs were given, else empty.
   std::vector<OutputComparison> comparisons;
   double loadSeconds = 0, compileSeconds = 0, runSeconds = 0;
@@ -164,8 +183,11 @@ Expected<runtime::NDArray> readTensorFile(const std::string& path);
 /// optional values holding either.
 Expected<std::vector<InputValue>> readNumberedInputs(const std::string& directory, const std::string& prefix);
 /// The same with each sequence's tensors in its place, one by one (a model's outputs: a sequence
-/// output is one output per tensor).
-Expected<std::vector<runtime::NDArray>> readNumberedTensors(const std::string& directory, const std::string& prefix);
+/// output is one output per tensor). A file of strings is an error unless `strings` is given:
+/// it then gets the strings at their position, with an undefined array in the result.
+Expected<std::vector<runtime::NDArray>> readNumberedTensors(
+    const std::string& directory, const std::string& prefix,
+    std::vector<std::optional<frontend::StringTensor>>* strings = nullptr);
 
 /// An output name made safe as a file name (path separators and the like replaced by '_').
 std::string fileNameForTensor(const std::string& name);

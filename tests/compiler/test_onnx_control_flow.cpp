@@ -308,6 +308,35 @@ private slots:
              qPrintable(errorText(failed)));
   }
 
+  // Strings are interpreted too: StringNormalizer runs on them; a compiled operator given them
+  // is named, with what Tessel runs on strings.
+  void stringsRunInterpretedAndStayOutOfKernels() {
+    ModelBuilder model;
+    model.input("words", {3}, onnx::TensorProto::STRING);
+    auto* normalizer = model.node("StringNormalizer", {"words"}, {"normalized"}, "normalize");
+    auto* action = addAttribute(normalizer, "case_change_action", onnx::AttributeProto::STRING);
+    action->set_s("UPPER");
+    auto* stopwords = addAttribute(normalizer, "stopwords", onnx::AttributeProto::STRINGS);
+    stopwords->add_strings("the");
+    model.output("normalized");
+    auto result = run(model, {driver::InputValue::ofStrings({{3}, {"The", "quick", "fox"}})});
+    QVERIFY2(result, qPrintable(errorText(result)));
+    QCOMPARE(result->stringOutputs.size(), size_t(1));
+    QVERIFY(result->stringOutputs[0].has_value());
+    QCOMPARE(result->stringOutputs[0]->shape, (std::vector<int64_t>{2}));
+    QCOMPARE(result->stringOutputs[0]->elements, (std::vector<std::string>{"QUICK", "FOX"}));
+
+    ModelBuilder identity;
+    identity.input("words", {2}, onnx::TensorProto::STRING);
+    identity.node("Identity", {"words"}, {"same"}, "copy");
+    identity.output("same");
+    auto refused = run(identity, {driver::InputValue::ofStrings({{2}, {"a", "b"}})});
+    QVERIFY(!refused);
+    QVERIFY2(refused.error().message.find("node 'copy' on read 'words', a tensor of strings, where a tensor of numbers "
+                                          "is needed") != std::string::npos,
+             qPrintable(errorText(refused)));
+  }
+
   // A graph only to be viewed keeps an If it cannot expand, as a placeholder.
   void viewingKeepsAnUndecidedIfAsPlaceholder() {
     ModelBuilder model;

@@ -163,7 +163,7 @@ std::string runDataSet(const fs::path& model, const fs::path& dataSet) {
   request.model = model.string();
   auto inputs = tessel::driver::readNumberedInputs(dataSet.string(), "input_");
   if (!inputs) return "E" + inputs.error().toString();
-  auto expected = tessel::driver::readNumberedTensors(dataSet.string(), "output_");
+  auto expected = tessel::driver::readNumberedTensors(dataSet.string(), "output_", &request.expectedStrings);
   if (!expected) return "E" + expected.error().toString();
   request.positionalInputs = std::move(*inputs);
   request.expectedOutputs = std::move(*expected);

@@ -11,7 +11,7 @@
 // or computed from graph inputs whose values the caller gave (`tessel run` knows its inputs
 // before it compiles, OnnxImportOptions::knownInputValues); the compiled model is then specific
 // to those values, as one specialized for a shape is. Control flow decided by data computed at
-// run time is refused with a Diagnostic that says so (frontend::controlFlowDecidedAtRunTime
+// run time is refused with a Diagnostic that says so (frontend::needsInterpreter
 // recognizes it); such a model runs interpreted instead (OnnxProgram.h).
 #pragma once
 

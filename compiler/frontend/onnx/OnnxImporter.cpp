@@ -16,6 +16,7 @@
 #include "compiler/frontend/onnx/OnnxModelFile.h"
 #include "compiler/frontend/onnx/OnnxOpsetConversion.h"
 #include "compiler/frontend/onnx/OnnxOpsets.h"
+#include "compiler/frontend/onnx/OnnxProgram.h"
 #include "compiler/frontend/onnx/OnnxRecurrent.h"
 #include "compiler/frontend/onnx/OnnxTensor.h"
 #include "compiler/graph/FoldConstant.h"
@@ -274,6 +275,9 @@ private:
       if (scope_.bindsHere(info->name())) return error("has two graph inputs named '" + info->name() + "'");
       auto declared = declaredTypeOf(*info);
       if (!declared) return error(declared.error().message);
+      if (declared->strings)
+        return error("input '" + info->name() + "' " + kStringInputRefusal,
+                     "`tessel run` runs such a model interpreted (StringNormalizer is the operator it runs on strings)");
       if (declared->sequence) {
         if (Status status = importSequenceInput(info->name(), *declared); !status.ok()) return status.error();
         continue;

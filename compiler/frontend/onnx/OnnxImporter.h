@@ -64,6 +64,16 @@ struct OnnxInputInfo {
   /// A sequence of tensors of that type: each element is an input of its own
   /// (sequenceElementName), their number given by OnnxImportOptions::sequenceLengths.
   bool sequence = false;
+  /// A tensor of strings (ONNX STRING; dtype is then meaningless). Compiled kernels take no
+  /// strings: a model with them runs interpreted (OnnxProgram.h).
+  bool strings = false;
+};
+
+/// A tensor of strings (ONNX STRING elements, row-major), as StringNormalizer reads and writes.
+struct StringTensor {
+  std::vector<int64_t> shape;
+  std::vector<std::string> elements;
+  bool operator==(const StringTensor&) const = default;
 };
 
 /// Imports a model file. Operations are created with the ONNX op type as op, the ONNX
@@ -95,9 +105,10 @@ Expected<runtime::NDArray> readTensorProtoFile(const std::string& path);
 struct OnnxValue {
   runtime::NDArray tensor;
   std::optional<std::vector<runtime::NDArray>> sequence;
+  std::optional<StringTensor> strings;  ///< Set (and tensor undefined) for a tensor of strings.
 };
-/// Reads a TensorProto, a SequenceProto of tensors, or an OptionalProto holding either (read
-/// as what it holds). An empty optional, a map or a sequence of non-tensors is a Diagnostic
+/// Reads a TensorProto (of numbers or strings), a SequenceProto of tensors, or an OptionalProto
+/// holding either (read as what it holds). An empty optional, a map or a sequence of non-tensors is a Diagnostic
 /// naming the file.
 Expected<OnnxValue> readOnnxValueFile(const std::string& path);
 

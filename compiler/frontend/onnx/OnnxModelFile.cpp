@@ -156,9 +156,10 @@ Expected<DeclaredType> declaredTypeOf(const onnx::ValueInfoProto& info) {
   if (!type->has_tensor_type())
     return importError(input + " is not a tensor, a sequence of tensors or an optional one (maps are not supported)");
   const auto& tensorType = type->tensor_type();
-  auto dtype = elementTypeFromOnnx(tensorType.elem_type());
+  const bool strings = tensorType.elem_type() == onnx::TensorProto::STRING;
+  auto dtype = strings ? Expected<DataType>(DataType::uint8()) : elementTypeFromOnnx(tensorType.elem_type());
   if (!dtype) return importError(input + " has an unsupported element type: " + dtype.error().message);
-  DeclaredType declared{*dtype, {}, {}, tensorType.has_shape(), sequence};
+  DeclaredType declared{*dtype, {}, {}, tensorType.has_shape(), sequence, strings};
   for (const auto& dim : tensorType.shape().dim()) {
     if (dim.has_dim_value() && dim.dim_value() < 0)
       return importError(input + " declares a negative dimension (" + std::to_string(dim.dim_value()) + ")");
@@ -191,7 +192,8 @@ Expected<std::vector<OnnxInputInfo>> readOnnxInputs(const std::string& path) {
     if (declarations->initializerNames.count(info.name())) continue;
     auto declared = declaredTypeOf(info);
     if (!declared) return importError(declared.error().message, path);
-    inputs.push_back(OnnxInputInfo{info.name(), declared->dtype, declared->shape, declared->rankKnown, declared->sequence});
+    inputs.push_back(OnnxInputInfo{info.name(), declared->dtype, declared->shape, declared->rankKnown, declared->sequence,
+                                   declared->strings});
   }
   return inputs;
 }

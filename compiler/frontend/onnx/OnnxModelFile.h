@@ -32,6 +32,8 @@ struct DeclaredType {
   bool rankKnown = false;             ///< False when the input declares no shape at all.
   /// A sequence of tensors of this type (an ONNX sequence_type); its length is not declared.
   bool sequence = false;
+  /// A tensor of strings (dtype is then meaningless): only the interpreter reads those.
+  bool strings = false;
 };
 
 /// The declared type of graph input `info`: a tensor, a sequence of tensors, or an optional

@@ -22,13 +22,21 @@ using onnx::GraphProto;
 using onnx::ModelProto;
 using onnx::NodeProto;
 
+}  // namespace
+
+const char* const kStringInputRefusal = "is a tensor of strings, which no compiled kernel takes";
+
+namespace {
+
 // The phrases OnnxControlFlow's and the importer's refusals use when a deciding value is known
-// only while the model runs, or a loop is too long to unroll (kept in step with them by the
-// control-flow tests, which check both the refusal and the program that runs instead).
+// only while the model runs, a loop is too long to unroll, or an input holds strings (kept in
+// step with them by the control-flow tests, which check both the refusal and the program that
+// runs instead).
 const char* const kRunTimePhrases[] = {
     "whose value is known only when the model runs",
     "it is computed from the data when the model runs",
     "iterations; Tessel compiles a Loop by unrolling it",
+    kStringInputRefusal,
 };
 
 // The names each node reads: its inputs, and what its subgraphs read from around them.
@@ -108,7 +116,7 @@ private:
       }
       stage[size_t(index)] = s;
       lastStage = std::max(lastStage, s);
-      bool control = isControlFlowOperator(node.op_type());
+      bool control = isInterpretedOperator(node.op_type());
       for (const auto& output : node.output()) {
         if (output.empty()) continue;
         stageOfValue[output] = s;
@@ -122,7 +130,7 @@ private:
     std::unordered_map<std::string, int> lastReadingStage;
     for (int index : *order) {
       const NodeProto& node = graph.node(index);
-      bool control = isControlFlowOperator(node.op_type());
+      bool control = isInterpretedOperator(node.op_type());
       for (const std::string& name : namesRead(node)) {
         if (control) readByControlOrOutput.insert(name);
         else lastReadingStage[name] = std::max(lastReadingStage[name], stage[size_t(index)]);
@@ -132,7 +140,7 @@ private:
     for (int s = 0; s <= lastStage; ++s) {
       std::vector<int> plain, control;
       for (int index : *order)
-        if (stage[size_t(index)] == s) (isControlFlowOperator(graph.node(index).op_type()) ? control : plain).push_back(index);
+        if (stage[size_t(index)] == s) (isInterpretedOperator(graph.node(index).op_type()) ? control : plain).push_back(index);
       if (!plain.empty()) {
         auto segment = makeSegment(graph, plain, names, initializerByName, lastReadingStage,
                                    readByControlOrOutput, s);
@@ -264,6 +272,12 @@ private:
         case onnx::AttributeProto::INTS:
           control.intLists[attribute.name()].assign(attribute.ints().begin(), attribute.ints().end());
           break;
+        case onnx::AttributeProto::STRING:
+          control.strings[attribute.name()] = attribute.s();
+          break;
+        case onnx::AttributeProto::STRINGS:
+          control.stringLists[attribute.name()].assign(attribute.strings().begin(), attribute.strings().end());
+          break;
         case onnx::AttributeProto::GRAPH: {
           auto body = readGraph(attribute.g(), /*topLevel=*/false);
           if (!body) return body.error();
@@ -339,7 +353,11 @@ std::string segmentModelBytes(const ControlFlowProgram& program, const ProgramSe
   return model.SerializeAsString();
 }
 
-bool controlFlowDecidedAtRunTime(const Diagnostic& diagnostic) {
+bool isInterpretedOperator(const std::string& opType) {
+  return isControlFlowOperator(opType) || opType == "StringNormalizer";
+}
+
+bool needsInterpreter(const Diagnostic& diagnostic) {
   return std::any_of(std::begin(kRunTimePhrases), std::end(kRunTimePhrases),
                      [&](const char* phrase) { return diagnostic.message.find(phrase) != std::string::npos; });
 }

@@ -44,6 +44,8 @@ struct ProgramControlNode {
   std::vector<std::string> outputs;  ///< In ONNX order; "" where an output is not wanted.
   std::map<std::string, int64_t> ints;                 ///< INT attributes (axis, new_axis, ...).
   std::map<std::string, std::vector<int64_t>> intLists;  ///< INTS attributes (Scan's axes).
+  std::map<std::string, std::string> strings;                  ///< STRING attributes (case_change_action).
+  std::map<std::string, std::vector<std::string>> stringLists;  ///< STRINGS attributes (stopwords).
   /// Subgraph attributes by name (then_branch, else_branch, body).
   std::map<std::string, std::shared_ptr<const ProgramGraph>> bodies;
 };
@@ -76,11 +78,14 @@ struct ControlFlowProgram {
   int controlNodeCount = 0;
 };
 
-/// Reads `path` as a program. Every control-flow and sequence operator the interpreter runs is
-/// a control node (If, Loop, Scan, SequenceEmpty, SequenceConstruct, SequenceInsert,
-/// SequenceErase, SequenceAt, SequenceLength, SplitToSequence, ConcatFromSequence, Optional,
-/// OptionalHasElement, OptionalGetElement); another that needs it (SequenceMap) is a
-/// Diagnostic naming the node. Diagnostics name the file.
+/// Whether the interpreter carries out operator `opType` itself (a control node): control flow,
+/// sequences and optional values (isControlFlowOperator), and StringNormalizer, whose tensors
+/// of strings no compiled kernel takes.
+bool isInterpretedOperator(const std::string& opType);
+
+/// Reads `path` as a program: every isInterpretedOperator node is a control node, the others
+/// are cut into segments. Every node of a segment whose operator Tessel does not implement is
+/// named in one Diagnostic. Diagnostics name the file.
 Expected<ControlFlowProgram> readControlFlowProgram(const std::string& path);
 /// The same from bytes in memory; `sourceName` names them in messages and anchors external data.
 Expected<ControlFlowProgram> readControlFlowProgramBytes(const std::string& bytes, const std::string& sourceName);
@@ -96,9 +101,13 @@ struct SegmentInputType {
 std::string segmentModelBytes(const ControlFlowProgram& program, const ProgramSegment& segment,
                               const std::vector<SegmentInputType>& inputTypes);
 
-/// Whether `diagnostic` is an import refusing control flow because a value deciding it is
-/// known only when the model runs (or a loop too long to unroll): the model can run as a
-/// ControlFlowProgram instead.
-bool controlFlowDecidedAtRunTime(const Diagnostic& diagnostic);
+/// Whether `diagnostic` is an import refusing a model for what only the interpreter runs:
+/// control flow decided by values known only when the model runs (or a loop too long to
+/// unroll), or an input that is a tensor of strings. Such a model runs as a ControlFlowProgram.
+bool needsInterpreter(const Diagnostic& diagnostic);
+
+/// How the importer refuses an input of strings, after "input 'NAME' " (needsInterpreter
+/// recognizes it).
+extern const char* const kStringInputRefusal;
 
 }  // namespace tessel::frontend

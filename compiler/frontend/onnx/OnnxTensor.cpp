@@ -266,9 +266,20 @@ Expected<OnnxValue> readOnnxValueFile(const std::string& path) {
   // Sequence- and OptionalProto files start with their name (field 1, length-delimited); a
   // TensorProto's field 1 (dims) is written as plain varints.
   if (bytes->empty() || (*bytes)[0] != '\x0a') {
+    onnx::TensorProto proto;
+    if (!bytes->empty() && proto.ParseFromString(*bytes) && proto.data_type() == onnx::TensorProto::STRING) {
+      StringTensor strings{{proto.dims().begin(), proto.dims().end()}, {proto.string_data().begin(), proto.string_data().end()}};
+      int64_t count = 1;
+      for (int64_t d : strings.shape) count *= d;
+      if (count != int64_t(strings.elements.size()))
+        return importError("holds a string tensor of shape " + shapeText(strings.shape) + " with " +
+                               std::to_string(strings.elements.size()) + " strings",
+                           path);
+      return OnnxValue{{}, std::nullopt, std::move(strings)};
+    }
     auto tensor = tensorFromFileBytes(*bytes, path);
     if (!tensor) return tensor.error();
-    return OnnxValue{*tensor, std::nullopt};
+    return OnnxValue{*tensor, std::nullopt, std::nullopt};
   }
   // The two are the same on the wire (name 1, elem_type 2, tensors 3, sequences 5, the same
   // type codes): an optional tensor reads as a sequence of one tensor, an optional sequence as
@@ -279,12 +290,12 @@ Expected<OnnxValue> readOnnxValueFile(const std::string& path) {
   if (sequence.sequence_values_size() == 1 && sequence.tensor_values_size() == 0) {
     auto elements = sequenceArrays(sequence.sequence_values(0), path);
     if (!elements) return elements.error();
-    return OnnxValue{{}, std::move(*elements)};
+    return OnnxValue{{}, std::move(*elements), std::nullopt};
   }
   if (sequence.elem_type() == onnx::SequenceProto::TENSOR || sequence.tensor_values_size() > 0) {
     auto elements = sequenceArrays(sequence, path);
     if (!elements) return elements.error();
-    return OnnxValue{{}, std::move(*elements)};
+    return OnnxValue{{}, std::move(*elements), std::nullopt};
   }
   if (sequence.elem_type() == onnx::SequenceProto::UNDEFINED)
     return importError("holds an empty optional value; Tessel runs models whose optional values are present", path);

@@ -196,6 +196,8 @@ public:
       return std::vector<Value>{inLayout(inputs[0], channelBlockOfType(op.outputTypes[0]))};
     if (readsOrWritesBlocked(op)) return keptLaidOut(op, inputs);
     if (!op.isFused() && op.op == "ConvPrepacked") return rewriteConv(op, inputs);
+    if (!op.isFused() && op.op == "Conv")
+      if (auto blocked = rewriteDepthwise(op, inputs)) return blocked;
     bool anyBlocked = false;
     for (const Value& input : inputs) anyBlocked = anyBlocked || (input.defined() && channelBlockOfValue(input));
     if (!anyBlocked) return std::nullopt;
@@ -231,6 +233,21 @@ private:
     return *params;
   }
 
+  // A depthwise Conv with one filter per channel and a constant weight, as conv2d parameters
+  // over its logical NCHW input: it computes in the blocks of a blocked input (vectors of
+  // channels, whatever the width and stride). nullopt for any other Conv.
+  static std::optional<Conv2dParams> depthwiseParams(const OperationNode& op, const std::vector<Value>& inputs,
+                                                     const std::vector<int64_t>& nchwShape) {
+    if (op.isFused() || op.op != "Conv" || inputs.size() < 2 || !inputs[1].defined() || inputs[1].index() != 0)
+      return std::nullopt;
+    const ConstantNode* weight = asConstant(inputs[1].node());
+    if (!weight || !packableType(weight->outputTypes[0]) || nchwShape.size() != 4) return std::nullopt;
+    bool hasBias = inputs.size() > 2 && inputs[2].defined();
+    auto params = conv2dParamsFromOnnx(op.attributes, nchwShape, weight->outputTypes[0].shape, hasBias);
+    if (!params || !params->isDepthwise() || params->filters != params->channels) return std::nullopt;
+    return *params;
+  }
+
   // Whether output `key` of the packed graph reaches a dense convolution through operations
   // that stay blocked (or transforms the graph already had): only then is writing it blocked
   // worth the transforms back elsewhere.
@@ -246,6 +263,8 @@ private:
                            consumer->op == "LayoutTransform") && isData;
       if (consumer->op == "ConvPrepacked")
         feeds = isData && denseConvParams(*consumer, shape).has_value();
+      else if (consumer->op == "Conv")  // a depthwise one computes in the blocks it is given
+        feeds = isData && depthwiseParams(*consumer, consumer->inputs, shape).has_value();
       else if (staysBlocked || layoutFreeBinary(consumer->op))
         feeds = feedsBlockedConv({consumer, 0});
       if (feeds) break;
@@ -284,6 +303,36 @@ private:
     std::vector<Value> newInputs = inputs;
     newInputs[0] = data;
     return typedOperation(op, newInputs, attributes);
+  }
+
+  // A depthwise convolution of a blocked input: ConvPrepacked reading and writing the input's
+  // blocks, its weight packed in them ([C / b, 1, R, S, b]).
+  std::optional<std::vector<Value>> rewriteDepthwise(const OperationNode& op, const std::vector<Value>& inputs) {
+    Value data = inputs[0];
+    if (!data.defined()) return std::nullopt;
+    if (const Value* blocked = blockedSourceOf(data)) data = *blocked;
+    int64_t block = channelBlockOfValue(data);
+    if (!block) return std::nullopt;
+    auto params = depthwiseParams(op, inputs, unblockedChannelShape(data.type().shape, block));
+    Conv2dActivationLayout layout{block, true};
+    if (!params || !conv2dSupportsActivationLayout(*params, layout, target_)) return std::nullopt;
+    const ConstantNode* weight = asConstant(inputs[1].node());
+    std::string weightLayout = conv2dPackedWeightLayout(*params, layout, target_);
+    auto key = std::make_pair(keyOf(inputs[1]), block);
+    auto packed = packedDepthwiseWeights_.find(key);
+    if (packed == packedDepthwiseWeights_.end()) {
+      Value value = makeConstant(weight->name + "." + weightLayout,
+                                 packConv2dWeight(*params, layout, weight->data, target_), weightLayout);
+      packed = packedDepthwiseWeights_.emplace(key, value).first;
+    }
+    Attributes attributes = op.attributes;
+    attributes["weight_shape"] = weight->outputTypes[0].shape;
+    attributes["data_layout"] = blockedChannelLayout(block);
+    attributes["out_layout"] = blockedChannelLayout(block);
+    std::vector<Value> newInputs = {data, packed->second};
+    if (inputs.size() > 2 && inputs[2].defined()) newInputs.push_back(inputs[2]);
+    OperationNode prepacked(op.name, "ConvPrepacked", newInputs, attributes, op.outputTypes, op.provenance);
+    return typedOperation(prepacked, newInputs, attributes);
   }
 
   std::optional<std::vector<Value>> rewriteUnary(const OperationNode& op, const std::vector<Value>& inputs) {
@@ -434,6 +483,7 @@ private:
   std::map<ValueKey, bool> feedsConv_;
   std::map<std::pair<ValueKey, int64_t>, Value> transforms_;
   std::map<std::pair<ValueKey, int64_t>, Value> blockedConstants_;
+  std::map<std::pair<ValueKey, int64_t>, Value> packedDepthwiseWeights_;
 };
 }  // namespace
 

@@ -25,9 +25,12 @@ namespace tessel::graph {
 /// of the producing convolution): a dense ConvPrepacked whose result reaches another dense
 /// ConvPrepacked (directly or through the elementwise operations below) writes its output
 /// blocked, and a dense ConvPrepacked reads a blocked input in place ("data_layout" /
-/// "out_layout" attributes). Unary elementwise operations (Relu, Clip, ...) and Add, Sub, Mul,
-/// Div of full-sized tensors, per-channel constants ([C, 1, 1] becomes [C / kb, 1, 1, kb]) or
-/// scalars stay blocked, and so do MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool
+/// "out_layout" attributes). A depthwise Conv (one filter per channel, constant weight) of a
+/// blocked input becomes a ConvPrepacked that reads and writes the input's blocks, its weight
+/// packed in them ("OIHW<b>o"): its vectors are channels, whatever the width and stride, and
+/// a convolution feeding it counts as feeding a convolution. Unary elementwise operations
+/// (Relu, Clip, ...) and Add, Sub, Mul, Div of full-sized tensors, per-channel constants
+/// ([C, 1, 1] becomes [C / kb, 1, 1, kb]) or scalars stay blocked, and so do MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool
 /// of a blocked input (pooling is per channel, so the kernels read the blocked tensor in place
 /// and their output is no larger than their input); a result reaching a convolution through
 /// any of these counts as feeding it. Every other consumer and every graph output gets a

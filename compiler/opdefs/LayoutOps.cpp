@@ -34,13 +34,14 @@ Expected<Conv2dActivationLayout> prepackedConvActivations(const OpCall& call, co
   auto outputBlock = layoutAttributeBlock(call, "out_layout");
   if (!outputBlock) return outputBlock.error();
   Conv2dActivationLayout layout{*inputBlock, *outputBlock != 0};
-  if (*outputBlock != 0 && *outputBlock != conv2dFilterBlock(p, call.target))
-    return call.error("out_layout NCHW" + std::to_string(*outputBlock) + "c is not this target's filter block (" +
-                          std::to_string(conv2dFilterBlock(p, call.target)) + ")",
-                      "rerun AlterLayout for this target");
   if (!conv2dSupportsActivationLayout(p, layout, call.target))
     return call.error("this convolution cannot read or write channel-blocked activations",
-                      "grouped convolutions and channel counts the block does not divide stay NCHW");
+                      "grouped convolutions, depthwise ones with NCHW on one side and channel counts the block "
+                      "does not divide stay NCHW");
+  if (*outputBlock != 0 && *outputBlock != conv2dFilterBlock(p, layout, call.target))
+    return call.error("out_layout NCHW" + std::to_string(*outputBlock) + "c is not this target's filter block (" +
+                          std::to_string(conv2dFilterBlock(p, layout, call.target)) + ")",
+                      "rerun AlterLayout for this target");
   return layout;
 }
 
@@ -69,7 +70,9 @@ Expected<Conv2dParams> prepackedConvParams(const OpCall& call) {
   }
   auto params = conv2dParamsFromOnnx(call.attributes, dataShape, *weightShape, call.hasInput(2));
   if (!params) return call.error(params.error().message, params.error().hint);
-  std::vector<int64_t> expected = conv2dPackedWeightShape(*params, call.target);
+  auto activations = prepackedConvActivations(call, *params);
+  if (!activations) return activations.error();
+  std::vector<int64_t> expected = conv2dPackedWeightShape(*params, *activations, call.target);
   if (call.inputTypes[1].shape != expected)
     return call.error("the packed weight is " + shapeText(call.inputTypes[1].shape) + ", this target's kernel reads " +
                           shapeText(expected),
@@ -92,7 +95,7 @@ OpDef convPrepacked() {
     if (!activations) return activations.error();
     TensorType out{call.inputTypes[0].dtype, {p->batch, p->filters, p->outHeight(), p->outWidth()}, ""};
     if (activations->blockedOutput) {
-      int64_t kb = conv2dFilterBlock(*p, call.target);
+      int64_t kb = conv2dFilterBlock(*p, *activations, call.target);
       out.shape = blockedChannelShape(out.shape, kb);
       out.layout = blockedChannelLayout(kb);
     }

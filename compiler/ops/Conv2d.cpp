@@ -132,6 +132,37 @@ te::Tensor padInputByPhase(const Conv2dParams& p, const te::Tensor& data, DataTy
       "data.pad", {"n", "c", "y", "phase", "x"}, "pad");
 }
 
+// A depthwise convolution (one filter per channel) over NCHW<b>c activations: each vector of
+// the block is b channels of one pixel, so strides and narrow rows cost nothing extra. The
+// weight is OIHW or packed in the same blocks ([C / b, 1, R, S, b]).
+Workload blockedDepthwiseConv2d(const Conv2dParams& p, int64_t block, bool prepacked, DataType dtype,
+                                const te::Tensor& data, const te::Tensor& weight, const te::Tensor& bias) {
+  te::Tensor padded = padBlockedInput(p, data, block, dtype);
+  int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
+  IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
+  IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
+  std::vector<Expr> shape = {Expr(p.batch), Expr(p.channels / block), Expr(p.outHeight()), Expr(p.outWidth()),
+                             Expr(block)};
+  te::Tensor acc = te::compute(
+      shape,
+      [&](const std::vector<Var>& v) {
+        Expr n = v[0], co = v[1], y = v[2], x = v[3], ci = v[4];
+        Expr tap = prepacked ? weight(co, 0, r, s, ci) : weight(co * block + ci, 0, r, s);
+        return te::sum(padded(n, co, y * sh + r * p.dilationH, x * sw + s * p.dilationW, ci) * tap, {r, s});
+      },
+      "conv.acc", {"n", "co", "y", "x", "ci"}, "depthwise_conv2d");
+  te::Tensor out = te::compute(
+      shape,
+      [&](const std::vector<Var>& v) {
+        Expr value = acc(v[0], v[1], v[2], v[3], v[4]);
+        return p.bias ? value + bias(v[1] * block + v[4]) : value;
+      },
+      "conv", {"n", "co", "y", "x", "ci"}, "bias");
+  Workload w;
+  w.outputs = {out};
+  return w;
+}
+
 Workload depthwiseConv2d(const Conv2dParams& p, DataType dtype, const te::Tensor& data, const te::Tensor& weight,
                          const te::Tensor& bias) {
   int64_t multiplier = p.filtersPerGroup();
@@ -188,7 +219,10 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, DataType dtype
 bool conv2dSupportsActivationLayout(const Conv2dParams& p, const Conv2dActivationLayout& layout,
                                     const Target& target) {
   if (layout == Conv2dActivationLayout{}) return true;
-  if (p.groups != 1 || p.isDepthwise()) return false;
+  if (p.isDepthwise())  // one filter per channel: blocked in and out, in the same blocks
+    return p.filters == p.channels && layout.inputBlock > 0 && p.channels % layout.inputBlock == 0 &&
+           layout.blockedOutput;
+  if (p.groups != 1) return false;
   if (layout.inputBlock < 0 || (layout.inputBlock > 0 && p.channels % layout.inputBlock != 0)) return false;
   return !layout.blockedOutput || p.filters % filterBlock(p, target) == 0;
 }
@@ -200,18 +234,22 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
       << "conv2d cannot read NCHW" << activations.inputBlock << "c or write blocked output for these parameters";
   int64_t cpg = p.channelsPerGroup();
   int64_t inputBlock = activations.inputBlock;
-  bool prepacked = layout == Conv2dWeightLayout::Packed && !p.isDepthwise();
+  // An NCHW depthwise convolution reads OIHW whichever layout was asked for.
+  bool prepacked = layout == Conv2dWeightLayout::Packed && (!p.isDepthwise() || inputBlock > 0);
   te::Tensor data = inputBlock > 0 ? te::placeholder({Expr(p.batch), Expr(p.channels / inputBlock), Expr(p.height),
                                                       Expr(p.width), Expr(inputBlock)},
                                                      dtype, "data")
                                    : te::placeholder({Expr(p.batch), Expr(p.channels), Expr(p.height), Expr(p.width)},
                                                      dtype, "data");
-  te::Tensor weight = prepacked ? te::placeholder(toExprs(conv2dPackedWeightShape(p, target)), dtype, "weight")
+  te::Tensor weight = prepacked ? te::placeholder(toExprs(conv2dPackedWeightShape(p, activations, target)), dtype,
+                                                  "weight")
                                 : te::placeholder({Expr(p.filters), Expr(cpg), Expr(p.kernelH), Expr(p.kernelW)},
                                                   dtype, "weight");
   te::Tensor bias = p.bias ? te::placeholder({Expr(p.filters)}, dtype, "bias") : te::Tensor();
   Workload w;
-  if (p.isDepthwise()) {
+  if (p.isDepthwise() && inputBlock > 0) {
+    w = blockedDepthwiseConv2d(p, inputBlock, prepacked, dtype, data, weight, bias);
+  } else if (p.isDepthwise()) {
     w = depthwiseConv2d(p, dtype, data, weight, bias);
   } else {
     te::Tensor padded = inputBlock > 0 ? padBlockedInput(p, data, inputBlock, dtype) : padInput(p, data, dtype);
@@ -276,7 +314,7 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
   }
   w.name = conv2dName(p) + (prepacked ? "_packed" : "");
   if (inputBlock > 0) w.name += "_in" + std::to_string(inputBlock) + "c";
-  if (activations.blockedOutput) w.name += "_out" + std::to_string(filterBlock(p, target)) + "c";
+  if (activations.blockedOutput) w.name += "_out" + std::to_string(conv2dFilterBlock(p, activations, target)) + "c";
   w.inputs = {data, weight};
   if (p.bias) w.inputs.push_back(bias);
   w.flops = 2.0 * double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth()) * double(cpg) *
@@ -287,13 +325,28 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
 
 int64_t conv2dFilterBlock(const Conv2dParams& p, const Target& target) { return filterBlock(p, target); }
 
+int64_t conv2dFilterBlock(const Conv2dParams& p, const Conv2dActivationLayout& activations, const Target& target) {
+  if (p.isDepthwise() && activations.inputBlock > 0) return activations.inputBlock;
+  return filterBlock(p, target);
+}
+
 std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& p, const Target& target) {
-  int64_t kb = filterBlock(p, target);
+  return conv2dPackedWeightShape(p, Conv2dActivationLayout{}, target);
+}
+
+std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& p, const Conv2dActivationLayout& activations,
+                                             const Target& target) {
+  int64_t kb = conv2dFilterBlock(p, activations, target);
   return {(p.filters + kb - 1) / kb, p.channelsPerGroup(), p.kernelH, p.kernelW, kb};
 }
 
 std::string conv2dPackedWeightLayout(const Conv2dParams& p, const Target& target) {
-  return "OIHW" + std::to_string(filterBlock(p, target)) + "o";
+  return conv2dPackedWeightLayout(p, Conv2dActivationLayout{}, target);
+}
+
+std::string conv2dPackedWeightLayout(const Conv2dParams& p, const Conv2dActivationLayout& activations,
+                                     const Target& target) {
+  return "OIHW" + std::to_string(conv2dFilterBlock(p, activations, target)) + "o";
 }
 
 namespace {
@@ -311,12 +364,17 @@ void packWeightBlocks(const Conv2dParams& p, int64_t kb, const T* source, T* pac
 }  // namespace
 
 runtime::NDArray packConv2dWeight(const Conv2dParams& p, const runtime::NDArray& weight, const Target& target) {
+  return packConv2dWeight(p, Conv2dActivationLayout{}, weight, target);
+}
+
+runtime::NDArray packConv2dWeight(const Conv2dParams& p, const Conv2dActivationLayout& activations,
+                                  const runtime::NDArray& weight, const Target& target) {
   TESSEL_ICHECK(weight.defined() && weight.shape() == std::vector<int64_t>({p.filters, p.channelsPerGroup(),
                                                                               p.kernelH, p.kernelW}))
       << "packConv2dWeight: the weight is not [K, C/G, R, S] of the convolution";
-  if (p.isDepthwise()) return weight;
-  runtime::NDArray packed = runtime::NDArray::empty(conv2dPackedWeightShape(p, target), weight.dtype());
-  int64_t kb = filterBlock(p, target);
+  if (p.isDepthwise() && activations.inputBlock == 0) return weight;
+  runtime::NDArray packed = runtime::NDArray::empty(conv2dPackedWeightShape(p, activations, target), weight.dtype());
+  int64_t kb = conv2dFilterBlock(p, activations, target);
   if (weight.dtype() == runtime::DataType::float32())
     packWeightBlocks(p, kb, weight.dataAs<float>(), packed.dataAs<float>());
   else if (weight.dtype() == runtime::DataType::float64())
@@ -362,6 +420,66 @@ Expected<Schedule> depthwiseSchedule(const Workload& workload, const Conv2dParam
       s.vectorize("conv.acc.local", "x"),
       s.parallel("data.pad", "c"),
   };
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+// Output rows per task of a blocked depthwise convolution. Each task pads the input rows its
+// band reads into a buffer of its own, so bands overlap by the kernel's height less the
+// stride: the band grows (through divisors of the output height) until it pads at most 1.5
+// input rows per row it consumes, while its buffer stays within a quarter of L2 and there
+// are tasks enough to keep the cores busy.
+int64_t depthwiseRowBand(const Conv2dParams& p, int64_t block, const Target& target) {
+  int64_t sh = p.strideAlongHeight(), reach = p.dilationH * (p.kernelH - 1) + 1;
+  int64_t paddedWidth = p.width + p.paddingLeft() + p.paddingRight();
+  int64_t rowBytes = paddedWidth * block * 4;
+  int64_t budget = target.l2CacheBytes > 0 ? target.l2CacheBytes / 4 : 256 * 1024;
+  int64_t blocks = p.batch * (p.channels / block);
+  int64_t band = 1;
+  for (int64_t yb = 1; yb <= p.outHeight(); ++yb) {
+    if (p.outHeight() % yb != 0) continue;
+    int64_t window = (yb - 1) * sh + reach;
+    if (yb > 1 && (window * rowBytes > budget || blocks * (p.outHeight() / yb) < 4 * target.cores)) break;
+    band = yb;
+    if (2 * window <= 3 * yb * sh) break;
+  }
+  return band;
+}
+
+// Depthwise over NCHW<b>c: accumulators for a segment of output pixels times the block's
+// vectors in registers, the kernel taps unrolled, bands of rows of every channel block in
+// parallel, each padding the input rows it reads into a buffer of its own (padding the whole
+// input first costs a pass over memory and a second parallel loop).
+Expected<Schedule> blockedDepthwiseSchedule(const Workload& workload, const Conv2dParams& p, int64_t block,
+                                            const Target& target) {
+  int64_t vectorsPerPixel = (block + target.vectorLanes() - 1) / target.vectorLanes();
+  int64_t xb = pixelBlock(p.outWidth(), vectorsPerPixel, target);
+  int64_t yb = depthwiseRowBand(p, block, target);
+  bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
+  Schedule s(workload.outputs);
+  std::vector<Status> steps = {
+      s.cacheWrite("conv.acc", "local", "conv.acc.local"),
+      s.computeInline("conv.acc"),
+      s.split("conv", "y", yb, "yo", "yi"),
+      s.split("conv", "x", xb, "xo", "xi"),
+      s.reorder("conv", {"n", "co", "yo", "yi", "xo", "xi", "ci"}),
+      s.fuse("conv", {"n", "co", "yo"}, "rows"),
+      s.parallel("conv", "rows"),
+      s.vectorize("conv", "ci"),
+      s.computeAt("conv.acc.local", "conv", "xo"),
+      s.reorder("conv.acc.local", {"r", "s", "x", "ci"}),
+      s.unroll("conv.acc.local", "r"),
+      s.unroll("conv.acc.local", "s"),
+      s.unroll("conv.acc.local", "x"),
+      s.vectorize("conv.acc.local", "ci"),
+  };
+  if (padded) {
+    steps.push_back(s.computeAt("data.pad", "conv", "rows"));
+    steps.push_back(s.vectorize("data.pad", "ci"));
+  } else {
+    steps.push_back(s.computeInline("data.pad"));
+  }
   for (const Status& status : steps)
     if (!status) return status.error();
   return s;
@@ -427,6 +545,8 @@ Expected<Schedule> blockedActivationSchedule(const Workload& workload, const Con
 
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& p,
                                          const Conv2dActivationLayout& activations, const Target& target) {
+  if (p.isDepthwise() && activations.inputBlock > 0)
+    return blockedDepthwiseSchedule(workload, p, activations.inputBlock, target);
   if (p.isDepthwise()) return depthwiseSchedule(workload, p, target);
   if (!(activations == Conv2dActivationLayout{})) return blockedActivationSchedule(workload, p, activations, target);
   int64_t kb = filterBlock(p, target);

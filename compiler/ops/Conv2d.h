@@ -52,7 +52,8 @@ struct Conv2dParams {
 /// layout; reductions c, r, s) and "conv" (the NCHW output plus bias; axes n, k, y, x).
 /// Stages (depthwise): "data.pad" (with a horizontal stride sw > 1: [n, c, y, phase, x],
 /// padded column x * sw + phase), "conv.acc" (the reduction over r, s per output element)
-/// and "conv" (plus bias; axes n, k, y, x).
+/// and "conv" (plus bias; axes n, k, y, x). Over NCHW<b>c activations the same stages are
+/// blocked: "data.pad" [n, co, y, x, ci], "conv.acc" and "conv" with axes n, co, y, x, ci.
 Workload conv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
                 const Target& target = hostTarget());
 
@@ -62,8 +63,9 @@ enum class Conv2dWeightLayout : uint8_t {
   Plain,
   /// Already in the kernel's blocked layout (see conv2dPackedWeightShape), packed once at
   /// compile time by packConv2dWeight: a constant weight then costs nothing per call. The
-  /// workload has no "weight.packed" stage. Depthwise convolutions read OIHW directly, so for
-  /// them this is the same as Plain.
+  /// workload has no "weight.packed" stage. Depthwise convolutions over NCHW activations read
+  /// OIHW directly, so for them this is the same as Plain; over NCHW<b>c they read the weight
+  /// in the activations' blocks ([C / b, 1, R, S, b]).
   Packed,
 };
 
@@ -80,9 +82,11 @@ struct Conv2dActivationLayout {
   bool operator==(const Conv2dActivationLayout& other) const = default;
 };
 
-/// Whether conv2d can read and write `layout` for these parameters: not depthwise and no
-/// groups when anything is blocked, the input block dividing the channels, the filter block
-/// dividing the filters for a blocked output.
+/// Whether conv2d can read and write `layout` for these parameters. Dense: the input block
+/// dividing the channels, the filter block dividing the filters for a blocked output. A
+/// depthwise convolution with one filter per channel reads and writes NCHW<b>c in the same
+/// blocks (blocked input and output together, b dividing the channels). Other grouped
+/// convolutions stay NCHW.
 bool conv2dSupportsActivationLayout(const Conv2dParams& params, const Conv2dActivationLayout& layout,
                                     const Target& target = hostTarget());
 
@@ -95,16 +99,27 @@ Workload conv2d(const Conv2dParams& params, Conv2dWeightLayout layout, const Con
 
 /// Filters per block of the packed weight (the vector lanes the kernel computes at once).
 int64_t conv2dFilterBlock(const Conv2dParams& params, const Target& target = hostTarget());
+/// The same for a convolution over `activations`: a blocked depthwise convolution computes in
+/// its input's blocks, so its weight and output blocks are the input block.
+int64_t conv2dFilterBlock(const Conv2dParams& params, const Conv2dActivationLayout& activations,
+                          const Target& target = hostTarget());
 /// The packed weight's shape: [ceil(K / kb), C / G, R, S, kb] with kb = conv2dFilterBlock;
 /// filters past K are zero.
 std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& params,
                                              const Target& target = hostTarget());
+std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& params, const Conv2dActivationLayout& activations,
+                                             const Target& target = hostTarget());
 /// The packed weight's layout name for the graph IR: "OIHW<kb>o" ("OIHW32o").
 std::string conv2dPackedWeightLayout(const Conv2dParams& params, const Target& target = hostTarget());
+std::string conv2dPackedWeightLayout(const Conv2dParams& params, const Conv2dActivationLayout& activations,
+                                     const Target& target = hostTarget());
 /// Packs an OIHW weight (float32 or float64, shape [K, C / G, R, S]) into the layout conv2d
-/// reads with Conv2dWeightLayout::Packed. Depthwise weights come back unchanged.
+/// reads with Conv2dWeightLayout::Packed (over `activations`). Depthwise weights over NCHW
+/// come back unchanged.
 runtime::NDArray packConv2dWeight(const Conv2dParams& params, const runtime::NDArray& weight,
                                   const Target& target = hostTarget());
+runtime::NDArray packConv2dWeight(const Conv2dParams& params, const Conv2dActivationLayout& activations,
+                                  const runtime::NDArray& weight, const Target& target = hostTarget());
 
 /// conv2d(), or a Diagnostic naming the invalid parameter.
 Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = DataType::float32(),
@@ -114,7 +129,8 @@ Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = Da
 /// times two vectors of filters kept in registers, filters as vector lanes, rows in parallel.
 /// Depthwise: accumulators for a tile of output pixels (a segment of the width as vector
 /// lanes, times several rows when rows are narrow), the kernel taps unrolled, row blocks of
-/// every channel in parallel; the padded input is written once at root.
+/// every channel in parallel; the padded input is written once at root. Depthwise over
+/// NCHW<b>c: the channel block as vector lanes, a segment of the row's pixels unrolled.
 /// Works for either weight layout (it schedules "weight.packed" only when there is one).
 /// Dense and grouped convolutions without padding read the input in place ("data.pad" is
 /// inlined rather than copied).

@@ -186,6 +186,37 @@ size_t perRowAxes(const te::Tensor& output) {
   return rows;
 }
 
+// Whether `index` divides or takes a remainder (a reshape's read, which is no relayout).
+bool dividesOrWraps(const Expr& index) {
+  bool found = false;
+  postOrderVisit(index, [&](const Expr& e) {
+    found = found || e.as<DivNode>() || e.as<ModNode>() || e.as<FloorDivNode>() || e.as<FloorModNode>();
+  });
+  return found;
+}
+
+// Whether a read of the pipeline computing `output` steps along an outer axis of its tensor
+// as the output's innermost axis advances: a relayout between NCHW and NCHW<b>c fused into the
+// kernel (the squeeze-and-excitation Mul of an NCHW activation by a blocked scale). Such
+// reads are strided whatever the loop order; fused into one flat loop, each vector's indices
+// also become divisions of the flat index.
+bool readsAcrossInnermost(const te::Tensor& output) {
+  size_t rank = output.shape().size();
+  bool across = false;
+  for (const te::Operation& op : te::postOrder({output})) {
+    const auto* compute = te::asCompute(op);
+    if (!compute || compute->axes.size() != rank || !compute->reduceAxes.empty() || rank == 0) continue;
+    Var innermost = compute->axes[rank - 1].var();
+    postOrderVisit(compute->body, [&](const Expr& e) {
+      const auto* load = e.as<BufferLoadNode>();
+      if (!load) return;
+      for (size_t k = 0; k + 1 < load->indices.size(); ++k)
+        across = across || (usesVar(load->indices[k], innermost) && !dividesOrWraps(load->indices[k]));
+    });
+  }
+  return across;
+}
+
 // Fuses `axes` pairwise from the innermost out into one loop, named `name` (a single axis
 // keeps its own name, which `name` is set to): each original index is then a nested
 // floordiv/floormod of the fused loop that the simplifier folds back into one contiguous
@@ -220,6 +251,31 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Ta
   // contiguous plane of the trailing ones in vectors. With everything fused instead, a
   // plane that is not a multiple of the vector width (14x14, 7x7) puts a row boundary inside
   // vectors, and the per-row operand's index becomes a gather in every one of them.
+  // A relayout (NCHW to NCHW<b>c or back) fused in: rows of the axes before the last two in
+  // parallel, the innermost axis in vectors when they fill it (as the LayoutTransform
+  // kernel's own schedule does), so each vector's reads are one strided access at a simple
+  // index.
+  int64_t rowCount = 1;
+  for (size_t d = 0; d + 2 < shape.size(); ++d) rowCount *= shape[d];
+  if (shape.size() >= 3 && (!parallel || rowCount >= 2 * int64_t(target.cores)) &&
+      readsAcrossInnermost(workload.outputs[0])) {
+    int64_t innermost = shape.back();
+    if (innermost >= lanes && innermost % lanes == 0) {
+      if (innermost <= kMaxVectorizedExtent) {
+        if (Status st = s.vectorize("out", axes.back()); !st) return st.error();
+      } else {
+        if (Status st = s.split("out", axes.back(), lanes, "outer", "lane"); !st) return st.error();
+        if (Status st = s.vectorize("out", "lane"); !st) return st.error();
+      }
+    }
+    if (parallel) {
+      std::string rowLoop = "rows";
+      if (Status st = fuseAxes(s, std::vector<std::string>(axes.begin(), axes.end() - 2), rowLoop); !st)
+        return st.error();
+      if (Status st = s.parallel("out", rowLoop); !st) return st.error();
+    }
+    return s;
+  }
   size_t rowAxes = perRowAxes(workload.outputs[0]);
   int64_t rows = 1;
   for (size_t d = 0; d < rowAxes; ++d) rows *= shape[d];

@@ -60,7 +60,10 @@ Expected<Workload> broadcastElementwise(const std::string& name, const std::vect
                                         const std::optional<std::vector<int64_t>>& outShape = std::nullopt);
 
 /// The default schedule for an elementwise stage "out": all axes fused, split into vector
-/// chunks (vectorized) and parallel blocks large enough to amortize a thread launch.
+/// chunks (vectorized) and parallel blocks large enough to amortize a thread launch. Per-row
+/// operands keep rows of contiguous planes; a fused relayout (a read that steps across an
+/// outer axis of its tensor along the output's innermost axis) keeps the output's rows, the
+/// innermost axis in vectors.
 Expected<Schedule> defaultElementwiseSchedule(const Workload& workload,
                                               const Target& target = hostTarget());
 

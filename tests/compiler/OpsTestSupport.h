@@ -114,6 +114,32 @@ inline std::vector<HostTensor> runWorkload(const Workload& w, const Schedule& sc
   return results;
 }
 
+/// An NCHW tensor stored NCHW<block>c, and back: [n][c / b][y][x][c % b].
+inline HostTensor blockedCopy(const HostTensor& nchw, int64_t block) {
+  const std::vector<int64_t>& s = nchw.shape;
+  HostTensor blocked{{s[0], s[1] / block, s[2], s[3], block}, std::vector<double>(nchw.values.size())};
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t y = 0; y < s[2]; ++y)
+        for (int64_t x = 0; x < s[3]; ++x)
+          blocked.values[size_t((((n * (s[1] / block) + c / block) * s[2] + y) * s[3] + x) * block + c % block)] =
+              nchw.values[size_t(((n * s[1] + c) * s[2] + y) * s[3] + x)];
+  return blocked;
+}
+
+inline HostTensor nchwCopy(const HostTensor& blocked, int64_t block) {
+  const std::vector<int64_t>& b = blocked.shape;
+  std::vector<int64_t> s = {b[0], b[1] * block, b[2], b[3]};
+  HostTensor nchw{s, std::vector<double>(blocked.values.size())};
+  for (int64_t n = 0; n < s[0]; ++n)
+    for (int64_t c = 0; c < s[1]; ++c)
+      for (int64_t y = 0; y < s[2]; ++y)
+        for (int64_t x = 0; x < s[3]; ++x)
+          nchw.values[size_t(((n * s[1] + c) * s[2] + y) * s[3] + x)] =
+              blocked.values[size_t((((n * (s[1] / block) + c / block) * s[2] + y) * s[3] + x) * block + c % block)];
+  return nchw;
+}
+
 /// Empty when `got` equals `expected` within `tolerance` (relative to magnitude); else the first difference.
 inline std::string compareTensors(const HostTensor& got, const HostTensor& expected, double tolerance = 0) {
   if (got.shape != expected.shape) return "shapes differ";

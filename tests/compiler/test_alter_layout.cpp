@@ -32,6 +32,12 @@ runtime::NDArray patterned(const std::vector<int64_t>& shape, int seed) {
   return array;
 }
 
+runtime::NDArray scalar(float value) {
+  auto array = runtime::NDArray::empty({}, runtime::DataType::float32());
+  *array.dataAs<float>() = value;
+  return array;
+}
+
 HostTensor hostOf(const runtime::NDArray& array) {
   HostTensor t{array.shape(), {}};
   for (float v : array.values<float>()) t.values.push_back(v);
@@ -80,31 +86,6 @@ double largestDifference(const HostTensor& a, const HostTensor& b) {
   double worst = 0;
   for (size_t i = 0; i < a.values.size(); ++i) worst = std::max(worst, std::abs(a.values[i] - b.values[i]));
   return worst;
-}
-
-// An NCHW tensor stored NCHW<block>c, and back: [n][c / b][y][x][c % b].
-HostTensor blockedCopy(const HostTensor& nchw, int64_t block) {
-  const std::vector<int64_t>& s = nchw.shape;
-  HostTensor blocked{blockedChannelShape(s, block), std::vector<double>(nchw.values.size())};
-  for (int64_t n = 0; n < s[0]; ++n)
-    for (int64_t c = 0; c < s[1]; ++c)
-      for (int64_t y = 0; y < s[2]; ++y)
-        for (int64_t x = 0; x < s[3]; ++x)
-          blocked.values[size_t((((n * (s[1] / block) + c / block) * s[2] + y) * s[3] + x) * block + c % block)] =
-              nchw.values[size_t(((n * s[1] + c) * s[2] + y) * s[3] + x)];
-  return blocked;
-}
-
-HostTensor nchwCopy(const HostTensor& blocked, int64_t block) {
-  std::vector<int64_t> s = unblockedChannelShape(blocked.shape, block);
-  HostTensor nchw{s, std::vector<double>(blocked.values.size())};
-  for (int64_t n = 0; n < s[0]; ++n)
-    for (int64_t c = 0; c < s[1]; ++c)
-      for (int64_t y = 0; y < s[2]; ++y)
-        for (int64_t x = 0; x < s[3]; ++x)
-          nchw.values[size_t(((n * s[1] + c) * s[2] + y) * s[3] + x)] =
-              blocked.values[size_t((((n * (s[1] / block) + c / block) * s[2] + y) * s[3] + x) * block + c % block)];
-  return nchw;
 }
 
 Target targetWithLanes(int lanes) {
@@ -441,6 +422,66 @@ private slots:
     QVERIFY2(optimized.contains(QRegularExpression("%scale = Mul\\(%relu1, %sigmoid\\) : float32\\[1, \\d+, 7, 7, \\d+\\]@NCHW")),
              qPrintable(optimized));
     QVERIFY2(!optimized.contains("LayoutTransform"), qPrintable(optimized));
+  }
+
+  // MobileNetV2's inverted residual block: a 1x1 expansion, a depthwise 3x3 and a 1x1
+  // projection, each followed by a clip. The depthwise convolution computes in the
+  // expansion's blocks (its weight packed in them), so nothing between the convolutions is
+  // transformed back to NCHW (the projection writes the NCHW output itself), and the block
+  // computes what NCHW does.
+  void depthwiseConvStaysBlockedBetweenConvs_data() {
+    QTest::addColumn<int>("expanded");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<int>("size");
+    QTest::newRow("stride 1") << 32 << 1 << 7;
+    QTest::newRow("stride 2, odd size") << 48 << 2 << 9;
+    QTest::newRow("channels a vector does not divide") << 12 << 1 << 6;
+  }
+  void depthwiseConvStaysBlockedBetweenConvs() {
+    QFETCH(int, expanded);
+    QFETCH(int, stride);
+    QFETCH(int, size);
+    const int64_t channels = 8, projected = 16;
+    Value x = makeInput("x", f32({1, channels, size, size}));
+    Value low = makeConstant("low", scalar(0.0f));
+    Value high = makeConstant("high", scalar(0.5f));
+    Value expand = untyped("expand", "Conv", {x, makeConstant("we", patterned({expanded, channels, 1, 1}, 1))},
+                           convAttributes(0));
+    Value clip1 = untyped("clip1", "Clip", {expand, low, high});
+    Attributes depthwise = convAttributes(1);
+    depthwise["group"] = int64_t(expanded);
+    depthwise["strides"] = std::vector<int64_t>{stride, stride};
+    Value dw = untyped("dw", "Conv", {clip1, makeConstant("wd", patterned({expanded, 1, 3, 3}, 2)),
+                                      makeConstant("bd", patterned({expanded}, 3))},
+                       depthwise);
+    Value clip2 = untyped("clip2", "Clip", {dw, low, high});
+    Value project = untyped("project", "Conv", {clip2, makeConstant("wp", patterned({projected, expanded, 1, 1}, 4))},
+                            convAttributes(0));
+    Graph graph{{x}, {project}, {"y"}};
+    runtime::NDArray input = patterned({1, channels, size, size}, 7);
+    QString optimized;
+    auto blocked = runCompiled(graph, {}, input, &optimized);
+    auto reference = runCompiled(graph, disabling("AlterLayout"), input);
+    compareOutputs(blocked, reference);
+
+    Target target = targetWithLanes(8);
+    QString text = alteredText(graph, target);
+    Conv2dParams expansion;
+    expansion.channels = channels;
+    expansion.filters = expanded;
+    int64_t block = conv2dFilterBlock(expansion, target);
+    if (expanded % block != 0) {  // the expansion stays NCHW, and so does the depthwise conv
+      QVERIFY2(text.contains("%dw = Conv(%clip1, @wd, @bd)"), qPrintable(text));
+      return;
+    }
+    QString layout = QString("NCHW%1c").arg(block);
+    QVERIFY2(text.contains(QString("%dw = ConvPrepacked(%clip1, @wd.OIHW%1o, @bd) {data_layout=\"%2\"")
+                               .arg(block)
+                               .arg(layout)) &&
+                 text.contains(QString("out_layout=\"%1\"").arg(layout)) &&
+                 text.contains(QString("weight_shape=[%1, 1, 3, 3]").arg(expanded)),
+             qPrintable(text));
+    QVERIFY2(!text.contains("LayoutTransform"), qPrintable(text));  // the projection writes NCHW itself
   }
 
   void blockedActivationsCanBeTurnedOff() {

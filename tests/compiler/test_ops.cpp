@@ -8,6 +8,7 @@
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Elementwise.h"
 #include "compiler/ops/Matmul.h"
+#include "core/ir/IROperators.h"
 #include "core/ir/IRPrinter.h"
 #include "runtime/NDArray.h"
 
@@ -188,6 +189,47 @@ private slots:
     QVERIFY2(text.contains("parallel for (rows") && text.contains("broadcast(b[rows], 8)") &&
                  !text.contains("//broadcast("),
              qPrintable(text));
+  }
+
+  void fusedRelayoutKeepsRowsAndVectorsOfTheBlock() {
+    // A squeeze-and-excitation Mul with the NCHW to NCHW16c transform of its activation fused
+    // in (RegNetY's): fused flat, each vector's reads were gathers at indices divided out of
+    // the flat loop; by rows, the block's 16 channels are the vector lanes, read at one stride.
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 2;
+    const int64_t channels = 208, height = 14, width = 14, block = 16;
+    te::Tensor a = te::placeholder({Expr(1), Expr(channels), Expr(height), Expr(width)}, DataType::float32(), "a");
+    te::Tensor scale = te::placeholder({Expr(1), Expr(channels / block), Expr(1), Expr(1), Expr(block)},
+                                       DataType::float32(), "scale");
+    te::Tensor out = te::compute(
+        {Expr(1), Expr(channels / block), Expr(height), Expr(width), Expr(block)},
+        [&](const std::vector<Var>& v) {
+          Expr n = v[0], co = v[1], y = v[2], x = v[3], ci = v[4];
+          return scale(n, co, Expr(0), Expr(0), ci) * a(n, co * block + ci, y, x);
+        },
+        "out", {"ax0", "ax1", "ax2", "ax3", "ax4"}, "elemwise");
+    Workload w;
+    w.name = "relayout_mul";
+    w.inputs = {a, scale};
+    w.outputs = {out};
+    auto schedule = defaultElementwiseSchedule(w, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w.args(), w.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for (rows, 0, 182)") && text.contains(", 196, 16)]") &&
+                 text.contains("out[ramp(rows*224 + ax3*16, 1, 16)]"),
+             qPrintable(text));
+    std::vector<std::vector<float>> inputs;
+    std::vector<float> got = run(w, *schedule, inputs);
+    std::vector<float> expected(got.size());
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t y = 0; y < height; ++y)
+        for (int64_t x = 0; x < width; ++x)
+          expected[size_t((((c / block) * height + y) * width + x) * block + c % block)] =
+              inputs[1][size_t(c)] * inputs[0][size_t((c * height + y) * width + x)];
+    compareAll(got, expected, 1e-6f);
   }
 
   void elementwiseScheduleVectorizesAndParallelizes() {

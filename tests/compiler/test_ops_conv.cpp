@@ -301,6 +301,116 @@ private slots:
     QVERIFY2(problem.empty(), problem.c_str());
   }
 
+  // Depthwise over NCHW<b>c (what AlterLayout makes of MobileNet's): the channel block as
+  // vector lanes whatever the width, the stride or the padding, the weight packed in the
+  // same blocks or read as OIHW.
+  void blockedDepthwiseMatchesDirectLoop_data() {
+    QTest::addColumn<Shape>("input");      // N, C, H, W
+    QTest::addColumn<Shape>("kernel");     // R, S
+    QTest::addColumn<Shape>("strides");    // along H, W
+    QTest::addColumn<Shape>("pads");       // top, left, bottom, right
+    QTest::addColumn<Shape>("dilations");  // along H, W
+    QTest::addColumn<int>("block");
+    QTest::addColumn<bool>("bias");
+    QTest::addColumn<bool>("packed");
+    QTest::addColumn<int>("lanes");
+    for (int lanes : {8, 16}) {
+      std::string on = ", " + std::to_string(lanes) + " lanes";
+      auto row = [&](const std::string& name) -> QTestData& { return QTest::newRow((name + on).c_str()); };
+      row("3x3 pad 1, 7x7 rows") << Shape{1, 32, 7, 7} << Shape{3, 3} << Shape{1, 1} << Shape{1, 1, 1, 1}
+                                 << Shape{1, 1} << 16 << true << true << lanes;
+      row("3x3 stride 2, odd size") << Shape{1, 16, 15, 13} << Shape{3, 3} << Shape{2, 2} << Shape{1, 1, 1, 1}
+                                    << Shape{1, 1} << 8 << false << true << lanes;
+      row("5x5 stride 2, two images") << Shape{2, 24, 14, 14} << Shape{5, 5} << Shape{2, 2} << Shape{2, 2, 2, 2}
+                                      << Shape{1, 1} << 8 << true << true << lanes;
+      row("tall bands, wide rows") << Shape{1, 16, 40, 56} << Shape{3, 3} << Shape{1, 1} << Shape{1, 1, 1, 1}
+                                   << Shape{1, 1} << 16 << true << true << lanes;
+      row("dilated, asymmetric pads, OIHW weight") << Shape{1, 12, 11, 17} << Shape{3, 3} << Shape{1, 2}
+                                                   << Shape{2, 0, 1, 3} << Shape{2, 1} << 4 << true << false << lanes;
+      row("no padding") << Shape{1, 8, 6, 9} << Shape{3, 3} << Shape{1, 1} << Shape{0, 0, 0, 0} << Shape{1, 1} << 8
+                        << false << true << lanes;
+    }
+  }
+  void blockedDepthwiseMatchesDirectLoop() {
+    QFETCH(Shape, input);
+    QFETCH(Shape, kernel);
+    QFETCH(Shape, strides);
+    QFETCH(Shape, pads);
+    QFETCH(Shape, dilations);
+    QFETCH(int, block);
+    QFETCH(bool, bias);
+    QFETCH(bool, packed);
+    QFETCH(int, lanes);
+    Conv2dParams p = convParams(input, input[1], kernel[0], kernel[1]);
+    p.strideH = strides[0];
+    p.strideW = strides[1];
+    p.padTop = pads[0];
+    p.padLeft = pads[1];
+    p.padBottom = pads[2];
+    p.padRight = pads[3];
+    p.dilationH = dilations[0];
+    p.dilationW = dilations[1];
+    p.groups = p.channels;
+    p.bias = bias;
+    Target target = targetWithLanes(lanes);
+    Conv2dActivationLayout layout{block, true};
+    QVERIFY(conv2dSupportsActivationLayout(p, layout, target));
+    QCOMPARE(conv2dFilterBlock(p, layout, target), int64_t(block));
+    HostTensor data = smallValues(input, 1);
+    HostTensor weight = smallValues({p.filters, 1, p.kernelH, p.kernelW}, 2);
+    HostTensor biasValues = smallValues({p.filters}, 3);
+    HostTensor weightGiven = weight;
+    if (packed) {
+      runtime::NDArray array = packConv2dWeight(p, layout, toArray(weight), target);
+      QCOMPARE(array.shape(), conv2dPackedWeightShape(p, layout, target));
+      weightGiven = fromArray(array);
+    }
+    Workload w = conv2d(p, packed ? Conv2dWeightLayout::Packed : Conv2dWeightLayout::Plain, layout,
+                        DataType::float32(), target);
+    QCOMPARE(constShape(w.inputs[1]), weightGiven.shape);
+    auto schedule = defaultConv2dSchedule(w, p, layout, target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    std::vector<HostTensor> inputs{blockedCopy(data, block), weightGiven};
+    if (bias) inputs.push_back(biasValues);
+    auto got = runWorkload(w, *schedule, inputs);
+    QCOMPARE(got.size(), size_t(1));
+    HostTensor value, magnitude;
+    convReference(p, data, weight, bias ? &biasValues : nullptr, value, magnitude);
+    std::string problem = compareSums(nchwCopy(got[0], block), value, magnitude, p.kernelH * p.kernelW);
+    QVERIFY2(problem.empty(), problem.c_str());
+  }
+
+  void blockedDepthwiseRefusesWhatItCannotCompute() {
+    Conv2dParams p = convParams({1, 16, 8, 8}, 16, 3, 3);
+    p.groups = 16;
+    QVERIFY(!conv2dSupportsActivationLayout(p, {8, false}));  // blocked in, NCHW out
+    QVERIFY(!conv2dSupportsActivationLayout(p, {0, true}));   // NCHW in, blocked out
+    QVERIFY(!conv2dSupportsActivationLayout(p, {5, true}));   // 5 does not divide the channels
+    Conv2dParams multiplier = convParams({1, 8, 8, 8}, 16, 3, 3);
+    multiplier.groups = 8;  // two filters per channel
+    QVERIFY(!conv2dSupportsActivationLayout(multiplier, {8, true}));
+  }
+
+  // The blocked depthwise schedule pads each band of rows inside its parallel task: one
+  // parallel loop, no padded copy of the whole input, the block's 16 channels as the lanes.
+  void blockedDepthwisePadsEachBandInItsTask() {
+    Conv2dParams p = convParams({1, 64, 28, 28}, 64, 3, 3);
+    p.pad = 1;
+    p.groups = 64;
+    Target target = targetWithLanes(8);
+    Conv2dActivationLayout layout{16, true};
+    Workload w = conv2d(p, Conv2dWeightLayout::Packed, layout, DataType::float32(), target);
+    auto schedule = defaultConv2dSchedule(w, p, layout, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w.args(), w.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QCOMPARE(text.count("parallel for"), 1);
+    int parallel = int(text.indexOf("parallel for")), allocation = int(text.indexOf("allocate data.pad"));
+    QVERIFY2(allocation > parallel, qPrintable(text));
+    QVERIFY2(text.contains(QRegularExpression("data\\.pad\\[ramp\\([^)]*, 1, 16\\)\\]")), qPrintable(text));
+  }
+
   void depthwiseScheduleVectorizesOnlyRealChannels() {
     // Depthwise does kernel-sized work per output (no block-diagonal zero filters): its
     // reduction has only the kernel taps, the pixels are vector lanes and rows run in parallel.

@@ -1,4 +1,4 @@
-// Registration of the ONNX elementwise operators (opsets 7-17): their accepted element types,
+// Registration of the ONNX elementwise operators (opsets 7-18): their accepted element types,
 // output types and the formula of one output element, following the ONNX operator specs.
 #include <cmath>
 #include <limits>
@@ -109,6 +109,9 @@ Expr power(const Expr& base, const Expr& exponent) {
 
 /// x << n or x >> n on unsigned integers, as a multiplication or division by 2^n (the IR has
 /// no shift); shifts by the width or more give 0.
+/// log(1 + exp(x)) without overflow: max(x, 0) + log(1 + exp(-|x|)).
+Expr softplus(const Expr& x) { return max(x, constantLike(x, 0)) + log(constantLike(x, 1) + exp(-fabs(x))); }
+
 Expr bitShift(const Expr& x, const Expr& amount, bool left) {
   int bits = x.dtype().bits();
   Expr wide = cast(DataType::uint64(), amount);
@@ -443,10 +446,8 @@ void registerElementwiseOps(OpRegistry& registry) {
                                 [](Expr x, const std::vector<double>& a) { return hardSigmoid(x, a[0], a[1]); })));
   add(unary("HardSwish", T::Float, fixedUnary([](Expr x) { return x * hardSigmoid(x, 1.0 / 6.0, 0.5); })));
   add(unary("Tanh", T::Float, fixedUnary([](Expr x) { return tanh(x); })));
-  add(unary("Softplus", T::Float, fixedUnary([](Expr x) {
-        // log(1 + exp(x)) without overflow: max(x, 0) + log(1 + exp(-|x|)).
-        return max(x, constantLike(x, 0)) + log(constantLike(x, 1) + exp(-fabs(x)));
-      })));
+  add(unary("Softplus", T::Float, fixedUnary([](Expr x) { return softplus(x); })));
+  add(unary("Mish", T::Float, fixedUnary([](Expr x) { return x * tanh(softplus(x)); })));  // opset 18
   add(unary("Softsign", T::Float, fixedUnary([](Expr x) { return x / (constantLike(x, 1) + fabs(x)); })));
   add(unary("Shrink", T::Numeric,
             withFloatAttributes({{"bias", 0.0}, {"lambd", 0.5}}, [](Expr input, const std::vector<double>& a) {

@@ -1,4 +1,4 @@
-// Operator definitions of the sampling operators: Resize (opsets 10-17) and Upsample
+// Operator definitions of the sampling operators: Resize (opsets 10-18) and Upsample
 // (opsets 7-9), whose scales or sizes are needed by value, and GridSample (opset 16), whose
 // sampling positions are a tensor.
 #include <cmath>

@@ -822,12 +822,12 @@ private slots:
                                "default ONNX domain;");
     }
     {
-      ModelBuilder b(18);
+      ModelBuilder b(19);
       b.input("x", {2});
       b.node("Relu", {"x"}, {"y"});
       b.output("y");
-      row("opset too new", b, "model.onnx: error: uses opset 18 of the default ONNX domain; Tessel supports opsets 7 to "
-                              "17 (convert the model with onnx.version_converter to opset 17)");
+      row("opset too new", b, "model.onnx: error: uses opset 19 of the default ONNX domain; Tessel supports opsets 7 to "
+                              "18 (convert the model with onnx.version_converter to opset 18)");
     }
     {
       ModelBuilder b;
@@ -836,7 +836,7 @@ private slots:
       b.node("Adam", {"x"}, {"y"})->set_domain("ai.onnx.preview.training");
       b.output("y");
       row("only another domain", b, "model.onnx: error: declares no opset for the default ONNX domain (only for "
-                                    "ai.onnx.preview.training); Tessel supports opsets 7 to 17 of the default domain "
+                                    "ai.onnx.preview.training); Tessel supports opsets 7 to 18 of the default domain "
                                     "only");
     }
     {

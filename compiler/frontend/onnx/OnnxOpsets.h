@@ -7,8 +7,11 @@
 namespace tessel::frontend {
 
 /// The opsets of the default ONNX domain ("" / "ai.onnx") Tessel's operators are written for.
+/// Opset 18 (ONNX 1.13) moved every reduction's axes to an input, gave Split num_outputs and Pad
+/// an axes input, and added Mish among others; the operators read both forms by the node's
+/// opset (OpCall::opset).
 constexpr int kOldestSupportedOpset = 7;
-constexpr int kNewestSupportedOpset = 17;
+constexpr int kNewestSupportedOpset = 18;
 /// The opset ONNX's version converter takes models below kOldestSupportedOpset to. The
 /// oldest supported one: the fewest of the converter's adapters run (converting the
 /// pytorch-converted and pytorch-operator backend tests to 13 instead passes the same tests).

@@ -1,0 +1,103 @@
+// Opset 18, the newest Tessel reads: the operators whose definitions it changed (reductions
+// with their axes as an input, Split's num_outputs, Pad's axes) and Mish, which it added, run
+// with opset 18's meaning through the path `tessel run` takes.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "tests/compiler/OnnxModelBuilder.h"
+
+#include <cmath>
+#include <fstream>
+
+#include "compiler/driver/RunModel.h"
+
+using namespace tessel;
+using tessel::testing::addAttribute;
+using tessel::testing::ModelBuilder;
+
+namespace {
+
+QString errorText(const Diagnostic& error) { return QString::fromStdString(error.toString()); }
+
+runtime::NDArray floats(std::vector<int64_t> shape, const std::vector<float>& values) {
+  auto array = runtime::NDArray::empty(std::move(shape), runtime::DataType::float32());
+  array.copyFrom(values);
+  return array;
+}
+
+Expected<driver::RunResult> run(const ModelBuilder& model, std::vector<driver::InputValue> inputs) {
+  static QTemporaryDir directory;
+  const std::string path = directory.filePath("model.onnx").toStdString();
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << model.bytes();
+  driver::RunRequest request;
+  request.model = path;
+  request.positionalInputs = std::move(inputs);
+  return driver::runModel(request);
+}
+
+}  // namespace
+
+class OnnxNewestOpsetTest : public QObject {
+  Q_OBJECT
+
+private slots:
+  // Every reduction takes its axes from an input at opset 18 (ReduceSum did from 13).
+  void reductionsTakeTheirAxesFromAnInput() {
+    ModelBuilder model(18);
+    model.input("x", {2, 3});
+    model.int64Initializer("rows", {1}, {1});
+    model.node("ReduceMean", {"x", "rows"}, {"mean"});
+    model.node("ReduceMax", {"x", "rows"}, {"max"});
+    auto* keep = model.node("ReduceL2", {"x", "rows"}, {"norm"});
+    addAttribute(keep, "keepdims", onnx::AttributeProto::INT)->set_i(0);
+    for (const char* output : {"mean", "max", "norm"}) model.output(output);
+    auto result = run(model, {floats({2, 3}, {1, 2, 3, 4, 6, 8})});
+    QVERIFY2(result, qPrintable(result ? QString() : errorText(result.error())));
+    QCOMPARE(result->outputs[0].shape(), (std::vector<int64_t>{2, 1}));
+    QCOMPARE(result->outputs[0].toVector<float>(), (std::vector<float>{2, 6}));
+    QCOMPARE(result->outputs[1].toVector<float>(), (std::vector<float>{3, 8}));
+    QCOMPARE(result->outputs[2].shape(), (std::vector<int64_t>{2}));
+    QVERIFY(std::fabs(result->outputs[2].toVector<float>()[0] - std::sqrt(14.0f)) < 1e-5f);
+  }
+
+  // Split into num_outputs parts (the last one shorter), and Pad only the axes named.
+  void splitCountsItsPartsAndPadNamesItsAxes() {
+    ModelBuilder model(18);
+    model.input("x", {2, 5});
+    auto* split = model.node("Split", {"x"}, {"a", "b"});
+    addAttribute(split, "axis", onnx::AttributeProto::INT)->set_i(1);
+    addAttribute(split, "num_outputs", onnx::AttributeProto::INT)->set_i(2);
+    model.int64Initializer("pads", {2}, {1, 2});  // before and after, for the one axis named
+    model.initializer("fill", {}, {9.0f});
+    model.int64Initializer("last_axis", {1}, {-1});
+    model.node("Pad", {"b", "pads", "fill", "last_axis"}, {"padded"});
+    model.output("a");
+    model.output("padded");
+    auto result = run(model, {floats({2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9})});
+    QVERIFY2(result, qPrintable(result ? QString() : errorText(result.error())));
+    QCOMPARE(result->outputs[0].shape(), (std::vector<int64_t>{2, 3}));
+    QCOMPARE(result->outputs[0].toVector<float>(), (std::vector<float>{0, 1, 2, 5, 6, 7}));
+    QCOMPARE(result->outputs[1].shape(), (std::vector<int64_t>{2, 5}));
+    QCOMPARE(result->outputs[1].toVector<float>(), (std::vector<float>{9, 3, 4, 9, 9, 9, 8, 9, 9, 9}));
+  }
+
+  // Mish(x) = x * tanh(softplus(x)), far out on both sides too.
+  void mishMatchesItsDefinition() {
+    ModelBuilder model(18);
+    model.input("x", {5});
+    model.node("Mish", {"x"}, {"y"});
+    model.output("y");
+    const std::vector<float> x = {-30, -1, 0, 1.5f, 30};
+    auto result = run(model, {floats({5}, x)});
+    QVERIFY2(result, qPrintable(result ? QString() : errorText(result.error())));
+    std::vector<float> y = result->outputs[0].toVector<float>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      double expected = x[i] * std::tanh(std::log1p(std::exp(double(x[i]))));
+      QVERIFY2(std::fabs(y[i] - expected) <= 1e-5 + 1e-5 * std::fabs(expected),
+               qPrintable(QString("Mish(%1) = %2, expected %3").arg(x[i]).arg(y[i]).arg(expected)));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(OnnxNewestOpsetTest)
+#include "test_onnx_newest_opset.moc"

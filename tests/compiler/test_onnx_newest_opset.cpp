@@ -1,6 +1,6 @@
 // Opset 18, the newest Tessel reads: the operators whose definitions it changed (reductions
-// with their axes as an input, Split's num_outputs, Pad's axes) and Mish, which it added, run
-// with opset 18's meaning through the path `tessel run` takes.
+// with their axes as an input, Split's num_outputs, Pad's axes) and Mish and GroupNormalization,
+// which it added, run with opset 18's meaning through the path `tessel run` takes.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -96,6 +96,28 @@ private slots:
       QVERIFY2(std::fabs(y[i] - expected) <= 1e-5 + 1e-5 * std::fabs(expected),
                qPrintable(QString("Mish(%1) = %2, expected %3").arg(x[i]).arg(y[i]).arg(expected)));
     }
+  }
+
+  // GroupNormalization (opset 18): each group of channels normalized over its channels and
+  // pixels together, then scaled and shifted by the group's own scale and bias.
+  void groupNormalizationNormalizesEachGroup() {
+    ModelBuilder model(18);
+    model.input("x", {1, 4, 2});
+    model.initializer("scale", {2}, {1.0f, 2.0f});
+    model.initializer("bias", {2}, {0.0f, 10.0f});
+    auto* norm = model.node("GroupNormalization", {"x", "scale", "bias"}, {"y"}, "groups");
+    addAttribute(norm, "num_groups", onnx::AttributeProto::INT)->set_i(2);
+    addAttribute(norm, "epsilon", onnx::AttributeProto::FLOAT)->set_f(0.0f);
+    model.output("y");
+    // Group 0: channels 0-1 {1, 2, 3, 4}; group 1: channels 2-3 {10, 10, 30, 30}.
+    auto result = run(model, {floats({1, 4, 2}, {1, 2, 3, 4, 10, 10, 30, 30})});
+    QVERIFY2(result, qPrintable(result ? QString() : errorText(result.error())));
+    QCOMPARE(result->outputs[0].shape(), (std::vector<int64_t>{1, 4, 2}));
+    const float s = 1.0f / std::sqrt(1.25f);  // group 0: mean 2.5, variance 1.25
+    const std::vector<float> expected = {-1.5f * s, -0.5f * s, 0.5f * s, 1.5f * s, 8, 8, 12, 12};  // group 1: +-1 * 2 + 10
+    std::vector<float> y = result->outputs[0].toVector<float>();
+    for (size_t i = 0; i < y.size(); ++i)
+      QVERIFY2(std::fabs(y[i] - expected[i]) < 1e-5f, qPrintable(QString("y[%1] = %2, expected %3").arg(i).arg(y[i]).arg(expected[i])));
   }
 };
 

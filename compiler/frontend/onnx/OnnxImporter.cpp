@@ -493,6 +493,8 @@ private:
     if (!attributes) return nodeError(node, name, attributes.error().message);
     if (isRecurrentOperator(node.op_type()))
       return importRecurrent(node, name, std::move(tensors), std::move(*attributes), scope);
+    if (node.op_type() == "GroupNormalization")
+      return importGroupNormalization(node, name, std::move(tensors), *attributes, scope);
     std::vector<graph::Value> outputs =
         graph::makeOperation(name, node.op_type(), std::move(tensors), std::move(*attributes), outputTypesOf(node),
                              {graph::Provenance{name, node.op_type(), opset_}});
@@ -581,6 +583,37 @@ private:
                                        result_.inputs);
     if (!outputs) return nodeError(node, name, outputs.error().message, outputs.error().hint);
     bindOutputs(node, *outputs, scope);
+    return Status::success();
+  }
+
+  // GroupNormalization (opset 18: scale and bias per group) is InstanceNormalization of the
+  // input seen as [N, groups, everything else]: Reshape, InstanceNormalization, and a Reshape
+  // back to the input's shape (which FoldConstant makes constant).
+  Status importGroupNormalization(const NodeProto& node, const std::string& name, std::vector<graph::Value> inputs,
+                                  const graph::Attributes& attributes, ImportScope& scope) {
+    auto groups = attributes.find("num_groups");
+    if (groups == attributes.end() || !std::holds_alternative<int64_t>(groups->second) ||
+        std::get<int64_t>(groups->second) < 1)
+      return nodeError(node, name, "needs a positive num_groups attribute");
+    if (inputs.size() != 3 || !inputs[0].defined() || !inputs[1].defined() || !inputs[2].defined())
+      return nodeError(node, name, "needs its three inputs X, scale and bias");
+    std::vector<graph::Provenance> provenance = {graph::Provenance{name, node.op_type(), opset_}};
+    auto operation = [&](const std::string& suffix, const std::string& op, std::vector<graph::Value> in,
+                         graph::Attributes attrs = {}) {
+      return graph::makeOperation(name + "/" + suffix, op, std::move(in), std::move(attrs), {graph::TensorType{}},
+                                  provenance)[0];
+    };
+    const int64_t grouped[] = {0, std::get<int64_t>(groups->second), -1};
+    auto groupedShape = runtime::NDArray::empty({3}, runtime::DataType::int64());
+    groupedShape.copyFrom(grouped, sizeof grouped);
+    graph::Value perGroup =
+        operation("group", "Reshape", {inputs[0], graph::makeConstant(name + "/grouped_shape", groupedShape)});
+    graph::Attributes normAttributes;
+    if (auto epsilon = attributes.find("epsilon"); epsilon != attributes.end()) normAttributes["epsilon"] = epsilon->second;
+    graph::Value normalized =
+        operation("normalize", "InstanceNormalization", {perGroup, inputs[1], inputs[2]}, std::move(normAttributes));
+    graph::Value shape = operation("shape", "Shape", {inputs[0]});
+    bindOutputs(node, {operation("ungroup", "Reshape", {normalized, shape})}, scope);
     return Status::success();
   }
 

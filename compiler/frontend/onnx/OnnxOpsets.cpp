@@ -45,7 +45,8 @@ bool isDefaultDomain(const std::string& domain) { return domain.empty() || domai
 
 bool implementsOnnxOperator(const std::string& domain, const std::string& opType) {
   if (!isDefaultDomain(domain)) return false;
-  return opType == "Constant" || isRecurrentOperator(opType) || isControlFlowOperator(opType) ||
+  return opType == "Constant" || opType == "GroupNormalization" || isRecurrentOperator(opType) ||
+         isControlFlowOperator(opType) ||
          graph::OpRegistry::global().find(opType) != nullptr;
 }
 

@@ -27,8 +27,8 @@ bool definitionUnchangedSinceOpset(const std::string& opType, int opset);
 bool isDefaultDomain(const std::string& domain);
 
 /// Whether Tessel compiles operator `opType` of `domain`: one the operator registry has, or one
-/// the importer itself turns into others (Constant, the recurrent operators, control flow and
-/// sequences).
+/// the importer itself turns into others (Constant, GroupNormalization, the recurrent operators,
+/// control flow and sequences).
 bool implementsOnnxOperator(const std::string& domain, const std::string& opType);
 
 }  // namespace tessel::frontend

@@ -707,18 +707,21 @@ Expected<std::unique_ptr<InterpretedModel>> InterpretedModel::create(const std::
   return std::unique_ptr<InterpretedModel>(new InterpretedModel(std::move(*program), compile));
 }
 
-Status InterpretedModel::run(const std::map<std::string, NDArray>& inputs,
-                             const std::map<std::string, size_t>& sequenceLengths,
-                             const std::map<std::string, frontend::StringTensor>& stringInputs) {
+Status InterpretedModel::run(const InterpretedInputs& given) {
   Interpreter interpreter(*this);
   Scope scope;
+  const std::map<std::string, NDArray>& inputs = given.tensors;
   for (const std::string& name : program_.main.inputs) {
-    if (auto strings = stringInputs.find(name); strings != stringInputs.end()) {
+    if (given.absent.count(name)) {
+      scope.bind(name, RuntimeValue::none());
+      continue;
+    }
+    if (auto strings = given.strings.find(name); strings != given.strings.end()) {
       scope.bind(name, RuntimeValue::ofStrings(strings->second));
       continue;
     }
-    auto length = sequenceLengths.find(name);
-    if (length != sequenceLengths.end()) {
+    auto length = given.sequenceLengths.find(name);
+    if (length != given.sequenceLengths.end()) {
       std::vector<NDArray> elements;
       for (size_t i = 0; i < length->second; ++i) {
         auto element = inputs.find(frontend::sequenceElementName(name, i));

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct InterpretedStatistics {
   double compileSeconds = 0;   ///< Importing, compiling and loading segments.
 };
 
+/// An interpreted model's inputs, by name: a tensor in `tensors`; a sequence as its tensors
+/// under frontend::sequenceElementName and its length in `sequenceLengths` (the way `tessel run`
+/// hands them over); a tensor of strings in `strings`; an empty optional value in `absent`.
+struct InterpretedInputs {
+  std::map<std::string, runtime::NDArray> tensors;
+  std::map<std::string, size_t> sequenceLengths;
+  std::map<std::string, frontend::StringTensor> strings;
+  std::set<std::string> absent;
+};
+
 class InterpretedModel {
 public:
   /// Reads `path` as a program (frontend::readControlFlowProgram); its segments are compiled
@@ -45,13 +56,10 @@ public:
   const std::vector<std::string>& inputNames() const { return program_.main.inputs; }
   const frontend::ControlFlowProgram& program() const { return program_; }
 
-  /// Runs the model on `inputs`: a tensor input by its name, a sequence input as its tensors
-  /// under frontend::sequenceElementName (the way `tessel run` hands them over) and
-  /// `sequenceLengths`, an input of strings in `stringInputs`. A Diagnostic names the node or
-  /// segment that failed, and why.
-  Status run(const std::map<std::string, runtime::NDArray>& inputs,
-             const std::map<std::string, size_t>& sequenceLengths = {},
-             const std::map<std::string, frontend::StringTensor>& stringInputs = {});
+  /// Runs the model on `inputs`. A Diagnostic names the node or segment that failed, and why.
+  Status run(const InterpretedInputs& inputs);
+  /// The same for inputs that are all tensors of numbers.
+  Status run(const std::map<std::string, runtime::NDArray>& tensors) { return run(InterpretedInputs{tensors, {}, {}, {}}); }
 
   /// After a run: the outputs in order, a sequence output as one output per tensor
   /// (frontend::sequenceElementName), and their values. An output of strings has an undefined

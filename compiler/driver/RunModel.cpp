@@ -165,7 +165,7 @@ auto catchErrors(const std::string& where, Function&& function) -> decltype(func
 
 Status runPrepared(PreparedModel& prepared) {
   if (prepared.interpreted)
-    return prepared.interpreted->run(prepared.interpretedInputs, prepared.sequenceLengths, prepared.interpretedStrings);
+    return prepared.interpreted->run(prepared.interpretedInputs);
   return catchErrors("model", [&]() -> Status {
     prepared.executor->run();
     return Status::success();
@@ -211,7 +211,7 @@ Expected<PreparedModel> prepareModel(const std::string& path, const LoadOptions&
       auto interpreted = InterpretedModel::create(path, compile);
       if (!interpreted) return interpreted.error();
       prepared.interpreted = std::move(*interpreted);
-      prepared.sequenceLengths = load.sequenceLengths;
+      prepared.interpretedInputs.sequenceLengths = load.sequenceLengths;
       prepared.loadSeconds = secondsSince(start);
       return prepared;
     }
@@ -354,11 +354,16 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
                         request.model);
     std::map<std::string, size_t> sequenceLengths;
     std::map<std::string, frontend::StringTensor> stringValues;
+    std::set<std::string> absentValues;
     for (size_t i = 0; i < request.positionalInputs.size(); ++i) {
       const InputValue& given = request.positionalInputs[i];
       const std::string& name = inputNames[i];
       if (given.strings) {
         stringValues[name] = *given.strings;
+        continue;
+      }
+      if (given.absent) {
+        absentValues.insert(name);
         continue;
       }
       if (declaredSequence[i]) {
@@ -396,20 +401,30 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
       // dimension, a value of another shape is reported when it is set, as a wrong input.
       for (auto& [name, value] : values)
         if (!declaredStatic.count(name) && !load.inputShapes.count(name)) load.inputShapes.emplace(name, value.shape());
-      auto compiled = prepareModel(request.model, load, request.compile);
-      if (!compiled) return compiled.error();
-      prepared = std::move(*compiled);
+      if (!absentValues.empty()) {
+        // A compiled model takes its optional values as present: an absent one is interpreted.
+        auto interpreted = InterpretedModel::create(request.model, request.compile);
+        if (!interpreted) return interpreted.error();
+        prepared.emplace();
+        prepared->interpreted = std::move(*interpreted);
+        prepared->interpretedInputs.sequenceLengths = sequenceLengths;
+      } else {
+        auto compiled = prepareModel(request.model, load, request.compile);
+        if (!compiled) return compiled.error();
+        prepared = std::move(*compiled);
+      }
     }
     if (prepared->interpreted) {
       // The interpreter takes its inputs at each run; those not given are made from their
       // declared types, as for a compiled model.
-      prepared->interpretedInputs = values;
-      prepared->interpretedStrings = stringValues;
+      prepared->interpretedInputs.tensors = values;
+      prepared->interpretedInputs.strings = stringValues;
+      prepared->interpretedInputs.absent = absentValues;
       if (fillMissing) {
         auto declared = frontend::readOnnxInputs(request.model);
         if (!declared) return declared.error();
         for (const auto& input : *declared) {
-          if (input.sequence || input.strings || values.count(input.name)) continue;
+          if (input.sequence || input.strings || values.count(input.name) || absentValues.count(input.name)) continue;
           runtime::GraphTensor tensor;
           tensor.name = input.name;
           tensor.dtype = toRuntimeType(input.dtype);
@@ -419,11 +434,14 @@ Expected<PreparedModel> prepareWithInputs(const RunRequest& request,
           if (!input.rankKnown || std::any_of(tensor.shape.begin(), tensor.shape.end(), [](int64_t d) { return d < 0; }))
             return failure("input '" + input.name + "' has dynamic dimensions and no value", request.model,
                            "give its shape with --input-shape " + input.name + ":D0,D1,... or its value with --input");
-          prepared->interpretedInputs.emplace(input.name, fillMissing(tensor));
+          prepared->interpretedInputs.tensors.emplace(input.name, fillMissing(tensor));
         }
       }
       return std::move(*prepared);
     }
+    if (!absentValues.empty())
+      return failure("input '" + *absentValues.begin() + "' is an empty optional value, which a module cannot take",
+                     request.model);
     if (!stringValues.empty())
       return failure("input '" + stringValues.begin()->first + "' was given strings, but the model takes numbers there",
                      request.model);
@@ -525,7 +543,8 @@ Expected<std::vector<InputValue>> readNumberedInputs(const std::string& director
     if (!fs::exists(path, ignored)) break;
     auto value = frontend::readOnnxValueFile(path);
     if (!value) return value.error();
-    values.push_back(value->strings    ? InputValue::ofStrings(std::move(*value->strings))
+    values.push_back(value->absent     ? InputValue::absentOptional()
+                     : value->strings  ? InputValue::ofStrings(std::move(*value->strings))
                      : value->sequence ? InputValue::ofSequence(std::move(*value->sequence))
                                        : InputValue(value->tensor));
   }

@@ -39,9 +39,7 @@ struct PreparedModel {
   /// (InterpretedModel.h).
   std::shared_ptr<InterpretedModel> interpreted;
   /// The inputs prepareWithInputs gave an interpreted model, which takes them at each run.
-  std::map<std::string, runtime::NDArray> interpretedInputs;
-  std::map<std::string, frontend::StringTensor> interpretedStrings;
-  std::map<std::string, size_t> sequenceLengths;
+  InterpretedInputs interpretedInputs;
   /// The graph inputs in the model's order, including those bound as constants while
   /// compiling (they take no value at run time). For a module: the executor's inputs.
   std::vector<std::string> declaredInputs;
@@ -111,10 +109,17 @@ struct InputValue {
     value.strings = std::move(strings);
     return value;
   }
+  static InputValue absentOptional() {
+    InputValue value;
+    value.absent = true;
+    return value;
+  }
   runtime::NDArray tensor;
   std::optional<std::vector<runtime::NDArray>> sequence;
   /// A tensor of strings (only a model run interpreted takes one: StringNormalizer).
   std::optional<frontend::StringTensor> strings;
+  /// An empty optional value (only a model run interpreted represents one).
+  bool absent = false;
 };
 
 /// What to run: a model, its inputs, and optionally the outputs to expect.

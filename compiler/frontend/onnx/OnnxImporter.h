@@ -106,10 +106,11 @@ struct OnnxValue {
   runtime::NDArray tensor;
   std::optional<std::vector<runtime::NDArray>> sequence;
   std::optional<StringTensor> strings;  ///< Set (and tensor undefined) for a tensor of strings.
+  bool absent = false;                   ///< An empty optional value (nothing else is set).
 };
 /// Reads a TensorProto (of numbers or strings), a SequenceProto of tensors, or an OptionalProto
-/// holding either (read as what it holds). An empty optional, a map or a sequence of non-tensors is a Diagnostic
-/// naming the file.
+/// holding either (read as what it holds; an empty one reads as `absent`). A map or a sequence
+/// of non-tensors is a Diagnostic naming the file.
 Expected<OnnxValue> readOnnxValueFile(const std::string& path);
 
 /// Parses "NAME:D0,D1,..." (the --input-shape syntax) into a name and dimensions.

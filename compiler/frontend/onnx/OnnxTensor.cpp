@@ -297,8 +297,7 @@ Expected<OnnxValue> readOnnxValueFile(const std::string& path) {
     if (!elements) return elements.error();
     return OnnxValue{{}, std::move(*elements), std::nullopt};
   }
-  if (sequence.elem_type() == onnx::SequenceProto::UNDEFINED)
-    return importError("holds an empty optional value; Tessel runs models whose optional values are present", path);
+  if (sequence.elem_type() == onnx::SequenceProto::UNDEFINED) return OnnxValue{{}, std::nullopt, std::nullopt, true};
   return importError("holds a sequence of sequences, maps or optionals; Tessel reads sequences of tensors only", path);
 }
 

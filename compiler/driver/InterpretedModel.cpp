@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <unordered_map>
 
 #include "compiler/frontend/onnx/OnnxImporter.h"
+#include "compiler/lower/Build.h"
 #include "compiler/opdefs/OpRegistry.h"
 #include "core/support/Stopwatch.h"
 #include "runtime/GraphExecutor.h"
@@ -152,6 +155,40 @@ NDArray boolScalar(bool value) {
   unsigned char byte = value ? 1 : 0;
   array.copyFrom(&byte, 1);
   return array;
+}
+
+// A tensor of numbers as text, element by element: the shortest text that reads back the same
+// (float32, float64, int32 and int64; nullopt for another type).
+std::optional<frontend::StringTensor> numbersAsText(const NDArray& array) {
+  frontend::StringTensor text{array.shape(), {}};
+  auto write = [&](auto values) {
+    char buffer[64];
+    for (auto value : values) text.elements.emplace_back(buffer, std::to_chars(buffer, buffer + sizeof buffer, value).ptr);
+  };
+  const runtime::DataType type = array.dtype();
+  if (type == runtime::DataType::float32()) write(array.values<float>());
+  else if (type == runtime::DataType::float64()) write(array.values<double>());
+  else if (type == runtime::DataType::int32()) write(array.values<int32_t>());
+  else if (type == runtime::DataType::int64()) write(array.values<int64_t>());
+  else return std::nullopt;
+  return text;
+}
+
+// Text as numbers of `type` (float32, float64, int32 or int64), read as C's strtod and strtoll
+// do; the first text that is no number, or nullopt for another type.
+Expected<NDArray> textAsNumbers(const frontend::StringTensor& text, runtime::DataType type) {
+  NDArray result = NDArray::empty(text.shape, type);
+  for (size_t i = 0; i < text.elements.size(); ++i) {
+    const char* begin = text.elements[i].c_str();
+    char* end = nullptr;
+    if (type == runtime::DataType::float32()) result.dataAs<float>()[i] = std::strtof(begin, &end);
+    else if (type == runtime::DataType::float64()) result.dataAs<double>()[i] = std::strtod(begin, &end);
+    else if (type == runtime::DataType::int32()) result.dataAs<int32_t>()[i] = int32_t(std::strtoll(begin, &end, 10));
+    else if (type == runtime::DataType::int64()) result.dataAs<int64_t>()[i] = std::strtoll(begin, &end, 10);
+    else return Diagnostic{"strings are read as float32, float64, int32 or int64, not " + type.toString(), "", 0, 0, ""};
+    if (end == begin) return Diagnostic{"\"" + text.elements[i] + "\" is not a number", "", 0, 0, ""};
+  }
+  return result;
 }
 
 std::string typesKey(const std::vector<frontend::SegmentInputType>& types) {
@@ -366,6 +403,7 @@ private:
     }
     if (op == "ConcatFromSequence") return one(concatFromSequence(node, scope));
     if (op == "StringNormalizer") return one(stringNormalizer(node, scope));
+    if (op == "Cast" || op == "CastLike") return one(castStrings(node, scope));
     if (op == "SplitToSequence") return one(splitToSequence(node, scope));
     if (op == "Optional") {
       auto value = input(node, scope, 0);
@@ -690,6 +728,38 @@ private:
     out.shape = rowOfOne ? std::vector<int64_t>{1, int64_t(out.elements.size())}
                          : std::vector<int64_t>{int64_t(out.elements.size())};
     return RuntimeValue::ofStrings(std::move(out));
+  }
+
+  // Cast and CastLike to or from strings: numbers are written as the shortest text that reads
+  // back to the same value (as NumPy prints them), and text is read as C's strtod does (so
+  // "NaN", "INF" and "-INF" in any case, and exponents).
+  Expected<RuntimeValue> castStrings(const ProgramControlNode& node, const Scope& scope) {
+    auto value = input(node, scope, 0);
+    if (!value) return value.error();
+    if (!*value || (*value)->absent || (*value)->isSequence()) return nodeError(node, "needs a tensor to cast");
+    const RuntimeValue& from = **value;
+    std::string to;
+    if (node.opType == "CastLike") {
+      auto like = input(node, scope, 1);
+      if (!like) return like.error();
+      if (!*like || (*like)->absent || (*like)->isSequence()) return nodeError(node, "needs a tensor to cast like");
+      to = (*like)->strings ? "string" : (*like)->tensor.dtype().toString();
+    } else if (auto it = node.strings.find("to"); it != node.strings.end()) {
+      to = it->second;
+    }
+    if (to == "string") {
+      if (from.strings) return from;
+      auto text = numbersAsText(from.tensor);
+      if (!text) return nodeError(node, "writes " + from.tensor.dtype().toString() + " as strings",
+                                  "the interpreter writes float32, float64, int32 and int64 as strings");
+      return RuntimeValue::ofStrings(std::move(*text));
+    }
+    if (!from.strings) return nodeError(node, "casts numbers to " + to + " in the interpreter, which casts only strings");
+    auto parsed = DataType::parse(to);
+    if (!parsed) return nodeError(node, "casts strings to " + to);
+    auto numbers = textAsNumbers(*from.strings, toRuntimeType(*parsed));
+    if (!numbers) return nodeError(node, numbers.error().message);
+    return RuntimeValue::ofTensor(std::move(*numbers));
   }
 
   InterpretedModel& model_;

@@ -276,7 +276,7 @@ private:
       auto declared = declaredTypeOf(*info);
       if (!declared) return error(declared.error().message);
       if (declared->strings)
-        return error("input '" + info->name() + "' " + kStringInputRefusal,
+        return error("input '" + info->name() + "' is " + kStringsRefusal,
                      "`tessel run` runs such a model interpreted (StringNormalizer is the operator it runs on strings)");
       if (declared->sequence) {
         if (Status status = importSequenceInput(info->name(), *declared); !status.ok()) return status.error();
@@ -489,6 +489,11 @@ private:
         return nodeError(node, name, "reads the sequence '" + node.input(int(i)) + "' where a tensor is expected");
       tensors.push_back((*inputs)[i].tensor);
     }
+    if (node.op_type() == "Cast")
+      for (const auto& attribute : node.attribute())
+        if (attribute.name() == "to" && attribute.i() == onnx::TensorProto::STRING)
+          return nodeError(node, name, std::string("makes ") + kStringsRefusal,
+                           "`tessel run` runs such a model interpreted");
     auto attributes = convertAttributes(node, modelDirectory_);
     if (!attributes) return nodeError(node, name, attributes.error().message);
     if (isRecurrentOperator(node.op_type()))

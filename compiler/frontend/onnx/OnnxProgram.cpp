@@ -24,7 +24,7 @@ using onnx::NodeProto;
 
 }  // namespace
 
-const char* const kStringInputRefusal = "is a tensor of strings, which no compiled kernel takes";
+const char* const kStringsRefusal = "a tensor of strings, which no compiled kernel takes";
 
 namespace {
 
@@ -36,7 +36,7 @@ const char* const kRunTimePhrases[] = {
     "whose value is known only when the model runs",
     "it is computed from the data when the model runs",
     "iterations; Tessel compiles a Loop by unrolling it",
-    kStringInputRefusal,
+    kStringsRefusal,
 };
 
 // The names each node reads: its inputs, and what its subgraphs read from around them.
@@ -101,6 +101,30 @@ private:
     auto order = orderNodes(graph, initializers, names);
     if (!order) return order.error();
 
+    // Which nodes the interpreter carries out: control flow and StringNormalizer by their
+    // operator, casts by whether strings go in or come out (values of strings are followed
+    // from the inputs declared STRING through the nodes that make strings).
+    for (const auto& input : graph.input())
+      if (input.type().has_tensor_type() && input.type().tensor_type().elem_type() == onnx::TensorProto::STRING)
+        stringValues_.insert(input.name());
+    std::vector<bool> interpreted(static_cast<size_t>(count), false);
+    for (int index : *order) {
+      const NodeProto& node = graph.node(index);
+      bool makesStrings = node.op_type() == "StringNormalizer";
+      if (node.op_type() == "Cast" || node.op_type() == "CastLike") {
+        bool toStrings = false;
+        for (const auto& attribute : node.attribute())
+          toStrings = toStrings || (attribute.name() == "to" && attribute.i() == onnx::TensorProto::STRING);
+        if (node.op_type() == "CastLike" && node.input_size() > 1) toStrings = stringValues_.count(node.input(1)) != 0;
+        bool fromStrings = node.input_size() > 0 && stringValues_.count(node.input(0)) != 0;
+        makesStrings = toStrings;
+        interpreted[size_t(index)] = toStrings || fromStrings;
+      }
+      if (isInterpretedOperator(node.op_type())) interpreted[size_t(index)] = true;
+      if (makesStrings)
+        for (const auto& output : node.output()) stringValues_.insert(output);
+    }
+
     // Stages: a node runs in the stage of what it reads, or the one after a control node it
     // reads. Each stage's plain nodes form one segment, run before the stage's control nodes.
     std::unordered_map<std::string, int> stageOfValue;   // produced in this graph
@@ -116,7 +140,7 @@ private:
       }
       stage[size_t(index)] = s;
       lastStage = std::max(lastStage, s);
-      bool control = isInterpretedOperator(node.op_type());
+      bool control = interpreted[size_t(index)];
       for (const auto& output : node.output()) {
         if (output.empty()) continue;
         stageOfValue[output] = s;
@@ -130,7 +154,7 @@ private:
     std::unordered_map<std::string, int> lastReadingStage;
     for (int index : *order) {
       const NodeProto& node = graph.node(index);
-      bool control = isInterpretedOperator(node.op_type());
+      bool control = interpreted[size_t(index)];
       for (const std::string& name : namesRead(node)) {
         if (control) readByControlOrOutput.insert(name);
         else lastReadingStage[name] = std::max(lastReadingStage[name], stage[size_t(index)]);
@@ -140,7 +164,7 @@ private:
     for (int s = 0; s <= lastStage; ++s) {
       std::vector<int> plain, control;
       for (int index : *order)
-        if (stage[size_t(index)] == s) (isInterpretedOperator(graph.node(index).op_type()) ? control : plain).push_back(index);
+        if (stage[size_t(index)] == s) (interpreted[size_t(index)] ? control : plain).push_back(index);
       if (!plain.empty()) {
         auto segment = makeSegment(graph, plain, names, initializerByName, lastReadingStage,
                                    readByControlOrOutput, s);
@@ -268,6 +292,13 @@ private:
       switch (attribute.type()) {
         case onnx::AttributeProto::INT:
           control.ints[attribute.name()] = attribute.i();
+          if (attribute.name() == "to") {
+            // A cast's target, as the interpreter names types: "string", or Tessel's name.
+            auto type = elementTypeFromOnnx(int(attribute.i()));
+            control.strings["to"] = attribute.i() == onnx::TensorProto::STRING ? "string"
+                                    : type                                     ? type->toString()
+                                                                               : "unsupported";
+          }
           break;
         case onnx::AttributeProto::INTS:
           control.intLists[attribute.name()].assign(attribute.ints().begin(), attribute.ints().end());
@@ -302,6 +333,8 @@ private:
   int segmentCount_ = 0;
   int controlNodeCount_ = 0;
   std::vector<graph::UnsupportedNode> unsupported_;
+  /// The values known to hold strings, in every graph read so far.
+  std::set<std::string> stringValues_;
 };
 
 // The ONNX element type of a runtime array's.

@@ -83,8 +83,9 @@ struct ControlFlowProgram {
 /// of strings no compiled kernel takes.
 bool isInterpretedOperator(const std::string& opType);
 
-/// Reads `path` as a program: every isInterpretedOperator node is a control node, the others
-/// are cut into segments. Every node of a segment whose operator Tessel does not implement is
+/// Reads `path` as a program: every isInterpretedOperator node is a control node, and so is a
+/// Cast or CastLike to or from strings (its "to" string attribute names the target type:
+/// "string" or DataType::toString()); the others are cut into segments. Every node of a segment whose operator Tessel does not implement is
 /// named in one Diagnostic. Diagnostics name the file.
 Expected<ControlFlowProgram> readControlFlowProgram(const std::string& path);
 /// The same from bytes in memory; `sourceName` names them in messages and anchors external data.
@@ -106,8 +107,8 @@ std::string segmentModelBytes(const ControlFlowProgram& program, const ProgramSe
 /// unroll), or an input that is a tensor of strings. Such a model runs as a ControlFlowProgram.
 bool needsInterpreter(const Diagnostic& diagnostic);
 
-/// How the importer refuses an input of strings, after "input 'NAME' " (needsInterpreter
-/// recognizes it).
-extern const char* const kStringInputRefusal;
+/// How the importer refuses strings, after "input 'NAME' is " or "node 'NAME' (Cast) makes "
+/// (needsInterpreter recognizes it).
+extern const char* const kStringsRefusal;
 
 }  // namespace tessel::frontend

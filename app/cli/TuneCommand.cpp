@@ -365,6 +365,9 @@ Expected<tuner::ModelLatencyComparison> compareModelLatency(const driver::RunReq
   if (!defaults) return defaults.error();
   auto tuned = prepare(true);
   if (!tuned) return tuned.error();
+  if (!defaults->executor || !tuned->executor)
+    return Diagnostic{"the model runs with its control flow interpreted; its latency is not compared", base.model, 0, 0,
+                      "tune a model whose control flow is decided while compiling"};
   runtime::GraphExecutor& a = *defaults->executor;
   runtime::GraphExecutor& b = *tuned->executor;
   a.run();

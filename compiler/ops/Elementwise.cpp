@@ -217,33 +217,15 @@ bool readsAcrossInnermost(const te::Tensor& output) {
   return across;
 }
 
-// Whether a read of the pipeline computing `output` follows its innermost axis but not the
-// axis before it: a per-channel operand of a channel-blocked tensor ([C / b, 1, 1, b] against
-// [N, C / b, H, W, b], a batch norm's scale after a blocked Concat), which broadcasts over the
-// plane between the block axis and the block's lanes. Fused flat, its index is divided out of
-// the flat loop for every vector (and a Concat's per-input tests stay inside the chunks).
-// Only 5-D outputs count: a bias along the last axis of a 3-D or 4-D tensor (a transformer's)
-// is left to the flat schedule.
-bool readsPerBlockAcrossPlane(const te::Tensor& output) {
-  size_t rank = output.shape().size();
-  if (rank != 5) return false;
-  bool found = false;
-  for (const te::Operation& op : te::postOrder({output})) {
-    const auto* compute = te::asCompute(op);
-    if (!compute || compute->axes.size() != rank || !compute->reduceAxes.empty()) continue;
-    Var innermost = compute->axes[rank - 1].var(), beforeIt = compute->axes[rank - 2].var();
-    postOrderVisit(compute->body, [&](const Expr& e) {
-      const auto* load = e.as<BufferLoadNode>();
-      if (!load) return;
-      bool followsInnermost = false, followsBefore = false;
-      for (const Expr& index : load->indices) {
-        followsInnermost = followsInnermost || usesVar(index, innermost);
-        followsBefore = followsBefore || usesVar(index, beforeIt);
-      }
-      found = found || (followsInnermost && !followsBefore);
-    });
-  }
-  return found;
+// Whether `shape` is a channel-blocked activation: 5-D ([N, C / b, H, W, b]) with a block of
+// one to four whole vectors. Fused flat, such a kernel divided each axis's index back out of
+// the flat index for every vector (the simplifier cannot fold the nest once the flat loop is
+// split into vectors and parallel tasks: some 50 integer instructions per vector of
+// EfficientNet's x * sigmoid(x)); a per-channel operand ([C / b, 1, 1, b], a batch norm's
+// scale after a blocked Concat) was read at such an index too, and a fused Concat's per-input
+// tests stayed inside the chunks. By rows, all of them change once per row.
+bool channelBlockedShape(const std::vector<int64_t>& shape, int64_t lanes) {
+  return shape.size() == 5 && shape.back() % lanes == 0 && shape.back() <= 4 * lanes;
 }
 
 // Fuses `axes` pairwise from the innermost out into one loop, named `name` (a single axis
@@ -283,12 +265,11 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Ta
   // A relayout (NCHW to NCHW<b>c or back) fused in: rows of the axes before the last two in
   // parallel, the innermost axis in vectors when they fill it (as the LayoutTransform
   // kernel's own schedule does), so each vector's reads are one strided access at a simple
-  // index. So too for a per-channel operand of a blocked tensor: its index, and a fused
-  // Concat's choice of input, then change once per row.
+  // index. So too for any channel-blocked output (see channelBlockedShape).
   int64_t rowCount = 1;
   for (size_t d = 0; d + 2 < shape.size(); ++d) rowCount *= shape[d];
   if (shape.size() >= 3 && (!parallel || rowCount >= 2 * int64_t(target.cores)) &&
-      (readsAcrossInnermost(workload.outputs[0]) || readsPerBlockAcrossPlane(workload.outputs[0]))) {
+      (readsAcrossInnermost(workload.outputs[0]) || channelBlockedShape(shape, lanes))) {
     int64_t innermost = shape.back();
     if (innermost >= lanes && innermost % lanes == 0) {
       if (innermost <= kMaxVectorizedExtent) {
@@ -298,6 +279,9 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Ta
         if (Status st = s.vectorize("out", "lane"); !st) return st.error();
       }
     }
+    // The loop inside each row stays a loop: unrolled by LLVM in every branch of a fused
+    // Concat (one per input, 25 in DenseNet-121), it doubled the model's compile time.
+    if (Status st = s.pragma("out", axes[axes.size() - 2], "auto_unroll_max_step", 0); !st) return st.error();
     if (parallel) {
       std::string rowLoop = "rows";
       if (Status st = fuseAxes(s, std::vector<std::string>(axes.begin(), axes.end() - 2), rowLoop); !st)

@@ -399,16 +399,17 @@ private:
 
   // A channel Concat with a blocked input, joined in that input's blocks. Blocked inputs cost
   // nothing to join that way (and transforming the result costs what transforming them would);
-  // an NCHW input is transformed in only when the result reaches a convolution, which would
-  // otherwise have the whole result transformed back. Inputs whose channels do not fill the
-  // blocks, or that are blocked differently, leave the Concat on NCHW.
+  // NCHW inputs are transformed in when they hold no more elements than the blocked ones
+  // (DenseNet's last Concat: 16 blocked layers and the last one's NCHW output) or the result
+  // reaches a convolution, which would otherwise have the whole result transformed back.
+  // Inputs whose channels do not fill the blocks, or that are blocked differently, leave the
+  // Concat on NCHW.
   std::optional<std::vector<Value>> rewriteConcat(const OperationNode& op, const std::vector<Value>& inputs) {
-    int64_t block = 0;
-    bool allBlocked = true;
+    int64_t block = 0, blockedElements = 0, nchwElements = 0;
     for (const Value& input : inputs) {
       if (!input.defined()) return std::nullopt;
       if (!block) block = channelBlockOfValue(input);
-      allBlocked = allBlocked && channelBlockOfValue(input);
+      (channelBlockOfValue(input) ? blockedElements : nchwElements) += input.type().elementCount();
     }
     for (const Value& input : inputs) {
       int64_t inputBlock = channelBlockOfValue(input);
@@ -417,7 +418,7 @@ private:
           shape[1] % block != 0)
         return std::nullopt;
     }
-    if (!allBlocked && !feedsBlockedConv({&op, 0})) return std::nullopt;
+    if (nchwElements > blockedElements && !feedsBlockedConv({&op, 0})) return std::nullopt;
     std::vector<Value> blocked;
     for (const Value& input : inputs) blocked.push_back(toBlocked(input, block));
     return typedOperation(op, blocked, op.attributes);

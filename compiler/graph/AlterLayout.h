@@ -33,9 +33,10 @@ namespace tessel::graph {
 /// ([C, 1, 1] becomes [C / kb, 1, 1, kb]) or scalars stay blocked, and so do MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool
 /// of a blocked input (pooling is per channel, so the kernels read the blocked tensor in place
 /// and their output is no larger than their input). A Concat along channels (axis 1) of
-/// blocked inputs with one block joins their outer block axis and stays blocked; an NCHW
-/// input among them is transformed in when the result reaches a convolution and its channels
-/// fill whole blocks (otherwise the Concat stays NCHW). A result reaching a convolution
+/// blocked inputs with one block joins their outer block axis and stays blocked; NCHW inputs
+/// among them whose channels fill whole blocks are transformed in when the result reaches a
+/// convolution or they hold no more elements than the blocked inputs (otherwise the Concat
+/// stays NCHW). A result reaching a convolution
 /// through any of these counts as feeding it. Every other consumer and every graph output gets a
 /// LayoutTransform back to NCHW (one per value), and a transform that would undo another is
 /// not inserted: the original value is used instead. Output types of rewritten operations come

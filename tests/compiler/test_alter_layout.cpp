@@ -491,6 +491,15 @@ private slots:
                  text.contains("%cat = Concat(%x.NCHW16c, %conv1) {axis=1} : float32[1, 3, 6, 6, 16]@NCHW16c"),
              qPrintable(text));
     QCOMPARE(text.count("LayoutTransform"), 1);
+
+    // Reaching no convolution, the smaller NCHW input is still the one transformed (DenseNet's
+    // last Concat: 16 blocked layers and the last layer's NCHW output, before the classifier).
+    Value features = untyped("relu", "Relu", {untyped("joined", "Concat", {x, c1, c1}, {{"axis", int64_t(1)}})});
+    Graph classifier{{x}, {features, c2}, {"features", "y"}};
+    compareOutputs(runCompiled(classifier, {}, input), runCompiled(classifier, disabling("AlterLayout"), input));
+    QString tail = alteredText(classifier, targetWithLanes(8));
+    QVERIFY2(tail.contains("%joined = Concat(%x.NCHW16c, %conv1, %conv1) {axis=1} : float32[1, 5, 6, 6, 16]@NCHW16c"),
+             qPrintable(tail));
   }
 
   // MobileNetV2's inverted residual block: a 1x1 expansion, a depthwise 3x3 and a 1x1

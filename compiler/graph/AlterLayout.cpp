@@ -159,6 +159,14 @@ bool channelwisePool(const std::string& op) {
   return op == "MaxPool" || op == "AveragePool" || op == "GlobalMaxPool" || op == "GlobalAveragePool";
 }
 
+// A Concat along the channels of 4-D tensors: over NCHW<b>c inputs it joins their outer block
+// axis, so it stays blocked when every input holds whole blocks.
+bool channelConcat(const OperationNode& op) {
+  if (op.isFused() || op.op != "Concat" || op.outputTypes.size() != 1) return false;
+  int64_t axis = op.attribute<int64_t>("axis", 0);
+  return axis == 1 || axis == -3;
+}
+
 int64_t channelBlockOfType(const TensorType& type) { return channelBlockOf(type.layout).value_or(0); }
 int64_t channelBlockOfValue(const Value& v) { return channelBlockOfType(v.type()); }
 
@@ -209,6 +217,8 @@ public:
       // A pool's output is no larger than its input: transforming after it never costs more.
       if (channelwisePool(op.op) && channelBlockOfValue(inputs[0]))
         if (auto blocked = typedOperation(op, inputs, op.attributes)) return blocked;
+      if (channelConcat(op))
+        if (auto blocked = rewriteConcat(op, inputs)) return blocked;
     }
     return rebuiltOnNchw(op, inputs);
   }
@@ -267,10 +277,23 @@ private:
         feeds = isData && depthwiseParams(*consumer, consumer->inputs, shape).has_value();
       else if (staysBlocked || layoutFreeBinary(consumer->op))
         feeds = feedsBlockedConv({consumer, 0});
+      else if (channelConcat(*consumer))  // it stays blocked only if every input can be
+        feeds = inputsFillVectors(*consumer) && feedsBlockedConv({consumer, 0});
       if (feeds) break;
     }
     feedsConv_[key] = feeds;
     return feeds;
+  }
+
+  // Whether every input of `op` has a whole number of vectors of channels: a block size all
+  // of them can be written in (a convolution's block is one or two vectors of filters).
+  bool inputsFillVectors(const OperationNode& op) const {
+    for (const Value& input : op.inputs) {
+      if (!input.defined()) return false;
+      std::vector<int64_t> shape = logicalShape(input.type());
+      if (shape.size() != 4 || shape[1] == 0 || shape[1] % target_.vectorLanes() != 0) return false;
+    }
+    return true;
   }
 
   std::optional<std::vector<Value>> rewriteConv(const OperationNode& op, const std::vector<Value>& inputs) {
@@ -372,6 +395,33 @@ private:
       }
     }
     return typedOperation(op, newInputs, op.attributes);
+  }
+
+  // A channel Concat with a blocked input, joined in that input's blocks. Blocked inputs cost
+  // nothing to join that way (and transforming the result costs what transforming them would);
+  // NCHW inputs are transformed in when they hold no more elements than the blocked ones
+  // (DenseNet's last Concat: 16 blocked layers and the last one's NCHW output) or the result
+  // reaches a convolution, which would otherwise have the whole result transformed back.
+  // Inputs whose channels do not fill the blocks, or that are blocked differently, leave the
+  // Concat on NCHW.
+  std::optional<std::vector<Value>> rewriteConcat(const OperationNode& op, const std::vector<Value>& inputs) {
+    int64_t block = 0, blockedElements = 0, nchwElements = 0;
+    for (const Value& input : inputs) {
+      if (!input.defined()) return std::nullopt;
+      if (!block) block = channelBlockOfValue(input);
+      (channelBlockOfValue(input) ? blockedElements : nchwElements) += input.type().elementCount();
+    }
+    for (const Value& input : inputs) {
+      int64_t inputBlock = channelBlockOfValue(input);
+      std::vector<int64_t> shape = logicalShape(input.type());
+      if ((inputBlock && inputBlock != block) || shape.size() != 4 || shape[1] == 0 ||
+          shape[1] % block != 0)
+        return std::nullopt;
+    }
+    if (nchwElements > blockedElements && !feedsBlockedConv({&op, 0})) return std::nullopt;
+    std::vector<Value> blocked;
+    for (const Value& input : inputs) blocked.push_back(toBlocked(input, block));
+    return typedOperation(op, blocked, op.attributes);
   }
 
   // Whether `value` holds one value per channel of `outType` ([1 or N, C, 1, 1] as NCHW,

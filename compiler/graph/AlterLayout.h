@@ -32,8 +32,12 @@ namespace tessel::graph {
 /// (Relu, Clip, ...) and Add, Sub, Mul, Div of full-sized tensors, per-channel constants
 /// ([C, 1, 1] becomes [C / kb, 1, 1, kb]) or scalars stay blocked, and so do MaxPool, AveragePool, GlobalMaxPool and GlobalAveragePool
 /// of a blocked input (pooling is per channel, so the kernels read the blocked tensor in place
-/// and their output is no larger than their input); a result reaching a convolution through
-/// any of these counts as feeding it. Every other consumer and every graph output gets a
+/// and their output is no larger than their input). A Concat along channels (axis 1) of
+/// blocked inputs with one block joins their outer block axis and stays blocked; NCHW inputs
+/// among them whose channels fill whole blocks are transformed in when the result reaches a
+/// convolution or they hold no more elements than the blocked inputs (otherwise the Concat
+/// stays NCHW). A result reaching a convolution
+/// through any of these counts as feeding it. Every other consumer and every graph output gets a
 /// LayoutTransform back to NCHW (one per value), and a transform that would undo another is
 /// not inserted: the original value is used instead. Output types of rewritten operations come
 /// from the registry's inferTypes, so the graph stays InferTypes-consistent.

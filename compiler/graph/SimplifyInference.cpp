@@ -1,4 +1,5 @@
-// Inference-time simplification: no-op removal and batch normalization folding.
+// Inference-time simplification: no-op removal, batch normalization folding and zero padding
+// folded into average pools.
 #include "compiler/graph/SimplifyInference.h"
 
 #include <cmath>
@@ -96,7 +97,78 @@ private:
     if (op.op == "Identity" && inputs.size() == 1) return std::vector<Value>{inputs[0]};
     if (op.op == "Dropout") return removeDropout(op, inputs);
     if (op.op == "BatchNormalization") return rewriteBatchNorm(op, inputs);
+    if (op.op == "AveragePool") return foldZeroPadding(op, inputs);
     return std::nullopt;
+  }
+
+  // The spatial padding of a Pad that adds zeros around the spatial axes of its input only
+  // (begin values, then end values); nullopt for any other Pad.
+  static std::optional<std::vector<int64_t>> spatialZeroPadding(const OperationNode& pad) {
+    if (pad.isFused() || pad.op != "Pad" || pad.inputs.empty() || !pad.inputs[0].defined()) return std::nullopt;
+    if (pad.attribute<std::string>("mode", "constant") != "constant") return std::nullopt;
+    if (pad.hasInput(3)) return std::nullopt;  // axes: not worth reading
+    size_t rank = pad.inputs[0].type().shape.size();
+    std::vector<int64_t> pads = pad.attribute<std::vector<int64_t>>("pads", {});  // before opset 11
+    if (pad.attributes.count("value") && (pad.attribute<double>("value", 1.0) != 0.0 && pad.attribute<int64_t>("value", 1) != 0))
+      return std::nullopt;
+    if (pad.hasInput(1)) {
+      auto* constant = asConstant(pad.inputs[1].node());
+      auto values = constant ? integerElements(constant->data) : std::nullopt;
+      if (!values) return std::nullopt;
+      pads = *values;
+    }
+    if (pad.hasInput(2)) {
+      auto* value = asConstant(pad.inputs[2].node());
+      if (!value || value->data.numElements() != 1 || !isFloat(value->outputTypes[0]) ||
+          readDoubles(value->data)[0] != 0.0)
+        return std::nullopt;
+    }
+    if (rank < 3 || pads.size() != 2 * rank) return std::nullopt;
+    std::vector<int64_t> spatial;
+    for (size_t k = 0; k < 2 * rank; ++k) {
+      size_t axis = k % rank;
+      if (pads[k] < 0 || (axis < 2 && pads[k] != 0)) return std::nullopt;
+      if (axis >= 2) spatial.push_back(pads[k]);
+    }
+    return spatial;
+  }
+
+  // An AveragePool of zeros padded around its input (PyTorch exports avg_pool2d's padding so)
+  // pools the input itself with that padding counted in every window: one kernel instead of a
+  // padded copy, and one that reads channel-blocked activations in place. Only without
+  // ceil_mode (whose extra windows would count padding the Pad did not add) and auto_pad, and
+  // when the pool's own padding, if any, is counted too.
+  std::optional<std::vector<Value>> foldZeroPadding(const OperationNode& pool, const std::vector<Value>& inputs) {
+    if (pool.isFused() || inputs.empty() || !inputs[0].defined() || pool.outputTypes.size() != 1) return std::nullopt;
+    auto* pad = asOperation(inputs[0].node());
+    auto padding = pad ? spatialZeroPadding(*pad) : std::nullopt;
+    if (!padding) return std::nullopt;
+    if (pool.attribute<int64_t>("ceil_mode", 0) != 0 || pool.attribute<std::string>("auto_pad", "NOTSET") != "NOTSET")
+      return std::nullopt;
+    std::vector<int64_t> pads = pool.attribute<std::vector<int64_t>>("pads", std::vector<int64_t>(padding->size(), 0));
+    if (pads.size() != padding->size()) return std::nullopt;
+    bool poolPads = false, padPads = false;
+    for (size_t k = 0; k < pads.size(); ++k) {
+      poolPads = poolPads || pads[k] != 0;
+      padPads = padPads || (*padding)[k] != 0;
+      pads[k] += (*padding)[k];
+    }
+    bool counted = pool.attribute<int64_t>("count_include_pad", 0) != 0;
+    if (poolPads && !counted) return std::nullopt;
+    // A pool's padding must stay narrower than its (dilated) window.
+    std::vector<int64_t> kernel = pool.attribute<std::vector<int64_t>>("kernel_shape", {});
+    std::vector<int64_t> dilations = pool.attribute<std::vector<int64_t>>("dilations", {});
+    if (kernel.size() * 2 != pads.size()) return std::nullopt;
+    for (size_t k = 0; k < pads.size(); ++k) {
+      size_t axis = k % kernel.size();
+      int64_t dilation = axis < dilations.size() ? dilations[axis] : 1;
+      if (pads[k] >= (kernel[axis] - 1) * dilation + 1) return std::nullopt;
+    }
+    Attributes attributes = pool.attributes;
+    attributes["pads"] = pads;
+    if (padPads) attributes["count_include_pad"] = int64_t(1);
+    return makeOperation(pool.name, "AveragePool", {pad->inputs[0]}, attributes, pool.outputTypes,
+                         joined(pad->provenance, pool.provenance));
   }
 
   std::optional<std::vector<Value>> removeDropout(const OperationNode& op, const std::vector<Value>& inputs) {

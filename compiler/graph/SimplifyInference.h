@@ -17,6 +17,11 @@ namespace tessel::graph {
 ///  - any other inference BatchNormalization with constant parameters becomes
 ///    Mul(x, scale) + Add(shift) with per-channel constants shaped [C, 1, ...], which fuse as
 ///    elementwise ops.
+///  - an AveragePool (without ceil_mode or auto_pad) of a constant Pad that adds zeros
+///    around the spatial axes only reads the Pad's input instead, the padding added to its
+///    own pads and counted (count_include_pad=1): PyTorch exports avg_pool2d's padding, and
+///    DenseNet's transitions an empty one, as such a Pad. A pool with padding of its own
+///    that it does not count keeps its Pad.
 /// New operations are typed through the operator registry; a Diagnostic reports an operation
 /// it cannot type.
 Expected<Graph> simplifyInference(const Graph& graph);

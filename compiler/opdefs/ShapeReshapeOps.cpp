@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "compiler/opdefs/ShapeOpSupport.h"
+#include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/Transform.h"
 
 namespace tessel::graph::shape_ops {
@@ -89,6 +90,34 @@ Expected<OpKernel> buildTranspose(const OpCall& call) {
   return transformKernel(call, transpose(in.shape, *perm, in.dtype), {0});
 }
 
+// The channel block that Concat's inputs share: 0 when none has a layout. Blocked inputs
+// (NCHW<b>c, [N, C / b, H, W, b], as AlterLayout keeps them between convolutions) must all
+// have the same block and be joined along the logical channel axis, which is then their outer
+// block axis: a blocked tensor holds whole blocks, so the blocks of input k follow those of
+// the inputs before it exactly as its channels do in the NCHW result.
+Expected<int64_t> concatChannelBlock(const OpCall& call, int64_t axis) {
+  const std::string& layout = call.inputTypes[0].layout;
+  for (size_t i = 1; i < call.inputTypes.size(); ++i)
+    if (call.inputTypes[i].layout != layout)
+      return call.error("input " + std::to_string(i) + " has layout '" + call.inputTypes[i].layout + "', input 0 '" +
+                            layout + "'",
+                        "transform the inputs to one layout first");
+  if (layout.empty()) return int64_t(0);
+  std::optional<int64_t> block = channelBlockOf(layout);
+  if (!block) return call.error("the inputs have layout '" + layout + "'; Concat reads NCHW or NCHW<block>c tensors");
+  if (*block == 0) return int64_t(0);
+  for (size_t i = 0; i < call.inputTypes.size(); ++i) {
+    const std::vector<int64_t>& shape = call.inputTypes[i].shape;
+    if (shape.size() != 5 || shape[4] != *block)
+      return call.error("input " + std::to_string(i) + " is " + call.inputTypes[i].toString() + ", not a 2-D " +
+                        layout + " tensor");
+  }
+  if (axis != 1 && axis != -3)
+    return call.error("axis " + std::to_string(axis) + " of " + layout + " inputs",
+                      "blocked inputs are joined along channels (axis 1) only");
+  return *block;
+}
+
 Expected<OpKernel> buildConcat(const OpCall& call) {
   if (!call.hasAttr("axis")) return call.error("attribute 'axis' is missing", "Concat requires an axis");
   auto axis = call.intAttr("axis", 0);
@@ -102,12 +131,28 @@ Expected<OpKernel> buildConcat(const OpCall& call) {
                         call.inputTypes[0].dtype.toString());
     shapes.push_back(call.inputTypes[i].shape);
   }
-  auto axisIndex = normalizedAxis(call, *axis, shapes[0].size());
+  auto block = concatChannelBlock(call, *axis);
+  if (!block) return block.error();
+  // Blocked: the logical channel axis is the physical block axis.
+  int64_t physicalAxis = *block ? 1 : *axis;
+  auto axisIndex = normalizedAxis(call, physicalAxis, shapes[0].size());
   if (!axisIndex) return axisIndex.error();
   // Inputs empty along the axis have no placeholder in the kernel.
   for (size_t i = 0; i < shapes.size(); ++i)
     if (shapes[i].size() != shapes[0].size() || shapes[i][size_t(*axisIndex)] > 0) indices.push_back(int(i));
-  return transformKernel(call, concat(shapes, *axis, call.inputTypes[0].dtype), indices);
+  return transformKernel(call, concat(shapes, physicalAxis, call.inputTypes[0].dtype), indices);
+}
+
+// Concat's output is in its inputs' layout (buildConcat checks they share one).
+OpDef concatDefinition() {
+  OpDef def = kernelTypedOp("Concat", OpPattern::Injective, 1, -1, {}, buildConcat);
+  def.inferTypes = [shapes = def.inferTypes](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto types = shapes(call);
+    if (!types) return types;
+    for (TensorType& type : *types) type.layout = call.inputTypes[0].layout;
+    return types;
+  };
+  return def;
 }
 
 Expected<OpKernel> buildSplit(const OpCall& call) {
@@ -264,7 +309,7 @@ void registerReshapeOps(OpRegistry& registry) {
   registry.add(kernelTypedOp("Squeeze", injective, 1, 2, {1}, buildSqueeze));
   registry.add(kernelTypedOp("Unsqueeze", injective, 1, 2, {1}, buildUnsqueeze));
   registry.add(kernelTypedOp("Transpose", injective, 1, 1, {}, buildTranspose));
-  registry.add(kernelTypedOp("Concat", injective, 1, -1, {}, buildConcat));
+  registry.add(concatDefinition());
   registry.add(kernelTypedOp("Split", injective, 1, 2, {1}, buildSplit, 1, -1));
   registry.add(kernelTypedOp("Slice", injective, 1, 5, {1, 2, 3, 4}, buildSlice));
   registry.add(kernelTypedOp("Expand", injective, 2, 2, {1}, buildExpand));

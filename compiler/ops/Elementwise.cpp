@@ -217,6 +217,17 @@ bool readsAcrossInnermost(const te::Tensor& output) {
   return across;
 }
 
+// Whether `shape` is a channel-blocked activation: 5-D ([N, C / b, H, W, b]) with a block of
+// one to four whole vectors. Fused flat, such a kernel divided each axis's index back out of
+// the flat index for every vector (the simplifier cannot fold the nest once the flat loop is
+// split into vectors and parallel tasks: some 50 integer instructions per vector of
+// EfficientNet's x * sigmoid(x)); a per-channel operand ([C / b, 1, 1, b], a batch norm's
+// scale after a blocked Concat) was read at such an index too, and a fused Concat's per-input
+// tests stayed inside the chunks. By rows, all of them change once per row.
+bool channelBlockedShape(const std::vector<int64_t>& shape, int64_t lanes) {
+  return shape.size() == 5 && shape.back() % lanes == 0 && shape.back() <= 4 * lanes;
+}
+
 // Fuses `axes` pairwise from the innermost out into one loop, named `name` (a single axis
 // keeps its own name, which `name` is set to): each original index is then a nested
 // floordiv/floormod of the fused loop that the simplifier folds back into one contiguous
@@ -254,11 +265,11 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Ta
   // A relayout (NCHW to NCHW<b>c or back) fused in: rows of the axes before the last two in
   // parallel, the innermost axis in vectors when they fill it (as the LayoutTransform
   // kernel's own schedule does), so each vector's reads are one strided access at a simple
-  // index.
+  // index. So too for any channel-blocked output (see channelBlockedShape).
   int64_t rowCount = 1;
   for (size_t d = 0; d + 2 < shape.size(); ++d) rowCount *= shape[d];
   if (shape.size() >= 3 && (!parallel || rowCount >= 2 * int64_t(target.cores)) &&
-      readsAcrossInnermost(workload.outputs[0])) {
+      (readsAcrossInnermost(workload.outputs[0]) || channelBlockedShape(shape, lanes))) {
     int64_t innermost = shape.back();
     if (innermost >= lanes && innermost % lanes == 0) {
       if (innermost <= kMaxVectorizedExtent) {
@@ -268,6 +279,9 @@ Expected<Schedule> defaultElementwiseSchedule(const Workload& workload, const Ta
         if (Status st = s.vectorize("out", "lane"); !st) return st.error();
       }
     }
+    // The loop inside each row stays a loop: unrolled by LLVM in every branch of a fused
+    // Concat (one per input, 25 in DenseNet-121), it doubled the model's compile time.
+    if (Status st = s.pragma("out", axes[axes.size() - 2], "auto_unroll_max_step", 0); !st) return st.error();
     if (parallel) {
       std::string rowLoop = "rows";
       if (Status st = fuseAxes(s, std::vector<std::string>(axes.begin(), axes.end() - 2), rowLoop); !st)

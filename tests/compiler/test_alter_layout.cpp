@@ -17,6 +17,7 @@ using namespace tessel::graph;
 using namespace tessel::testing;
 
 Q_DECLARE_METATYPE(tessel::graph::Attributes)
+Q_DECLARE_METATYPE(std::vector<int64_t>)
 
 namespace {
 TensorType f32(std::vector<int64_t> shape) { return TensorType{DataType::float32(), std::move(shape), ""}; }
@@ -424,6 +425,83 @@ private slots:
     QVERIFY2(!optimized.contains("LayoutTransform"), qPrintable(optimized));
   }
 
+  // SqueezeNet's fire module and GoogLeNet's pool branch: a 1x1 squeeze, then 1x1 and 3x3
+  // expansions joined by a channel Concat, which a 3x3 stride-1 max pool and a 1x1
+  // convolution read. When both expansions write whole blocks of one size, the Concat joins
+  // them and everything between the convolutions stays blocked; an expansion whose filters
+  // fill no vector leaves the Concat, and the expansions' outputs, on NCHW, as before. Either
+  // way nothing is transformed between the convolutions, and the graph computes what NCHW
+  // does.
+  void channelConcatStaysBlockedBetweenConvs_data() {
+    QTest::addColumn<int>("left");
+    QTest::addColumn<int>("right");
+    QTest::addColumn<bool>("blocked");
+    QTest::newRow("SqueezeNet's equal expansions") << 32 << 32 << true;
+    QTest::newRow("unequal expansions, both in blocks of 16") << 16 << 48 << true;
+    QTest::newRow("an expansion that fills no block") << 16 << 12 << false;
+  }
+  void channelConcatStaysBlockedBetweenConvs() {
+    QFETCH(int, left);
+    QFETCH(int, right);
+    QFETCH(bool, blocked);
+    const int64_t channels = 8, squeezed = 16, size = 7;
+    Value x = makeInput("x", f32({1, channels, size, size}));
+    Value squeeze = untyped("squeeze", "Relu", {untyped("squeeze_conv", "Conv",
+        {x, makeConstant("ws", patterned({squeezed, channels, 1, 1}, 1))}, convAttributes(0))});
+    Value expand1 = untyped("expand1", "Relu", {untyped("expand1_conv", "Conv",
+        {squeeze, makeConstant("w1", patterned({left, squeezed, 1, 1}, 2))}, convAttributes(0))});
+    Value expand3 = untyped("expand3", "Relu", {untyped("expand3_conv", "Conv",
+        {squeeze, makeConstant("w3", patterned({right, squeezed, 3, 3}, 3))}, convAttributes(1))});
+    Value joined = untyped("cat", "Concat", {expand1, expand3}, {{"axis", int64_t(1)}});
+    Value pooled = untyped("pool", "MaxPool", {joined}, {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                                         {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Value next = untyped("next", "Conv", {joined, makeConstant("wn", patterned({16, left + right, 1, 1}, 4))},
+                         convAttributes(0));
+    Value branch = untyped("branch", "Conv", {pooled, makeConstant("wb", patterned({16, left + right, 1, 1}, 5))},
+                           convAttributes(0));
+    Graph graph{{x}, {untyped("sum", "Add", {next, branch})}, {"y"}};
+    runtime::NDArray input = patterned({1, channels, size, size}, 7);
+    compareOutputs(runCompiled(graph, {}, input), runCompiled(graph, disabling("AlterLayout"), input));
+
+    QString text = alteredText(graph, targetWithLanes(8));
+    QString joinedType = blocked ? QString("float32[1, %1, 7, 7, 16]@NCHW16c").arg((left + right) / 16)
+                                 : QString("float32[1, %1, 7, 7]").arg(left + right);
+    QVERIFY2(text.contains("%cat = Concat(%expand1, %expand3) {axis=1} : " + joinedType + "  # cat"),
+             qPrintable(text));
+    QVERIFY2(text.contains("%pool = MaxPool(%cat)"), qPrintable(text));
+    // Unblocked, the expansions write NCHW themselves: no transform either.
+    QVERIFY2(!text.contains("LayoutTransform"), qPrintable(text));
+  }
+
+  // An NCHW input of a channel Concat whose result reaches a convolution is transformed in
+  // (one copy of that input) rather than the blocked one and the result transformed out.
+  void channelConcatTransformsAnNchwInputIn() {
+    const int64_t channels = 16, filters = 32, size = 6;
+    Value x = makeInput("x", f32({1, channels, size, size}));
+    Value c1 = untyped("conv1", "Conv", {x, makeConstant("w1", patterned({filters, channels, 3, 3}, 1))},
+                       convAttributes(1));
+    Value joined = untyped("cat", "Concat", {x, c1}, {{"axis", int64_t(1)}});
+    Value c2 = untyped("conv2", "Conv", {joined, makeConstant("w2", patterned({16, channels + filters, 1, 1}, 2))},
+                       convAttributes(0));
+    Graph graph{{x}, {c2}, {"y"}};
+    runtime::NDArray input = patterned({1, channels, size, size}, 7);
+    compareOutputs(runCompiled(graph, {}, input), runCompiled(graph, disabling("AlterLayout"), input));
+    QString text = alteredText(graph, targetWithLanes(8));
+    QVERIFY2(text.contains("%x.NCHW16c = LayoutTransform(%x)") &&
+                 text.contains("%cat = Concat(%x.NCHW16c, %conv1) {axis=1} : float32[1, 3, 6, 6, 16]@NCHW16c"),
+             qPrintable(text));
+    QCOMPARE(text.count("LayoutTransform"), 1);
+
+    // Reaching no convolution, the smaller NCHW input is still the one transformed (DenseNet's
+    // last Concat: 16 blocked layers and the last layer's NCHW output, before the classifier).
+    Value features = untyped("relu", "Relu", {untyped("joined", "Concat", {x, c1, c1}, {{"axis", int64_t(1)}})});
+    Graph classifier{{x}, {features, c2}, {"features", "y"}};
+    compareOutputs(runCompiled(classifier, {}, input), runCompiled(classifier, disabling("AlterLayout"), input));
+    QString tail = alteredText(classifier, targetWithLanes(8));
+    QVERIFY2(tail.contains("%joined = Concat(%x.NCHW16c, %conv1, %conv1) {axis=1} : float32[1, 5, 6, 6, 16]@NCHW16c"),
+             qPrintable(tail));
+  }
+
   // MobileNetV2's inverted residual block: a 1x1 expansion, a depthwise 3x3 and a 1x1
   // projection, each followed by a clip. The depthwise convolution computes in the
   // expansion's blocks (its weight packed in them), so nothing between the convolutions is
@@ -629,6 +707,66 @@ private slots:
     QCOMPARE(got[0].shape, blockedType.shape);
     double worst = largestDifference(nchwCopy(got[0], block), expected[0]);
     QVERIFY2(worst < 1e-5, qPrintable(QString::number(worst)));
+  }
+
+  // A Concat along channels of NCHW<b>c tensors joins their outer block axis: its type is the
+  // blocked form of the NCHW result, and so is what its kernel computes.
+  void channelConcatJoinsBlocks_data() {
+    QTest::addColumn<int>("block");
+    QTest::addColumn<std::vector<int64_t>>("channels");
+    QTest::addColumn<int64_t>("axis");
+    QTest::newRow("two inputs, axis 1") << 16 << std::vector<int64_t>{32, 16} << int64_t(1);
+    QTest::newRow("DenseNet-like, many inputs, axis -3") << 8 << std::vector<int64_t>{24, 8, 8, 8, 16} << int64_t(-3);
+  }
+  void channelConcatJoinsBlocks() {
+    QFETCH(int, block);
+    QFETCH(std::vector<int64_t>, channels);
+    QFETCH(int64_t, axis);
+    Target target = targetWithLanes(8);
+    std::string layout = blockedChannelLayout(block);
+    std::vector<Value> nchwInputs, blockedInputs;
+    std::vector<HostTensor> nchwData, blockedData;
+    for (size_t i = 0; i < channels.size(); ++i) {
+      std::vector<int64_t> shape = {2, channels[i], 5, 3};
+      std::string name = "x" + std::to_string(i);
+      nchwInputs.push_back(makeInput(name, f32(shape)));
+      blockedInputs.push_back(
+          makeInput(name, TensorType{DataType::float32(), blockedChannelShape(shape, block), layout}));
+      nchwData.push_back(hostOf(patterned(shape, int(i) + 3)));
+      blockedData.push_back(blockedCopy(nchwData.back(), block));
+    }
+    auto typed = inferTypes(Graph{nchwInputs, {untyped("cat", "Concat", nchwInputs, {{"axis", axis}})}, {"y"}});
+    QVERIFY2(typed.ok(), typed.ok() ? "" : typed.error().toString().c_str());
+    auto blockedTyped =
+        inferTypes(Graph{blockedInputs, {untyped("cat", "Concat", blockedInputs, {{"axis", axis}})}, {"y"}});
+    QVERIFY2(blockedTyped.ok(), blockedTyped.ok() ? "" : blockedTyped.error().toString().c_str());
+    const TensorType& blockedType = blockedTyped->outputs[0].type();
+    QCOMPARE(QString::fromStdString(blockedType.layout), QString::fromStdString(layout));
+    QCOMPARE(blockedType.shape, blockedChannelShape(typed->outputs[0].type().shape, block));
+
+    auto expected = runNode(*producer(typed->outputs[0]), nchwData, target);
+    auto got = runNode(*producer(blockedTyped->outputs[0]), blockedData, target);
+    QCOMPARE(expected.size(), size_t(1));
+    QCOMPARE(got.size(), size_t(1));
+    QCOMPARE(got[0].shape, blockedType.shape);
+    QCOMPARE(largestDifference(nchwCopy(got[0], block), expected[0]), 0.0);
+  }
+
+  void blockedConcatRefusesWhatItCannotJoin() {
+    Value a = makeInput("a", TensorType{DataType::float32(), {1, 2, 4, 4, 8}, "NCHW8c"});
+    Value b = makeInput("b", TensorType{DataType::float32(), {1, 1, 4, 4, 16}, "NCHW16c"});
+    Value c = makeInput("c", f32({1, 8, 4, 4}));
+    auto message = [](const Graph& graph) {
+      auto typed = inferTypes(graph);
+      return typed.ok() ? QString("typed") : QString::fromStdString(typed.error().toString());
+    };
+    QString mixed = message(Graph{{a, b}, {untyped("cat", "Concat", {a, b}, {{"axis", int64_t(1)}})}, {"y"}});
+    QVERIFY2(mixed.contains("'cat'") && mixed.contains("NCHW16c") && mixed.contains("NCHW8c"), qPrintable(mixed));
+    QString plain = message(Graph{{a, c}, {untyped("cat", "Concat", {a, c}, {{"axis", int64_t(1)}})}, {"y"}});
+    QVERIFY2(plain.contains("'cat'") && plain.contains("layout"), qPrintable(plain));
+    // Along the width the blocks would interleave with the channels within them.
+    QString width = message(Graph{{a}, {untyped("cat", "Concat", {a, a}, {{"axis", int64_t(3)}})}, {"y"}});
+    QVERIFY2(width.contains("'cat'") && width.contains("axis 1"), qPrintable(width));
   }
 
   void blockedPoolRefusesWhatNeedsNchw() {

@@ -232,6 +232,77 @@ private slots:
     compareAll(got, expected, 1e-6f);
   }
 
+  void blockedPerChannelOperandKeepsRowsOfTheBlock() {
+    // DenseNet's batch norm after a blocked Concat (fused(Concat+Mul+Add+Relu) over NCHW16c):
+    // fused flat, every vector divided the per-channel operand's index out of the flat loop
+    // and tested which input it reads; by rows, both change once per row, the Concat's tests
+    // become one branch per input, and the block's lanes are the vector.
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 2;
+    const int64_t height = 28, width = 28, block = 16;
+    const std::vector<int64_t> blocks = {2, 1};
+    te::Tensor a = te::placeholder({Expr(1), Expr(blocks[0]), Expr(height), Expr(width), Expr(block)},
+                                   DataType::float32(), "a");
+    te::Tensor b = te::placeholder({Expr(1), Expr(blocks[1]), Expr(height), Expr(width), Expr(block)},
+                                   DataType::float32(), "b");
+    te::Tensor scale = te::placeholder({Expr(3), Expr(1), Expr(1), Expr(block)}, DataType::float32(), "scale");
+    te::Tensor out = te::compute(
+        {Expr(1), Expr(3), Expr(height), Expr(width), Expr(block)},
+        [&](const std::vector<Var>& v) {
+          Expr n = v[0], co = v[1], y = v[2], x = v[3], ci = v[4];
+          Expr joined = select(likely(co < Expr(blocks[0])), a(n, min(co, Expr(blocks[0] - 1)), y, x, ci),
+                               b(n, max(co - Expr(blocks[0]), Expr(0)), y, x, ci));
+          return joined * scale(co, Expr(0), Expr(0), ci);
+        },
+        "out", {"ax0", "ax1", "ax2", "ax3", "ax4"}, "elemwise");
+    Workload w;
+    w.name = "blocked_concat_scale";
+    w.inputs = {a, b, scale};
+    w.outputs = {out};
+    auto schedule = defaultElementwiseSchedule(w, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w.args(), w.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for (rows, 0, 84)") && text.contains("if (rows < 56)") &&
+                 text.contains("out[ramp(rows*448 + ax3*16, 1, 16)]") && !text.contains("select"),
+             qPrintable(text));
+    std::vector<std::vector<float>> inputs;
+    std::vector<float> got = run(w, *schedule, inputs);
+    std::vector<float> expected(got.size());
+    int64_t plane = height * width * block;
+    for (int64_t co = 0; co < 3; ++co)
+      for (int64_t i = 0; i < plane; ++i) {
+        float value = co < blocks[0] ? inputs[0][size_t(co * plane + i)] : inputs[1][size_t((co - blocks[0]) * plane + i)];
+        expected[size_t(co * plane + i)] = value * inputs[2][size_t(co * block + i % block)];
+      }
+    compareAll(got, expected, 1e-6f);
+  }
+
+  void blockedActivationKeepsRowsOfTheBlock() {
+    // EfficientNet's x * sigmoid(x) over NCHW16c: fused flat (split into vectors and parallel
+    // tasks), every vector's index was divided back out of the flat index, some 50 integer
+    // instructions per 8 floats; by rows it is one multiply-add per row and pixel.
+    Target target;
+    target.vectorBits = 32 * 8;
+    target.cores = 2;
+    Workload w = unaryElementwise(UnaryOp::Sigmoid, {1, 2, 56, 56, 16});
+    auto schedule = defaultElementwiseSchedule(w, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w.args(), w.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains("parallel for (rows, 0, 112)") && text.contains("ramp(rows*896 + ax3*16, 1, 16)") &&
+                 !text.contains("//"),
+             qPrintable(text));
+    std::vector<std::vector<float>> inputs;
+    std::vector<float> got = run(w, *schedule, inputs);
+    std::vector<float> expected(got.size());
+    for (size_t i = 0; i < got.size(); ++i) expected[i] = 1.0f / (1.0f + std::exp(-inputs[0][i]));
+    compareAll(got, expected, 1e-5f);
+  }
+
   void elementwiseScheduleVectorizesAndParallelizes() {
     Target target;
     target.vectorBits = 32 * 16;

@@ -9,6 +9,9 @@ using namespace tessel;
 using namespace tessel::graph;
 using namespace tessel::testing;
 
+Q_DECLARE_METATYPE(std::vector<int64_t>)
+Q_DECLARE_METATYPE(tessel::graph::Attributes)
+
 namespace {
 std::vector<std::string> opNames(const Graph& graph) {
   std::vector<std::string> names;
@@ -167,6 +170,49 @@ private slots:
     Graph afterWithoutBias = simplified(withoutBias);
     QCOMPARE(opNames(afterWithoutBias), (std::vector<std::string>{"MatMul", "Add"}));
     checkSameNumbers(withoutBias, afterWithoutBias);
+  }
+
+  // PyTorch exports avg_pool2d(x, 3, stride=1, padding=1) as a Pad of zeros and an
+  // AveragePool (Inception v3's branch pools; DenseNet's transitions pad by nothing): the pool
+  // reads the unpadded input and counts its own padding instead, computing the same numbers.
+  void zeroPaddingFoldsIntoTheAveragePool_data() {
+    QTest::addColumn<std::vector<int64_t>>("padding");
+    QTest::addColumn<graph::Attributes>("pool");
+    QTest::addColumn<bool>("folds");
+    using Ints = std::vector<int64_t>;
+    Attributes window{{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}, {"pads", Ints{0, 0, 0, 0}}};
+    QTest::newRow("Inception's padding of 1") << Ints{0, 0, 1, 1, 0, 0, 1, 1} << window << true;
+    Attributes transition{{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+    QTest::newRow("DenseNet's empty padding") << Ints{0, 0, 0, 0, 0, 0, 0, 0} << transition << true;
+    Attributes counted = window;
+    counted["pads"] = Ints{1, 0, 0, 1};
+    counted["count_include_pad"] = int64_t(1);
+    QTest::newRow("uneven padding added to counted pads") << Ints{0, 0, 1, 0, 0, 0, 0, 1} << counted << true;
+    QTest::newRow("padding as wide as the window") << Ints{0, 0, 3, 0, 0, 0, 0, 0} << window << false;
+    Attributes uncounted = window;
+    uncounted["pads"] = Ints{1, 1, 1, 1};
+    QTest::newRow("pads the pool does not count") << Ints{0, 0, 1, 1, 0, 0, 1, 1} << uncounted << false;
+    Attributes ceil = window;
+    ceil["ceil_mode"] = int64_t(1);
+    ceil["strides"] = Ints{2, 2};
+    QTest::newRow("ceil_mode") << Ints{0, 0, 1, 1, 0, 0, 1, 1} << ceil << false;
+    QTest::newRow("channel padding") << Ints{0, 1, 1, 1, 0, 0, 1, 1} << window << false;
+  }
+  void zeroPaddingFoldsIntoTheAveragePool() {
+    QFETCH(std::vector<int64_t>, padding);
+    QFETCH(graph::Attributes, pool);
+    QFETCH(bool, folds);
+    Value x = makeConstant("x", variedArray({1, 2, 6, 7}, 0));
+    auto pads = runtime::NDArray::empty({int64_t(padding.size())}, runtime::DataType::int64());
+    pads.copyFrom(padding);
+    Value padded = typed("pad", "Pad", {x, makeConstant("pads", pads)}, {{"mode", std::string("constant")}});
+    Graph original{{}, {typed("pool", "AveragePool", {padded}, pool)}, {"y"}};
+    Graph after = simplified(original);
+    const OperationNode* averagePool = findOp(after, "AveragePool");
+    QVERIFY(averagePool);
+    QCOMPARE(averagePool->inputs[0] == x, folds);
+    QCOMPARE(findOp(after, "Pad") != nullptr, !folds);
+    checkSameNumbers(original, after);
   }
 
   void batchNormWithRuntimeParametersStays() {

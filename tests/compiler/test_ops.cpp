@@ -15,6 +15,14 @@
 using namespace tessel;
 
 namespace {
+
+// The function `schedule` lowers `w` to, as text; the failure's message when it does not lower.
+QString loweredText(const Workload& w, const Schedule& schedule) {
+  auto lowered = lower(schedule, w.args(), w.name);
+  if (!lowered.ok()) return QString::fromStdString("lowering failed: " + lowered.error().toString());
+  return QString::fromStdString(toString(lowered->func));
+}
+
 std::vector<int64_t> shapeOf(const te::Tensor& t) {
   std::vector<int64_t> shape;
   for (auto& e : t.shape()) shape.push_back(*asConstInt(e));
@@ -183,9 +191,7 @@ private slots:
     QVERIFY(w.ok());
     auto schedule = defaultElementwiseSchedule(*w, target);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w->args(), w->name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(*w, *schedule);
     QVERIFY2(text.contains("parallel for (rows") && text.contains("broadcast(b[rows], 8)") &&
                  !text.contains("//broadcast("),
              qPrintable(text));
@@ -215,9 +221,7 @@ private slots:
     w.outputs = {out};
     auto schedule = defaultElementwiseSchedule(w, target);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w.args(), w.name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(w, *schedule);
     QVERIFY2(text.contains("parallel for (rows, 0, 182)") && text.contains(", 196, 16)]") &&
                  text.contains("out[ramp(rows*224 + ax3*16, 1, 16)]"),
              qPrintable(text));
@@ -262,9 +266,7 @@ private slots:
     w.outputs = {out};
     auto schedule = defaultElementwiseSchedule(w, target);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w.args(), w.name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(w, *schedule);
     QVERIFY2(text.contains("parallel for (rows, 0, 84)") && text.contains("if (rows < 56)") &&
                  text.contains("out[ramp(rows*448 + ax3*16, 1, 16)]") && !text.contains("select"),
              qPrintable(text));
@@ -290,9 +292,7 @@ private slots:
     Workload w = unaryElementwise(UnaryOp::Sigmoid, {1, 2, 56, 56, 16});
     auto schedule = defaultElementwiseSchedule(w, target);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w.args(), w.name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(w, *schedule);
     QVERIFY2(text.contains("parallel for (rows, 0, 112)") && text.contains("ramp(rows*896 + ax3*16, 1, 16)") &&
                  !text.contains("//"),
              qPrintable(text));
@@ -310,9 +310,7 @@ private slots:
     Workload w = unaryElementwise(UnaryOp::Relu, {64, 1024});
     auto schedule = defaultElementwiseSchedule(w, target);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w.args(), w.name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(w, *schedule);
     QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
   }
 };

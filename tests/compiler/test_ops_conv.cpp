@@ -96,6 +96,18 @@ Conv2dParams convParams(Shape input, int64_t filters, int64_t kernelH, int64_t k
   p.kernelW = kernelW;
   return p;
 }
+
+// Strides {h, w}, pads {top, left, bottom, right} and dilations {h, w}, as the tests' rows give them.
+void setGeometry(Conv2dParams& p, const Shape& strides, const Shape& pads, const Shape& dilations) {
+  p.strideH = strides[0];
+  p.strideW = strides[1];
+  p.padTop = pads[0];
+  p.padLeft = pads[1];
+  p.padBottom = pads[2];
+  p.padRight = pads[3];
+  p.dilationH = dilations[0];
+  p.dilationW = dilations[1];
+}
 }  // namespace
 
 class TestOpsConv : public QObject {
@@ -145,14 +157,7 @@ private slots:
     QFETCH(bool, bias);
     QFETCH(int, lanes);
     Conv2dParams p = convParams(input, kernel[0], kernel[1], kernel[2]);
-    p.strideH = strides[0];
-    p.strideW = strides[1];
-    p.padTop = pads[0];
-    p.padLeft = pads[1];
-    p.padBottom = pads[2];
-    p.padRight = pads[3];
-    p.dilationH = dilations[0];
-    p.dilationW = dilations[1];
+    setGeometry(p, strides, pads, dilations);
     p.groups = groups;
     p.bias = bias;
     Target target = targetWithLanes(lanes);
@@ -342,14 +347,7 @@ private slots:
     QFETCH(bool, packed);
     QFETCH(int, lanes);
     Conv2dParams p = convParams(input, input[1], kernel[0], kernel[1]);
-    p.strideH = strides[0];
-    p.strideW = strides[1];
-    p.padTop = pads[0];
-    p.padLeft = pads[1];
-    p.padBottom = pads[2];
-    p.padRight = pads[3];
-    p.dilationH = dilations[0];
-    p.dilationW = dilations[1];
+    setGeometry(p, strides, pads, dilations);
     p.groups = p.channels;
     p.bias = bias;
     Target target = targetWithLanes(lanes);

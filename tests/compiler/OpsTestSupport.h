@@ -11,6 +11,7 @@
 
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Workload.h"
+#include "core/ir/IRPrinter.h"
 #include "runtime/NDArray.h"
 
 namespace tessel::testing {
@@ -72,6 +73,13 @@ inline double loadElement(const void* data, DataType type, size_t i) {
   if (type == DataType::boolean()) return static_cast<const uint8_t*>(data)[i];
   qFatal("element type %s is not supported by the test", type.toString().c_str());
   return 0;
+}
+
+/// The function `schedule` lowers `w` to, as text; the failure's message when it does not lower.
+inline QString loweredText(const Workload& w, const Schedule& schedule) {
+  auto lowered = lower(schedule, w.args(), w.name);
+  if (!lowered.ok()) return QString::fromStdString("lowering failed: " + lowered.error().toString());
+  return QString::fromStdString(toString(lowered->func));
 }
 
 inline std::vector<int64_t> constShape(const te::Tensor& t) {

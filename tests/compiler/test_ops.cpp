@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "OpsTestSupport.h"
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Elementwise.h"
 #include "compiler/ops/Matmul.h"
@@ -13,15 +14,9 @@
 #include "runtime/NDArray.h"
 
 using namespace tessel;
+using tessel::testing::loweredText;
 
 namespace {
-
-// The function `schedule` lowers `w` to, as text; the failure's message when it does not lower.
-QString loweredText(const Workload& w, const Schedule& schedule) {
-  auto lowered = lower(schedule, w.args(), w.name);
-  if (!lowered.ok()) return QString::fromStdString("lowering failed: " + lowered.error().toString());
-  return QString::fromStdString(toString(lowered->func));
-}
 
 std::vector<int64_t> shapeOf(const te::Tensor& t) {
   std::vector<int64_t> shape;

@@ -399,9 +399,7 @@ private slots:
     QVERIFY(w.ok());
     auto schedule = defaultTransformSchedule(*w, target);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w->args(), w->name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(*w, *schedule);
     QVERIFY2(text.contains("parallel for") && text.contains("ramp("), qPrintable(text));
   }
 
@@ -414,9 +412,7 @@ private slots:
     QVERIFY(w.ok());
     auto schedule = defaultTransformSchedule(*w, target);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w->args(), w->name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(*w, *schedule);
     QVERIFY2(text.contains("ramp("), qPrintable(text));
   }
 
@@ -495,9 +491,7 @@ private slots:
     QVERIFY(w.ok());
     auto schedule = defaultTransformSchedule(*w, target);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w->args(), w->name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(*w, *schedule);
     QVERIFY2(text.contains("parallel for (rows, 0, 210)") && text.contains("if (rows < 140)") &&
                  text.contains("for (ax3, 0, 35)") && text.contains("out[ramp(rows*560 + ax3*16 + vo*8, 1, 8)]") &&
                  !text.contains("//"),

@@ -166,10 +166,8 @@ auto catchErrors(const std::string& where, Function&& function) -> decltype(func
 Status runPrepared(PreparedModel& prepared) {
   if (prepared.interpreted)
     return prepared.interpreted->run(prepared.interpretedInputs);
-  return catchErrors("model", [&]() -> Status {
-    prepared.executor->run();
-    return Status::success();
-  });
+  prepared.executor->run();  // a kernel's failure throws runtime::Error naming its node
+  return Status::success();
 }
 
 std::vector<std::string> preparedOutputNames(const PreparedModel& prepared) {

@@ -50,7 +50,8 @@ struct PreparedModel {
 };
 
 /// Runs a model prepared with its inputs once (the executor, or the interpreter on
-/// interpretedInputs); a kernel's failure is a Diagnostic naming the node.
+/// interpretedInputs). The interpreter's failures are a Diagnostic naming the node; a compiled
+/// kernel's failure throws runtime::Error naming it, as GraphExecutor::run does.
 Status runPrepared(PreparedModel& prepared);
 /// After runPrepared: the outputs' names (a sequence output's tensors one by one) and values.
 std::vector<std::string> preparedOutputNames(const PreparedModel& prepared);

@@ -168,7 +168,7 @@ graph::PassManager standardPasses(const Target& target) {
   // that Reshape and friends read constant), 1 fuses, 2 removes common subexpressions, 3
   // changes layouts.
   std::vector<graph::Pass> passes;
-  passes.push_back(makePass("InferTypes", 0, graph::inferTypes));
+  passes.push_back(makePass("InferTypes", 0, [target](const Graph& g) { return graph::inferTypes(g, target); }));
   passes.push_back(makePass("SimplifyInference", 0, graph::simplifyInference));
   passes.push_back(makePass("FoldConstant", 0, graph::foldConstant));
   passes.push_back(makePass("DecomposeConvTranspose", 1, graph::decomposeConvTranspose));

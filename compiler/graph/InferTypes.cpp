@@ -11,7 +11,7 @@
 
 namespace tessel::graph {
 
-Expected<Graph> inferTypes(const Graph& graph) {
+Expected<Graph> inferTypes(const Graph& graph, const Target& target) {
   // A graph imported only to be viewed holds placeholders; every one of them is named at once,
   // as the import that refuses such a model does.
   if (auto placeholders = unsupportedOperations(graph); !placeholders.empty()) {
@@ -74,7 +74,7 @@ Expected<Graph> inferTypes(const Graph& graph) {
       // A fused body was typed before fusion; its outputs stand.
       return makeFusedOperation(op.name, op.op, inputs, *op.body, op.provenance);
     }
-    OpCall call = makeOpCall(op, inputs);
+    OpCall call = makeOpCall(op, inputs, target);
     for (auto& input : inputs)
       if (input.defined() && !input.type().known()) {
         failure = call.error("input '" + input.name() + "' has no known type");

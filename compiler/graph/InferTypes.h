@@ -3,6 +3,7 @@
 
 #include "core/graph/Graph.h"
 #include "core/support/Error.h"
+#include "compiler/codegen/llvm/HostTarget.h"
 
 namespace tessel::graph {
 
@@ -13,7 +14,8 @@ namespace tessel::graph {
 /// a Diagnostic naming the node and its op. A type that disagrees with one already known
 /// (ONNX value_info) is replaced: the operator's rule is the authority. A graph holding
 /// placeholders for unsupported nodes (kUnsupportedOp) is refused with one Diagnostic naming
-/// them all.
-Expected<Graph> inferTypes(const Graph& graph);
+/// them all. `target` is the one the graph's layouts were chosen for: a channel-blocked
+/// convolution's block depends on its vector width.
+Expected<Graph> inferTypes(const Graph& graph, const Target& target = hostTarget());
 
 }  // namespace tessel::graph

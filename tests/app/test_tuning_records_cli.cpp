@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "CliTestSupport.h"
+#include "tests/tuner/RecordsTestSupport.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ScheduleTask.h"
 #include "compiler/driver/WorkloadKey.h"
@@ -31,12 +32,6 @@ const std::string kConvTask = "ConvPrepacked__block_block_3_Conv";
 // The tool runs with this many threads, and the records are written for the target that gives.
 const QString kThreads = QStringLiteral("2");
 
-// `trace` with its first "factor=<from>" made "factor=<to>": another valid schedule.
-std::string withFactor(std::string trace, const std::string& from, const std::string& to) {
-  size_t at = trace.find("factor=" + from);
-  if (at == std::string::npos) qFatal("no factor=%s in\n%s", from.c_str(), trace.c_str());
-  return trace.replace(at, from.size() + 7, "factor=" + to);
-}
 
 void writeText(const QString& path, const std::string& text) {
   QFile file(path);
@@ -110,7 +105,7 @@ private slots:
     convWorkload_ = conv->workloadName;
     convKey_ = conv->workloadKey;
     convDefaultTrace_ = conv->defaultTraceText();
-    std::string convTrace = withFactor(conv->defaultTraceText(), "4", "2");
+    std::string convTrace = testing::withFactor(conv->defaultTraceText(), testing::kConvPixelSplit, "2");
     records_ = file("tiny_resnet.jsonl");
     writeRecords(records_, {record(conv->workloadKey, conv->defaultTraceText(), 2.0, target_),
                             record(conv->workloadKey, convTrace, 1.0, target_)});
@@ -120,7 +115,7 @@ private slots:
     Workload matmul64 = matmul(64, 64, 64, DataType::float32(), hostTarget());
     auto schedule = defaultMatmulSchedule(matmul64, hostTarget());
     QVERIFY(schedule);
-    matmulTrace_ = withFactor(printTraceText(schedule->trace()), "4", "2");
+    matmulTrace_ = testing::withFactor(printTraceText(schedule->trace()), testing::kMatmulReductionSplit, "2");
     matmulRecords_ = file("matmul.jsonl");
     writeRecords(matmulRecords_,
                  {record(driver::operatorWorkloadKey(matmul64, hostTarget()).text, matmulTrace_, 0.01, target_)});

@@ -177,7 +177,7 @@ QString alteredText(const Graph& graph, const Target& target) {
   if (!typed) qFatal("%s", typed.error().toString().c_str());
   auto altered = alterLayout(*typed, target, AlterLayoutOptions{});
   if (!altered) qFatal("%s", altered.error().toString().c_str());
-  auto retyped = inferTypes(*altered);  // the rewritten graph must type-check as it is
+  auto retyped = inferTypes(*altered, target);  // the rewritten graph must type-check as it is
   if (!retyped) qFatal("%s", retyped.error().toString().c_str());
   if (printGraph(*retyped) != printGraph(*altered)) qFatal("InferTypes changed the altered graph");
   return QString::fromStdString(printGraph(*altered));

@@ -16,6 +16,23 @@ inline const std::string kTarget =
 inline const std::string kConv = "conv2d|in=1x64x56x56:float32:NCHW|w=64x64x3x3|stride=1|pad=1";
 inline const std::string kDense = "dense|in=1x512:float32|w=1000x512";
 
+/// Splits of the default schedules whose factor a test changes to get another valid schedule:
+/// the pixels of a convolution's register tile, and a matmul's reduction.
+inline const std::string kConvPixelSplit = "xo, xi = split(conv, x, ";
+inline const std::string kMatmulReductionSplit = "ko, ki = split(C.local, k, ";
+
+/// `trace` with the factor of its split `split` (kConvPixelSplit) made `to`: another valid
+/// schedule (a split need not divide its loop). The defaults' factors follow the machine's
+/// vector width, so a split is named by its loop, not by its factor.
+inline std::string withFactor(std::string trace, const std::string& split, const std::string& to) {
+  size_t at = trace.find(split + "factor=");
+  if (at == std::string::npos) qFatal("no %sfactor=... in\n%s", split.c_str(), trace.c_str());
+  at += split.size() + 7;
+  size_t end = trace.find(')', at);
+  if (trace.substr(at, end - at) == to) qFatal("%sfactor=%s is the default already", split.c_str(), to.c_str());
+  return trace.replace(at, end - at, to);
+}
+
 /// A successful measurement of `workload` on `target` taking `medianMs`.
 inline tessel::tuner::TuningRecord measured(const std::string& workload, double medianMs,
                                             const std::string& target = kTarget,

@@ -40,12 +40,6 @@ const driver::CompiledKernel& kernelNamed(const driver::CompiledModel& model, co
   qFatal("no kernel %s", name.c_str());
 }
 
-// `trace` with the first "factor=<from>" made "factor=<to>": another valid schedule.
-std::string withFactor(std::string trace, const std::string& from, const std::string& to) {
-  size_t at = trace.find("factor=" + from);
-  if (at == std::string::npos) qFatal("no factor=%s in\n%s", from.c_str(), trace.c_str());
-  return trace.replace(at, from.size() + 7, "factor=" + to);
-}
 
 }  // namespace
 
@@ -102,11 +96,11 @@ private slots:
 
   void theFastestValidRecordIsApplied() {
     std::string defaultTrace = conv_.defaultTraceText();
-    std::string faster = withFactor(defaultTrace, "4", "2");
-    TuningRecord crashed = convRecord(0, withFactor(defaultTrace, "4", "8"));
+    std::string faster = testing::withFactor(defaultTrace, testing::kConvPixelSplit, "2");
+    TuningRecord crashed = convRecord(0, testing::withFactor(defaultTrace, testing::kConvPixelSplit, "8"));
     crashed.outcome = MeasureFailure{MeasureErrorKind::Crash, "signal 11 (segmentation fault)"};
     std::string path = writeRecords("best.jsonl", {crashed, convRecord(2.0, defaultTrace), convRecord(1.0, faster),
-                                                   convRecord(1.5, withFactor(defaultTrace, "4", "1"))});
+                                                   convRecord(1.5, testing::withFactor(defaultTrace, testing::kConvPixelSplit, "1"))});
     AppliedRecords applied = load(path);
     QCOMPARE(applied.recordsRead, 4);
     QCOMPARE(applied.workloadCount(), 1);
@@ -214,7 +208,7 @@ private slots:
     auto defaultSchedule = defaultMatmulSchedule(workload, hostTarget());
     QVERIFY(defaultSchedule);
     std::string defaultTrace = printTraceText(defaultSchedule->trace());
-    std::string tunedTrace = withFactor(defaultTrace, "4", "2");
+    std::string tunedTrace = testing::withFactor(defaultTrace, testing::kMatmulReductionSplit, "2");
     TuningRecord record = testing::measured(driver::operatorWorkloadKey(workload, hostTarget()).text, 0.01, target_,
                                             RecordOrigin::Search, tunedTrace);
     AppliedRecords applied = load(writeRecords("matmul.jsonl", {record}));

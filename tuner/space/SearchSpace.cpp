@@ -77,9 +77,12 @@ std::vector<int64_t> thinned(std::vector<int64_t> values, size_t limit) {
 std::vector<std::vector<int64_t>> factorChoices(int64_t original, int64_t extent, bool vectorizedInner, int lanes) {
   std::vector<int64_t> candidates;
   if (vectorizedInner) {
-    for (int64_t f = lanes; f <= std::min<int64_t>(extent, 8 * lanes); f += lanes) candidates.push_back(f);
+    // Up to eight vectors, but never past what vectorize accepts (on AVX-512 eight vectors
+    // are 128 lanes, and every such candidate would fail to lower).
+    int64_t widest = std::min<int64_t>(8 * lanes, kMaxVectorizedExtent);
+    for (int64_t f = lanes; f <= std::min<int64_t>(extent, widest); f += lanes) candidates.push_back(f);
     for (int64_t d : divisorsOf(extent))
-      if (d <= 8 * lanes && (d % lanes == 0 || d == extent)) candidates.push_back(d);
+      if (d <= widest && (d % lanes == 0 || d == extent)) candidates.push_back(d);
   } else {
     for (int64_t d : divisorsOf(extent))
       if (d > 1 && d < extent) candidates.push_back(d);
@@ -99,6 +102,27 @@ bool vectorizedLater(const Trace& trace, size_t from, const std::string& stage, 
     if (p.stage == stage && p.kind == PrimitiveKind::Vectorize && !p.axes.empty() && p.axes[0] == axis) return true;
   }
   return false;
+}
+
+int64_t stageWork(const te::ComputeOpNode& compute) {
+  double work = 1;
+  for (const IterVar& axis : compute.axes) work *= double(constantOr(axis->dom.extent, 1));
+  for (const IterVar& axis : compute.reduceAxes) work *= double(constantOr(axis->dom.extent, 1));
+  return int64_t(std::min(work, 9e18));
+}
+
+// Whether a kernel does so little work that one thread may finish it before a second one has
+// woken up: then running its loops in parallel or not is a decision to measure, not a given.
+// (The whole kernel's work: a stage's own loops may carry others attached to them.)
+bool isSmallWork(const Workload& workload) {
+  double work = workload.flops;
+  if (work <= 0)
+    for (const te::Tensor& output : workload.outputs) {
+      double elements = 1;
+      for (const Expr& extent : output.shape()) elements *= double(constantOr(extent, 1));
+      work += elements;
+    }
+  return work < double(1 << 17);
 }
 
 // The hand-written schedule with its numbers opened: every split and tile factor, and whether
@@ -131,6 +155,8 @@ std::optional<Sketch> defaultSketch(const Workload& workload, const Trace& trace
       }
     } else if (p.kind == PrimitiveKind::Unroll) {
       sketch.decisions.push_back({"unroll " + p.stage + "." + p.axes[0], {{1}, {0}}, {{i, -1}}});
+    } else if (p.kind == PrimitiveKind::Parallel && isSmallWork(workload)) {
+      sketch.decisions.push_back({"parallel " + p.stage + "." + p.axes[0], {{1}, {0}}, {{i, -1}}});
     }
     if (!schedule.apply(p)) return std::nullopt;  // the default must replay; if not, no sketch
   }
@@ -161,13 +187,6 @@ private:
   Sketch sketch_;
   bool ok_ = true;
 };
-
-int64_t stageWork(const te::ComputeOpNode& compute) {
-  double work = 1;
-  for (const IterVar& axis : compute.axes) work *= double(constantOr(axis->dom.extent, 1));
-  for (const IterVar& axis : compute.reduceAxes) work *= double(constantOr(axis->dom.extent, 1));
-  return int64_t(std::min(work, 9e18));
-}
 
 // The stages a generated sketch arranges: the main reduction (the computed stage with
 // reduction axes doing the most work; empty when there is none), the output, and every other
@@ -332,7 +351,7 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
     builder.check(s.split(tiled, axis, extent, axis + "_o", axis + "_t"));
     builder.check(s.split(tiled, axis + "_t", 1, axis + "_m", axis + "_i"));
     int64_t maxInner = !last ? 16 : blocked ? std::max<int64_t>(1, registerBudget / blocked->block)
-                                            : std::min<int64_t>(8 * lanes, registerBudget);
+                                            : std::min({8 * int64_t(lanes), registerBudget, kMaxVectorizedExtent});
     auto choices = twoLevelChoices(extent, last && !blocked, lanes, maxInner);
     builder.decide({"tile " + tiled + "." + axis, choices, {{first, 0}, {first + 1, 0}}});
     outer.push_back(axis + "_o");
@@ -508,10 +527,12 @@ std::optional<Sketch> rowReductionSketch(const Workload& workload, const Target&
 }
 
 // Loops without a reduction worth tiling: every other stage inlined, the output's innermost
-// loop split for vectors, the rest fused into one parallel loop.
-std::optional<Sketch> elementwiseSketch(const Workload& workload, const Target& target) {
+// loop split for vectors, the rest fused into one parallel loop. `flat` fuses every loop first
+// and splits that one: vectors then run across rows, which pays when rows are short for the
+// vector width (37 elements are two 16-lane vectors and a 5-lane tail per row).
+std::optional<Sketch> elementwiseSketch(const Workload& workload, const Target& target, bool flat) {
   if (workload.outputs.size() != 1) return std::nullopt;
-  SketchBuilder builder(workload, "vectorized parallel loops");
+  SketchBuilder builder(workload, flat ? "vectorized flat loop" : "vectorized parallel loops");
   Schedule& s = builder.schedule();
   std::string output;
   std::vector<std::string> others;
@@ -533,12 +554,23 @@ std::optional<Sketch> elementwiseSketch(const Workload& workload, const Target& 
   std::string last = axes.back().name();
   int64_t extent = constantOr(axes.back()->dom.extent, 1);
   std::vector<std::string> outerLoops;
-  for (size_t a = 0; a + 1 < axes.size(); ++a) outerLoops.push_back(axes[a].name());
+  if (flat) {
+    if (axes.size() < 2) return std::nullopt;  // the other sketch already is this one
+    std::vector<std::string> all;
+    for (const IterVar& axis : axes) all.push_back(axis.name());
+    builder.check(s.fuse(output, all, "flat"));
+    last = "flat";
+    extent = 1;
+    for (const IterVar& axis : axes) extent *= constantOr(axis->dom.extent, 1);
+  } else {
+    for (size_t a = 0; a + 1 < axes.size(); ++a) outerLoops.push_back(axes[a].name());
+  }
   if (extent >= lanes) {
     size_t at = builder.next();
     builder.check(s.split(output, last, lanes, last + "_o", last + "_i"));
     std::vector<std::vector<int64_t>> choices;
-    for (int64_t f = lanes; f <= std::min<int64_t>(extent, 8 * lanes); f *= 2) choices.push_back({f});
+    for (int64_t f = lanes; f <= std::min({extent, 8 * int64_t(lanes), kMaxVectorizedExtent}); f *= 2)
+      choices.push_back({f});
     builder.decide({"vector " + output + "." + last, choices, {{at, 0}}});
     outerLoops.push_back(last + "_o");
     last += "_i";
@@ -547,7 +579,12 @@ std::optional<Sketch> elementwiseSketch(const Workload& workload, const Target& 
     builder.check(s.fuse(output, outerLoops, "outer"));
     outerLoops = {"outer"};
   }
-  if (!outerLoops.empty() && target.cores > 1) builder.check(s.parallel(output, outerLoops.front()));
+  if (!outerLoops.empty() && target.cores > 1) {
+    size_t at = builder.next();
+    builder.check(s.parallel(output, outerLoops.front()));
+    if (isSmallWork(workload))
+      builder.decide({"parallel " + output + "." + outerLoops.front(), {{1}, {0}}, {{at, -1}}});
+  }
   builder.check(s.vectorize(output, last));
   return builder.finish();
 }
@@ -565,7 +602,8 @@ SearchSpace SearchSpace::generate(const Workload& workload, const Trace& default
   if (auto sketch = multiLevelTilingSketch(workload, target, options)) space.sketches_.push_back(std::move(*sketch));
   if (auto sketch = rowReductionSketch(workload, target)) space.sketches_.push_back(std::move(*sketch));
   if (space.sketches_.size() == size_t(space.hasDefault() ? 1 : 0))
-    if (auto sketch = elementwiseSketch(workload, target)) space.sketches_.push_back(std::move(*sketch));
+    for (bool flat : {false, true})
+      if (auto sketch = elementwiseSketch(workload, target, flat)) space.sketches_.push_back(std::move(*sketch));
   return space;
 }
 

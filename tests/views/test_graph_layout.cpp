@@ -3,8 +3,10 @@
 #include <QtTest>
 
 #include "ExampleModelSupport.h"
+#include "ModularGraphSupport.h"
 #include "compiler/driver/Driver.h"
 #include "views/graph/GraphLayout.h"
+#include "views/graph/ModuleGroups.h"
 #include "views/graph/NodeCategory.h"
 
 using namespace tessel;
@@ -14,6 +16,7 @@ namespace {
 
 using testing::importedExample;
 using testing::optimizedExample;
+using testing::modularGraph;
 
 GraphLayout layOut(std::shared_ptr<const graph::Graph> graph, GraphLayoutOptions options = {}) {
   JobContext job;
@@ -40,6 +43,7 @@ void verifyReadable(const GraphLayout& layout) {
     QVERIFY2(to.box.adjusted(-3, -3, 3, 3).contains(edge.arrowTip), qPrintable(from.id + " -> " + to.id));
   }
 }
+
 
 }  // namespace
 
@@ -150,6 +154,85 @@ private slots:
     for (const auto& cluster : layout.clusters)
       for (const auto& node : layout.nodes)
         if (node.clusterId == cluster.id) QVERIFY(cluster.box.contains(node.box));
+  }
+
+  // Names are module paths: a group is worth a box when it holds more than one operation and
+  // less than what encloses it.
+  void moduleGroupsFollowTheNames() {
+    auto graph = modularGraph(3);
+    ModuleGroups groups(*graph);
+    QCOMPARE(groups.groups(), (QStringList{"module:/features", "module:/features/block1", "module:/features/block1/layer1",
+                                           "module:/features/block1/layer2", "module:/features/block1/layer3",
+                                           "module:/features/block2", "module:/features/block2/layer1",
+                                           "module:/features/block2/layer2", "module:/features/block2/layer3"}));
+    for (const auto* op : graph->operations()) {
+      QString name = QString::fromStdString(op->name);
+      if (name == "/features/block2/layer3/conv/Conv")  // "/conv" holds one operation: looked through
+        QCOMPARE(groups.groupsOf(op), (QStringList{"module:/features", "module:/features/block2",
+                                                   "module:/features/block2/layer3"}));
+      if (name == "/features/conv0/Conv") QCOMPARE(groups.groupsOf(op), QStringList{"module:/features"});
+      if (name == "/classifier/Gemm") QVERIFY(groups.groupsOf(op).isEmpty());
+    }
+    QCOMPARE(groups.operationCount("module:/features/block1"), 9);
+    QCOMPARE(groups.summary("module:/features/block1"), QString("9 operations: 3 Concat, 3 Conv, 3 Relu"));
+    QCOMPARE(ModuleGroups::titleOf("module:/features/block1"), QString("block1"));
+
+    // A model wrapped in one module: that module holds everything and is looked through.
+    graph::TensorType type{DataType::float32(), {4}};
+    graph::Value x = graph::makeInput("x", type);
+    graph::Value a = graph::makeOperation("model/dense/MatMul", "MatMul", {x, x}, {}, {type})[0];
+    graph::Value b = graph::makeOperation("model/dense/Relu", "Relu", {a}, {}, {type})[0];
+    graph::Value c = graph::makeOperation("model/out/Relu", "Relu", {b}, {}, {type})[0];
+    ModuleGroups wrapped(graph::Graph{{x}, {c}, {"y"}});
+    QCOMPARE(wrapped.groups(), QStringList{"module:model/dense"});
+  }
+
+  // Above moduleGroupsAbove operations the graph opens by module: each outermost group is one
+  // box with one edge per tensor crossing its border, and opening a group frames its members.
+  void largeGraphsOpenByModule() {
+    auto graph = modularGraph(3);
+    GraphLayoutOptions options;
+    options.moduleGroupsAbove = 10;
+    GraphLayout closed = layOut(graph, options);
+    QVERIFY(closed.groupedByModule);
+    QStringList ids;
+    for (const auto& node : closed.nodes) ids << node.id;
+    QCOMPARE(ids, (QStringList{"x", "module:/features", "/classifier/Gemm", "output:logits"}));
+    const LayoutNode* features = closed.findNode("module:/features");
+    QVERIFY(features->collapsedModule);
+    QCOMPARE(features->category, NodeCategory::Module);
+    QCOMPARE(features->title, QString("features"));
+    QVERIFY(features->tensorNames.contains("/features/block2/layer2/conv/Conv"));  // find reaches inside
+    QCOMPARE(closed.edges.size(), size_t(3));
+    QVERIFY(closed.clusters.empty());
+    verifyReadable(closed);
+
+    options.expandedModules = {"module:/features"};
+    GraphLayout open = layOut(graph, options);
+    const LayoutCluster* frame = open.findCluster("module:/features");
+    QVERIFY(frame);
+    QVERIFY(frame->title.startsWith("features"));
+    for (const char* inside : {"/features/conv0/Conv", "/features/relu0/Relu", "module:/features/block1",
+                               "module:/features/block2"}) {
+      const LayoutNode* box = open.findNode(inside);
+      QVERIFY2(box, inside);
+      QCOMPARE(box->clusterId, QString("module:/features"));
+      QVERIFY2(frame->box.contains(box->box), inside);
+    }
+    QVERIFY(!open.findNode("/features/block1/layer1/conv/Conv"));
+    // block1 -> block2 is one tensor (block1's last Concat), drawn once though block2's first
+    // Conv and Concat both read it.
+    int blockToBlock = 0;
+    for (const auto& edge : open.edges)
+      if (open.nodes[size_t(edge.from)].id == "module:/features/block1" &&
+          open.nodes[size_t(edge.to)].id == "module:/features/block2")
+        ++blockToBlock;
+    QCOMPARE(blockToBlock, 1);
+    verifyReadable(open);
+
+    // Small graphs stay as they are.
+    options.moduleGroupsAbove = 100;
+    QVERIFY(!layOut(graph, options).groupedByModule);
   }
 
   void categoriesFollowTheOperator_data() {

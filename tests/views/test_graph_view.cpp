@@ -7,6 +7,7 @@
 #include <QSvgRenderer>
 
 #include "compiler/driver/Driver.h"
+#include "tests/views/ModularGraphSupport.h"
 #include "tests/views/PixelCount.h"
 #include "views/graph/GraphExport.h"
 #include "views/graph/GraphFindBar.h"
@@ -211,6 +212,41 @@ private slots:
     QVERIFY(layOutAndWait(workbench));
     QVERIFY(!workbench.currentLayout()->findCluster(fused));
     QVERIFY(scene->nodeItem(fused));
+  }
+
+  // A graph of over 250 operations opens by module: the + of a module's box opens it, the
+  // frame's - closes it, and find opens the modules down to what it found.
+  void largeGraphsOpenByModuleAndFindOpensThem() {
+    GraphWorkbench workbench;
+    workbench.resize(900, 700);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    auto graph = tessel::testing::modularGraph(50);  // 303 operations
+    QVERIFY(layOutAndWait(workbench, graph));
+    QVERIFY(workbench.currentLayout()->groupedByModule);
+    QCOMPARE(workbench.currentLayout()->nodes.size(), size_t(4));  // input, features, classifier, output
+    GraphScene* scene = workbench.view()->graphScene();
+    QVERIFY(scene->nodeItem("module:/features")->isCollapsedFused());
+    scene->requestFusedToggle("module:/features", true);
+    QVERIFY(layOutAndWait(workbench));
+    QVERIFY(workbench.currentLayout()->findCluster("module:/features"));
+    QVERIFY(scene->nodeItem("module:/features/block2"));
+    QVERIFY(workbench.expandedModuleGroups().count("module:/features"));
+
+    workbench.showFindBar();
+    GraphFindBar* bar = workbench.findBar();
+    QSignalSpy finished(&workbench, &GraphWorkbench::layoutFinished);
+    bar->setQuery("block2/layer17/relu");
+    QCOMPARE(bar->currentMatch(), QString("module:/features/block2"));
+    QVERIFY(finished.wait(60000));
+    QTRY_COMPARE(bar->currentMatch(), QString("/features/block2/layer17/relu/Relu"));
+    QVERIFY(workbench.currentLayout()->findCluster("module:/features/block2/layer17"));
+    QVERIFY(!workbench.currentLayout()->findNode("/features/block1/layer3/conv/Conv"));  // block1 stays closed
+
+    scene->requestFusedToggle("module:/features", false);
+    QVERIFY(layOutAndWait(workbench));
+    QVERIFY(scene->nodeItem("module:/features"));
+    QVERIFY(!workbench.currentLayout()->findCluster("module:/features"));
   }
 
   void zoomKeysAndFit() {

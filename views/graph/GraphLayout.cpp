@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
+#include <tuple>
 
 #include "core/graph/UnsupportedOperations.h"
 #include "views/graph/DotPlacement.h"
 #include "views/graph/LayeredPlacement.h"
+#include "views/graph/ModuleGroups.h"
 
 namespace tessel::views {
 
@@ -98,6 +102,12 @@ public:
   // False when cancelled.
   bool build(const graph::Graph& graph) {
     totalHint_ = std::max<size_t>(1, graph.topologicalOrder().size());
+    if (options_.moduleGroupsAbove > 0 && graph.operations().size() > size_t(options_.moduleGroupsAbove)) {
+      modules_.emplace(graph);
+      if (modules_->empty()) modules_.reset();
+    }
+    layout_.groupedByModule = modules_.has_value();
+    topLevel_ = &graph;
     std::map<const graph::GraphNode*, Endpoint> noBindings;
     std::vector<Endpoint> outputs;
     if (!addGraph(graph, noBindings, QString(), outputs)) return false;
@@ -165,12 +175,30 @@ private:
       const auto* op = graph::asOperation(node);
       if (!op) continue;
       QString name = QString::fromStdString(op->name);
+      // Inside collapsed module groups the outermost closed one stands for the operation;
+      // open ones frame it.
+      QString opClusterId = clusterId;
+      if (modules_ && &graph == topLevel_) {
+        QString closed;
+        for (const QString& group : modules_->groupsOf(op)) {
+          if (!options_.expandedModules.count(group)) {
+            closed = group;
+            break;
+          }
+          openModuleFrame(group, opClusterId);
+          opClusterId = group;
+        }
+        if (!closed.isEmpty()) {
+          addToModuleBox(*op, closed, opClusterId, endpointOf, produced);
+          continue;
+        }
+      }
       bool expand = op->isFused() && (options_.expandAllFused || options_.expandedFusedNodes.count(name));
       if (expand) {
         LayoutCluster cluster;
         cluster.id = name;
         cluster.title = fusedTitle(*op);
-        cluster.parentClusterId = clusterId;
+        cluster.parentClusterId = opClusterId;
         cluster.source = op;
         layout_.clusters.push_back(cluster);
         std::map<const graph::GraphNode*, Endpoint> bodyBindings;
@@ -195,7 +223,7 @@ private:
         box.op = box.title = QString::fromStdString(onnx.opType);
         if (!onnx.domain.empty()) box.details << QStringLiteral("domain ") + QString::fromStdString(onnx.domain);
       }
-      box.clusterId = clusterId;
+      box.clusterId = opClusterId;
       box.source = op;
       for (size_t j = 0; j < op->outputTypes.size(); ++j) box.tensorNames << Endpoint{-1, nullptr, op, int(j)}.tensorName();
       int index = addNode(std::move(box));
@@ -219,8 +247,58 @@ private:
     return true;
   }
 
+  // A frame for open module group `id` inside `parentId` (its enclosing open group), once.
+  void openModuleFrame(const QString& id, const QString& parentId) {
+    if (!openModules_.insert(id).second) return;
+    LayoutCluster cluster;
+    cluster.id = id;
+    cluster.title = ModuleGroups::titleOf(id) + QStringLiteral("  (%1)").arg(modules_->operationCount(id));
+    cluster.parentClusterId = parentId;
+    layout_.clusters.push_back(std::move(cluster));
+  }
+
+  // Draws `op` as part of closed module group `id`'s box (made by its first operation): its
+  // inputs from outside the group become the box's, what it computes comes from the box.
+  template <class EndpointOf>
+  void addToModuleBox(const graph::OperationNode& op, const QString& id, const QString& parentId,
+                      const EndpointOf& endpointOf, std::map<ValueKey, Endpoint>& produced) {
+    int index = layout_.indexOf(id);
+    if (index < 0) {
+      LayoutNode box;
+      box.id = id;
+      box.name = id.mid(kModuleGroupIdPrefix.size());
+      box.op = QStringLiteral("Module");
+      box.title = ModuleGroups::titleOf(id);
+      box.category = NodeCategory::Module;
+      box.collapsedModule = true;
+      box.clusterId = parentId;
+      box.source = &op;  // its first operation: what the properties panel shows
+      box.details << modules_->summary(id);
+      index = addNode(std::move(box));
+    }
+    LayoutNode& box = layout_.nodes[size_t(index)];
+    for (size_t j = 0; j < op.outputTypes.size(); ++j) {
+      box.tensorNames << Endpoint{-1, nullptr, &op, int(j)}.tensorName();
+      produced[{&op, int(j)}] = Endpoint{index, nullptr, &op, int(j)};
+    }
+    box.tensorNames << QString::fromStdString(op.name);
+    for (const graph::Value& input : op.inputs) {
+      if (!input.defined()) continue;
+      Endpoint from = endpointOf(input);
+      if (from.constant) {
+        layout_.nodes[size_t(index)].tensorNames << QString::fromStdString(from.constant->name);
+        continue;
+      }
+      connect(from, index);  // once per tensor entering the group (connect sees to that)
+    }
+  }
+
   void connect(const Endpoint& from, int to) {
     if (from.node < 0 || from.node == to) return;
+    // A closed module group reads a tensor once, however many of its operations read it.
+    if ((layout_.nodes[size_t(from.node)].collapsedModule || layout_.nodes[size_t(to)].collapsedModule) &&
+        !moduleEdges_.insert({from.node, to, from.tensorName()}).second)
+      return;
     LayoutEdge edge;
     edge.from = from.node;
     edge.to = to;
@@ -253,7 +331,8 @@ private:
   void sizeBox(LayoutNode& box) const {
     const double cw = options_.characterWidth;
     // Room at the header's right end for the fused toggle or the unsupported operator's sign.
-    double headerMark = box.collapsedFused || box.category == NodeCategory::Unsupported ? 18.0 : 0.0;
+    double headerMark =
+        box.collapsedFused || box.collapsedModule || box.category == NodeCategory::Unsupported ? 18.0 : 0.0;
     double textWidth = std::max(double(box.title.size()) * cw * 1.3 + headerMark,
                                 double(std::min<qsizetype>(box.name.size(), kMaxNameCharacters)) * cw * 0.92);
     for (const auto& line : box.details) textWidth = std::max(textWidth, double(line.size()) * cw * 0.92);
@@ -270,7 +349,33 @@ private:
   JobContext& job_;
   GraphLayout& layout_;
   size_t visited_ = 0, totalHint_ = 1;
+  std::optional<ModuleGroups> modules_;  ///< Set when the graph is drawn by module.
+  const graph::Graph* topLevel_ = nullptr;
+  std::set<QString> openModules_;                      ///< Whose frames exist.
+  std::set<std::tuple<int, int, QString>> moduleEdges_;  ///< (from, to, tensor) drawn into or out of a module box.
 };
+
+// The ranks the edges skip, summed: each edge's span in longest-path ranks less one (what dot
+// adds as virtual nodes to route it). Linear in the drawing.
+int64_t skippedRanks(const GraphLayout& layout) {
+  size_t n = layout.nodes.size();
+  std::vector<std::vector<int>> successors(n);
+  std::vector<int> pending(n, 0), rank(n, 0), queue;
+  for (const auto& edge : layout.edges) {
+    successors[size_t(edge.from)].push_back(edge.to);
+    ++pending[size_t(edge.to)];
+  }
+  for (size_t v = 0; v < n; ++v)
+    if (pending[v] == 0) queue.push_back(int(v));
+  for (size_t head = 0; head < queue.size(); ++head)
+    for (int w : successors[size_t(queue[head])]) {
+      rank[size_t(w)] = std::max(rank[size_t(w)], rank[size_t(queue[head])] + 1);
+      if (--pending[size_t(w)] == 0) queue.push_back(w);
+    }
+  int64_t skipped = 0;
+  for (const auto& edge : layout.edges) skipped += std::max(0, rank[size_t(edge.to)] - rank[size_t(edge.from)] - 1);
+  return skipped;
+}
 
 Diagnostic cancelledDiagnostic() {
   return Diagnostic{"layout cancelled", "", 0, 0, ""};
@@ -307,9 +412,11 @@ Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, con
   if (!builder.build(*graph)) return cancelledDiagnostic();
   if (job.cancelled()) return cancelledDiagnostic();
 
-  if (int(layout.nodes.size()) <= options.dotNodeLimit) {
+  const int nodes = int(layout.nodes.size()), edges = int(layout.edges.size());
+  const int64_t skipped = layout.skippedRanks = skippedRanks(layout);
+  if (nodes <= options.dotNodeLimit && skipped <= options.dotSkippedRankLimit) {
     layout.engine = QStringLiteral("dot");
-    bool edgeLabels = int(layout.nodes.size()) <= options.dotEdgeLabelLimit;
+    bool edgeLabels = nodes <= options.dotEdgeLabelLimit && edges <= options.dotEdgeLabelLimit;
     if (!edgeLabels)
       job.reportProgress(30, QStringLiteral("%1 nodes: shape labels placed on their edges, not by dot (faster)")
                                  .arg(layout.nodes.size()));
@@ -317,9 +424,13 @@ Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, con
     if (!placed) return placed.error();
   } else {
     layout.engine = QStringLiteral("layered");
-    job.reportProgress(35, QStringLiteral("%1 nodes: above the dot limit of %2, using the fast layered layout")
-                               .arg(layout.nodes.size())
-                               .arg(options.dotNodeLimit));
+    job.reportProgress(35, QStringLiteral("%1 nodes, %2 edges skipping %3 ranks: above dot's limits (%4 nodes, %5 "
+                                          "skipped ranks), using the fast layered layout")
+                               .arg(nodes)
+                               .arg(edges)
+                               .arg(skipped)
+                               .arg(options.dotNodeLimit)
+                               .arg(options.dotSkippedRankLimit));
     if (!placeLayered(layout, job)) return cancelledDiagnostic();
   }
   if (job.cancelled()) return cancelledDiagnostic();

@@ -32,13 +32,24 @@ struct GraphLayoutOptions {
   std::set<QString> expandedFusedNodes;
   /// Expands every fused operation (expandedFusedNodes is then ignored).
   bool expandAllFused = false;
+  /// Graphs with more operations than this are drawn by module (ModuleGroups): each group of
+  /// operations whose names share a module path is one box until it is expanded; 0: never.
+  int moduleGroupsAbove = 250;
+  /// Module groups drawn open, as a frame around their members (ids: kModuleGroupIdPrefix
+  /// and the path).
+  std::set<QString> expandedModules;
   /// Above this many boxes `dot` is too slow to wait for (it cannot be interrupted), so a
   /// simpler layered layout places the nodes; GraphLayout::engine says which one ran.
   int dotNodeLimit = 8000;
+  /// The same for long edges: dot routes an edge through every rank it spans, so a few boxes
+  /// with many long edges between them (the closed layers of a DenseNet block, every one
+  /// reading every earlier one) keep it busy as long. Counted as the ranks edges skip (each
+  /// edge's span in longest-path ranks, less one), summed.
+  int dotSkippedRankLimit = 4000;
   /// Above this many boxes the shape labels are not given to `dot`: it makes every edge label
   /// a virtual node, which on a 5,000-operation network took it 88 s instead of 17 s (2,000
   /// operations: 11 s instead of 2 s). The labels then sit at the middle of their edge, on
-  /// the plate that keeps them legible where they cross a line.
+  /// the plate that keeps them legible where they cross a line. Counted for edges too.
   int dotEdgeLabelLimit = 600;
   /// Width of one character of node text and height of one text line, measured by the
   /// caller on the GUI thread from the fonts it draws with.
@@ -62,6 +73,8 @@ struct LayoutNode {
   NodeCategory category = NodeCategory::Other;
   QString clusterId;            ///< The expanded fused operation holding it; empty at top level.
   bool collapsedFused = false;  ///< A fused operation drawn as one box (it can be expanded).
+  /// A module group drawn as one box (it can be expanded); its operations are not drawn.
+  bool collapsedModule = false;
   /// The node it stands for: an OperationNode, InputNode or, for an output box, the producer.
   const graph::GraphNode* source = nullptr;
   QStringList tensorNames;  ///< Names of the tensors it reads and writes (for find).
@@ -81,10 +94,10 @@ struct LayoutEdge {
   QString label() const { return shapeText + QStringLiteral("  ") + dtypeText; }
 };
 
-/// An expanded fused operation: a frame around its body's boxes.
+/// An expanded fused operation or module group: a frame around its members' boxes.
 struct LayoutCluster {
-  QString id;     ///< The fused operation's name (also the id its collapsed box would have).
-  QString title;  ///< Its op, as "Conv + Relu".
+  QString id;     ///< The fused operation's name or the module group's id (as its collapsed box's).
+  QString title;  ///< A fused operation's ops ("Conv + Relu"); a module's name.
   QString parentClusterId;
   const graph::OperationNode* source = nullptr;
   QRectF box;
@@ -98,6 +111,11 @@ struct GraphLayout {
   std::vector<LayoutCluster> clusters;
   QRectF bounds;
   QString engine;  ///< "dot" or "layered" (the fallback for graphs above dotNodeLimit).
+  /// Whether the graph was drawn by module (it has more operations than moduleGroupsAbove
+  /// and names that form groups).
+  bool groupedByModule = false;
+  /// The ranks its edges skip (GraphLayoutOptions::dotSkippedRankLimit), summed.
+  int64_t skippedRanks = 0;
 
   /// The box with this id, or null.
   const LayoutNode* findNode(const QString& id) const;

@@ -28,7 +28,7 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, const GraphItemStyle* style
       id_(node.id),
       box_(node.box),
       category_(node.category),
-      collapsedFused_(node.collapsedFused),
+      collapsedFused_(node.collapsedFused || node.collapsedModule),
       title_(node.title),
       name_(node.name),
       details_(node.details) {
@@ -38,7 +38,8 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, const GraphItemStyle* style
   baseTooltip_ = QStringLiteral("<b>%1</b><br>%2").arg(node.title.toHtmlEscaped(), node.name.toHtmlEscaped());
   if (node.collapsedFused && node.op != node.title) baseTooltip_ += QStringLiteral("<br><i>%1</i>").arg(node.op.toHtmlEscaped());
   for (const auto& line : node.details) baseTooltip_ += QStringLiteral("<br>") + line.toHtmlEscaped();
-  if (collapsedFused_) baseTooltip_ += QStringLiteral("<br><i>Click + to show the fused operations</i>");
+  if (node.collapsedFused) baseTooltip_ += QStringLiteral("<br><i>Click + to show the fused operations</i>");
+  if (node.collapsedModule) baseTooltip_ += QStringLiteral("<br><i>Click + to open the module</i>");
   if (category_ == NodeCategory::Unsupported)
     baseTooltip_ += QStringLiteral("<br><i>Tessel does not implement this operator: the model cannot be compiled "
                                    "until it does</i>");

@@ -19,6 +19,7 @@ public:
 
   const QString& id() const { return id_; }
   const QRectF& box() const { return box_; }
+  /// Drawn closed with a + toggle: a fused operation or a module group.
   bool isCollapsedFused() const { return collapsedFused_; }
 
   /// A colour outline, a badge above the top-right corner and a tooltip from another view

@@ -40,6 +40,7 @@ GraphPalette GraphPalette::light() {
   setCategory(p, NodeCategory::Fused, QColor(0x6f, 0x42, 0xc1));
   // The themes' error red (ThemeColors::error), brighter than the activations' wine red.
   setCategory(p, NodeCategory::Unsupported, QColor(0xd1, 0x24, 0x2f));
+  setCategory(p, NodeCategory::Module, QColor(0x2f, 0x5d, 0x7a));
   setCategory(p, NodeCategory::Other, QColor(0x55, 0x5d, 0x68));
   return p;
 }
@@ -73,6 +74,7 @@ GraphPalette GraphPalette::dark() {
   setCategory(p, NodeCategory::InputOutput, QColor(0x56, 0x5e, 0x69));
   setCategory(p, NodeCategory::Fused, QColor(0x7d, 0x55, 0xc7));
   setCategory(p, NodeCategory::Unsupported, QColor(0xf8, 0x51, 0x49));
+  setCategory(p, NodeCategory::Module, QColor(0x3f, 0x73, 0x95));
   setCategory(p, NodeCategory::Other, QColor(0x60, 0x68, 0x73));
   return p;
 }

@@ -15,6 +15,7 @@
 #include "views/graph/GraphMinimap.h"
 #include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
+#include "views/graph/ModuleGroups.h"
 #include "views/graph/NodePropertiesPanel.h"
 #include "views/graph/UnsupportedNodesPanel.h"
 
@@ -64,7 +65,10 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
   });
   connect(findBar_, &GraphFindBar::matchesChanged, view_->graphScene(), &GraphScene::setFindHighlights);
   connect(findBar_, &GraphFindBar::currentMatchChanged, this, [this](const QString& id) {
-    if (!id.isEmpty()) view_->centerOnNode(id);
+    if (id.isEmpty()) return;
+    view_->centerOnNode(id);
+    // A match inside a closed module is opened up to it (the find runs again in the new layout).
+    if (isModuleGroupId(id)) revealInModule(id, findBar_->query());
   });
   connect(findBar_, &GraphFindBar::closed, this, [this] {
     view_->graphScene()->setFindHighlights({}, {});
@@ -119,6 +123,10 @@ void GraphWorkbench::cancelLayout() { jobs_.cancel(kLayoutChannel); }
 bool GraphWorkbench::isLayingOut() const { return jobs_.isRunning(kLayoutChannel); }
 
 void GraphWorkbench::setFusedGroupExpanded(const QString& fusedNodeName, bool expanded) {
+  if (isModuleGroupId(fusedNodeName)) {
+    setModuleGroupExpanded(fusedNodeName, expanded);
+    return;
+  }
   bool changed = expanded ? options_.expandedFusedNodes.insert(fusedNodeName).second
                           : options_.expandedFusedNodes.erase(fusedNodeName) > 0;
   if (options_.expandAllFused && !expanded) {
@@ -131,6 +139,27 @@ void GraphWorkbench::setFusedGroupExpanded(const QString& fusedNodeName, bool ex
     changed = true;
   }
   if (changed && graph_) startLayout();
+}
+
+void GraphWorkbench::setModuleGroupExpanded(const QString& groupId, bool expanded) {
+  bool changed = expanded ? options_.expandedModules.insert(groupId).second : options_.expandedModules.erase(groupId) > 0;
+  if (changed && graph_) startLayout();
+}
+
+void GraphWorkbench::revealInModule(const QString& groupId, const QString& query) {
+  if (!graph_ || query.isEmpty()) return;
+  ModuleGroups groups(*graph_);
+  for (const graph::OperationNode* op : graph_->operations()) {
+    const QStringList& path = groups.groupsOf(op);
+    if (!path.contains(groupId)) continue;
+    if (!QString::fromStdString(op->name).contains(query, Qt::CaseInsensitive) &&
+        !QString::fromStdString(op->op).contains(query, Qt::CaseInsensitive))
+      continue;
+    bool changed = false;
+    for (const QString& group : path) changed = options_.expandedModules.insert(group).second || changed;
+    if (changed) startLayout();
+    return;
+  }
 }
 
 void GraphWorkbench::setAllFusedGroupsExpanded(bool expanded) {
@@ -152,9 +181,11 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
   options.characterWidth = measured.characterWidth;
   options.lineHeight = measured.lineHeight;
   // A first pass over a big graph uses the quick layered layout; dot follows as a refinement.
-  const int dotNodeLimit = options_.dotNodeLimit;
-  if (pass == LayoutPass::Full && quickPreviewLimit_ > 0)
+  const int dotNodeLimit = options_.dotNodeLimit, dotSkippedRankLimit = options_.dotSkippedRankLimit;
+  if (pass == LayoutPass::Full && quickPreviewLimit_ > 0) {
     options.dotNodeLimit = std::min(options.dotNodeLimit, quickPreviewLimit_);
+    options.dotSkippedRankLimit = std::min(options.dotSkippedRankLimit, quickPreviewLimit_);
+  }
   auto graph = graph_;
   // No counting here: walking a huge graph is work for the worker, not the GUI thread.
   jobs_.start<std::shared_ptr<Expected<GraphLayout>>>(
@@ -163,7 +194,7 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
       [graph, options](JobContext& job) {
         return std::make_shared<Expected<GraphLayout>>(layoutGraph(graph, options, job));
       },
-      [this, pass, dotNodeLimit](std::shared_ptr<Expected<GraphLayout>> result) {
+      [this, pass, dotNodeLimit, dotSkippedRankLimit](std::shared_ptr<Expected<GraphLayout>> result) {
         if (!*result) {
           emit layoutFailed(QString::fromStdString(result->error().toString()));
           emit layoutFinished(false);
@@ -171,7 +202,7 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
         }
         auto layout = std::make_shared<const GraphLayout>(std::move(**result));
         bool preview = pass == LayoutPass::Full && layout->engine == QLatin1String("layered") &&
-                       int(layout->nodes.size()) <= dotNodeLimit;
+                       int(layout->nodes.size()) <= dotNodeLimit && layout->skippedRanks <= dotSkippedRankLimit;
         // layoutFinished follows when the scene has every item (large graphs fill in over a
         // few event-loop turns).
         awaitingPopulation_ = true;

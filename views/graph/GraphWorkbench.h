@@ -55,8 +55,14 @@ public:
   void cancelLayout();
   bool isLayingOut() const;
 
-  /// Expands (cluster with its body) or collapses a fused operation and lays out again.
+  /// Expands (cluster with its body) or collapses a fused operation and lays out again; a
+  /// module group's id (isModuleGroupId: the + of a closed module's box) goes to
+  /// setModuleGroupExpanded.
   void setFusedGroupExpanded(const QString& fusedNodeName, bool expanded);
+  /// Opens (a frame around its members) or closes (one box) a module group of a graph drawn by
+  /// module (GraphLayout::groupedByModule) and lays out again.
+  void setModuleGroupExpanded(const QString& groupId, bool expanded);
+  const std::set<QString>& expandedModuleGroups() const { return options_.expandedModules; }
   void setAllFusedGroupsExpanded(bool expanded);
   const std::set<QString>& expandedFusedGroups() const { return options_.expandedFusedNodes; }
   /// Graphs with more boxes than this use the layered layout instead of dot (default 8000).
@@ -115,6 +121,9 @@ private:
   void showRefinedLayout(std::shared_ptr<const GraphLayout> layout);
   void showLayout(std::shared_ptr<const GraphLayout> layout);
   void showProperties(const QString& id);
+  /// Opens the module groups down to the first operation of closed group `groupId` whose name
+  /// or operator contains `query` (what find matched inside the group's box).
+  void revealInModule(const QString& groupId, const QString& query);
   /// Shows or hides the list of unsupported nodes before the view places `layout`.
   void showUnsupportedNodes(const std::shared_ptr<const GraphLayout>& layout);
   void placeMinimap();

@@ -69,6 +69,7 @@ QString categoryDisplayName(NodeCategory category) {
     case NodeCategory::InputOutput: return QStringLiteral("Input / Output");
     case NodeCategory::Fused: return QStringLiteral("Fused kernel");
     case NodeCategory::Unsupported: return QStringLiteral("Unsupported operator");
+    case NodeCategory::Module: return QStringLiteral("Module (closed)");
     case NodeCategory::Other: return QStringLiteral("Other");
   }
   return QStringLiteral("Other");

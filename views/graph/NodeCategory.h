@@ -20,6 +20,7 @@ enum class NodeCategory {
   InputOutput,      ///< A graph input or output.
   Fused,            ///< A fused operation drawn collapsed (its body hidden).
   Unsupported,      ///< A placeholder for an operator Tessel does not implement (graph::kUnsupportedOp).
+  Module,           ///< A module group drawn closed (its operations hidden).
   Other,            ///< Anything not listed above (control flow, random, custom).
 };
 

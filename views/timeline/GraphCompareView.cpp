@@ -201,6 +201,9 @@ void GraphCompareView::startComparison() {
   GraphLayoutOptions afterOptions = afterView_->graphScene()->layoutOptions();
   beforeOptions.expandedFusedNodes = expanded_[0];
   afterOptions.expandedFusedNodes = expanded_[1];
+  // Operation by operation, never by module: the diff marks boxes, and a closed module's box
+  // would hide what changed inside it.
+  beforeOptions.moduleGroupsAbove = afterOptions.moduleGroupsAbove = 0;
   // Two layouts per comparison, flipped through: big graphs take the fast layered layout.
   beforeOptions.dotNodeLimit = afterOptions.dotNodeLimit = kInteractiveDotNodeLimit;
   auto before = before_;

@@ -230,6 +230,7 @@ void TimelineWorkbench::showStep(int row) {
                                                      : nullptr;
   GraphLayoutOptions options = stepView_->graphScene()->layoutOptions();
   options.expandedFusedNodes = expandedFused_;
+  options.expandedModules = expandedFused_;  // a module group's id has its own prefix
   // Steps are flipped through: a big graph takes the fast layered layout here.
   options.dotNodeLimit = kInteractiveDotNodeLimit;
   jobs_.start<StepLayout>(

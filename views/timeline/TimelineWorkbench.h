@@ -116,7 +116,7 @@ private:
   std::shared_ptr<const graph::Graph> imported_;
   std::shared_ptr<const driver::CompiledModel> compiled_;
   int shownStep_ = -1;
-  std::set<QString> expandedFused_;  ///< Fused groups the user expanded in the step view.
+  std::set<QString> expandedFused_;  ///< Fused and module groups the user expanded in the step view.
   bool highlightChanges_ = true;
   // The comparison to restore after a recompile (the strip keeps the selected step itself).
   int pendingBefore_ = -1, pendingAfter_ = -1;

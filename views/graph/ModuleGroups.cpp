@@ -1,0 +1,116 @@
+// Module groups from operation names: directories, counts, and which groups are worth a box.
+#include "views/graph/ModuleGroups.h"
+
+#include <algorithm>
+
+namespace tessel::views {
+
+namespace {
+
+// The directories of an operation's name, outermost first: "/a/b/c/Conv" -> "/a", "/a/b",
+// "/a/b/c"; "model/dense/MatMul" -> "model", "model/dense". A name without a directory
+// ("Conv_12", "/Conv") has none.
+std::vector<std::string> directoriesOf(const std::string& name) {
+  std::vector<std::string> directories;
+  size_t last = name.find_last_of('/');
+  if (last == std::string::npos || last == 0) return directories;
+  for (size_t slash = name.find('/', 1); slash != std::string::npos && slash <= last; slash = name.find('/', slash + 1))
+    if (name[slash - 1] != '/') directories.push_back(name.substr(0, slash));  // "a//b": no empty part
+  return directories;
+}
+
+// A fused operation's directories: those every body operation with a directory shares (the
+// fusion pass names the kernel itself "fused_Conv_Relu_3", without one).
+std::vector<std::string> directoriesOf(const graph::OperationNode& op) {
+  if (!op.isFused()) return directoriesOf(op.name);
+  std::vector<std::string> common;
+  bool first = true;
+  for (const graph::OperationNode* inner : op.body->operations()) {
+    std::vector<std::string> own = directoriesOf(inner->name);
+    if (own.empty()) continue;
+    if (first) {
+      common = std::move(own);
+      first = false;
+      continue;
+    }
+    size_t shared = 0;
+    while (shared < common.size() && shared < own.size() && common[shared] == own[shared]) ++shared;
+    common.resize(shared);
+  }
+  return common;
+}
+
+// The operator a group's summary counts an operation as: a fused kernel as its first body op.
+std::string operatorOf(const graph::OperationNode& op) {
+  if (op.isFused())
+    for (const graph::OperationNode* inner : op.body->operations()) return inner->op;
+  return op.op;
+}
+
+}  // namespace
+
+ModuleGroups::ModuleGroups(const graph::Graph& graph) {
+  std::vector<const graph::OperationNode*> operations = graph.operations();
+  std::unordered_map<const graph::OperationNode*, std::vector<std::string>> directories;
+  std::map<std::string, int> counts;
+  for (const graph::OperationNode* op : operations) {
+    auto& own = directories[op] = directoriesOf(*op);
+    for (const std::string& directory : own) ++counts[directory];
+  }
+  // Worth a box: more than one operation, and fewer than the enclosing group (or the graph).
+  auto worthABox = [&](const std::vector<std::string>& path, size_t depth) {
+    int count = counts[path[depth]];
+    int enclosing = depth == 0 ? int(operations.size()) : counts[path[depth - 1]];
+    return count >= 2 && count < enclosing;
+  };
+  for (const graph::OperationNode* op : operations) {
+    const auto& path = directories[op];
+    QStringList ids;
+    for (size_t depth = 0; depth < path.size(); ++depth) {
+      if (!worthABox(path, depth)) continue;
+      QString id = kModuleGroupIdPrefix + QString::fromStdString(path[depth]);
+      Group& group = counts_[id];
+      ++group.operations;
+      ++group.opCounts[operatorOf(*op)];
+      ids << id;
+    }
+    if (!ids.isEmpty()) groupsOfOp_[op] = std::move(ids);
+  }
+}
+
+const QStringList& ModuleGroups::groupsOf(const graph::OperationNode* op) const {
+  static const QStringList none;
+  auto it = groupsOfOp_.find(op);
+  return it == groupsOfOp_.end() ? none : it->second;
+}
+
+int ModuleGroups::operationCount(const QString& id) const {
+  auto it = counts_.find(id);
+  return it == counts_.end() ? 0 : it->second.operations;
+}
+
+QString ModuleGroups::summary(const QString& id) const {
+  auto it = counts_.find(id);
+  if (it == counts_.end()) return {};
+  std::vector<std::pair<int, std::string>> byCount;
+  for (const auto& [op, count] : it->second.opCounts) byCount.push_back({-count, op});
+  std::sort(byCount.begin(), byCount.end());
+  QStringList parts;
+  for (size_t i = 0; i < byCount.size() && i < 3; ++i)
+    parts << QStringLiteral("%1 %2").arg(-byCount[i].first).arg(QString::fromStdString(byCount[i].second));
+  if (byCount.size() > 3) parts << QStringLiteral("…");
+  return QStringLiteral("%1 operations: %2").arg(it->second.operations).arg(parts.join(QStringLiteral(", ")));
+}
+
+QString ModuleGroups::titleOf(const QString& id) {
+  QString path = id.mid(kModuleGroupIdPrefix.size());
+  return path.mid(path.lastIndexOf(QLatin1Char('/')) + 1);
+}
+
+QStringList ModuleGroups::groups() const {
+  QStringList ids;
+  for (const auto& [id, group] : counts_) ids << id;
+  return ids;  // "/a" sorts before "/a/b"
+}
+
+}  // namespace tessel::views

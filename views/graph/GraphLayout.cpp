@@ -355,9 +355,9 @@ private:
   std::set<std::tuple<int, int, QString>> moduleEdges_;  ///< (from, to, tensor) drawn into or out of a module box.
 };
 
-// The ranks the edges skip, summed: each edge's span in longest-path ranks less one (what dot
-// adds as virtual nodes to route it). Linear in the drawing.
-int64_t skippedRanks(const GraphLayout& layout) {
+// The most edges crossing one gap between longest-path ranks: what dot's crossing
+// minimization has to order there. Linear in the drawing.
+int widestRankGap(const GraphLayout& layout) {
   size_t n = layout.nodes.size();
   std::vector<std::vector<int>> successors(n);
   std::vector<int> pending(n, 0), rank(n, 0), queue;
@@ -372,9 +372,17 @@ int64_t skippedRanks(const GraphLayout& layout) {
       rank[size_t(w)] = std::max(rank[size_t(w)], rank[size_t(queue[head])] + 1);
       if (--pending[size_t(w)] == 0) queue.push_back(w);
     }
-  int64_t skipped = 0;
-  for (const auto& edge : layout.edges) skipped += std::max(0, rank[size_t(edge.to)] - rank[size_t(edge.from)] - 1);
-  return skipped;
+  // Each edge crosses the gaps from its source's rank to its target's: a difference array.
+  std::vector<int> crossing(n + 1, 0);
+  for (const auto& edge : layout.edges) {
+    int from = rank[size_t(edge.from)], to = rank[size_t(edge.to)];
+    if (to <= from) continue;  // on a cycle (not a dataflow graph's)
+    ++crossing[size_t(from)];
+    --crossing[size_t(to)];
+  }
+  int widest = 0, running = 0;
+  for (int delta : crossing) widest = std::max(widest, running += delta);
+  return widest;
 }
 
 Diagnostic cancelledDiagnostic() {
@@ -413,8 +421,8 @@ Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, con
   if (job.cancelled()) return cancelledDiagnostic();
 
   const int nodes = int(layout.nodes.size()), edges = int(layout.edges.size());
-  const int64_t skipped = layout.skippedRanks = skippedRanks(layout);
-  if (nodes <= options.dotNodeLimit && skipped <= options.dotSkippedRankLimit) {
+  const int widest = layout.widestRankGap = widestRankGap(layout);
+  if (nodes <= options.dotNodeLimit && widest <= options.dotRankGapLimit) {
     layout.engine = QStringLiteral("dot");
     bool edgeLabels = nodes <= options.dotEdgeLabelLimit && edges <= options.dotEdgeLabelLimit;
     if (!edgeLabels)
@@ -424,13 +432,12 @@ Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, con
     if (!placed) return placed.error();
   } else {
     layout.engine = QStringLiteral("layered");
-    job.reportProgress(35, QStringLiteral("%1 nodes, %2 edges skipping %3 ranks: above dot's limits (%4 nodes, %5 "
-                                          "skipped ranks), using the fast layered layout")
+    job.reportProgress(35, QStringLiteral("%1 nodes, up to %2 edges between two ranks: above dot's limits (%3 nodes, "
+                                          "%4 edges), using the fast layered layout")
                                .arg(nodes)
-                               .arg(edges)
-                               .arg(skipped)
+                               .arg(widest)
                                .arg(options.dotNodeLimit)
-                               .arg(options.dotSkippedRankLimit));
+                               .arg(options.dotRankGapLimit));
     if (!placeLayered(layout, job)) return cancelledDiagnostic();
   }
   if (job.cancelled()) return cancelledDiagnostic();

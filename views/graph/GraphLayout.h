@@ -41,11 +41,12 @@ struct GraphLayoutOptions {
   /// Above this many boxes `dot` is too slow to wait for (it cannot be interrupted), so a
   /// simpler layered layout places the nodes; GraphLayout::engine says which one ran.
   int dotNodeLimit = 8000;
-  /// The same for long edges: dot routes an edge through every rank it spans, so a few boxes
-  /// with many long edges between them (the closed layers of a DenseNet block, every one
-  /// reading every earlier one) keep it busy as long. Counted as the ranks edges skip (each
-  /// edge's span in longest-path ranks, less one), summed.
-  int dotSkippedRankLimit = 4000;
+  /// The same for many long edges side by side: dot routes an edge through every rank it
+  /// spans and orders everything crossing each gap between ranks, so a few boxes with many
+  /// long edges between them (the layers of a DenseNet block, each reading every earlier one)
+  /// keep it busy for minutes. Above this many edges across one gap (in longest-path ranks)
+  /// the layered layout places the graph.
+  int dotRankGapLimit = 64;
   /// Above this many boxes the shape labels are not given to `dot`: it makes every edge label
   /// a virtual node, which on a 5,000-operation network took it 88 s instead of 17 s (2,000
   /// operations: 11 s instead of 2 s). The labels then sit at the middle of their edge, on
@@ -114,8 +115,8 @@ struct GraphLayout {
   /// Whether the graph was drawn by module (it has more operations than moduleGroupsAbove
   /// and names that form groups).
   bool groupedByModule = false;
-  /// The ranks its edges skip (GraphLayoutOptions::dotSkippedRankLimit), summed.
-  int64_t skippedRanks = 0;
+  /// The most edges across one gap between ranks (GraphLayoutOptions::dotRankGapLimit).
+  int widestRankGap = 0;
 
   /// The box with this id, or null.
   const LayoutNode* findNode(const QString& id) const;

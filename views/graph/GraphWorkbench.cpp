@@ -181,11 +181,9 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
   options.characterWidth = measured.characterWidth;
   options.lineHeight = measured.lineHeight;
   // A first pass over a big graph uses the quick layered layout; dot follows as a refinement.
-  const int dotNodeLimit = options_.dotNodeLimit, dotSkippedRankLimit = options_.dotSkippedRankLimit;
-  if (pass == LayoutPass::Full && quickPreviewLimit_ > 0) {
+  const int dotNodeLimit = options_.dotNodeLimit;
+  if (pass == LayoutPass::Full && quickPreviewLimit_ > 0)
     options.dotNodeLimit = std::min(options.dotNodeLimit, quickPreviewLimit_);
-    options.dotSkippedRankLimit = std::min(options.dotSkippedRankLimit, quickPreviewLimit_);
-  }
   auto graph = graph_;
   // No counting here: walking a huge graph is work for the worker, not the GUI thread.
   jobs_.start<std::shared_ptr<Expected<GraphLayout>>>(
@@ -194,7 +192,7 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
       [graph, options](JobContext& job) {
         return std::make_shared<Expected<GraphLayout>>(layoutGraph(graph, options, job));
       },
-      [this, pass, dotNodeLimit, dotSkippedRankLimit](std::shared_ptr<Expected<GraphLayout>> result) {
+      [this, pass, dotNodeLimit](std::shared_ptr<Expected<GraphLayout>> result) {
         if (!*result) {
           emit layoutFailed(QString::fromStdString(result->error().toString()));
           emit layoutFinished(false);
@@ -202,7 +200,7 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
         }
         auto layout = std::make_shared<const GraphLayout>(std::move(**result));
         bool preview = pass == LayoutPass::Full && layout->engine == QLatin1String("layered") &&
-                       int(layout->nodes.size()) <= dotNodeLimit && layout->skippedRanks <= dotSkippedRankLimit;
+                       int(layout->nodes.size()) <= dotNodeLimit && layout->widestRankGap <= options_.dotRankGapLimit;
         // layoutFinished follows when the scene has every item (large graphs fill in over a
         // few event-loop turns).
         awaitingPopulation_ = true;

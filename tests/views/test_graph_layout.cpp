@@ -194,7 +194,7 @@ private slots:
     GraphLayoutOptions options;
     options.moduleGroupsAbove = 10;
     GraphLayout closed = layOut(graph, options);
-    QVERIFY(closed.groupedByModule);
+    QVERIFY(closed.groupedByModule());
     QStringList ids;
     for (const auto& node : closed.nodes) ids << node.id;
     QCOMPARE(ids, (QStringList{"x", "module:/features", "/classifier/Gemm", "output:logits"}));
@@ -232,7 +232,7 @@ private slots:
 
     // Small graphs stay as they are.
     options.moduleGroupsAbove = 100;
-    QVERIFY(!layOut(graph, options).groupedByModule);
+    QVERIFY(!layOut(graph, options).groupedByModule());
   }
 
   void categoriesFollowTheOperator_data() {

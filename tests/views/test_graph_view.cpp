@@ -223,7 +223,7 @@ private slots:
     QVERIFY(QTest::qWaitForWindowExposed(&workbench));
     auto graph = tessel::testing::modularGraph(50);  // 303 operations
     QVERIFY(layOutAndWait(workbench, graph));
-    QVERIFY(workbench.currentLayout()->groupedByModule);
+    QVERIFY(workbench.currentLayout()->groupedByModule());
     QCOMPARE(workbench.currentLayout()->nodes.size(), size_t(4));  // input, features, classifier, output
     GraphScene* scene = workbench.view()->graphScene();
     QVERIFY(scene->nodeItem("module:/features")->isCollapsedFused());

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <set>
 #include <tuple>
 
@@ -103,10 +102,9 @@ public:
   bool build(const graph::Graph& graph) {
     totalHint_ = std::max<size_t>(1, graph.topologicalOrder().size());
     if (options_.moduleGroupsAbove > 0 && graph.operations().size() > size_t(options_.moduleGroupsAbove)) {
-      modules_.emplace(graph);
-      if (modules_->empty()) modules_.reset();
+      auto modules = std::make_shared<const ModuleGroups>(graph);
+      if (!modules->empty()) layout_.modules = modules_ = std::move(modules);
     }
-    layout_.groupedByModule = modules_.has_value();
     topLevel_ = &graph;
     std::map<const graph::GraphNode*, Endpoint> noBindings;
     std::vector<Endpoint> outputs;
@@ -285,11 +283,8 @@ private:
     for (const graph::Value& input : op.inputs) {
       if (!input.defined()) continue;
       Endpoint from = endpointOf(input);
-      if (from.constant) {
-        layout_.nodes[size_t(index)].tensorNames << QString::fromStdString(from.constant->name);
-        continue;
-      }
-      connect(from, index);  // once per tensor entering the group (connect sees to that)
+      if (from.constant) box.tensorNames << QString::fromStdString(from.constant->name);
+      else connect(from, index);  // once per tensor entering the group (connect sees to that)
     }
   }
 
@@ -349,7 +344,7 @@ private:
   JobContext& job_;
   GraphLayout& layout_;
   size_t visited_ = 0, totalHint_ = 1;
-  std::optional<ModuleGroups> modules_;  ///< Set when the graph is drawn by module.
+  std::shared_ptr<const ModuleGroups> modules_;  ///< Set when the graph is drawn by module.
   const graph::Graph* topLevel_ = nullptr;
   std::set<QString> openModules_;                      ///< Whose frames exist.
   std::set<std::tuple<int, int, QString>> moduleEdges_;  ///< (from, to, tensor) drawn into or out of a module box.
@@ -359,19 +354,7 @@ private:
 // minimization has to order there. Linear in the drawing.
 int widestRankGap(const GraphLayout& layout) {
   size_t n = layout.nodes.size();
-  std::vector<std::vector<int>> successors(n);
-  std::vector<int> pending(n, 0), rank(n, 0), queue;
-  for (const auto& edge : layout.edges) {
-    successors[size_t(edge.from)].push_back(edge.to);
-    ++pending[size_t(edge.to)];
-  }
-  for (size_t v = 0; v < n; ++v)
-    if (pending[v] == 0) queue.push_back(int(v));
-  for (size_t head = 0; head < queue.size(); ++head)
-    for (int w : successors[size_t(queue[head])]) {
-      rank[size_t(w)] = std::max(rank[size_t(w)], rank[size_t(queue[head])] + 1);
-      if (--pending[size_t(w)] == 0) queue.push_back(w);
-    }
+  std::vector<int> rank = longestPathRanks(layout);
   // Each edge crosses the gaps from its source's rank to its target's: a difference array.
   std::vector<int> crossing(n + 1, 0);
   for (const auto& edge : layout.edges) {

@@ -16,6 +16,7 @@
 #include "core/graph/Graph.h"
 #include "core/support/Error.h"
 #include "views/common/JobRunner.h"
+#include "views/graph/ModuleGroups.h"
 #include "views/graph/NodeCategory.h"
 
 namespace tessel::views {
@@ -112,9 +113,10 @@ struct GraphLayout {
   std::vector<LayoutCluster> clusters;
   QRectF bounds;
   QString engine;  ///< "dot" or "layered" (the fallback for graphs above dotNodeLimit).
-  /// Whether the graph was drawn by module (it has more operations than moduleGroupsAbove
-  /// and names that form groups).
-  bool groupedByModule = false;
+  /// The module groups the graph was drawn by (it has more operations than moduleGroupsAbove
+  /// and names that form groups); null when it was drawn operation by operation.
+  std::shared_ptr<const ModuleGroups> modules;
+  bool groupedByModule() const { return modules != nullptr; }
   /// The most edges across one gap between ranks (GraphLayoutOptions::dotRankGapLimit).
   int widestRankGap = 0;
 

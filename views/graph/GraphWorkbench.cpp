@@ -147,10 +147,10 @@ void GraphWorkbench::setModuleGroupExpanded(const QString& groupId, bool expande
 }
 
 void GraphWorkbench::revealInModule(const QString& groupId, const QString& query) {
-  if (!graph_ || query.isEmpty()) return;
-  ModuleGroups groups(*graph_);
+  auto layout = view_->graphLayout();
+  if (!layout || !layout->modules || layout->graph != graph_ || query.isEmpty()) return;
   for (const graph::OperationNode* op : graph_->operations()) {
-    const QStringList& path = groups.groupsOf(op);
+    const QStringList& path = layout->modules->groupsOf(op);
     if (!path.contains(groupId)) continue;
     if (!QString::fromStdString(op->name).contains(query, Qt::CaseInsensitive) &&
         !QString::fromStdString(op->op).contains(query, Qt::CaseInsensitive))

@@ -37,25 +37,11 @@ public:
   }
 
 private:
-  // Longest path from the sources, in a topological order (Kahn); anything left on a cycle
-  // (which a dataflow graph does not have) stays in rank 0 rather than looping.
   void assignRanks() {
-    std::vector<int> rank(n_, 0), pending(n_, 0);
-    for (size_t v = 0; v < n_; ++v) pending[v] = int(predecessors_[v].size());
-    std::vector<int> queue;
-    for (size_t v = 0; v < n_; ++v)
-      if (pending[v] == 0) queue.push_back(int(v));
-    for (size_t head = 0; head < queue.size(); ++head) {
-      int v = queue[head];
-      for (int w : successors_[size_t(v)]) {
-        rank[size_t(w)] = std::max(rank[size_t(w)], rank[size_t(v)] + 1);
-        if (--pending[size_t(w)] == 0) queue.push_back(w);
-      }
-    }
-    int rankCount = n_ ? *std::max_element(rank.begin(), rank.end()) + 1 : 0;
+    rank_ = longestPathRanks(layout_);
+    int rankCount = n_ ? *std::max_element(rank_.begin(), rank_.end()) + 1 : 0;
     ranks_.assign(size_t(rankCount), {});
-    for (size_t v = 0; v < n_; ++v) ranks_[size_t(rank[v])].push_back(int(v));
-    rank_ = std::move(rank);
+    for (size_t v = 0; v < n_; ++v) ranks_[size_t(rank_[v])].push_back(int(v));
   }
 
   // Barycenter heuristic: a few sweeps down (by predecessors) and up (by successors).
@@ -181,6 +167,26 @@ private:
 };
 
 }  // namespace
+
+std::vector<int> longestPathRanks(const GraphLayout& layout) {
+  size_t n = layout.nodes.size();
+  std::vector<std::vector<int>> successors(n);
+  std::vector<int> rank(n, 0), pending(n, 0), queue;
+  for (const auto& edge : layout.edges) {
+    successors[size_t(edge.from)].push_back(edge.to);
+    ++pending[size_t(edge.to)];
+  }
+  for (size_t v = 0; v < n; ++v)
+    if (pending[v] == 0) queue.push_back(int(v));
+  for (size_t head = 0; head < queue.size(); ++head) {
+    int v = queue[head];
+    for (int w : successors[size_t(v)]) {
+      rank[size_t(w)] = std::max(rank[size_t(w)], rank[size_t(v)] + 1);
+      if (--pending[size_t(w)] == 0) queue.push_back(w);
+    }
+  }
+  return rank;
+}
 
 bool placeLayered(GraphLayout& layout, JobContext& job) { return LayeredPlacer(layout, job).run(); }
 

@@ -75,6 +75,9 @@ std::vector<FlagSpec> tuneFlags(const std::string& op) {
                        "call (auto: when the weights are larger than the last-level cache, as they then are "
                        "when the model runs)",
        true, "auto"},
+      {"timing-turns", "N: time each round's candidates in N turns each, so that a machine whose speed drifts "
+                       "slows them alike (1: one after the other)",
+       true, "20"},
   };
   if (op.empty()) {
     appendSourceFlags(flags, "");
@@ -442,6 +445,10 @@ int runTune(const std::vector<std::string>& args) {
   if (auto error = line.getInt("seed", &seed, 0)) return reportUsageError("tune", *error);
   options.seed = uint64_t(seed);
   options.space.includeDefaultSketch = !line.has("from-scratch");
+  int64_t turns = options.measure.turns;
+  if (auto error = line.getInt("timing-turns", &turns, 1)) return reportUsageError("tune", *error);
+  if (turns > 100) return reportUsageError("tune", "--timing-turns must be from 1 to 100");
+  options.measure.turns = int(turns);
   if (auto error = applyThreads(line)) return reportUsageError("tune", *error);
   int threads = runtime::ThreadPool::global().numThreads();
   options.threads = threads;
@@ -508,7 +515,10 @@ int runTune(const std::vector<std::string>& args) {
                                                       : "weights left in the caches") +
                          std::string(flush == "auto" ? " (" + formatBytes(weightBytes) + " of weights, " +
                                                            formatBytes(lastLevelCache) + " last-level cache)"
-                                                     : " (--flush-caches " + flush + ")");
+                                                     : " (--flush-caches " + flush + ")") +
+                         (options.measure.turns > 1 ? ", a round's candidates in " +
+                                                          std::to_string(options.measure.turns) + " turns"
+                                                    : ", a round's candidates one after the other");
   auto selected = tuner::selectTasks(tasks, line.getAll("tasks"));
   if (!selected) return reportDiagnostic(selected.error());
   if (selected->empty())

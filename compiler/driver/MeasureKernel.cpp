@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "compiler/lower/Build.h"
@@ -160,6 +161,30 @@ std::vector<double> sampleWithColdArguments(const BuiltFunction& built, std::vec
 
 }  // namespace
 
+namespace {
+
+// The samples of one sampling of `built` on `arguments` (cold or warm, as options say).
+std::vector<double> sampleBuiltKernel(const BuiltFunction& built, std::vector<runtime::Value>& arguments,
+                                      const runtime::TimerOptions& timing, bool flushCaches) {
+  return flushCaches ? sampleWithColdArguments(built, arguments, timing)
+                     : runtime::sampleSecondsPerCall([&] { built.function.callPacked(arguments); }, timing);
+}
+
+Measurement measurementOf(const Workload& workload, const std::vector<double>& samples) {
+  Measurement m;
+  m.kernelName = workload.name;
+  m.samples = int(samples.size());
+  m.medianMilliseconds = runtime::median(samples) * 1e3;
+  m.minMilliseconds = *std::min_element(samples.begin(), samples.end()) * 1e3;
+  m.maxMilliseconds = *std::max_element(samples.begin(), samples.end()) * 1e3;
+  m.flops = workload.flops;
+  m.threads = runtime::ThreadPool::global().numThreads();
+  m.gflops = m.medianMilliseconds > 0 ? workload.flops / (m.medianMilliseconds * 1e-3) * 1e-9 : 0;
+  return m;
+}
+
+}  // namespace
+
 Expected<Measurement> timeBuiltKernel(const Workload& workload, const BuiltFunction& built,
                                       const MeasureOptions& options) {
   auto isCancelled = [&] { return options.cancelled && options.cancelled(); };
@@ -185,26 +210,66 @@ Expected<Measurement> timeBuiltKernel(const Workload& workload, const BuiltFunct
   };
   std::vector<double> samples;
   try {
-    samples = options.flushCaches
-                  ? sampleWithColdArguments(built, *arguments, timing)
-                  : runtime::sampleSecondsPerCall([&] { built.function.callPacked(*arguments); }, timing);
+    samples = sampleBuiltKernel(built, *arguments, timing, options.flushCaches);
   } catch (const std::exception& error) {
     return Diagnostic{"running " + workload.name + " failed: " + error.what(), workload.name, 0, 0, ""};
   }
   if (cancelled) return cancelledDiagnostic(workload.name);
   // Sampling may stop at maxRepeats before minSeconds: done is done.
   if (options.progress) options.progress(100);
+  return measurementOf(workload, samples);
+}
 
-  Measurement m;
-  m.kernelName = workload.name;
-  m.samples = int(samples.size());
-  m.medianMilliseconds = runtime::median(samples) * 1e3;
-  m.minMilliseconds = *std::min_element(samples.begin(), samples.end()) * 1e3;
-  m.maxMilliseconds = *std::max_element(samples.begin(), samples.end()) * 1e3;
-  m.flops = workload.flops;
-  m.threads = runtime::ThreadPool::global().numThreads();
-  m.gflops = m.medianMilliseconds > 0 ? workload.flops / (m.medianMilliseconds * 1e-3) * 1e-9 : 0;
-  return m;
+std::vector<Expected<Measurement>> timeBuiltKernelsInTurns(const std::vector<KernelToTime>& kernels,
+                                                           const MeasureOptions& options, int turns) {
+  turns = std::max(1, turns);
+  auto isCancelled = [&] { return options.cancelled && options.cancelled(); };
+  std::vector<std::optional<Diagnostic>> failures(kernels.size());
+  std::vector<std::vector<double>> samples(kernels.size());
+  // Candidates of one workload read the same inputs: one set of arguments each, not each.
+  std::map<const Workload*, std::vector<runtime::Value>> argumentsOf;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const Workload& workload = *kernels[i].workload;
+    if (argumentsOf.count(&workload)) continue;
+    auto arguments = kernelArguments(workload, options.seed);
+    if (!arguments) {
+      for (size_t j = i; j < kernels.size(); ++j)
+        if (kernels[j].workload == &workload) failures[j] = arguments.error();
+      continue;
+    }
+    argumentsOf.emplace(&workload, std::move(*arguments));
+  }
+  runtime::TimerOptions timing;
+  timing.warmupCalls = options.warmupCalls;
+  timing.minSamples = std::max(1, (std::max(1, options.minRepeats) + turns - 1) / turns);
+  timing.maxSamples = std::max(timing.minSamples, (std::max(1, options.maxRepeats) + turns - 1) / turns);
+  timing.minTotalSeconds = options.minSeconds / turns;
+  timing.minSampleSeconds = kMinSampleSeconds;
+  bool cancelled = false;
+  timing.afterSample = [&](int, double) { return !(cancelled = cancelled || isCancelled()); };
+  for (int turn = 0; turn < turns && !cancelled; ++turn) {
+    for (size_t i = 0; i < kernels.size() && !cancelled; ++i) {
+      if (failures[i]) continue;
+      auto arguments = argumentsOf.find(kernels[i].workload);
+      try {
+        std::vector<double> taken = sampleBuiltKernel(*kernels[i].built, arguments->second, timing, options.flushCaches);
+        samples[i].insert(samples[i].end(), taken.begin(), taken.end());
+      } catch (const std::exception& error) {
+        failures[i] = Diagnostic{"running " + kernels[i].workload->name + " failed: " + error.what(),
+                                 kernels[i].workload->name, 0, 0, ""};
+      }
+    }
+  }
+  std::vector<Expected<Measurement>> results;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (failures[i])
+      results.emplace_back(*failures[i]);
+    else if (cancelled || samples[i].empty())
+      results.emplace_back(cancelledDiagnostic(kernels[i].workload->name));
+    else
+      results.emplace_back(measurementOf(*kernels[i].workload, samples[i]));
+  }
+  return results;
 }
 
 Expected<Measurement> measureKernel(const Workload& workload, const Schedule& schedule, const MeasureOptions& options) {

@@ -90,6 +90,26 @@ Expected<std::vector<runtime::Value>> kernelArguments(const Workload& workload, 
 Expected<Measurement> timeBuiltKernel(const Workload& workload, const BuiltFunction& built,
                                       const MeasureOptions& options = {});
 
+/// One built kernel for timeBuiltKernelsInTurns: the workload and what it was built to.
+struct KernelToTime {
+  const Workload* workload = nullptr;
+  const BuiltFunction* built = nullptr;
+};
+
+/// Times several kernels (candidate schedules, typically of one workload) so that they can be
+/// compared on a machine whose speed drifts: instead of one after the other, in `turns` rounds
+/// that give every kernel 1/turns of options.minSeconds, options.minRepeats and
+/// options.maxRepeats (at least one sample) each, so every kernel's samples spread over the
+/// whole measurement and a slow spell of the machine lands on all of them alike. On a shared
+/// 2-core VM the median of a loop's 50 ms window differed by 4% (the median case) from the
+/// window half a second before and by 15% from the adjacent one in one pair of ten: more than
+/// a tuning round's candidates differ. Each turn starts with options.warmupCalls untimed calls (the kernel before
+/// evicted its data). Kernels of one workload and seed share their arguments. One result per
+/// kernel, in order: its samples from every turn, or the Diagnostic of its first failing call
+/// (it is then left out of later turns). turns < 1 counts as 1; cancelling fails the rest.
+std::vector<Expected<Measurement>> timeBuiltKernelsInTurns(const std::vector<KernelToTime>& kernels,
+                                                           const MeasureOptions& options, int turns);
+
 /// Peak float32 GFLOP/s of this machine with `threads` threads (0 or less: the runtime's
 /// thread count): not a data-sheet estimate but a measurement. Every thread runs the widest
 /// FMA loop the CPU supports (AVX-512, AVX2 or scalar, chosen at run time) on registers only,

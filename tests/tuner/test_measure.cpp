@@ -187,6 +187,68 @@ private slots:
     QCOMPARE(worker.statistics().candidates, 4);
   }
 
+  // Timed in turns (what tuning rounds ask for): the request says so, every candidate is
+  // checked first, each sample count adds up over the turns, the replies come in order.
+  void realWorkerTimesABatchInTurns() {
+    MeasureWorker worker(matmulWorker());
+    std::vector<MeasureRequest> batch = {quickRequest(kTask, defaultTraceText()), quickRequest(kTask, "split(C"),
+                                         quickRequest(kTask, kVariant),
+                                         quickRequest(kTask, "io, ii = split(C, nope, factor=4)\n"),
+                                         quickRequest(kTask, kReorderedReduction)};
+    for (MeasureRequest& request : batch) {
+      request.turns = 3;
+      request.minRepeats = 6;
+    }
+    MeasureRequest first = batch[0];
+    first.batch = int(batch.size());
+    ParsedRequest parsed = parseRequestLine(requestLine(1, first));
+    QVERIFY(!parsed.failure);
+    QCOMPARE(parsed.request.turns, 3);
+    std::vector<size_t> order;
+    std::vector<CandidateMeasurement> results(batch.size());
+    worker.measureBatch(batch, [&](size_t i, const CandidateMeasurement& m) {
+      order.push_back(i);
+      results[i] = m;
+    });
+    QCOMPARE(order, (std::vector<size_t>{0, 1, 2, 3, 4}));
+    for (size_t i : {0, 2, 4}) {
+      QVERIFY2(results[i].ok() && results[i].checked, qPrintable(describe(results[i])));
+      // Two samples a turn at least: a candidate is timed in every turn, not once.
+      QVERIFY2(results[i].samples >= 6, qPrintable(QString::number(results[i].samples)));
+      QVERIFY(results[i].minMilliseconds > 0 && results[i].minMilliseconds <= results[i].medianMilliseconds);
+      QVERIFY(results[i].timingMilliseconds > 0);
+    }
+    QVERIFY2(!results[1].ok() && results[1].failure->kind == CandidateErrorKind::Parse, qPrintable(describe(results[1])));
+    QVERIFY2(!results[3].ok() && results[3].failure->kind == CandidateErrorKind::Lower, qPrintable(describe(results[3])));
+    QCOMPARE(worker.statistics().starts, 1);
+    QCOMPARE(worker.statistics().candidates, 5);
+  }
+
+  // A batch timed in turns that hangs after it was built cannot be pinned on one candidate
+  // either: each is measured again alone, and only the guilty one is a timeout.
+  void aHangWhileABatchIsTimedInTurnsIsPinnedOnTheGuiltyCandidate() {
+    QTemporaryDir dir;
+    QString script = standInWorker(
+        dir, "hang-turns.sh", "printf '%s' \"$line\" | grep -q -e '\"turns\"' -e guilty",
+        "printf '%s' \"$line\" | grep -q '\"turns\"' && echo '{\"built\": 3, \"build_ms\": 1}'; sleep 30");
+    MeasureWorker worker(standInOptions(script));
+    std::vector<MeasureRequest> batch = {quickRequest("k", "a"), quickRequest("k", "guilty"), quickRequest("k", "c")};
+    for (MeasureRequest& request : batch) {
+      request.turns = 4;
+      request.timeoutSeconds = 1;
+    }
+    QElapsedTimer clock;
+    clock.start();
+    std::vector<CandidateMeasurement> results(batch.size());
+    worker.measureBatch(batch, [&](size_t i, const CandidateMeasurement& m) { results[i] = m; });
+    QVERIFY2(results[0].ok(), qPrintable(describe(results[0])));
+    QVERIFY2(!results[1].ok() && results[1].failure->kind == CandidateErrorKind::Timeout,
+             qPrintable(describe(results[1])));
+    QVERIFY2(results[2].ok(), qPrintable(describe(results[2])));
+    QCOMPARE(worker.statistics().timeouts, 1);  // the batch's loss blames nobody
+    QVERIFY2(clock.elapsed() < 20000, qPrintable(QString::number(clock.elapsed())));
+  }
+
   // A worker that dies while building a batch cannot say which candidate did it: the batch is
   // measured again one by one, and only the guilty candidate is blamed.
   void aCrashWhileABatchIsBuiltIsPinnedOnTheGuiltyCandidate() {

@@ -160,6 +160,10 @@ private slots:
     std::vector<nlohmann::json> events;
     TuningSessionOptions options = quickOptions(records, &events);
     options.measure.timeoutSeconds = 3;
+    // Candidates one at a time: the injected faults strike by request count, and a batch timed
+    // in turns that loses its worker measures each candidate again alone, where request 4 is
+    // another one (test_measure pins a real culprit in turns).
+    options.measure.turns = 1;
     MeasureWorker worker(matmulWorker(32));
     auto result = runTuningSession({matmulTask(32)}, worker, options);
     qunsetenv("TESSEL_MEASURE_WORKER_FAULTS");

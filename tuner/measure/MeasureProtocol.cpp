@@ -132,12 +132,22 @@ std::string requestLine(int64_t id, const MeasureRequest& r) {
             {"warmup_calls", r.warmupCalls},
             {"seed", r.seed}};
   if (r.batch > 1) json["batch"] = r.batch;
+  if (r.batch > 1 && r.turns > 1) json["turns"] = r.turns;
   if (r.flushCaches) json["flush_caches"] = true;
   return json.dump();
 }
 
 std::string builtLine(int count, double buildMilliseconds) {
   return Json{{"built", count}, {"build_ms", buildMilliseconds}}.dump();
+}
+
+std::string checkedLine(int count, double checkMilliseconds) {
+  return Json{{"checked", count}, {"check_ms", checkMilliseconds}}.dump();
+}
+
+bool isCheckedLine(std::string_view line) {
+  Json json = Json::parse(line, nullptr, false);
+  return json.is_object() && json.contains("checked") && !json.contains("id");
 }
 
 bool isBuiltLine(std::string_view line) {
@@ -187,7 +197,8 @@ ParsedRequest parseRequestLine(std::string_view line) {
       !readNumber(json, "max_repeats", &r.maxRepeats, 1, 1e6, &problem) ||
       !readNumber(json, "warmup_calls", &r.warmupCalls, 0, 1e6, &problem) ||
       !readNumber(json, "seed", &r.seed, 0, 4294967295.0, &problem) ||
-      !readNumber(json, "batch", &r.batch, 1, 10000, &problem)) {
+      !readNumber(json, "batch", &r.batch, 1, 10000, &problem) ||
+      !readNumber(json, "turns", &r.turns, 1, 1000, &problem)) {
     parsed.failure = requestFailure("bad request: " + problem);
     return parsed;
   }

@@ -8,7 +8,8 @@
 // (after the second it exits with code 2). Then, for every request line on its stdin:
 //   {"id": 7, "task": "<kernel name>", "trace": "<schedule text>", "check": true,
 //    "min_seconds": 0.1, "min_repeats": 5, "max_repeats": 200, "warmup_calls": 1, "seed": 42}
-// (optionally "batch": n, see MeasureRequest::batch, and "flush_caches": true)
+// (optionally "batch": n, see MeasureRequest::batch, "turns": t with it, see
+// MeasureRequest::turns, and "flush_caches": true)
 // it prints exactly one reply line, in order:
 //   {"id": 7, "ok": true, "median_ms", "min_ms", "max_ms", "samples", "gflops", "checked",
 //    "max_abs_error" (when checked), "build_ms", "check_ms", "time_ms"}
@@ -73,6 +74,12 @@ struct MeasureRequest {
   /// in order, replying to each as usual. Building in parallel uses every core; timing one at a
   /// time keeps the compiler off the cores a timing runs on.
   int batch = 1;
+  /// On a batch's first request, more than 1: the batch is timed in turns
+  /// (driver::timeBuiltKernelsInTurns), so that its candidates compare on a machine whose speed
+  /// drifts. The worker then builds the batch (its "built" line), checks every request in order,
+  /// prints {"checked": n, "check_ms": ...} (no id), times those that passed in this many turns,
+  /// and only then replies to each request in order, a failed check included.
+  int turns = 1;
   /// Parent side only, never sent: the reply's time limit in seconds; 0 or less:
   /// defaultCandidateTimeout(*this).
   double timeoutSeconds = 0;
@@ -145,6 +152,11 @@ std::string replyLine(std::optional<int64_t> id, const CandidateMeasurement& mea
 std::string builtLine(int count, double buildMilliseconds);
 /// Whether `line` is that line.
 bool isBuiltLine(std::string_view line);
+
+/// The line the worker prints when a batch timed in turns is checked (before its first reply).
+std::string checkedLine(int count, double checkMilliseconds);
+/// Whether `line` is that line.
+bool isCheckedLine(std::string_view line);
 
 /// The id of a reply line, when `line` is a JSON object with an integer id; the caller skips
 /// lines that answer something else.

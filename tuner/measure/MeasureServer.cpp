@@ -145,37 +145,38 @@ std::vector<MeasureServer::Prepared> MeasureServer::prepareInParallel(const std:
   return prepared;
 }
 
-CandidateMeasurement MeasureServer::finish(Prepared prepared, const MeasureRequest& request) {
+CandidateMeasurement MeasureServer::check(const Prepared& prepared, const MeasureRequest& request) {
   if (prepared.failure) return *prepared.failure;
-  const ServedTask* task = prepared.task;
-  const BuiltFunction* built = &*prepared.built;
-  Clock::time_point start;
   CandidateMeasurement m;
   m.buildMilliseconds = prepared.buildMilliseconds;
-  if (request.check) {
-    start = Clock::now();
-    auto expected = referenceOutputs(*task, request.seed);
-    auto actual = expected ? runOnce(*task, *built, request.seed) : expected;
-    m.checkMilliseconds = millisecondsSince(start);
-    if (!actual) {
-      m.failure = CandidateFailure{CandidateErrorKind::Runtime, actual.error()};
-      return m;
-    }
-    OutputComparison comparison = compareOutputs(*actual, *expected, tolerance_);
-    m.checked = true;
-    m.maxAbsError = comparison.maxAbsError;
-    if (comparison.mismatch) {
-      // Timing a wrong kernel would only waste the time: it can never be chosen.
-      m.failure = CandidateFailure{CandidateErrorKind::WrongResult,
-                                   Diagnostic{task->name + " computes a wrong result under this schedule: " +
-                                                  comparison.mismatch->describe(),
-                                              task->name, 0, 0,
-                                              "the schedule changes what the kernel computes: a compiler bug worth "
-                                              "reporting with the schedule"}};
-      return m;
-    }
+  if (!request.check) return m;
+  const ServedTask* task = prepared.task;
+  Clock::time_point start = Clock::now();
+  auto expected = referenceOutputs(*task, request.seed);
+  auto actual = expected ? runOnce(*task, *prepared.built, request.seed) : expected;
+  m.checkMilliseconds = millisecondsSince(start);
+  if (!actual) {
+    m.failure = CandidateFailure{CandidateErrorKind::Runtime, actual.error()};
+    return m;
   }
+  OutputComparison comparison = compareOutputs(*actual, *expected, tolerance_);
+  m.checked = true;
+  m.maxAbsError = comparison.maxAbsError;
+  if (comparison.mismatch) {
+    // Timing a wrong kernel would only waste the time: it can never be chosen.
+    m.failure = CandidateFailure{CandidateErrorKind::WrongResult,
+                                 Diagnostic{task->name + " computes a wrong result under this schedule: " +
+                                                comparison.mismatch->describe(),
+                                            task->name, 0, 0,
+                                            "the schedule changes what the kernel computes: a compiler bug worth "
+                                            "reporting with the schedule"}};
+  }
+  return m;
+}
 
+namespace {
+
+driver::MeasureOptions timingOptions(const MeasureRequest& request) {
   driver::MeasureOptions options;
   options.minSeconds = request.minSeconds;
   options.minRepeats = request.minRepeats;
@@ -183,18 +184,31 @@ CandidateMeasurement MeasureServer::finish(Prepared prepared, const MeasureReque
   options.warmupCalls = request.warmupCalls;
   options.seed = request.seed;
   options.flushCaches = request.flushCaches;
-  start = Clock::now();
-  auto timed = driver::timeBuiltKernel(task->workload, *built, options);
-  m.timingMilliseconds = millisecondsSince(start);
+  return options;
+}
+
+// Fills `m`'s times from `timed`, or its failure.
+void takeTimes(CandidateMeasurement& m, const Expected<driver::Measurement>& timed) {
   if (!timed) {
     m.failure = CandidateFailure{CandidateErrorKind::Runtime, timed.error()};
-    return m;
+    return;
   }
   m.medianMilliseconds = timed->medianMilliseconds;
   m.minMilliseconds = timed->minMilliseconds;
   m.maxMilliseconds = timed->maxMilliseconds;
   m.samples = timed->samples;
   m.gflops = timed->gflops;
+}
+
+}  // namespace
+
+CandidateMeasurement MeasureServer::finish(Prepared prepared, const MeasureRequest& request) {
+  CandidateMeasurement m = check(prepared, request);
+  if (!m.ok()) return m;
+  Clock::time_point start = Clock::now();
+  auto timed = driver::timeBuiltKernel(prepared.task->workload, *prepared.built, timingOptions(request));
+  m.timingMilliseconds = millisecondsSince(start);
+  takeTimes(m, timed);
   return m;
 }
 
@@ -234,6 +248,10 @@ void MeasureServer::serve(std::istream& requests, const std::function<void(const
     auto start = Clock::now();
     std::vector<Prepared> prepared = prepareInParallel(buildable);
     reply(builtLine(int(batch.size()), millisecondsSince(start)));
+    if (first.request.turns > 1) {
+      serveInTurns(batch, prepared, first.request.turns, reply, beforeEach);
+      continue;
+    }
     size_t next = 0;
     for (auto& parsed : batch) {
       if (beforeEach) beforeEach();
@@ -251,6 +269,55 @@ void MeasureServer::serve(std::istream& requests, const std::function<void(const
       reply(replyLine(parsed.id, m));
     }
   }
+}
+
+void MeasureServer::serveInTurns(const std::vector<ParsedRequest>& batch, std::vector<Prepared>& prepared, int turns,
+                                 const std::function<void(const std::string& line)>& reply,
+                                 const std::function<void()>& beforeEach) {
+  // Every request checked first (a failure is final), then those that passed timed together.
+  std::vector<CandidateMeasurement> results(batch.size());
+  std::vector<const Prepared*> preparedOf(batch.size(), nullptr);
+  Clock::time_point start = Clock::now();
+  size_t next = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (beforeEach) beforeEach();
+    if (batch[i].failure) {
+      results[i] = failed(batch[i].failure->kind, batch[i].failure->diagnostic);
+      continue;
+    }
+    preparedOf[i] = &prepared[next++];
+    try {
+      results[i] = check(*preparedOf[i], batch[i].request);
+    } catch (const std::exception& error) {
+      results[i] = failed(CandidateErrorKind::Runtime,
+                          Diagnostic{std::string("checking failed: ") + error.what(), batch[i].request.task, 0, 0, ""});
+    }
+  }
+  std::vector<size_t> timedIndex;
+  std::vector<driver::KernelToTime> kernels;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!results[i].ok()) continue;
+    timedIndex.push_back(i);
+    kernels.push_back({&preparedOf[i]->task->workload, &*preparedOf[i]->built});
+  }
+  reply(checkedLine(int(batch.size()), millisecondsSince(start)));
+
+  start = Clock::now();
+  std::vector<Expected<driver::Measurement>> timed;
+  try {
+    timed = driver::timeBuiltKernelsInTurns(kernels, timingOptions(batch.front().request), turns);
+  } catch (const std::exception& error) {
+    for (size_t i : timedIndex)
+      timed.emplace_back(Diagnostic{std::string("measuring failed: ") + error.what(), batch[i].request.task, 0, 0, ""});
+  }
+  // The timing's wall time, shared out: the tuner's summary adds the candidates' times up.
+  double timingShare = kernels.empty() ? 0 : millisecondsSince(start) / double(kernels.size());
+  for (size_t k = 0; k < timedIndex.size(); ++k) {
+    CandidateMeasurement& m = results[timedIndex[k]];
+    m.timingMilliseconds = timingShare;
+    takeTimes(m, timed[k]);
+  }
+  for (size_t i = 0; i < batch.size(); ++i) reply(replyLine(batch[i].id, results[i]));
 }
 
 }  // namespace tessel::tuner

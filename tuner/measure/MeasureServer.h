@@ -32,6 +32,8 @@ struct ServedTask {
 /// next: build (lowering and LLVM), then the check, then timing. Building the next candidate
 /// while one is timed would be faster, but on a machine of a few cores the compiler's work
 /// would disturb the timing it runs beside, and a timing is all a measurement is for.
+/// A batch (MeasureRequest::batch) is built in parallel first, and with MeasureRequest::turns
+/// its candidates are checked and then timed together, in turns.
 /// Not thread-safe (one request at a time).
 class MeasureServer {
 public:
@@ -65,6 +67,12 @@ private:
   std::vector<Prepared> prepareInParallel(const std::vector<MeasureRequest>& requests) const;
   // Checks and times what prepare() built.
   CandidateMeasurement finish(Prepared prepared, const MeasureRequest& request);
+  // The check alone: the measurement so far (build and check times), failed or not.
+  CandidateMeasurement check(const Prepared& prepared, const MeasureRequest& request);
+  // The rest of a batch whose first request asks for `turns` (MeasureRequest::turns), once
+  // `prepared` (one per request without a parse failure, in order) is built.
+  void serveInTurns(const std::vector<ParsedRequest>& batch, std::vector<Prepared>& prepared, int turns,
+                    const std::function<void(const std::string& line)>& reply, const std::function<void()>& beforeEach);
 
   // The default schedule's outputs on the inputs of `seed`, computed once per task and seed.
   Expected<std::vector<runtime::NDArray>> referenceOutputs(const ServedTask& task, unsigned seed);

@@ -314,6 +314,45 @@ void MeasureWorker::measureBatch(
     return;
   }
 
+  // Timed in turns: every request is checked, then all are timed together; the replies come
+  // at the end. A loss now cannot be pinned on one candidate: each is measured again alone.
+  bool inTurns = requests.front().turns > 1;
+  auto measureEachAlone = [&](size_t from) {
+    dropChild();
+    for (size_t i = from; i < requests.size(); ++i) {
+      MeasureRequest alone = requests[i];
+      alone.turns = 1;
+      CandidateMeasurement m = measure(alone);
+      onResult(i, m);
+      if (m.failure && m.failure->kind == CandidateErrorKind::Cancelled) {
+        for (size_t j = i + 1; j < requests.size(); ++j) onResult(j, m);
+        return;
+      }
+    }
+  };
+  if (inTurns) {
+    Clock::time_point checkBegin = Clock::now();
+    for (bool checked = false; !checked;) {
+      ChildLine line = child_->readLine(std::max(limitSum - secondsSince(checkBegin), 1e-3), options_.cancelled);
+      if (line.outcome == ChildLine::Outcome::Line) {
+        checked = isCheckedLine(line.text);
+        continue;
+      }
+      statistics_.requestSeconds += secondsSince(begin);
+      statistics_.candidates -= int(requests.size());  // counted again below
+      if (line.outcome == ChildLine::Outcome::Cancelled) {
+        CandidateMeasurement m = lost(line, requests[0], limitSum);
+        for (size_t i = 0; i < requests.size(); ++i) onResult(i, m);
+        return;
+      }
+      if (line.outcome == ChildLine::Outcome::TimedOut) child_->kill(InteractiveChildProcess::KillReason::TimedOut);
+      measureEachAlone(0);
+      return;
+    }
+    // The timing of all of them comes before the first reply.
+    for (double& limit : limits) limit = limitSum;
+  }
+
   // The timing phase: one reply after another, each within its own limit.
   for (size_t i = 0; i < requests.size(); ++i) {
     Clock::time_point replyBegin = Clock::now();
@@ -328,6 +367,13 @@ void MeasureWorker::measureBatch(
         statistics_.timingSeconds += m.timingMilliseconds / 1e3;
         onResult(i, m);
         break;
+      }
+      if (inTurns && line.outcome != ChildLine::Outcome::Cancelled) {
+        if (line.outcome == ChildLine::Outcome::TimedOut) child_->kill(InteractiveChildProcess::KillReason::TimedOut);
+        statistics_.candidates -= int(requests.size() - i);  // counted again by measure()
+        measureEachAlone(i);
+        statistics_.requestSeconds += secondsSince(begin);
+        return;
       }
       CandidateMeasurement m = lost(line, requests[i], limits[i]);
       onResult(i, m);

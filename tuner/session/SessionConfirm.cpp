@@ -53,17 +53,23 @@ void Session::confirm(size_t task) {
   rivals.push_back({{state.defaultTraceText, state.defaultPoint, state.defaultMs.value_or(0)}, true, {}});
   // From scratch the default is measured beside its rivals as the yardstick only.
   bool defaultCompetes = options_.space.includeDefaultSketch;
+  // Each repeat is one batch, timed in turns (MeasureRequest::turns) when the session's rounds
+  // are: the rivals then share the machine's slow and fast moments within a repeat as well.
   for (int repeat = 0; repeat < options_.confirmRepeats; ++repeat) {
-    for (Rival& rival : rivals) {
-      if (fatal_ || interrupted_) return;
-      if (cancelled()) {
-        interrupted_ = true;
-        return;
-      }
-      RecordOrigin origin = rival.isDefault && !defaultCompetes ? RecordOrigin::Control : RecordOrigin::Confirm;
-      auto measured = measure(task, rival.schedule.trace, origin, rival.schedule.point, std::nullopt, std::nullopt);
-      if (measured && measured->ok()) rival.medians.push_back(measured->medianMilliseconds);
+    if (fatal_ || interrupted_) return;
+    if (cancelled()) {
+      interrupted_ = true;
+      return;
     }
+    std::vector<Pending> batch;
+    for (const Rival& rival : rivals) {
+      RecordOrigin origin = rival.isDefault && !defaultCompetes ? RecordOrigin::Control : RecordOrigin::Confirm;
+      batch.push_back({rival.schedule.trace, origin, rival.schedule.point, std::nullopt, std::nullopt});
+    }
+    std::vector<std::optional<CandidateMeasurement>> measured = measureBatch(task, batch);
+    if (fatal_ || interrupted_) return;
+    for (size_t i = 0; i < rivals.size(); ++i)
+      if (measured[i] && measured[i]->ok()) rivals[i].medians.push_back(measured[i]->medianMilliseconds);
   }
   std::vector<ConfirmRival> judged;
   for (const Rival& rival : rivals)

@@ -10,6 +10,12 @@
 #include <QRegularExpression>
 #include <QTimer>
 
+#include <algorithm>
+
+#include "views/graph/GraphView.h"
+#include "views/graph/GraphWorkbench.h"
+#include "views/graph/LayoutQuality.h"
+
 namespace tessel::studio {
 
 namespace {
@@ -18,6 +24,7 @@ namespace {
 // stay idle across several polls before it counts as done.
 constexpr int kPollMs = 50;
 constexpr int kQuietPolls = 6;
+constexpr int kTickMs = 5;
 
 }  // namespace
 
@@ -31,7 +38,7 @@ bool parseScreenshotSize(const QString& text, QSize* size) {
   return true;
 }
 
-int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString* error) {
+int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString* error, ScreenshotTimings* timings) {
   // Nobody is there to answer: open a project as saved, keeping any autosave for later.
   window.projects().setRecoveryPrompt(
       [](const QString&, const QDateTime&) { return ProjectController::RecoveryChoice::OpenSaved; });
@@ -50,13 +57,17 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
 
   bool opened = false;
   QString failure;
-  QObject::connect(&window, &MainWindow::fileOpened, &window, [&](const QString&) { opened = true; });
+  QElapsedTimer clock;
+  clock.start();
+  double openedMs = 0, lastBusyMs = 0;
+  QObject::connect(&window, &MainWindow::fileOpened, &window, [&](const QString&) {
+    if (!opened) openedMs = lastBusyMs = double(clock.nsecsElapsed()) / 1e6;
+    opened = true;
+  });
   QObject::connect(&window, &MainWindow::openFailed, &window,
                    [&](const QString&, const QString& message) { failure = message; });
   window.openFile(request.file);
 
-  QElapsedTimer clock;
-  clock.start();
   QEventLoop loop;
   QTimer poll;
   int quietPolls = 0;
@@ -65,12 +76,46 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
       loop.quit();
       return;
     }
-    quietPolls = opened && window.isIdle() ? quietPolls + 1 : 0;
+    bool idle = opened && window.isIdle();
+    if (opened && !idle) lastBusyMs = double(clock.nsecsElapsed()) / 1e6;
+    quietPolls = idle ? quietPolls + 1 : 0;
     if (quietPolls >= kQuietPolls) loop.quit();
   });
+  // With --timings: a tick every 5 ms sees when the Graph view first shows a layout, and the
+  // gaps between ticks are the event loop's stalls.
+  QTimer tick;
+  tick.setTimerType(Qt::PreciseTimer);
+  double lastTickMs = -1;
+  if (timings) {
+    QObject::connect(&tick, &QTimer::timeout, &loop, [&] {
+      double now = double(clock.nsecsElapsed()) / 1e6;
+      if (opened && lastTickMs >= openedMs)
+        timings->longestStallMs = std::max(timings->longestStallMs, now - lastTickMs - kTickMs);
+      lastTickMs = now;
+      if (opened && timings->firstPictureMs < 0 && window.graphWorkbench()->currentLayout())
+        timings->firstPictureMs = now - openedMs;
+    });
+    tick.start(kTickMs);
+  }
   poll.start(kPollMs);
   loop.exec();
   poll.stop();
+  tick.stop();
+  if (timings && opened) {
+    timings->compileMs = openedMs;
+    // The last job can end a poll before its layout reaches the view: the later of the two.
+    timings->finalLayoutMs = std::max(lastBusyMs - openedMs, timings->firstPictureMs);
+    if (auto layout = window.graphWorkbench()->currentLayout()) {
+      views::LayoutQuality quality = views::measureLayoutQuality(*layout);
+      timings->boxes = quality.boxes;
+      timings->edges = quality.edges;
+      timings->edgeCrossings = quality.edgeCrossings;
+      timings->boxesCrossed = quality.boxesCrossed;
+      QGraphicsView* view = window.graphWorkbench()->view();
+      QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+      for (const views::LayoutNode& node : layout->nodes) timings->visibleBoxes += visible.intersects(node.box);
+    }
+  }
 
   if (!failure.isEmpty()) {
     *error = failure;

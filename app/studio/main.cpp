@@ -78,7 +78,10 @@ int main(int argc, char** argv) {
                               "Colour the graph by the tuning session kept beside the records (none, speedup, "
                               "roofline or trials) or by the model's last profile (time).",
                               "MODE", "none");
-  parser.addOptions({screenshot, view, size, theme, colourBy});
+  QCommandLineOption timings("timings",
+                             "With --screenshot: also print how long the open and the Graph view's layout took, and "
+                             "the layout's edge crossings (key=value lines, for bench/graph_view.sh).");
+  parser.addOptions({screenshot, view, size, theme, colourBy, timings});
   parser.process(app);
 
   const QStringList files = parser.positionalArguments();
@@ -119,9 +122,16 @@ int main(int argc, char** argv) {
     if (!tessel::studio::parseScreenshotSize(parser.value(size), &request.size))
       return fail(QStringLiteral("--size %1: expected WIDTHxHEIGHT, e.g. 1440x900").arg(parser.value(size)));
     QString error;
-    int code = tessel::studio::takeScreenshot(window, request, &error);
+    tessel::studio::ScreenshotTimings measured;
+    int code = tessel::studio::takeScreenshot(window, request, &error, parser.isSet(timings) ? &measured : nullptr);
     if (code != 0) return fail(error);
     std::printf("%s\n", qPrintable(QFileInfo(request.output).absoluteFilePath()));
+    if (parser.isSet(timings))
+      std::printf("compile_ms=%.0f\nfirst_picture_ms=%.0f\nfinal_layout_ms=%.0f\nlongest_stall_ms=%.0f\nboxes=%d\n"
+                  "edges=%d\nedge_crossings=%lld\nboxes_crossed=%lld\nvisible_boxes=%d\n",
+                  measured.compileMs, measured.firstPictureMs, measured.finalLayoutMs, measured.longestStallMs,
+                  measured.boxes, measured.edges, (long long)measured.edgeCrossings,
+                  (long long)measured.boxesCrossed, measured.visibleBoxes);
     return 0;
   }
 

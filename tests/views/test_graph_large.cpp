@@ -103,6 +103,9 @@ private slots:
 
     GraphWorkbench workbench;
     workbench.setDotNodeLimit(dotNodeLimit);
+    // dot's own result is what the "dot" row checks: it takes about 20 s here, and on a loaded
+    // machine more than the 30 s the view gives it by default.
+    workbench.setDotTimeLimit(0);
     workbench.resize(1200, 800);
     workbench.show();
     QVERIFY(QTest::qWaitForWindowExposed(&workbench));
@@ -139,6 +142,51 @@ private slots:
     for (const auto& call : progress) saidWhichLayout |= call.at(1).toString().contains(progressSays);
     QVERIFY(saidWhichLayout);
     QVERIFY2(gap < 200, qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(gap)));
+  }
+
+  // dot runs in a child process with a time limit: stopped there, the layered picture stays
+  // (the same layout object, nothing swapped) and the status bar says why.
+  void dotStoppedAtItsTimeLimitLeavesTheLayeredPicture() {
+    auto graph = syntheticNetwork(2000);  // above the quick-preview limit: layered, then dot
+    GraphWorkbench workbench;
+    workbench.setDotTimeLimit(0.3);       // dot needs seconds here
+    QSignalSpy finished(&workbench, &GraphWorkbench::layoutFinished);
+    QSignalSpy progress(&workbench, &GraphWorkbench::layoutProgress);
+    workbench.setGraph(graph);
+    QVERIFY(finished.wait(60000));
+    auto preview = workbench.currentLayout();
+    QVERIFY(preview);
+    QCOMPARE(preview->engine, QStringLiteral("layered"));
+    QTRY_VERIFY_WITH_TIMEOUT(!workbench.isLayingOut() && finished.count() == 2, 60000);
+    QCOMPARE(finished.at(1).at(0).toBool(), false);
+    QCOMPARE(workbench.currentLayout(), preview);
+    bool saidWhy = false;
+    for (const auto& call : progress) saidWhy |= call.at(1).toString().contains("dot took longer than");
+    QVERIFY(saidWhy);
+  }
+
+  // Cancelling while dot runs stops it at once (it runs in a process of its own), where an
+  // in-process dot could only be abandoned after it finished.
+  void cancellingStopsDotAtOnce() {
+    auto graph = syntheticNetwork(2000);
+    GraphWorkbench workbench;
+    QSignalSpy finished(&workbench, &GraphWorkbench::layoutFinished);
+    QSignalSpy progress(&workbench, &GraphWorkbench::layoutProgress);
+    workbench.setGraph(graph);
+    QVERIFY(finished.wait(60000));  // the layered preview; dot starts
+    auto dotRunning = [&] {
+      for (const auto& call : progress)
+        if (call.at(1).toString().startsWith("Running dot")) return true;
+      return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(dotRunning(), 60000);
+    QElapsedTimer clock;
+    clock.start();
+    workbench.cancelLayout();
+    workbench.jobs().waitForAll();
+    qint64 stoppedMs = clock.elapsed();
+    QVERIFY2(stoppedMs < 1000, qPrintable(QStringLiteral("dot took %1 ms to stop").arg(stoppedMs)));
+    QCOMPARE(workbench.currentLayout()->engine, QStringLiteral("layered"));
   }
 
   void cancellingALayoutKeepsTheOldOneAndDeliversNothing() {

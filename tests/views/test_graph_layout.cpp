@@ -2,10 +2,13 @@
 // expanded, weights are folded into their consumers, edges carry shapes and run downward.
 #include <QtTest>
 
+#include <set>
+
 #include "ExampleModelSupport.h"
 #include "ModularGraphSupport.h"
 #include "compiler/driver/Driver.h"
 #include "views/graph/GraphLayout.h"
+#include "views/graph/LayoutQuality.h"
 #include "views/graph/ModuleGroups.h"
 #include "views/graph/NodeCategory.h"
 
@@ -185,6 +188,122 @@ private slots:
     graph::Value c = graph::makeOperation("model/out/Relu", "Relu", {b}, {}, {type})[0];
     ModuleGroups wrapped(graph::Graph{{x}, {c}, {"y"}});
     QCOMPARE(wrapped.groups(), QStringList{"module:model/dense"});
+  }
+
+  // bench/graph_view.sh's readability counts: two edges crossing each other (counted once)
+  // under a box (each counted), and an edge meeting the others only at their shared boxes.
+  void layoutQualityCountsCrossingsAndHiddenEdges() {
+    GraphLayout layout;
+    auto box = [&](const char* id, double x, double y) {
+      LayoutNode node;
+      node.id = id;
+      node.box = QRectF(x, y, 100, 40);
+      layout.nodes.push_back(node);
+    };
+    box("a", 0, 0);
+    box("b", 300, 0);
+    box("c", 0, 300);
+    box("d", 300, 300);
+    box("middle", 150, 150);
+    auto edge = [&](int from, int to, QPointF start, QPointF end) {
+      LayoutEdge line;
+      line.from = from;
+      line.to = to;
+      QPointF step = (end - start) / 3;
+      line.spline = {start, start + step, start + 2 * step, end};
+      layout.edges.push_back(line);
+    };
+    edge(0, 3, {50, 40}, {350, 300});  // a -> d and b -> c cross at (200, 170), inside "middle"
+    edge(1, 2, {350, 40}, {50, 300});
+    edge(0, 2, {50, 40}, {50, 300});   // a -> c touches both only where they share a box
+    LayoutQuality quality = measureLayoutQuality(layout);
+    QCOMPARE(quality.boxes, 5);
+    QCOMPARE(quality.edges, 3);
+    QCOMPARE(quality.edgeCrossings, int64_t(1));
+    QCOMPARE(quality.boxesCrossed, int64_t(2));
+
+    // Moved aside, "middle" hides nothing.
+    layout.nodes[4].box.moveTo(500, 150);
+    QCOMPARE(measureLayoutQuality(layout).boxesCrossed, int64_t(0));
+  }
+
+  // The layered layout's long edges go around boxes, never through them: a DenseNet block
+  // drawn operation by operation (each concatenation reads every earlier layer) had its
+  // concatenations' inputs drawn straight down the trunk, through every box between.
+  void longEdgesOfTheLayeredLayoutGoAroundBoxes() {
+    GraphLayoutOptions options;
+    options.moduleGroupsAbove = 0;  // every operation a box
+    options.dotNodeLimit = 0;       // the layered layout
+    GraphLayout layout = layOut(modularGraph(6), options);
+    QCOMPARE(layout.engine, QString("layered"));
+    verifyReadable(layout);
+    LayoutQuality quality = measureLayoutQuality(layout);
+    QCOMPARE(quality.boxesCrossed, int64_t(0));
+    // The concatenation of a block's last layer reads six tensors from six ranks above; all
+    // but the nearest come down one lane, beside the boxes.
+    int concat = layout.indexOf("/features/block1/layer6/Concat");
+    QVERIFY(concat >= 0);
+    std::set<double> lanes;
+    int laneEdges = 0;
+    for (const LayoutEdge& edge : layout.edges) {
+      if (edge.to != concat || edge.spline.size() <= 4) continue;
+      ++laneEdges;
+      lanes.insert(edge.spline[7].x());  // the lane's top corner
+    }
+    QVERIFY2(laneEdges >= 4, qPrintable(QString::number(laneEdges)));
+    QCOMPARE(lanes.size(), size_t(1));
+  }
+
+  // Into or out of a closed module, the tensors between two boxes are one edge that says how
+  // many it carries.
+  void tensorsBetweenClosedModulesAreOneBundle() {
+    graph::TensorType type{DataType::float32(), {4}};
+    auto op = [&](const std::string& name, std::vector<graph::Value> inputs) {
+      return graph::makeOperation(name, name.substr(name.find_last_of('/') + 1), std::move(inputs), {}, {type})[0];
+    };
+    graph::Value x = graph::makeInput("x", type);
+    graph::Value p = op("/a/p/Relu", {x}), q = op("/a/q/Relu", {x}), r = op("/a/r/Relu", {x});
+    graph::Value joined = op("/b/Concat", {p, q, r});
+    graph::Value y = op("/c/Relu", {op("/b/Relu", {joined, p})});
+    auto graph = std::make_shared<graph::Graph>(graph::Graph{{x}, {y}, {"y"}});
+    GraphLayoutOptions options;
+    options.moduleGroupsAbove = 1;
+    GraphLayout layout = layOut(graph, options);
+    int a = layout.indexOf("module:/a"), b = layout.indexOf("module:/b");
+    QVERIFY(a >= 0 && b >= 0);
+    int between = 0;
+    for (const LayoutEdge& edge : layout.edges) {
+      if (edge.from != a || edge.to != b) continue;
+      ++between;
+      QCOMPARE(edge.tensorCount, 3);  // p (read twice inside /b: counted once), q and r
+      QCOMPARE(edge.label(), QString("3 tensors"));
+    }
+    QCOMPARE(between, 1);
+  }
+
+  // An operation the exporter left without a path joins the module its consumers share (or,
+  // feeding none, its producers): DenseNet-121's sixty "Identity_NN" otherwise stood beside
+  // the modules as boxes of their own.
+  void namelessOperationsJoinTheModuleTheyServe() {
+    graph::TensorType type{DataType::float32(), {4}};
+    auto op = [&](const std::string& name, std::vector<graph::Value> inputs) {
+      return graph::makeOperation(name, name.substr(name.find_last_of('/') + 1), std::move(inputs), {}, {type})[0];
+    };
+    graph::Value x = graph::makeInput("x", type);
+    graph::Value identity = op("Identity_1", {x});
+    graph::Value a = op("/enc/a/Relu", {op("/enc/a/Conv", {identity})});
+    graph::Value shared = op("Mul_4", {op("/enc/b/Conv", {a})});  // read by /enc/b and by /head
+    graph::Value head = op("/head/Gemm", {op("/enc/b/Relu", {shared}), shared});
+    graph::Value flat = op("Flatten_9", {head});  // the graph's output: it goes with its producer
+    graph::Graph graph{{x}, {flat}, {"y"}};
+    ModuleGroups groups(graph);
+    QCOMPARE(groups.groups(), (QStringList{"module:/enc", "module:/enc/a", "module:/enc/b", "module:/head"}));
+    for (const auto* node : graph.operations()) {
+      if (node->name == "Identity_1") QCOMPARE(groups.groupsOf(node), (QStringList{"module:/enc", "module:/enc/a"}));
+      if (node->name == "Mul_4") QVERIFY(groups.groupsOf(node).isEmpty());
+      if (node->name == "Flatten_9") QCOMPARE(groups.groupsOf(node), QStringList{"module:/head"});
+    }
+    QCOMPARE(groups.operationCount("module:/enc"), 5);
   }
 
   // Above moduleGroupsAbove operations the graph opens by module: each outermost group is one

@@ -3,9 +3,19 @@
 
 #include <QByteArray>
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "views/graph/GraphvizMutex.h"
 
@@ -40,18 +50,15 @@ QByteArray inches(double points) { return QByteArray::number(points / 72.0, 'f',
 class DotGraph {
 public:
   DotGraph() : graph_(agopen(text("tessel"), Agdirected, nullptr)) {}
-  ~DotGraph() {
-    if (laidOut_) gvFreeLayout(graphvizContext(), graph_);
-    agclose(graph_);
-  }
+  // Only a child process lays the graph out (and exits without freeing): here there is no
+  // layout to free.
+  ~DotGraph() { agclose(graph_); }
   DotGraph(const DotGraph&) = delete;
   DotGraph& operator=(const DotGraph&) = delete;
   Agraph_t* get() const { return graph_; }
-  void markLaidOut() { laidOut_ = true; }
 
 private:
   Agraph_t* graph_;
-  bool laidOut_ = false;
 };
 
 // Settings that keep dot's crossing minimisation and network simplex bounded on big graphs
@@ -131,70 +138,205 @@ public:
     }
     if (job_.cancelled()) return Diagnostic{"layout cancelled", "", 0, 0, ""};
 
-    job_.reportProgress(-1, QStringLiteral("Running dot on %1 nodes (cannot be interrupted)").arg(layout_.nodes.size()));
-    if (gvLayout(context, root, "dot") != 0)
-      return Diagnostic{"Graphviz dot could not lay out the graph", "", 0, 0,
-                        "check that the Graphviz dot plugin (libgvplugin_dot_layout) is installed"};
-    dot.markLaidOut();
-    if (job_.cancelled()) return Diagnostic{"layout cancelled", "", 0, 0, ""};
-    job_.reportProgress(90, QStringLiteral("Reading the layout"));
-    readBack(root);
-    return Status::success();
+    job_.reportProgress(-1, QStringLiteral("Running dot on %1 nodes").arg(layout_.nodes.size()));
+    return layOutInChild(context, root);
   }
 
 private:
-  QPointF toScene(pointf point) const { return QPointF(point.x - origin_.x, top_ - point.y); }
-
-  void readBack(Agraph_t* root) {
-    boxf bounds = GD_bb(root);
-    origin_ = bounds.LL;
-    top_ = bounds.UR.y;
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      QPointF center = toScene(ND_coord(nodes_[i]));
-      QRectF& box = layout_.nodes[i].box;
-      box.moveCenter(center);
+  // dot cannot be interrupted in a thread, so it runs in a child process (a fork, which has the
+  // graph just built) that sends back every number the layout needs and can be killed: on
+  // cancel, and at the time limit. Graphviz's mutex is held throughout, so the fork copies no
+  // Graphviz state another thread is changing; the child only lays out, writes and exits.
+  Status layOutInChild(GVC_t* context, Agraph_t* root) {
+    int pipeEnds[2];
+    if (::pipe(pipeEnds) != 0)
+      return Diagnostic{std::string("cannot start dot: ") + std::strerror(errno), "", 0, 0, ""};
+    pid_t child = ::fork();
+    if (child < 0) {
+      ::close(pipeEnds[0]);
+      ::close(pipeEnds[1]);
+      return Diagnostic{std::string("cannot start dot: ") + std::strerror(errno), "", 0, 0, ""};
     }
-    for (size_t i = 0; i < edges_.size(); ++i) readEdge(edges_[i], layout_.edges[i]);
-    readClusters(root);
-  }
-
-  void readEdge(Agedge_t* dotEdge, LayoutEdge& edge) {
-    edge.spline.clear();
-    const splines* routes = ED_spl(dotEdge);
-    const QRectF& from = layout_.nodes[size_t(edge.from)].box;
-    const QRectF& to = layout_.nodes[size_t(edge.to)].box;
-    if (routes && routes->size > 0) {
-      for (int b = 0; b < routes->size; ++b) {
-        const bezier& curve = routes->list[b];
-        for (int p = 0; p < curve.size; ++p) {
-          // Consecutive beziers share their joint: keep the control-point count 1 + 3k.
-          if (b > 0 && p == 0) continue;
-          edge.spline.push_back(toScene(curve.list[p]));
-        }
-        if (curve.eflag) edge.arrowTip = toScene(curve.ep);
+    if (child == 0) {
+      ::close(pipeEnds[0]);
+      if (gvLayout(context, root, "dot") != 0) ::_exit(3);
+      std::vector<double> numbers = layoutNumbers(root);
+      const char* bytes = reinterpret_cast<const char*>(numbers.data());
+      size_t left = numbers.size() * sizeof(double);
+      while (left > 0) {
+        ssize_t written = ::write(pipeEnds[1], bytes, left);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) ::_exit(4);
+        bytes += written;
+        left -= size_t(written);
       }
-      if (!routes->list[routes->size - 1].eflag) edge.arrowTip = edge.spline.back();
-    } else {
-      QPointF start(from.center().x(), from.bottom()), end(to.center().x(), to.top());
-      edge.spline = {start, start + (end - start) / 3, start + 2 * (end - start) / 3, end};
-      edge.arrowTip = end;
+      ::_exit(0);
     }
-    const textlabel_t* label = ED_label(dotEdge);
-    if (label && label->set) edge.labelCenter = toScene(label->pos);
-    else if (!edge.spline.empty()) edge.labelCenter = edge.spline[edge.spline.size() / 2];
+    ::close(pipeEnds[1]);
+    std::vector<char> received;
+    std::optional<Diagnostic> stopped = readFromChild(pipeEnds[0], child, received);
+    ::close(pipeEnds[0]);
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (stopped) return *stopped;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      return Diagnostic{WIFEXITED(status) && WEXITSTATUS(status) == 3
+                            ? std::string("Graphviz dot could not lay out the graph")
+                            : "Graphviz dot ended abnormally (" +
+                                  (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                                       : "exit code " + std::to_string(WEXITSTATUS(status))) +
+                                  ")",
+                        "", 0, 0, "check that the Graphviz dot plugin (libgvplugin_dot_layout) is installed"};
+    std::vector<double> numbers(received.size() / sizeof(double));
+    std::memcpy(numbers.data(), received.data(), numbers.size() * sizeof(double));
+    if (job_.cancelled()) return Diagnostic{"layout cancelled", "", 0, 0, ""};
+    job_.reportProgress(90, QStringLiteral("Reading the layout"));
+    if (!applyLayoutNumbers(numbers))
+      return Diagnostic{"Graphviz dot's layout came back incomplete", "", 0, 0, "report this with the model"};
+    return Status::success();
   }
 
-  void readClusters(Agraph_t* graph) {
+  // Reads everything the child writes until it closes the pipe; kills it (and says why) when
+  // the job is cancelled or the time limit passes first.
+  std::optional<Diagnostic> readFromChild(int fd, pid_t child, std::vector<char>& received) {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start = Clock::now();
+    char buffer[65536];
+    for (;;) {
+      if (job_.cancelled()) {
+        ::kill(child, SIGKILL);
+        return Diagnostic{"layout cancelled", "", 0, 0, ""};
+      }
+      double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      if (timeLimitSeconds_ > 0 && elapsed > timeLimitSeconds_) {
+        ::kill(child, SIGKILL);
+        timedOut_ = true;
+        return Diagnostic{"Graphviz dot took longer than " + std::to_string(int(timeLimitSeconds_ + 0.5)) +
+                              " s and was stopped",
+                          "", 0, 0, "the layered layout is used instead"};
+      }
+      pollfd waiting{fd, POLLIN, 0};
+      int ready = ::poll(&waiting, 1, 50);
+      if (ready < 0 && errno != EINTR) return Diagnostic{"lost dot's output", "", 0, 0, ""};
+      if (ready <= 0) continue;
+      ssize_t count = ::read(fd, buffer, sizeof buffer);
+      if (count < 0 && errno == EINTR) continue;
+      if (count <= 0) return std::nullopt;  // the child is done
+      received.insert(received.end(), buffer, buffer + count);
+    }
+  }
+
+  // In the child: the layout as numbers, in the order applyLayoutNumbers reads them.
+  std::vector<double> layoutNumbers(Agraph_t* root) {
+    boxf bounds = GD_bb(root);
+    std::vector<double> out{bounds.LL.x, bounds.LL.y, bounds.UR.x, bounds.UR.y};
+    out.reserve(4 + 2 * nodes_.size() + 16 * edges_.size() + 5 * layout_.clusters.size());
+    for (Agnode_t* node : nodes_) out.insert(out.end(), {ND_coord(node).x, ND_coord(node).y});
+    for (Agedge_t* dotEdge : edges_) {
+      const splines* routes = ED_spl(dotEdge);
+      std::vector<pointf> points;
+      bool hasTip = false;
+      pointf tip{0, 0};
+      if (routes && routes->size > 0) {
+        for (int b = 0; b < routes->size; ++b) {
+          const bezier& curve = routes->list[b];
+          for (int p = 0; p < curve.size; ++p)
+            if (!(b > 0 && p == 0)) points.push_back(curve.list[p]);  // joints shared: 1 + 3k points
+          if (curve.eflag) {
+            hasTip = true;
+            tip = curve.ep;
+          }
+        }
+        if (!routes->list[routes->size - 1].eflag && !points.empty()) {
+          hasTip = true;
+          tip = points.back();
+        }
+      }
+      out.push_back(double(points.size()));
+      for (const pointf& point : points) out.insert(out.end(), {point.x, point.y});
+      out.insert(out.end(), {hasTip ? 1.0 : 0.0, tip.x, tip.y});
+      const textlabel_t* label = ED_label(dotEdge);
+      bool hasLabel = label && label->set;
+      out.insert(out.end(), {hasLabel ? 1.0 : 0.0, hasLabel ? label->pos.x : 0, hasLabel ? label->pos.y : 0});
+    }
+    std::vector<std::optional<boxf>> clusterBoxes(layout_.clusters.size());
+    collectClusters(root, clusterBoxes);
+    for (const auto& box : clusterBoxes) {
+      out.push_back(box ? 1.0 : 0.0);
+      out.insert(out.end(), {box ? box->LL.x : 0, box ? box->LL.y : 0, box ? box->UR.x : 0, box ? box->UR.y : 0});
+    }
+    return out;
+  }
+
+  void collectClusters(Agraph_t* graph, std::vector<std::optional<boxf>>& boxes) {
     for (int i = 1; i <= GD_n_cluster(graph); ++i) {
       Agraph_t* cluster = GD_clust(graph)[i];
       auto found = clusterIndex_.find(agnameof(cluster));
-      if (found != clusterIndex_.end()) {
-        boxf box = GD_bb(cluster);
-        layout_.clusters[found->second].box = QRectF(toScene(pointf{box.LL.x, box.UR.y}), toScene(pointf{box.UR.x, box.LL.y}));
-      }
-      readClusters(cluster);
+      if (found != clusterIndex_.end()) boxes[found->second] = GD_bb(cluster);
+      collectClusters(cluster, boxes);
     }
   }
+
+  // In the parent: the child's numbers put into the layout; false when they do not add up.
+  bool applyLayoutNumbers(const std::vector<double>& in) {
+    size_t at = 0;
+    auto next = [&](double* value) {
+      if (at >= in.size()) return false;
+      *value = in[at++];
+      return true;
+    };
+    auto nextPoint = [&](pointf* point) { return next(&point->x) && next(&point->y); };
+    pointf lowerLeft, upperRight;
+    if (!nextPoint(&lowerLeft) || !nextPoint(&upperRight)) return false;
+    origin_ = lowerLeft;
+    top_ = upperRight.y;
+    for (LayoutNode& node : layout_.nodes) {
+      pointf center;
+      if (!nextPoint(&center)) return false;
+      node.box.moveCenter(toScene(center));
+    }
+    for (LayoutEdge& edge : layout_.edges) {
+      double count = 0, hasTip = 0, hasLabel = 0;
+      if (!next(&count) || count < 0 || count > double(in.size())) return false;
+      edge.spline.clear();
+      for (int p = 0; p < int(count); ++p) {
+        pointf point;
+        if (!nextPoint(&point)) return false;
+        edge.spline.push_back(toScene(point));
+      }
+      pointf tip, label;
+      if (!next(&hasTip) || !nextPoint(&tip) || !next(&hasLabel) || !nextPoint(&label)) return false;
+      const QRectF& from = layout_.nodes[size_t(edge.from)].box;
+      const QRectF& to = layout_.nodes[size_t(edge.to)].box;
+      if (edge.spline.empty()) {
+        QPointF start(from.center().x(), from.bottom()), end(to.center().x(), to.top());
+        edge.spline = {start, start + (end - start) / 3, start + 2 * (end - start) / 3, end};
+        edge.arrowTip = end;
+      } else {
+        edge.arrowTip = hasTip != 0 ? toScene(tip) : edge.spline.back();
+      }
+      if (hasLabel != 0) edge.labelCenter = toScene(label);
+      else edge.labelCenter = edge.spline[edge.spline.size() / 2];
+    }
+    for (LayoutCluster& cluster : layout_.clusters) {
+      double has = 0;
+      pointf clusterLowerLeft, clusterUpperRight;
+      if (!next(&has) || !nextPoint(&clusterLowerLeft) || !nextPoint(&clusterUpperRight)) return false;
+      if (has != 0)
+        cluster.box = QRectF(toScene(pointf{clusterLowerLeft.x, clusterUpperRight.y}),
+                             toScene(pointf{clusterUpperRight.x, clusterLowerLeft.y}));
+    }
+    return at == in.size();
+  }
+
+public:
+  bool timedOut() const { return timedOut_; }
+  void setTimeLimit(double seconds) { timeLimitSeconds_ = seconds; }
+
+private:
+private:
+  QPointF toScene(pointf point) const { return QPointF(point.x - origin_.x, top_ - point.y); }
 
   GraphLayout& layout_;
   JobContext& job_;
@@ -204,12 +346,18 @@ private:
   std::map<std::string, size_t> clusterIndex_;
   pointf origin_{0, 0};
   double top_ = 0;
+  double timeLimitSeconds_ = 0;
+  bool timedOut_ = false;
 };
 
 }  // namespace
 
-Status placeWithDot(GraphLayout& layout, JobContext& job, bool edgeLabels) {
-  return DotPlacer(layout, job, edgeLabels).run();
+Status placeWithDot(GraphLayout& layout, JobContext& job, bool edgeLabels, double timeLimitSeconds, bool* timedOut) {
+  DotPlacer placer(layout, job, edgeLabels);
+  placer.setTimeLimit(timeLimitSeconds);
+  Status placed = placer.run();
+  if (timedOut) *timedOut = placer.timedOut();
+  return placed;
 }
 
 }  // namespace tessel::views

@@ -9,10 +9,12 @@ namespace tessel::views {
 
 /// Fills in every box's position, every edge's spline, arrow tip and label position and every
 /// cluster's frame from `dot`, keeping the box sizes already set. Holds graphvizMutex() for
-/// all Graphviz calls. Cancellation is checked while the Graphviz graph is built and after
-/// `dot` returns (dot itself cannot be interrupted). Without `edgeLabels`, dot places no
-/// label boxes (much faster on big graphs) and each label goes to the middle of its edge. A
-/// Diagnostic when Graphviz fails.
-Status placeWithDot(GraphLayout& layout, JobContext& job, bool edgeLabels = true);
+/// all Graphviz calls. dot itself runs in a child process (a fork), which is killed when the
+/// job is cancelled or after `timeLimitSeconds` (0: no limit); `timedOut`, when given, then
+/// says it was the limit. Without `edgeLabels`, dot places no label boxes (much faster on big
+/// graphs) and each label goes to the middle of its edge. A Diagnostic when Graphviz fails,
+/// is stopped, or the layout is cancelled; the layout is then left as it was.
+Status placeWithDot(GraphLayout& layout, JobContext& job, bool edgeLabels = true, double timeLimitSeconds = 0,
+                    bool* timedOut = nullptr);
 
 }  // namespace tessel::views

@@ -42,7 +42,13 @@ GraphEdgeItem::GraphEdgeItem(const LayoutEdge& edge, const GraphItemStyle* style
     QSizeF size(double(label_.size()) * style_->edgeCharacterWidth + 8, style_->lineHeight - 1);
     labelRect_ = QRectF(edge.labelCenter - QPointF(size.width() / 2, size.height() / 2), size);
   }
-  setToolTip(edge.tensor + (edge.shapeText.isEmpty() ? QString() : QStringLiteral(": ") + edge.label()));
+  if (edge.tensorCount > 1) {
+    // A bundle drawn thicker, so it reads as several tensors at a glance.
+    lineWidth_ = 2.4;
+    setToolTip(QStringLiteral("%1 tensors (%2, …)").arg(edge.tensorCount).arg(edge.tensor));
+  } else {
+    setToolTip(edge.tensor + (edge.shapeText.isEmpty() ? QString() : QStringLiteral(": ") + edge.label()));
+  }
   bounds_ = path_.boundingRect().united(arrow_.boundingRect()).united(labelRect_).adjusted(-2, -2, 2, 2);
 }
 
@@ -51,7 +57,7 @@ void GraphEdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
   painter->setRenderHint(QPainter::Antialiasing, lod >= 0.3);
   painter->setBrush(Qt::NoBrush);
-  painter->setPen(QPen(palette.edge, lod >= 0.3 ? 1.2 : 0.0));  // Width 0: one device pixel.
+  painter->setPen(QPen(palette.edge, lod >= 0.3 ? lineWidth_ : 0.0));  // Width 0: one device pixel.
   painter->drawPath(path_);
   if (lod < 0.2) return;
   painter->setPen(Qt::NoPen);

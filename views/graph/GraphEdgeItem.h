@@ -29,6 +29,7 @@ private:
   QString label_;
   QRectF labelRect_;
   QRectF bounds_;
+  double lineWidth_ = 1.2;
 };
 
 }  // namespace tessel::views

@@ -290,10 +290,21 @@ private:
 
   void connect(const Endpoint& from, int to) {
     if (from.node < 0 || from.node == to) return;
-    // A closed module group reads a tensor once, however many of its operations read it.
-    if ((layout_.nodes[size_t(from.node)].collapsedModule || layout_.nodes[size_t(to)].collapsedModule) &&
-        !moduleEdges_.insert({from.node, to, from.tensorName()}).second)
-      return;
+    // Into or out of a closed module group, the tensors between two boxes are one edge, a
+    // bundle (a DenseNet block hands the next one all its 25 feature maps: 25 edges side by
+    // side read as noise and cost dot minutes); a tensor counts once however many of the
+    // group's operations read it.
+    if (layout_.nodes[size_t(from.node)].collapsedModule || layout_.nodes[size_t(to)].collapsedModule) {
+      if (!moduleEdges_.insert({from.node, to, from.tensorName()}).second) return;
+      auto [bundle, isNew] = bundles_.try_emplace({from.node, to}, layout_.edges.size());
+      if (!isNew) {
+        LayoutEdge& edge = layout_.edges[bundle->second];
+        ++edge.tensorCount;
+        edge.shapeText = QStringLiteral("%1 tensors").arg(edge.tensorCount);
+        edge.dtypeText.clear();
+        return;
+      }
+    }
     LayoutEdge edge;
     edge.from = from.node;
     edge.to = to;
@@ -348,6 +359,7 @@ private:
   const graph::Graph* topLevel_ = nullptr;
   std::set<QString> openModules_;                      ///< Whose frames exist.
   std::set<std::tuple<int, int, QString>> moduleEdges_;  ///< (from, to, tensor) drawn into or out of a module box.
+  std::map<std::pair<int, int>, size_t> bundles_;        ///< (from, to) of those: their one edge.
 };
 
 // The most edges crossing one gap between longest-path ranks: what dot's crossing
@@ -411,8 +423,16 @@ Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, con
     if (!edgeLabels)
       job.reportProgress(30, QStringLiteral("%1 nodes: shape labels placed on their edges, not by dot (faster)")
                                  .arg(layout.nodes.size()));
-    Status placed = placeWithDot(layout, job, edgeLabels);
-    if (!placed) return placed.error();
+    bool timedOut = false;
+    Status placed = placeWithDot(layout, job, edgeLabels, options.dotTimeLimitSeconds, &timedOut);
+    if (!placed && !timedOut) return placed.error();
+    if (timedOut) {
+      layout.engine = QStringLiteral("layered");
+      layout.dotTimedOut = true;
+      job.reportProgress(35, QStringLiteral("dot took longer than %1 s: using the fast layered layout")
+                                 .arg(options.dotTimeLimitSeconds));
+      if (!placeLayered(layout, job)) return cancelledDiagnostic();
+    }
   } else {
     layout.engine = QStringLiteral("layered");
     job.reportProgress(35, QStringLiteral("%1 nodes, up to %2 edges between two ranks: above dot's limits (%3 nodes, "

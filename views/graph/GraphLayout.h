@@ -39,7 +39,7 @@ struct GraphLayoutOptions {
   /// Module groups drawn open, as a frame around their members (ids: kModuleGroupIdPrefix
   /// and the path).
   std::set<QString> expandedModules;
-  /// Above this many boxes `dot` is too slow to wait for (it cannot be interrupted), so a
+  /// Above this many boxes `dot` is too slow to wait for (tens of seconds and more), so a
   /// simpler layered layout places the nodes; GraphLayout::engine says which one ran.
   int dotNodeLimit = 8000;
   /// The same for many long edges side by side: dot routes an edge through every rank it
@@ -53,6 +53,10 @@ struct GraphLayoutOptions {
   /// operations: 11 s instead of 2 s). The labels then sit at the middle of their edge, on
   /// the plate that keeps them legible where they cross a line. Counted for edges too.
   int dotEdgeLabelLimit = 600;
+  /// dot runs in a child process that is stopped after this long (0: never), and the layered
+  /// layout places the graph instead (GraphLayout::dotTimedOut): whatever a graph's shape,
+  /// its layout cannot run away. Cancelling a layout stops dot at once as well.
+  double dotTimeLimitSeconds = 30;
   /// Width of one character of node text and height of one text line, measured by the
   /// caller on the GUI thread from the fonts it draws with.
   double characterWidth = 6.6;
@@ -93,7 +97,10 @@ struct LayoutEdge {
   std::vector<QPointF> spline;
   QPointF arrowTip;  ///< Where the arrowhead points; the spline ends at its base.
   QPointF labelCenter;
-  QString label() const { return shapeText + QStringLiteral("  ") + dtypeText; }
+  /// More than 1: a bundle of this many tensors between two boxes, one of them a closed
+  /// module group (`tensor` is the first; shapeText says "25 tensors", dtypeText is empty).
+  int tensorCount = 1;
+  QString label() const { return dtypeText.isEmpty() ? shapeText : shapeText + QStringLiteral("  ") + dtypeText; }
 };
 
 /// An expanded fused operation or module group: a frame around its members' boxes.
@@ -113,6 +120,9 @@ struct GraphLayout {
   std::vector<LayoutCluster> clusters;
   QRectF bounds;
   QString engine;  ///< "dot" or "layered" (the fallback for graphs above dotNodeLimit).
+  /// Set when dot was tried and stopped at GraphLayoutOptions::dotTimeLimitSeconds: the
+  /// layered layout placed the graph instead.
+  bool dotTimedOut = false;
   /// The module groups the graph was drawn by (it has more operations than moduleGroupsAbove
   /// and names that form groups); null when it was drawn operation by operation.
   std::shared_ptr<const ModuleGroups> modules;
@@ -132,7 +142,7 @@ struct GraphLayout {
 /// boxes; above it, a layered layout that stays fast on tens of thousands of nodes). Graph
 /// inputs and outputs get boxes; constants and weights do not: like Netron, they are listed
 /// in their consumer's box. Reports progress to `job` and returns early with a Diagnostic
-/// when it is cancelled (dot itself cannot be interrupted). Thread-safe: Graphviz calls hold
+/// when it is cancelled (dot, in its child process, is killed). Thread-safe: Graphviz calls hold
 /// graphvizMutex().
 Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, const GraphLayoutOptions& options,
                                   JobContext& job);

@@ -118,8 +118,24 @@ void GraphView::showStart() {
   QRectF bounds = scene_->sceneRect();
   if (bounds.isEmpty() || viewport()->width() < 2 || zoom() >= readableZoom * 0.999) return;
   setTransform(QTransform::fromScale(readableZoom, readableZoom));
-  double visibleHeight = viewport()->height() / readableZoom;
-  centerOn(bounds.center().x(), bounds.top() + visibleHeight / 2);
+  double visibleHeight = viewport()->height() / readableZoom, visibleWidth = viewport()->width() / readableZoom;
+  // Across the boxes at the top, the inputs first: the middle of the whole graph's width can
+  // be empty space at its top (a graph that drifts sideways as it goes down), and a view of
+  // nothing tells a reader nothing.
+  QRectF top, inputs;
+  if (auto layout = scene_->graphLayout()) {
+    for (const LayoutNode& node : layout->nodes) {
+      if (node.box.top() > bounds.top() + visibleHeight / 2) continue;
+      top |= node.box;
+      if (node.op == QLatin1String("Input")) inputs |= node.box;
+    }
+  }
+  double x = bounds.center().x();
+  if (!inputs.isEmpty())
+    x = inputs.width() > visibleWidth ? inputs.left() + visibleWidth / 2 : inputs.center().x();
+  else if (!top.isEmpty())
+    x = top.width() > visibleWidth ? top.left() + visibleWidth / 2 : top.center().x();
+  centerOn(x, bounds.top() + visibleHeight / 2);
   notifyViewport();
 }
 

@@ -199,7 +199,14 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
           return;
         }
         auto layout = std::make_shared<const GraphLayout>(std::move(**result));
-        bool preview = pass == LayoutPass::Full && layout->engine == QLatin1String("layered") &&
+        if (pass == LayoutPass::Refinement && layout->dotTimedOut) {
+          // dot was stopped at its time limit: the layered picture on screen stays.
+          emit layoutProgress(100, tr("dot took longer than %1 s; the layered layout stays")
+                                       .arg(options_.dotTimeLimitSeconds));
+          emit layoutFinished(false);
+          return;
+        }
+        bool preview = pass == LayoutPass::Full && layout->engine == QLatin1String("layered") && !layout->dotTimedOut &&
                        int(layout->nodes.size()) <= dotNodeLimit && layout->widestRankGap <= options_.dotRankGapLimit;
         // layoutFinished follows when the scene has every item (large graphs fill in over a
         // few event-loop turns).

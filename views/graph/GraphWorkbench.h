@@ -73,6 +73,9 @@ public:
   /// the box in the middle of the view where it was (or refitting a view nobody moved).
   /// isLayingOut() stays true until the dot layout is shown.
   void setQuickPreviewLimit(int nodes) { quickPreviewLimit_ = nodes; }
+  /// dot is stopped after this long (GraphLayoutOptions::dotTimeLimitSeconds; default 30 s):
+  /// a refinement stopped so leaves the layered layout on screen.
+  void setDotTimeLimit(double seconds) { options_.dotTimeLimitSeconds = seconds; }
 
   /// Switches the graph's colours (the window calls it when its theme changes).
   void setGraphPalette(const GraphPalette& palette);
@@ -102,7 +105,7 @@ public:
 signals:
   void layoutStarted(const QString& title);
   /// `percent` 0-100 or -1 (busy); `message` says what is happening ("Running dot on 812
-  /// nodes (cannot be interrupted)").
+  /// nodes").
   void layoutProgress(int percent, const QString& message);
   /// The layout ended: shown (`cancelled` false) or cancelled/superseded.
   void layoutFinished(bool cancelled);

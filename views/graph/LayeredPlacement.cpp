@@ -2,6 +2,7 @@
 #include "views/graph/LayeredPlacement.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 namespace tessel::views {
@@ -11,6 +12,8 @@ namespace {
 constexpr double kNodeGap = 28.0;
 constexpr double kRankGap = 56.0;  // Room for an edge label between ranks.
 constexpr double kArrowLength = 7.0;
+constexpr double kLaneGap = 24.0;    // Between the boxes and a lane beside them, and between lanes.
+constexpr double kEdgeMargin = 6.0;  // An edge this close to a box reads as touching it.
 
 class LayeredPlacer {
 public:
@@ -120,6 +123,8 @@ private:
         centerX[size_t(members[i])] = x[i];
         box.moveTopLeft(QPointF(x[i] - box.width() / 2, top + (height - box.height()) / 2));
       }
+      rankTop_.push_back(top);
+      rankBottom_.push_back(top + height);
       top += height + kRankGap;
     }
     // Scene coordinates start at the origin like dot's.
@@ -128,18 +133,95 @@ private:
     for (auto& node : layout_.nodes) node.box.translate(-left, 0);
   }
 
+  // An edge between neighbouring ranks, or one whose straight path meets no box, is one
+  // S-curve. A longer edge that would run through boxes (a DenseNet concatenation reading
+  // every earlier layer of its block: hundreds of edges drawn through the trunk's boxes) goes
+  // around them instead: down the gap below its source, right to a lane beside every box of
+  // the ranks it passes, down the lane, and in above its target. The edges into one target
+  // share its lane, so a wide fan-in reads as one trunk with branches; lanes that overlap in
+  // height sit side by side.
   void routeEdges() {
-    for (auto& edge : layout_.edges) {
+    struct Lane {
+      int target = 0, firstRank = 0;
+      double x = 0;
+    };
+    std::map<int, Lane> lanes;  // by target
+    std::vector<bool> aroundBoxes(layout_.edges.size(), false);
+    for (size_t e = 0; e < layout_.edges.size(); ++e) {
+      const auto& edge = layout_.edges[e];
+      int from = rank_[size_t(edge.from)], to = rank_[size_t(edge.to)];
+      if (to - from < 2) continue;
+      double sx = layout_.nodes[size_t(edge.from)].box.center().x(), tx = layout_.nodes[size_t(edge.to)].box.center().x();
+      if (!boxBetween(from + 1, to - 1, std::min(sx, tx), std::max(sx, tx))) continue;
+      aroundBoxes[e] = true;
+      auto [lane, isNew] = lanes.try_emplace(edge.to, Lane{edge.to, from, 0});
+      lane->second.firstRank = std::min(lane->second.firstRank, from);
+    }
+    // Each lane right of the boxes it passes and of the lanes beside it, widest span first.
+    std::vector<Lane*> ordered;
+    for (auto& [target, lane] : lanes) ordered.push_back(&lane);
+    std::sort(ordered.begin(), ordered.end(), [&](const Lane* a, const Lane* b) {
+      return std::make_pair(a->firstRank, rank_[size_t(a->target)]) < std::make_pair(b->firstRank, rank_[size_t(b->target)]);
+    });
+    std::vector<const Lane*> placed;
+    for (Lane* lane : ordered) {
+      int lastRank = rank_[size_t(lane->target)];
+      double x = rightmostBox(lane->firstRank + 1, lastRank - 1) + kLaneGap;
+      for (const Lane* other : placed)
+        if (other->firstRank < lastRank && lane->firstRank < rank_[size_t(other->target)])
+          x = std::max(x, other->x + kLaneGap / 2);
+      lane->x = x;
+      placed.push_back(lane);
+    }
+    for (size_t e = 0; e < layout_.edges.size(); ++e) {
+      auto& edge = layout_.edges[e];
       const QRectF& from = layout_.nodes[size_t(edge.from)].box;
       const QRectF& to = layout_.nodes[size_t(edge.to)].box;
       QPointF start(from.center().x(), from.bottom());
       QPointF tip(to.center().x(), to.top());
       QPointF end(tip.x(), tip.y() - kArrowLength);
-      double bend = std::max(12.0, (end.y() - start.y()) / 2);
-      edge.spline = {start, start + QPointF(0, bend), end - QPointF(0, bend), end};
+      if (!aroundBoxes[e]) {
+        double bend = std::max(12.0, (end.y() - start.y()) / 2);
+        edge.spline = {start, start + QPointF(0, bend), end - QPointF(0, bend), end};
+      } else {
+        double laneX = lanes[edge.to].x;
+        double below = rankBottom_[size_t(rank_[size_t(edge.from)])] + kRankGap * 0.3;
+        double above = rankTop_[size_t(rank_[size_t(edge.to)])] - kRankGap * 0.3;
+        edge.spline = {start};
+        for (QPointF corner : {QPointF(start.x(), below), QPointF(laneX, below), QPointF(laneX, above),
+                               QPointF(end.x(), above), end})
+          appendStraight(edge.spline, corner);
+      }
       edge.arrowTip = tip;
-      edge.labelCenter = (edge.spline[0] + 3 * edge.spline[1] + 3 * edge.spline[2] + edge.spline[3]) / 8;
+      size_t middle = (edge.spline.size() - 1) / 3 / 2 * 3;  // the start of the middle segment
+      const QPointF* segment = &edge.spline[middle];
+      edge.labelCenter = (segment[0] + 3 * segment[1] + 3 * segment[2] + segment[3]) / 8;
     }
+  }
+
+  // A straight piece as a cubic segment (control points on the line).
+  static void appendStraight(std::vector<QPointF>& spline, QPointF to) {
+    QPointF from = spline.back();
+    spline.insert(spline.end(), {from + (to - from) / 3, from + 2 * (to - from) / 3, to});
+  }
+
+  // Whether a box of ranks first..last reaches into the x range [left, right] (with a margin).
+  bool boxBetween(int first, int last, double left, double right) const {
+    for (int r = first; r <= last; ++r) {
+      const auto& members = ranks_[size_t(r)];  // left to right after assignCoordinates
+      auto after = std::lower_bound(members.begin(), members.end(), left - kEdgeMargin, [&](int v, double x) {
+        return layout_.nodes[size_t(v)].box.right() < x;
+      });
+      if (after != members.end() && layout_.nodes[size_t(*after)].box.left() <= right + kEdgeMargin) return true;
+    }
+    return false;
+  }
+
+  double rightmostBox(int first, int last) const {
+    double right = 0;
+    for (int r = std::max(0, first); r <= last; ++r)
+      if (!ranks_[size_t(r)].empty()) right = std::max(right, layout_.nodes[size_t(ranks_[size_t(r)].back())].box.right());
+    return right;
   }
 
   // Frames enclose their members; children come after their parents in the list, so walking
@@ -164,6 +246,7 @@ private:
   std::vector<std::vector<int>> predecessors_, successors_, ranks_;
   std::vector<int> rank_;
   std::vector<double> position_;
+  std::vector<double> rankTop_, rankBottom_;
 };
 
 }  // namespace

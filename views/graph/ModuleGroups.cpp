@@ -2,6 +2,7 @@
 #include "views/graph/ModuleGroups.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tessel::views {
 
@@ -47,16 +48,59 @@ std::string operatorOf(const graph::OperationNode& op) {
   return op.op;
 }
 
+// The directories both paths start with.
+std::vector<std::string> commonDirectories(std::vector<std::string> a, const std::vector<std::string>& b) {
+  size_t shared = 0;
+  while (shared < a.size() && shared < b.size() && a[shared] == b[shared]) ++shared;
+  a.resize(shared);
+  return a;
+}
+
+// Every operation's directories, an operation without any in its name (exporters leave some
+// nameless: DenseNet-121 has sixty "Identity_NN" at the top) taking those its consumers all
+// share, or with no consumer those its producers all share: it then sits in the module whose
+// work it serves instead of beside the modules as a box of its own.
+std::unordered_map<const graph::OperationNode*, std::vector<std::string>> directoriesOfAll(
+    const std::vector<const graph::OperationNode*>& operations) {
+  std::unordered_map<const graph::OperationNode*, std::vector<std::string>> directories;
+  std::unordered_map<const graph::OperationNode*, std::vector<const graph::OperationNode*>> consumers;
+  std::vector<const graph::OperationNode*> nameless;
+  for (const graph::OperationNode* op : operations) {
+    directories[op] = directoriesOf(*op);
+    if (directories[op].empty()) nameless.push_back(op);
+    for (const graph::Value& input : op->inputs)
+      if (const graph::OperationNode* producer = input.defined() ? graph::asOperation(input.node()) : nullptr)
+        consumers[producer].push_back(op);
+  }
+  // Consumers come later in topological order: going backwards, a chain of nameless operations
+  // hands the module down to its start.
+  auto adoptFrom = [&](const std::vector<const graph::OperationNode*>& neighbours) {
+    std::optional<std::vector<std::string>> shared;
+    for (const graph::OperationNode* neighbour : neighbours)
+      shared = shared ? commonDirectories(std::move(*shared), directories[neighbour]) : directories[neighbour];
+    return shared.value_or(std::vector<std::string>{});
+  };
+  for (auto it = nameless.rbegin(); it != nameless.rend(); ++it)
+    if (auto found = consumers.find(*it); found != consumers.end()) directories[*it] = adoptFrom(found->second);
+  for (const graph::OperationNode* op : nameless) {
+    if (consumers.count(op)) continue;
+    std::vector<const graph::OperationNode*> producers;
+    for (const graph::Value& input : op->inputs)
+      if (const graph::OperationNode* producer = input.defined() ? graph::asOperation(input.node()) : nullptr)
+        producers.push_back(producer);
+    directories[op] = adoptFrom(producers);
+  }
+  return directories;
+}
+
 }  // namespace
 
 ModuleGroups::ModuleGroups(const graph::Graph& graph) {
   std::vector<const graph::OperationNode*> operations = graph.operations();
-  std::unordered_map<const graph::OperationNode*, std::vector<std::string>> directories;
+  std::unordered_map<const graph::OperationNode*, std::vector<std::string>> directories = directoriesOfAll(operations);
   std::map<std::string, int> counts;
-  for (const graph::OperationNode* op : operations) {
-    auto& own = directories[op] = directoriesOf(*op);
-    for (const std::string& directory : own) ++counts[directory];
-  }
+  for (const graph::OperationNode* op : operations)
+    for (const std::string& directory : directories[op]) ++counts[directory];
   // Worth a box: more than one operation, and fewer than the enclosing group (or the graph).
   auto worthABox = [&](const std::vector<std::string>& path, size_t depth) {
     int count = counts[path[depth]];

@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""The graphs bench/graph_view.sh opens in the Studio:
+
+  graph_models.py zoo NAME DIR          a model of bench/model_zoo.py (densenet121, inception_v3,
+                                        resnet50, ...) exported to DIR/model.onnx (cached)
+  graph_models.py encoder LAYERS FILE   a BERT-style encoder of LAYERS post-norm layers (d_model
+                                        256, 4 heads, 64 tokens), as torch_models.py's transformer
+  graph_models.py dense NODES FILE      a generated DenseNet-shaped graph of about NODES operations
+
+The dense graph is named as PyTorch names modules ("/block3/layer12/conv"): blocks of 24
+layers, each layer an operation reading the concatenation of every earlier layer of its block
+(the fan-in that made dot take minutes on DenseNet-121), an activation and the concatenation
+itself, and a transition between blocks. Its operators are in a domain of its own
+(com.tessel.bench), so the Studio opens it for viewing without compiling: what is measured is
+the graph view, not the compiler. Needs /usr/bin/python3 with onnx (and torch for zoo, encoder).
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DOMAIN = "com.tessel.bench"
+LAYERS_PER_BLOCK = 24
+
+
+def dense(nodes, path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    shape = [1, 8, 4, 4]
+    operations, values = [], []
+
+    def op(kind, inputs, name):
+        output = name + ":0"
+        operations.append(helper.make_node(kind, inputs, [output], name=name, domain=DOMAIN))
+        values.append(helper.make_tensor_value_info(output, TensorProto.FLOAT, shape))
+        return output
+
+    current = op("Stem", ["input"], "/stem/conv")
+    block = 0
+    while len(operations) < nodes:
+        block += 1
+        features = [current]
+        for layer in range(1, LAYERS_PER_BLOCK + 1):
+            prefix = f"/block{block}/layer{layer}"
+            joined = op("Join", list(features), prefix + "/concat") if len(features) > 1 else features[0]
+            activated = op("Activation", [op("Layer", [joined], prefix + "/conv")], prefix + "/relu")
+            features.append(activated)
+            if len(operations) >= nodes:
+                break
+        current = op("Transition", [op("Join", features, f"/transition{block}/concat")], f"/transition{block}/pool")
+    graph = helper.make_graph(operations, "dense_generated", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(current, TensorProto.FLOAT, shape)], value_info=values[:-1])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(DOMAIN, 1)])
+    onnx.save(model, path)
+    print(f"{path}: {len(operations)} operations in {block} blocks")
+
+
+def encoder(layers, path):
+    import torch
+
+    sys.path.insert(0, HERE)
+    from torch_models import StaticShapeEncoder
+
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=1024, dropout=0.0, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False).eval()
+    tokens = 64
+    x = torch.randn(1, tokens, 256)
+    torch.onnx.export(StaticShapeEncoder(model, tokens), (x,), path, opset_version=14, input_names=["input"],
+                      output_names=["output"], do_constant_folding=True)
+    print(f"{path}: {layers}-layer encoder")
+
+
+def zoo(name, directory):
+    sys.path.insert(0, HERE)
+    import model_zoo
+
+    entries = {entry.name: entry for entry in model_zoo.zoo()}
+    if name not in entries:
+        print(f"graph_models.py: no model {name} in bench/model_zoo.py (see model_zoo.py --list)", file=sys.stderr)
+        return 2
+    nodes = model_zoo.export(entries[name], 1, directory)
+    print(f"{directory}/model.onnx: {name}, {nodes} ONNX nodes")
+    return 0
+
+
+def main():
+    args = sys.argv[1:]
+    if len(args) != 3 or args[0] not in ("zoo", "encoder", "dense"):
+        print(__doc__)
+        return 0 if args and args[0] in ("-h", "--help") else 2
+    command, what, where = args
+    if command == "zoo":
+        return zoo(what, where)
+    if not what.isdigit() or int(what) < 1:
+        print(f"graph_models.py {command}: expected a positive count, got '{what}'", file=sys.stderr)
+        return 2
+    os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
+    (encoder if command == "encoder" else dense)(int(what), where)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

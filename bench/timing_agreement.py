@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """How well this machine can order a tuning round's candidates, measured:
 
-  timing_agreement.py MODEL.onnx RECORDS.jsonl [--rounds 6] [--size 16] [--threads 2] [--turns 5]
+  timing_agreement.py MODEL.onnx RECORDS.jsonl [--rounds 6] [--size 16] [--threads 2] [--turns 20]
                       [--tessel build/bin/tessel]
 
 Takes --rounds search rounds of the session in RECORDS (rounds with at least 12 measured
@@ -44,7 +44,7 @@ def main():
     rounds_wanted = int(option(args, "--rounds", 6))
     size = int(option(args, "--size", 16))
     threads = option(args, "--threads", "2")
-    turns = int(option(args, "--turns", 5))
+    turns = int(option(args, "--turns", 20))
     here = os.path.dirname(os.path.abspath(__file__))
     tessel = option(args, "--tessel", os.path.join(here, "..", "build", "bin", "tessel"))
 

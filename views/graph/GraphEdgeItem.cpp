@@ -35,7 +35,7 @@ GraphEdgeItem::GraphEdgeItem(const LayoutEdge& edge, const GraphItemStyle* style
       arrow_ << tip << tip - along + across << tip - along - across;
     }
   }
-  if (!edge.shapeText.isEmpty()) {
+  if (!edge.shapeText.isEmpty() && !edge.inLane) {
     label_ = edge.dtypeText == QLatin1String("float32") ? edge.shapeText : edge.label();
     // Estimated from a measured average: measuring each label costs more than the rest of
     // the item, and labels are digits, 'x' and a dtype.

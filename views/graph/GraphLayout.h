@@ -100,6 +100,9 @@ struct LayoutEdge {
   /// More than 1: a bundle of this many tensors between two boxes, one of them a closed
   /// module group (`tensor` is the first; shapeText says "25 tensors", dtypeText is empty).
   int tensorCount = 1;
+  /// Routed around boxes in a lane shared with other edges (the layered layout's long edges):
+  /// its label would sit on the neighbouring lanes, so only its tooltip says the shape.
+  bool inLane = false;
   QString label() const { return dtypeText.isEmpty() ? shapeText : shapeText + QStringLiteral("  ") + dtypeText; }
 };
 

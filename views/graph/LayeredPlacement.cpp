@@ -184,6 +184,7 @@ private:
         double bend = std::max(12.0, (end.y() - start.y()) / 2);
         edge.spline = {start, start + QPointF(0, bend), end - QPointF(0, bend), end};
       } else {
+        edge.inLane = true;
         double laneX = lanes[edge.to].x;
         double below = rankBottom_[size_t(rank_[size_t(edge.from)])] + kRankGap * 0.3;
         double above = rankTop_[size_t(rank_[size_t(edge.to)])] - kRankGap * 0.3;

@@ -284,26 +284,12 @@ void MeasureWorker::measureBatch(
   for (double limit : limits) limitSum += limit;
   buildLimit += limitSum / 4;
 
-  // The build phase: until the worker says the batch is built.
-  bool built = false;
-  while (!built) {
-    double left = buildLimit - secondsSince(begin);
-    ChildLine line = child_->readLine(std::max(left, 1e-3), options_.cancelled);
-    if (line.outcome == ChildLine::Outcome::Line) {
-      if (isBuiltLine(line.text)) built = true;
-      continue;
-    }
-    statistics_.requestSeconds += secondsSince(begin);
-    statistics_.candidates -= int(requests.size());  // counted again below
-    if (line.outcome == ChildLine::Outcome::Cancelled) {
-      CandidateMeasurement m = lost(line, requests[0], buildLimit);
-      for (size_t i = 0; i < requests.size(); ++i) onResult(i, m);
-      return;
-    }
-    // Lost while building several: measure them one by one, so the guilty one alone is blamed.
-    if (line.outcome == ChildLine::Outcome::TimedOut) child_->kill(InteractiveChildProcess::KillReason::TimedOut);
+  // A loss while several candidates are on the worker cannot be pinned on one of them: from
+  // `from` on, each is measured again alone (a single request is never built or timed with
+  // others), so the guilty one alone is blamed.
+  auto measureEachAlone = [&](size_t from) {
     dropChild();
-    for (size_t i = 0; i < requests.size(); ++i) {
+    for (size_t i = from; i < requests.size(); ++i) {
       CandidateMeasurement m = measure(requests[i]);
       onResult(i, m);
       if (m.failure && m.failure->kind == CandidateErrorKind::Cancelled) {
@@ -311,45 +297,35 @@ void MeasureWorker::measureBatch(
         return;
       }
     }
-    return;
-  }
-
-  // Timed in turns: every request is checked, then all are timed together; the replies come
-  // at the end. A loss now cannot be pinned on one candidate: each is measured again alone.
-  bool inTurns = requests.front().turns > 1;
-  auto measureEachAlone = [&](size_t from) {
-    dropChild();
-    for (size_t i = from; i < requests.size(); ++i) {
-      MeasureRequest alone = requests[i];
-      alone.turns = 1;
-      CandidateMeasurement m = measure(alone);
-      onResult(i, m);
-      if (m.failure && m.failure->kind == CandidateErrorKind::Cancelled) {
-        for (size_t j = i + 1; j < requests.size(); ++j) onResult(j, m);
-        return;
-      }
-    }
   };
-  if (inTurns) {
-    Clock::time_point checkBegin = Clock::now();
-    for (bool checked = false; !checked;) {
-      ChildLine line = child_->readLine(std::max(limitSum - secondsSince(checkBegin), 1e-3), options_.cancelled);
+  // Waits for the line saying a phase of the whole batch is over (built; checked). Lost before
+  // it: a cancel fails every request, anything else measures each alone; false then.
+  auto awaitPhase = [&](bool (*isPhaseLine)(std::string_view), double limit) {
+    Clock::time_point phaseBegin = Clock::now();
+    for (;;) {
+      ChildLine line = child_->readLine(std::max(limit - secondsSince(phaseBegin), 1e-3), options_.cancelled);
       if (line.outcome == ChildLine::Outcome::Line) {
-        checked = isCheckedLine(line.text);
+        if (isPhaseLine(line.text)) return true;
         continue;
       }
       statistics_.requestSeconds += secondsSince(begin);
       statistics_.candidates -= int(requests.size());  // counted again below
       if (line.outcome == ChildLine::Outcome::Cancelled) {
-        CandidateMeasurement m = lost(line, requests[0], limitSum);
+        CandidateMeasurement m = lost(line, requests[0], limit);
         for (size_t i = 0; i < requests.size(); ++i) onResult(i, m);
-        return;
+        return false;
       }
       if (line.outcome == ChildLine::Outcome::TimedOut) child_->kill(InteractiveChildProcess::KillReason::TimedOut);
       measureEachAlone(0);
-      return;
+      return false;
     }
-    // The timing of all of them comes before the first reply.
+  };
+  if (!awaitPhase(isBuiltLine, buildLimit)) return;
+  // Timed in turns: every request is checked, then all are timed together, and the replies
+  // come at the end, so each waits as long as the whole batch may take.
+  bool inTurns = requests.front().turns > 1;
+  if (inTurns) {
+    if (!awaitPhase(isCheckedLine, limitSum)) return;
     for (double& limit : limits) limit = limitSum;
   }
 

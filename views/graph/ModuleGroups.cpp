@@ -20,6 +20,14 @@ std::vector<std::string> directoriesOf(const std::string& name) {
   return directories;
 }
 
+// The directories both paths start with.
+std::vector<std::string> commonDirectories(std::vector<std::string> a, const std::vector<std::string>& b) {
+  size_t shared = 0;
+  while (shared < a.size() && shared < b.size() && a[shared] == b[shared]) ++shared;
+  a.resize(shared);
+  return a;
+}
+
 // A fused operation's directories: those every body operation with a directory shares (the
 // fusion pass names the kernel itself "fused_Conv_Relu_3", without one).
 std::vector<std::string> directoriesOf(const graph::OperationNode& op) {
@@ -29,14 +37,8 @@ std::vector<std::string> directoriesOf(const graph::OperationNode& op) {
   for (const graph::OperationNode* inner : op.body->operations()) {
     std::vector<std::string> own = directoriesOf(inner->name);
     if (own.empty()) continue;
-    if (first) {
-      common = std::move(own);
-      first = false;
-      continue;
-    }
-    size_t shared = 0;
-    while (shared < common.size() && shared < own.size() && common[shared] == own[shared]) ++shared;
-    common.resize(shared);
+    common = first ? std::move(own) : commonDirectories(std::move(common), own);
+    first = false;
   }
   return common;
 }
@@ -46,14 +48,6 @@ std::string operatorOf(const graph::OperationNode& op) {
   if (op.isFused())
     for (const graph::OperationNode* inner : op.body->operations()) return inner->op;
   return op.op;
-}
-
-// The directories both paths start with.
-std::vector<std::string> commonDirectories(std::vector<std::string> a, const std::vector<std::string>& b) {
-  size_t shared = 0;
-  while (shared < a.size() && shared < b.size() && a[shared] == b[shared]) ++shared;
-  a.resize(shared);
-  return a;
 }
 
 // Every operation's directories, an operation without any in its name (exporters leave some

@@ -6,6 +6,8 @@
   graph_models.py encoder LAYERS FILE   a BERT-style encoder of LAYERS post-norm layers (d_model
                                         256, 4 heads, 64 tokens), as torch_models.py's transformer
   graph_models.py dense NODES FILE      a generated DenseNet-shaped graph of about NODES operations
+  graph_models.py flat NODES FILE       a generated residual network of about NODES operations whose
+                                        names have no module path: every operation is a box
 
 The dense graph is named as PyTorch names modules ("/block3/layer12/conv"): blocks of 24
 layers, each layer an operation reading the concatenation of every earlier layer of its block
@@ -55,6 +57,38 @@ def dense(nodes, path):
     print(f"{path}: {len(operations)} operations in {block} blocks")
 
 
+def flat(nodes, path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    shape = [1, 8, 4, 4]
+    operations, values = [], []
+
+    def op(kind, inputs, name):
+        output = name + ":0"
+        operations.append(helper.make_node(kind, inputs, [output], name=name, domain=DOMAIN))
+        values.append(helper.make_tensor_value_info(output, TensorProto.FLOAT, shape))
+        return output
+
+    # Residual blocks (Layer, Activation, Layer, Add with the skip, Activation) with a side
+    # branch every fourth block: the shape of a deep CNN, named "block12_conv1" as some
+    # exporters do, so nothing groups it.
+    current, block = "input", 0
+    while len(operations) < nodes:
+        name = f"block{block}_"
+        y = op("Activation", [op("Layer", [current], name + "conv1")], name + "relu1")
+        y = op("Add", [op("Layer", [y], name + "conv2"), current], name + "add")
+        current = op("Activation", [y], name + "relu2")
+        if block % 4 == 3:
+            current = op("Join", [current, op("Pool", [current], name + "pool")], name + "join")
+        block += 1
+    graph = helper.make_graph(operations, "flat_generated", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info(current, TensorProto.FLOAT, shape)], value_info=values[:-1])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(DOMAIN, 1)])
+    onnx.save(model, path)
+    print(f"{path}: {len(operations)} operations in {block} residual blocks")
+
+
 def encoder(layers, path):
     import torch
 
@@ -86,7 +120,7 @@ def zoo(name, directory):
 
 def main():
     args = sys.argv[1:]
-    if len(args) != 3 or args[0] not in ("zoo", "encoder", "dense"):
+    if len(args) != 3 or args[0] not in ("zoo", "encoder", "dense", "flat"):
         print(__doc__)
         return 0 if args and args[0] in ("-h", "--help") else 2
     command, what, where = args
@@ -96,7 +130,7 @@ def main():
         print(f"graph_models.py {command}: expected a positive count, got '{what}'", file=sys.stderr)
         return 2
     os.makedirs(os.path.dirname(os.path.abspath(where)), exist_ok=True)
-    (encoder if command == "encoder" else dense)(int(what), where)
+    {"encoder": encoder, "dense": dense, "flat": flat}[command](int(what), where)
     return 0
 
 

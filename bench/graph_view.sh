@@ -5,15 +5,16 @@
 # longest stall of the GUI's event loop, edge crossings and boxes crossed by edges in the final
 # layout, and how many boxes the first view shows.
 #
-# usage: bench/graph_view.sh [--graphs "densenet121 inception_v3 resnet50 encoder12 dense5000 dense20000"]
+# usage: bench/graph_view.sh [--graphs "densenet121 inception_v3 resnet50 encoder12 dense5000 dense20000 flat10000"]
 #                            [--out DIR] [--size 1440x900]
 # Graphs: a bench/model_zoo.py model name, encoderN (a BERT-style encoder of N layers) or
-# denseN (a generated DenseNet-shaped graph of about N operations, opened for viewing only).
+# denseN (a generated DenseNet-shaped graph of about N operations, opened for viewing only) or
+# flatN (a generated residual network of about N operations without module names: N boxes).
 # Models and screenshots go to DIR (build/graph_view by default); the screenshots are worth a
 # look, since a count cannot say whether a picture reads well.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-graphs="densenet121 inception_v3 resnet50 encoder12 dense5000 dense20000" out="$top/build/graph_view" size=1440x900
+graphs="densenet121 inception_v3 resnet50 encoder12 dense5000 dense20000 flat10000" out="$top/build/graph_view" size=1440x900
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --graphs) graphs=$2; shift 2 ;;
@@ -36,6 +37,7 @@ for graph in $graphs; do
   case "$graph" in
     encoder[0-9]*) model="$out/$graph.onnx"; [[ -f "$model" ]] || "$python" "$top/bench/graph_models.py" encoder "${graph#encoder}" "$model" >&2 ;;
     dense[0-9]*) model="$out/$graph.onnx"; [[ -f "$model" ]] || "$python" "$top/bench/graph_models.py" dense "${graph#dense}" "$model" >&2 ;;
+    flat[0-9]*) model="$out/$graph.onnx"; [[ -f "$model" ]] || "$python" "$top/bench/graph_models.py" flat "${graph#flat}" "$model" >&2 ;;
     *) model="$out/$graph/model.onnx"; [[ -f "$model" ]] || "$python" "$top/bench/graph_models.py" zoo "$graph" "$out/$graph" >&2 ;;
   esac
   if ! result=$("$studio" --screenshot "$out/$graph.png" --timings --size "$size" --theme light "$model" 2> "$out/$graph.log"); then

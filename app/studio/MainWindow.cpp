@@ -364,6 +364,7 @@ void MainWindow::showModelInViews() {
   }
   // Every view gets the same compile; each lays out or extracts what it needs on its own jobs.
   // A model open for viewing has no compile: the graph shows its structure as imported.
+  updateNodeCosts();
   graph_->setGraph(model ? std::shared_ptr<const graph::Graph>(model, &model->optimized)
                          : isViewOnly() ? imported : nullptr);
   timeline_->setModel(imported, model);

@@ -206,6 +206,9 @@ private:
   void setModelProfile(std::shared_ptr<const driver::ModelProfile> profile);
   /// Reads the profile saved beside the model, if any, on a worker.
   void loadSavedProfile();
+  /// Gives the graph view what each operation costs: the compiled kernels' FLOPs and, with a
+  /// profile of this model, their times (module boxes sum them).
+  void updateNodeCosts();
   void rebuildRecentMenu();
   void refreshIcons();
   void applyDefaultLayout(StudioView view);

@@ -10,6 +10,7 @@
 #include "app/studio/MainWindowSupport.h"
 #include "compiler/driver/ModelProfile.h"
 #include "compiler/driver/RunModel.h"
+#include "views/graph/GraphWorkbench.h"
 #include "views/tuning/TuningDashboard.h"
 #include "views/tuning/TuningTaskModel.h"
 
@@ -108,6 +109,24 @@ void MainWindow::setModelProfile(std::shared_ptr<const driver::ModelProfile> pro
   profile_ = std::move(profile);
   tuning_->taskModel()->setProfile(profile_);
   updateHeatMap();
+  updateNodeCosts();
+}
+
+void MainWindow::updateNodeCosts() {
+  auto model = session_.compiledModel();
+  if (!model) {
+    graph_->setNodeCosts(nullptr);
+    return;
+  }
+  auto costs = std::make_shared<views::NodeCosts>();
+  for (const driver::CompiledKernel& kernel : model->kernels)
+    if (kernel.node && kernel.flops > 0) costs->flops[kernel.node->name] += kernel.flops;
+  // A profile read for the model before this one says nothing about this one's operations.
+  if (profile_ && profileModelPath_ == session_.modelPath()) {
+    for (const driver::ProfiledNode& node : profile_->nodes) costs->milliseconds[node.node] += node.milliseconds;
+    costs->totalMilliseconds = profile_->latencyMs;
+  }
+  graph_->setNodeCosts(std::move(costs));
 }
 
 void MainWindow::loadSavedProfile() {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "views/graph/GraphScene.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
 #include "views/graph/LayoutQuality.h"
@@ -37,6 +38,38 @@ bool parseScreenshotSize(const QString& text, QSize* size) {
   *size = QSize(width, height);
   return true;
 }
+
+namespace {
+
+// Opens each of `paths` ("/features/denseblock2") and the groups around it in the Graph view;
+// a message naming the first that the graph does not have (empty when all are there).
+QString openModuleGroups(views::GraphWorkbench& workbench, const QStringList& paths) {
+  auto layout = workbench.currentLayout();
+  if (!layout || !layout->modules)
+    return QObject::tr("--open-group: the graph (%1 boxes) is not drawn by module groups").arg(layout ? layout->nodes.size() : 0);
+  const QStringList known = layout->modules->groups();
+  for (const QString& path : paths) {
+    QString id = views::kModuleGroupIdPrefix + path;
+    if (!known.contains(id))
+      return QObject::tr("--open-group %1: the graph has no such module group (its groups: %2)")
+          .arg(path, known.mid(0, 8).join(QStringLiteral(", ")).remove(views::kModuleGroupIdPrefix));
+    for (const QString& group : known)
+      if (group == id || id.startsWith(group + QLatin1Char('/'))) workbench.setModuleGroupExpanded(group, true);
+  }
+  return {};
+}
+
+// Scrolls so the group's frame starts near the top of the view, its title readable.
+void showTopOf(views::GraphWorkbench& workbench, const QString& id) {
+  views::GraphView* view = workbench.view();
+  QRectF frame = view->graphScene()->itemRect(id);
+  if (frame.isNull()) return;
+  if (view->zoom() < views::GraphView::readableZoom) view->setZoom(views::GraphView::readableZoom);
+  QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+  view->centerOn(frame.center().x(), frame.top() - 40 + visible.height() / 2);
+}
+
+}  // namespace
 
 int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString* error, ScreenshotTimings* timings) {
   // Nobody is there to answer: open a project as saved, keeping any autosave for later.
@@ -71,6 +104,7 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
   QEventLoop loop;
   QTimer poll;
   int quietPolls = 0;
+  bool groupsOpened = request.openGroups.isEmpty();
   QObject::connect(&poll, &QTimer::timeout, &loop, [&] {
     if (!failure.isEmpty() || clock.elapsed() > request.timeoutMs) {
       loop.quit();
@@ -79,6 +113,16 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
     bool idle = opened && window.isIdle();
     if (opened && !idle) lastBusyMs = double(clock.nsecsElapsed()) / 1e6;
     quietPolls = idle ? quietPolls + 1 : 0;
+    if (quietPolls >= kQuietPolls && !groupsOpened) {
+      // The model is shown: open the groups asked for, then wait for that layout as well.
+      groupsOpened = true;
+      quietPolls = 0;
+      if (QString problem = openModuleGroups(*window.graphWorkbench(), request.openGroups); !problem.isEmpty()) {
+        failure = problem;
+        loop.quit();
+      }
+      return;
+    }
     if (quietPolls >= kQuietPolls) loop.quit();
   });
   // With --timings: a tick every 5 ms sees when the Graph view first shows a layout, and the
@@ -126,6 +170,13 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
                  .arg(request.file)
                  .arg(request.timeoutMs / 1000);
     return 2;
+  }
+  if (!request.openGroups.isEmpty()) {
+    showTopOf(*window.graphWorkbench(), views::kModuleGroupIdPrefix + request.openGroups.first());
+    // The breadcrumbs follow a moved view a moment later (they wait for the scrolling to stop).
+    QEventLoop settle;
+    QTimer::singleShot(300, &settle, &QEventLoop::quit);
+    settle.exec();
   }
   // Let the last results paint (scene updates are posted events).
   QCoreApplication::processEvents();

@@ -5,6 +5,7 @@
 
 #include <QSize>
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 
@@ -20,6 +21,9 @@ struct ScreenshotRequest {
   QSize size{1440, 900};
   std::optional<views::Theme> theme;    ///< The remembered theme when unset.
   views::HeatMode colourBy = views::HeatMode::None;  ///< --colour-by: the graph's tuning heat map.
+  /// --open-group: module groups of the Graph view to open once it shows the model
+  /// ("/features/denseblock2", with the groups around it), the view then showing the first's top.
+  QStringList openGroups;
   int timeoutMs = 10 * 60 * 1000;       ///< Gives up (exit 2) when work takes longer.
 };
 

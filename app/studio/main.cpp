@@ -81,7 +81,11 @@ int main(int argc, char** argv) {
   QCommandLineOption timings("timings",
                              "With --screenshot: also print how long the open and the Graph view's layout took, and "
                              "the layout's edge crossings (key=value lines, for bench/graph_view.sh).");
-  parser.addOptions({screenshot, view, size, theme, colourBy, timings});
+  QCommandLineOption openGroup("open-group",
+                               "With --screenshot: open this module group of the graph (and the groups around it), "
+                               "e.g. /features/denseblock2, and show its top. May be given more than once.",
+                               "PATH");
+  parser.addOptions({screenshot, view, size, theme, colourBy, timings, openGroup});
   parser.process(app);
 
   const QStringList files = parser.positionalArguments();
@@ -119,6 +123,7 @@ int main(int argc, char** argv) {
     request.view = startView;
     request.theme = startTheme;
     request.colourBy = heatMode;
+    request.openGroups = parser.values(openGroup);
     if (!tessel::studio::parseScreenshotSize(parser.value(size), &request.size))
       return fail(QStringLiteral("--size %1: expected WIDTHxHEIGHT, e.g. 1440x900").arg(parser.value(size)));
     QString error;

@@ -6,15 +6,18 @@
 #include <vector>
 
 #include "core/graph/Graph.h"
+#include "core/graph/UnsupportedOperations.h"
 
 namespace tessel::testing {
 
 // A DenseNet-shaped graph named as PyTorch exports it: a stem, two blocks of `layers` layers
-// (Conv, Relu, Concat with everything before), a one-operation classifier.
-inline std::shared_ptr<const graph::Graph> modularGraph(int layers) {
+// (Conv, Relu, Concat with everything before), a one-operation classifier. The operation named
+// `placeholder` stands for an operator Tessel does not implement (graph::kUnsupportedOp).
+inline std::shared_ptr<const graph::Graph> modularGraph(int layers, const std::string& placeholder = {}) {
   graph::TensorType type{DataType::float32(), {1, 8, 4, 4}};
   auto op = [&](const std::string& name, const std::string& kind, std::vector<graph::Value> inputs) {
-    return graph::makeOperation(name, kind, std::move(inputs), {}, {type})[0];
+    return graph::makeOperation(name, name == placeholder ? graph::kUnsupportedOp : kind, std::move(inputs), {},
+                                {type})[0];
   };
   graph::Value x = graph::makeInput("x", type);
   graph::Value current = op("/features/relu0/Relu", "Relu", {op("/features/conv0/Conv", "Conv", {x})});

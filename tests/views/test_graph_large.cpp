@@ -54,6 +54,38 @@ std::shared_ptr<const graph::Graph> syntheticNetwork(int operations) {
   return graph;
 }
 
+// About `operations` operations named as exporters name them: stages of blocks of layers
+// (Conv, Relu, and a Concat of the block's last few layers: dense fan-in), so the graph opens
+// by module.
+std::shared_ptr<const graph::Graph> modularNetwork(int operations) {
+  graph::TensorType type{DataType::float32(), {1, 8, 4, 4}, ""};
+  auto op = [&](const std::string& name, const std::string& kind, std::vector<graph::Value> inputs) {
+    return graph::makeOperation(name, kind, std::move(inputs), {}, {type})[0];
+  };
+  constexpr int kStages = 10, kBlocks = 20, kFanIn = 6;
+  const int layers = std::max(1, operations / (kStages * kBlocks * 3));
+  graph::Value input = graph::makeInput("x", type);
+  graph::Value current = input;
+  for (int stage = 0; stage < kStages; ++stage)
+    for (int block = 0; block < kBlocks; ++block) {
+      std::vector<graph::Value> features{current};
+      for (int layer = 0; layer < layers; ++layer) {
+        std::string path = "/stage" + std::to_string(stage) + "/block" + std::to_string(block) + "/layer" +
+                           std::to_string(layer);
+        graph::Value relu = op(path + "/relu/Relu", "Relu", {op(path + "/conv/Conv", "Conv", {features.back()})});
+        std::vector<graph::Value> recent(features.end() - std::min<long>(kFanIn, long(features.size())), features.end());
+        recent.push_back(relu);
+        features.push_back(op(path + "/Concat", "Concat", recent));
+      }
+      current = features.back();
+    }
+  auto graph = std::make_shared<graph::Graph>();
+  graph->inputs = {input};
+  graph->outputs = {current};
+  graph->outputNames = {"y"};
+  return graph;
+}
+
 // Measures the longest time between two turns of the GUI event loop, with a 5 ms timer.
 class StallMeter : public QObject {
 public:
@@ -142,6 +174,35 @@ private slots:
     for (const auto& call : progress) saidWhichLayout |= call.at(1).toString().contains(progressSays);
     QVERIFY(saidWhichLayout);
     QVERIFY2(gap < 200, qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(gap)));
+  }
+
+  // A 20,000-operation graph opens by module and a stage, then a block in it, are opened: the
+  // window answers within 100 ms throughout.
+  void twentyThousandNodesOpenAndExpandWithoutStalling() {
+    auto graph = modularNetwork(20000);
+    QVERIFY(graph->operationCount() >= 19800);
+    GraphWorkbench workbench;
+    workbench.resize(1200, 800);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    QSignalSpy finished(&workbench, &GraphWorkbench::layoutFinished);
+    StallMeter meter;
+    workbench.setGraph(graph);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1 && !workbench.isLayingOut(), 120000);
+    QVERIFY(workbench.currentLayout()->groupedByModule());
+    QVERIFY(workbench.currentLayout()->findNode("module:/stage3"));
+    for (const char* group : {"module:/stage3", "module:/stage3/block7"}) {
+      finished.clear();
+      workbench.setModuleGroupExpanded(group, true);
+      QTRY_VERIFY_WITH_TIMEOUT(finished.count() >= 1 && !workbench.isLayingOut(), 120000);
+      QVERIFY(workbench.currentLayout()->findCluster(group));
+    }
+    QVERIFY(workbench.currentLayout()->findNode("module:/stage3/block7/layer4"));
+    for (int i = 0; i < 5; ++i) QTest::qWait(20);  // paint what is shown
+    qint64 gap = meter.longestGapMs();
+    qInfo("20000-operation graph: %zu boxes after opening two groups, longest event-loop stall %lld ms",
+          workbench.currentLayout()->nodes.size(), gap);
+    QVERIFY2(gap < 100, qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(gap)));
   }
 
   // dot runs in a child process with a time limit: stopped there, the layered picture stays

@@ -7,6 +7,7 @@
 #include "ExampleModelSupport.h"
 #include "ModularGraphSupport.h"
 #include "compiler/driver/Driver.h"
+#include "views/graph/GraphBreadcrumbs.h"
 #include "views/graph/GraphLayout.h"
 #include "views/graph/LayoutQuality.h"
 #include "views/graph/ModuleGroups.h"
@@ -312,6 +313,7 @@ private slots:
     auto graph = modularGraph(3);
     GraphLayoutOptions options;
     options.moduleGroupsAbove = 10;
+    options.openModulesHolding = 2;  // no group opens by default (see the next test)
     GraphLayout closed = layOut(graph, options);
     QVERIFY(closed.groupedByModule());
     QStringList ids;
@@ -352,6 +354,97 @@ private slots:
     // Small graphs stay as they are.
     options.moduleGroupsAbove = 100;
     QVERIFY(!layOut(graph, options).groupedByModule());
+  }
+
+  // A group holding nearly all of what encloses it opens by default (one box for almost the
+  // whole model says nothing) until it is closed by name; the groups inside it stay closed.
+  void aGroupHoldingNearlyEverythingOpensByDefault() {
+    auto graph = modularGraph(3);  // "/features": 20 of the 21 operations
+    GraphLayoutOptions options;
+    options.moduleGroupsAbove = 10;
+    GraphLayout layout = layOut(graph, options);
+    QVERIFY(layout.modules->opensByDefault("module:/features"));
+    QVERIFY(!layout.modules->opensByDefault("module:/features/block1"));  // half of features
+    QVERIFY(layout.findCluster("module:/features"));
+    QVERIFY(layout.findNode("module:/features/block1"));
+    QVERIFY(layout.findNode("module:/features/block2"));
+    options.collapsedModules = {"module:/features"};
+    layout = layOut(graph, options);
+    QVERIFY(layout.findNode("module:/features"));
+    QVERIFY(!layout.findCluster("module:/features"));
+  }
+
+  // Fewer operations than moduleGroupsAbove, but densely connected (a compiled DenseNet-121:
+  // 190 operations reading 3.8 computed tensors each): drawn by module too.
+  void denseGraphsOpenByModuleSooner() {
+    auto graph = modularGraph(8);  // 52 operations, the concatenations reading every earlier layer
+    GraphLayoutOptions options;
+    options.moduleGroupsAbove = 100;
+    QVERIFY(layOut(graph, options).groupedByModule());
+    options.denseInputsPerOperation = 100;
+    QVERIFY(!layOut(graph, options).groupedByModule());
+    options.denseInputsPerOperation = 2;
+    options.moduleGroupsAbove = 200;  // 52 is under 40% of it: not even a dense graph is grouped
+    QVERIFY(!layOut(graph, options).groupedByModule());
+  }
+
+  // A closed module's box and an open one's frame say what their operations cost together:
+  // FLOPs from the compile, time and share of the run once profiled.
+  void moduleBoxesSayWhatTheirOperationsCost() {
+    auto graph = modularGraph(3);
+    auto costs = std::make_shared<NodeCosts>();
+    for (const graph::OperationNode* op : graph->operations())
+      if (op->op == "Conv") costs->flops[op->name] = 1.5e9;  // the stem's and three per block
+    GraphLayoutOptions options;
+    options.moduleGroupsAbove = 10;
+    options.openModulesHolding = 2;
+    options.costs = costs;
+    GraphLayout compiled = layOut(graph, options);
+    const LayoutNode* features = compiled.findNode("module:/features");
+    QVERIFY(features);
+    QVERIFY2(features->details.contains("10.5 GFLOPs"), qPrintable(features->details.join(" | ")));
+    QVERIFY(!features->details.join(" ").contains("ms"));  // not profiled yet
+
+    for (const graph::OperationNode* op : graph->operations())
+      costs->milliseconds[op->name] = op->name.rfind("/features/block2/", 0) == 0 ? 0.5 : 0.25;
+    costs->totalMilliseconds = 10;
+    options.expandedModules = {"module:/features"};
+    GraphLayout profiled = layOut(graph, options);
+    const LayoutNode* block2 = profiled.findNode("module:/features/block2");
+    QVERIFY(block2);
+    // 9 operations of 0.5 ms, 3 of them convolutions: 4.5 ms of the run's 10.
+    QVERIFY2(block2->details.contains("4.5 GFLOPs · 4.500 ms (45.0%)"), qPrintable(block2->details.join(" | ")));
+    const LayoutCluster* frame = profiled.findCluster("module:/features");
+    QVERIFY(frame);
+    QVERIFY2(frame->title.contains("10.5 GFLOPs") && frame->title.contains("ms"), qPrintable(frame->title));
+    verifyReadable(profiled);
+    QCOMPARE(flopsText(640e6), QString("640 MFLOPs"));
+    QCOMPARE(flopsText(12), QString("12 FLOPs"));
+  }
+
+  // Breadcrumbs: the graph, each open group around a box (outermost first), the box itself,
+  // named after what its innermost module's path leaves.
+  void breadcrumbsFollowTheOpenGroups() {
+    auto graph = modularGraph(3);
+    GraphLayoutOptions options;
+    options.moduleGroupsAbove = 10;
+    options.expandedModules = {"module:/features", "module:/features/block2", "module:/features/block2/layer2"};
+    GraphLayout layout = layOut(graph, options);
+    auto titles = [](const std::vector<Breadcrumb>& path) {
+      QStringList all;
+      for (const Breadcrumb& crumb : path) all << crumb.title;
+      return all;
+    };
+    auto path = breadcrumbPath(layout, "/features/block2/layer2/conv/Conv");
+    QCOMPARE(titles(path), (QStringList{"Graph", "features", "block2", "layer2", "conv/Conv"}));
+    QCOMPARE(path[2].id, QString("module:/features/block2"));
+    QCOMPARE(path[0].id, QString());
+    QCOMPARE(titles(breadcrumbPath(layout, "module:/features/block1")), (QStringList{"Graph", "features", "block1"}));
+    QCOMPARE(titles(breadcrumbPath(layout, "module:/features/block2")), (QStringList{"Graph", "features", "block2"}));
+    QCOMPARE(titles(breadcrumbPath(layout, "/classifier/Gemm")), (QStringList{"Graph", "/classifier/Gemm"}));
+    QCOMPARE(titles(breadcrumbPath(layout, "no such box")), QStringList{"Graph"});
+    QCOMPARE(layout.enclosingClusters("/features/block2/layer2/conv/Conv"),
+             (QStringList{"module:/features", "module:/features/block2", "module:/features/block2/layer2"}));
   }
 
   void categoriesFollowTheOperator_data() {

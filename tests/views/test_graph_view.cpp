@@ -4,11 +4,15 @@
 #include <QtTest>
 
 #include <QLineEdit>
+#include <QScrollBar>
+#include <QToolButton>
+#include <QTreeView>
 #include <QSvgRenderer>
 
 #include "compiler/driver/Driver.h"
 #include "tests/views/ModularGraphSupport.h"
 #include "tests/views/PixelCount.h"
+#include "views/graph/GraphBreadcrumbs.h"
 #include "views/graph/GraphExport.h"
 #include "views/graph/GraphFindBar.h"
 #include "views/graph/GraphMinimap.h"
@@ -18,6 +22,8 @@
 #include "views/graph/GraphWorkbench.h"
 #include "views/graph/NodePropertiesModel.h"
 #include "views/graph/NodePropertiesPanel.h"
+#include "views/graph/UnsupportedNodesModel.h"
+#include "views/graph/UnsupportedNodesPanel.h"
 
 using namespace tessel;
 using namespace tessel::views;
@@ -214,8 +220,9 @@ private slots:
     QVERIFY(scene->nodeItem(fused));
   }
 
-  // A graph of over 250 operations opens by module: the + of a module's box opens it, the
-  // frame's - closes it, and find opens the modules down to what it found.
+  // A graph of over 250 operations opens by module: "/features", holding all but the
+  // classifier, is open from the start; the frame's - closes a group, the box's + opens it, and
+  // find opens the modules down to what it found.
   void largeGraphsOpenByModuleAndFindOpensThem() {
     GraphWorkbench workbench;
     workbench.resize(900, 700);
@@ -224,14 +231,18 @@ private slots:
     auto graph = tessel::testing::modularGraph(50);  // 303 operations
     QVERIFY(layOutAndWait(workbench, graph));
     QVERIFY(workbench.currentLayout()->groupedByModule());
-    QCOMPARE(workbench.currentLayout()->nodes.size(), size_t(4));  // input, features, classifier, output
     GraphScene* scene = workbench.view()->graphScene();
+    QVERIFY(workbench.currentLayout()->findCluster("module:/features"));
+    QVERIFY(scene->nodeItem("module:/features/block1")->isCollapsedFused());
+    QVERIFY(scene->nodeItem("module:/features/block2"));
+    scene->requestFusedToggle("module:/features", false);
+    QVERIFY(layOutAndWait(workbench));
+    QCOMPARE(workbench.currentLayout()->nodes.size(), size_t(4));  // input, features, classifier, output
     QVERIFY(scene->nodeItem("module:/features")->isCollapsedFused());
     scene->requestFusedToggle("module:/features", true);
     QVERIFY(layOutAndWait(workbench));
     QVERIFY(workbench.currentLayout()->findCluster("module:/features"));
     QVERIFY(scene->nodeItem("module:/features/block2"));
-    QVERIFY(workbench.expandedModuleGroups().count("module:/features"));
 
     workbench.showFindBar();
     GraphFindBar* bar = workbench.findBar();
@@ -247,6 +258,144 @@ private slots:
     QVERIFY(layOutAndWait(workbench));
     QVERIFY(scene->nodeItem("module:/features"));
     QVERIFY(!workbench.currentLayout()->findCluster("module:/features"));
+  }
+
+  // An unsupported operation inside a closed group is listed above the graph all the same;
+  // choosing it opens the groups around it and selects it.
+  void unsupportedNodesInsideClosedGroupsAreListedAndOpened() {
+    GraphWorkbench workbench;
+    workbench.resize(1000, 700);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    const QString hidden = "/features/block1/layer5/relu/Relu";
+    QVERIFY(layOutAndWait(workbench, tessel::testing::modularGraph(50, hidden.toStdString())));
+    QVERIFY(!workbench.currentLayout()->findNode(hidden));  // inside closed block1
+    UnsupportedNodesPanel* panel = workbench.unsupportedNodesPanel();
+    QVERIFY(panel->isVisible());
+    QCOMPARE(panel->model()->rowCount(), 1);
+    QCOMPARE(panel->model()->index(0, UnsupportedNodesModel::NodeColumn).data().toString(), hidden);
+    QSignalSpy finished(&workbench, &GraphWorkbench::layoutFinished);
+    QTreeView* list = panel->list();
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualRect(panel->model()->index(0, 1)).center());
+    QVERIFY(finished.wait(60000));
+    QVERIFY(workbench.currentLayout()->findNode(hidden));
+    QTRY_COMPARE(workbench.view()->selectedNode(), hidden);
+    QVERIFY(workbench.expandedModuleGroups().count("module:/features/block1/layer5"));
+    // Still the one row (a layout of the same graph keeps the list).
+    QCOMPARE(panel->model()->rowCount(), 1);
+  }
+
+  // Opening or closing a group keeps it where it was on screen (its title where the box's
+  // was) and keeps the selection; a selected box whose group closes hands the selection to the
+  // group's box. Going back to a state seen before reuses its layout.
+  void expandAndCollapseKeepTheClickedGroupInPlace() {
+    GraphWorkbench workbench;
+    workbench.resize(1000, 700);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    QVERIFY(layOutAndWait(workbench, tessel::testing::modularGraph(50)));
+    GraphScene* scene = workbench.view()->graphScene();
+    GraphView* view = workbench.view();
+    scene->requestFusedToggle("module:/features", true);
+    QVERIFY(layOutAndWait(workbench));
+    view->setZoom(2.0);  // the graph taller than the view: it can scroll to keep the group in place
+    const QString clicked = "module:/features/block1";  // above the selection
+    view->selectNode("/classifier/Gemm");
+    QVERIFY(view->centerOnNode(clicked));
+    auto titleOnScreen = [&](const QString& id) {
+      QRectF rect = scene->itemRect(id);
+      return view->mapFromScene(QPointF(rect.center().x(), rect.top()));
+    };
+    // Where the graph's edge stops the scroll (a frame wider than the rest of the graph), the
+    // view goes as far as it can that way; down the graph it can go (checked below).
+    auto near = [&](QPoint now, QPoint was) {
+      auto anchored = [](int nowAt, int wasAt, const QScrollBar* bar) {
+        return std::abs(nowAt - wasAt) <= 2 || bar->value() == bar->minimum() || bar->value() == bar->maximum();
+      };
+      return anchored(now.x(), was.x(), view->horizontalScrollBar()) &&
+             anchored(now.y(), was.y(), view->verticalScrollBar()) && view->viewport()->rect().contains(now);
+    };
+    const QPoint before = titleOnScreen(clicked);
+    QVERIFY(view->verticalScrollBar()->maximum() > 0);
+    auto closedLayout = workbench.currentLayout();
+
+    scene->requestFusedToggle(clicked, true);
+    QVERIFY(layOutAndWait(workbench));
+    QVERIFY(workbench.currentLayout()->findCluster(clicked));
+    QVERIFY(std::abs(titleOnScreen(clicked).y() - before.y()) <= 2);
+    QVERIFY2(near(titleOnScreen(clicked), before),
+             qPrintable(QStringLiteral("the frame's title moved from %1,%2 to %3,%4")
+                            .arg(before.x()).arg(before.y()).arg(titleOnScreen(clicked).x()).arg(titleOnScreen(clicked).y())));
+    QCOMPARE(view->selectedNode(), QString("/classifier/Gemm"));
+
+    // Select something inside, then close the group: the selection goes to the group's box.
+    const QString inside = "module:/features/block1/layer7";
+    QVERIFY(scene->nodeItem(inside));
+    view->selectNode(inside);
+    // Where the frame's "-" is, which the user clicks, magnified: the closed graph is taller
+    // than the view then, so the box can be put where the frame's title was.
+    view->setZoom(3.0);
+    QRectF frame = scene->itemRect(clicked);
+    view->centerOn(frame.center().x(), frame.top() + 100);
+    const QPoint open = titleOnScreen(clicked);
+    scene->requestFusedToggle(clicked, false);
+    QVERIFY(layOutAndWait(workbench));
+    QVERIFY(workbench.currentLayout()->findNode(clicked));
+    QVERIFY(view->verticalScrollBar()->maximum() > 0);
+    QVERIFY2(std::abs(titleOnScreen(clicked).y() - open.y()) <= 2 && near(titleOnScreen(clicked), open),
+             qPrintable(QStringLiteral("the box's title is at %1,%2, the frame's was at %3,%4")
+                            .arg(titleOnScreen(clicked).x()).arg(titleOnScreen(clicked).y()).arg(open.x()).arg(open.y())));
+    QCOMPARE(view->selectedNode(), clicked);
+    QVERIFY(scene->nodeItem(clicked)->isSelected());
+    // The layout of this state was made once already: it is the same one.
+    QCOMPARE(workbench.currentLayout(), closedLayout);
+  }
+
+  // The breadcrumbs say where the selected box sits in the module hierarchy; a crumb takes
+  // the view to its group, the first one to the whole graph.
+  void breadcrumbsShowWhereTheSelectionIsAndGoThere() {
+    GraphWorkbench workbench;
+    workbench.resize(1000, 700);
+    workbench.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workbench));
+    // A small graph without groups has nothing to show there.
+    QVERIFY(layOutAndWait(workbench, optimizedExample()));
+    QVERIFY(!workbench.breadcrumbs()->isVisible());
+
+    QVERIFY(layOutAndWait(workbench, tessel::testing::modularGraph(50)));
+    QVERIFY(workbench.breadcrumbs()->isVisible());
+    for (const char* group : {"module:/features", "module:/features/block2", "module:/features/block2/layer17"}) {
+      workbench.setModuleGroupExpanded(group, true);
+      QVERIFY(layOutAndWait(workbench));
+    }
+    GraphView* view = workbench.view();
+    view->selectNode("/features/block2/layer17/relu/Relu");
+    QCOMPARE(workbench.breadcrumbs()->text(), QString("Graph › features › block2 › layer17 › relu/Relu"));
+
+    QToolButton* block2 = nullptr;
+    QToolButton* whole = nullptr;
+    for (QToolButton* button : workbench.breadcrumbs()->findChildren<QToolButton*>()) {
+      if (button->text() == "block2") block2 = button;
+      if (button->text() == "Graph") whole = button;
+    }
+    QVERIFY(block2 && whole);
+    view->setZoom(1.0);
+    view->centerOnNode("/features/conv0/Conv");
+    QTest::mouseClick(block2, Qt::LeftButton);
+    // The view shows the whole frame, zoomed out as far as that takes.
+    QRectF frame = view->graphScene()->itemRect("module:/features/block2");
+    QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    QVERIFY(visible.adjusted(-2, -2, 2, 2).contains(frame));
+    QVERIFY(view->zoom() < 1.0);
+    QTest::mouseClick(whole, Qt::LeftButton);
+    visible = view->mapToScene(view->viewport()->rect()).boundingRect();
+    QVERIFY(visible.adjusted(-2, -2, 2, 2).contains(workbench.currentLayout()->bounds));
+
+    // With nothing selected the breadcrumbs follow the middle of the view.
+    view->selectNode(QString());
+    view->setZoom(1.0);
+    view->centerOnNode("module:/features/block1");
+    QTRY_COMPARE(workbench.breadcrumbs()->text(), QString("Graph › features › block1"));
   }
 
   void zoomKeysAndFit() {
@@ -431,3 +580,4 @@ private slots:
 
 QTEST_MAIN(TestGraphView)
 #include "test_graph_view.moc"
+

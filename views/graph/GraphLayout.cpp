@@ -101,8 +101,8 @@ public:
   // False when cancelled.
   bool build(const graph::Graph& graph) {
     totalHint_ = std::max<size_t>(1, graph.topologicalOrder().size());
-    if (options_.moduleGroupsAbove > 0 && graph.operations().size() > size_t(options_.moduleGroupsAbove)) {
-      auto modules = std::make_shared<const ModuleGroups>(graph);
+    if (drawnByModule(graph)) {
+      auto modules = std::make_shared<const ModuleGroups>(graph, options_.costs.get(), options_.openModulesHolding);
       if (!modules->empty()) layout_.modules = modules_ = std::move(modules);
     }
     topLevel_ = &graph;
@@ -131,6 +131,20 @@ public:
   }
 
 private:
+  // Many operations, or fewer but densely connected (GraphLayoutOptions::denseGraphShare).
+  bool drawnByModule(const graph::Graph& graph) const {
+    if (options_.moduleGroupsAbove <= 0) return false;
+    std::vector<const graph::OperationNode*> operations = graph.operations();
+    double count = double(operations.size());
+    if (count > options_.moduleGroupsAbove) return true;
+    if (count <= options_.moduleGroupsAbove * options_.denseGraphShare) return false;
+    size_t computedInputs = 0;
+    for (const graph::OperationNode* op : operations)
+      for (const graph::Value& input : op->inputs)
+        computedInputs += input.defined() && graph::asOperation(input.node()) != nullptr;
+    return double(computedInputs) > options_.denseInputsPerOperation * count;
+  }
+
   // Adds the boxes of `graph` (the top level or a fused body whose inputs are `bindings`);
   // `outputs` receives where each of its outputs comes from.
   bool addGraph(const graph::Graph& graph, const std::map<const graph::GraphNode*, Endpoint>& bindings,
@@ -179,7 +193,7 @@ private:
       if (modules_ && &graph == topLevel_) {
         QString closed;
         for (const QString& group : modules_->groupsOf(op)) {
-          if (!options_.expandedModules.count(group)) {
+          if (!isOpen(group)) {
             closed = group;
             break;
           }
@@ -245,12 +259,19 @@ private:
     return true;
   }
 
+  bool isOpen(const QString& group) const {
+    if (options_.expandedModules.count(group)) return true;
+    return modules_->opensByDefault(group) && !options_.collapsedModules.count(group);
+  }
+
   // A frame for open module group `id` inside `parentId` (its enclosing open group), once.
   void openModuleFrame(const QString& id, const QString& parentId) {
     if (!openModules_.insert(id).second) return;
     LayoutCluster cluster;
     cluster.id = id;
-    cluster.title = ModuleGroups::titleOf(id) + QStringLiteral("  (%1)").arg(modules_->operationCount(id));
+    cluster.title = ModuleGroups::titleOf(id) + QStringLiteral("  (%1 ops").arg(modules_->operationCount(id));
+    if (QString cost = modules_->costLine(id); !cost.isEmpty()) cluster.title += QStringLiteral(" · ") + cost;
+    cluster.title += QLatin1Char(')');
     cluster.parentClusterId = parentId;
     layout_.clusters.push_back(std::move(cluster));
   }
@@ -272,6 +293,7 @@ private:
       box.clusterId = parentId;
       box.source = &op;  // its first operation: what the properties panel shows
       box.details << modules_->summary(id);
+      if (QString cost = modules_->costLine(id); !cost.isEmpty()) box.details << cost;
       index = addNode(std::move(box));
     }
     LayoutNode& box = layout_.nodes[size_t(index)];
@@ -406,6 +428,20 @@ const LayoutCluster* GraphLayout::findCluster(const QString& id) const {
   return nullptr;
 }
 
+QStringList GraphLayout::enclosingClusters(const QString& id) const {
+  QString parent;
+  if (const LayoutNode* node = findNode(id)) parent = node->clusterId;
+  else if (const LayoutCluster* cluster = findCluster(id)) parent = cluster->parentClusterId;
+  QStringList chain;
+  // Bounded by the cluster count: a malformed parent cycle cannot loop forever.
+  while (!parent.isEmpty() && chain.size() <= int(clusters.size())) {
+    chain.prepend(parent);
+    const LayoutCluster* cluster = findCluster(parent);
+    parent = cluster ? cluster->parentClusterId : QString();
+  }
+  return chain;
+}
+
 Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, const GraphLayoutOptions& options,
                                   JobContext& job) {
   TESSEL_ICHECK(graph) << "layoutGraph needs a graph";
@@ -417,7 +453,9 @@ Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, con
 
   const int nodes = int(layout.nodes.size()), edges = int(layout.edges.size());
   const int widest = layout.widestRankGap = widestRankGap(layout);
-  if (nodes <= options.dotNodeLimit && widest <= options.dotRankGapLimit) {
+  const bool dense = layout.denselyConnected =
+      nodes >= options.denseDrawingBoxes && edges > options.dotEdgesPerBoxLimit * nodes;
+  if (nodes <= options.dotNodeLimit && widest <= options.dotRankGapLimit && !dense) {
     layout.engine = QStringLiteral("dot");
     bool edgeLabels = nodes <= options.dotEdgeLabelLimit && edges <= options.dotEdgeLabelLimit;
     if (!edgeLabels)
@@ -435,12 +473,18 @@ Expected<GraphLayout> layoutGraph(std::shared_ptr<const graph::Graph> graph, con
     }
   } else {
     layout.engine = QStringLiteral("layered");
-    job.reportProgress(35, QStringLiteral("%1 nodes, up to %2 edges between two ranks: above dot's limits (%3 nodes, "
-                                          "%4 edges), using the fast layered layout")
-                               .arg(nodes)
-                               .arg(widest)
-                               .arg(options.dotNodeLimit)
-                               .arg(options.dotRankGapLimit));
+    if (dense && nodes <= options.dotNodeLimit && widest <= options.dotRankGapLimit)
+      job.reportProgress(35, QStringLiteral("%1 nodes, %2 edges: densely connected, using the layered layout, "
+                                            "which gathers the edges into one box as a trunk")
+                                 .arg(nodes)
+                                 .arg(edges));
+    else
+      job.reportProgress(35, QStringLiteral("%1 nodes, up to %2 edges between two ranks: above dot's limits (%3 nodes, "
+                                            "%4 edges), using the fast layered layout")
+                                 .arg(nodes)
+                                 .arg(widest)
+                                 .arg(options.dotNodeLimit)
+                                 .arg(options.dotRankGapLimit));
     if (!placeLayered(layout, job)) return cancelledDiagnostic();
   }
   if (job.cancelled()) return cancelledDiagnostic();

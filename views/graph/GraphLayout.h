@@ -36,9 +36,20 @@ struct GraphLayoutOptions {
   /// Graphs with more operations than this are drawn by module (ModuleGroups): each group of
   /// operations whose names share a module path is one box until it is expanded; 0: never.
   int moduleGroupsAbove = 250;
+  /// Densely connected graphs are drawn by module from fewer operations: more than
+  /// moduleGroupsAbove × denseGraphShare of them, reading on average more than
+  /// denseInputsPerOperation tensors that other operations compute (DenseNet-121 compiled:
+  /// 190 operations, 3.8 each, a tangle of 19,000 crossings when drawn operation by operation).
+  double denseGraphShare = 0.4;
+  double denseInputsPerOperation = 2.0;
   /// Module groups drawn open, as a frame around their members (ids: kModuleGroupIdPrefix
   /// and the path).
   std::set<QString> expandedModules;
+  /// Groups that open by default (ModuleGroups::opensByDefault: one holding nearly all of
+  /// what encloses it) drawn closed: the user closed them.
+  std::set<QString> collapsedModules;
+  /// A group holding more than this share of what encloses it opens by default (above 1: none).
+  double openModulesHolding = 0.8;
   /// Above this many boxes `dot` is too slow to wait for (tens of seconds and more), so a
   /// simpler layered layout places the nodes; GraphLayout::engine says which one ran.
   int dotNodeLimit = 8000;
@@ -48,6 +59,12 @@ struct GraphLayoutOptions {
   /// keep it busy for minutes. Above this many edges across one gap (in longest-path ranks)
   /// the layered layout places the graph.
   int dotRankGapLimit = 64;
+  /// And for a densely connected drawing: above this many edges per box (and at least
+  /// denseDrawingBoxes boxes), dot draws every long edge as a curve of its own across the
+  /// others (an open DenseNet block: each layer reads every earlier one), while the layered
+  /// layout's lanes gather the edges into one target as a trunk with branches.
+  double dotEdgesPerBoxLimit = 2.0;
+  int denseDrawingBoxes = 20;
   /// Above this many boxes the shape labels are not given to `dot`: it makes every edge label
   /// a virtual node, which on a 5,000-operation network took it 88 s instead of 17 s (2,000
   /// operations: 11 s instead of 2 s). The labels then sit at the middle of their edge, on
@@ -57,6 +74,9 @@ struct GraphLayoutOptions {
   /// layout places the graph instead (GraphLayout::dotTimedOut): whatever a graph's shape,
   /// its layout cannot run away. Cancelling a layout stops dot at once as well.
   double dotTimeLimitSeconds = 30;
+  /// What the operations cost (FLOPs; time once profiled): a closed module's box and an open
+  /// one's frame say what their operations cost together. Null: only operation counts.
+  std::shared_ptr<const NodeCosts> costs;
   /// Width of one character of node text and height of one text line, measured by the
   /// caller on the GUI thread from the fonts it draws with.
   double characterWidth = 6.6;
@@ -126,17 +146,23 @@ struct GraphLayout {
   /// Set when dot was tried and stopped at GraphLayoutOptions::dotTimeLimitSeconds: the
   /// layered layout placed the graph instead.
   bool dotTimedOut = false;
-  /// The module groups the graph was drawn by (it has more operations than moduleGroupsAbove
+  /// The module groups the graph was drawn by (it has more operations than moduleGroupsAbove, or is dense
   /// and names that form groups); null when it was drawn operation by operation.
   std::shared_ptr<const ModuleGroups> modules;
   bool groupedByModule() const { return modules != nullptr; }
   /// The most edges across one gap between ranks (GraphLayoutOptions::dotRankGapLimit).
   int widestRankGap = 0;
+  /// More edges per box than GraphLayoutOptions::dotEdgesPerBoxLimit: placed by the layered
+  /// layout whatever its size (dot would not do better).
+  bool denselyConnected = false;
 
   /// The box with this id, or null.
   const LayoutNode* findNode(const QString& id) const;
   int indexOf(const QString& id) const;
   const LayoutCluster* findCluster(const QString& id) const;
+  /// The frames (open module groups, expanded fused operations) around box or frame `id`,
+  /// outermost first; empty at the top level and for an unknown id.
+  QStringList enclosingClusters(const QString& id) const;
 
   QHash<QString, int> nodeIndexById;  ///< Filled by layoutGraph.
 };

@@ -62,10 +62,23 @@ void GraphScene::setGraphPalette(const GraphPalette& palette) {
   update();
 }
 
+namespace {
+
+// What stays selected when `after` replaces `before`: the selected box itself, or when it went
+// into a group that closed (a module, a fused operation), that group's box.
+QString survivingSelection(const GraphLayout* before, const GraphLayout* after, const QString& selected) {
+  if (selected.isEmpty() || !before || !after || after->findNode(selected)) return selected;
+  for (const QString& group : before->enclosingClusters(selected))
+    if (after->findNode(group)) return group;
+  return selected;
+}
+
+}  // namespace
+
 void GraphScene::setGraphLayout(std::shared_ptr<const GraphLayout> layout) {
   ++generation_;
   rebuilding_ = true;
-  pendingSelection_ = selected_;
+  pendingSelection_ = survivingSelection(layout_.get(), layout.get(), selected_);
   clearSelection();
   // Between two big scenes the old items go in chunks (see populateFor); otherwise at once,
   // which also keeps a small new scene's spatial index from indexing them first.

@@ -24,7 +24,8 @@ public:
   ~GraphScene() override;
 
   /// Replaces the items with those of `layout` (null clears). Selection, decorations and
-  /// find highlights of nodes that exist in the new layout are kept. Small layouts are
+  /// find highlights of nodes that exist in the new layout are kept; a selected box that went
+  /// into a closed group hands the selection to the group's box. Small layouts are
   /// populated at once; large ones (above kIncrementalItemCount items) over several
   /// event-loop turns of about kPopulateBudgetMs each. populated() follows either way.
   void setGraphLayout(std::shared_ptr<const GraphLayout> layout);

@@ -1,6 +1,8 @@
 // Zoom, pan, fit and keyboard handling of the graph view.
 #include "views/graph/GraphView.h"
 
+#include <QCoreApplication>
+
 #include <QKeyEvent>
 #include <QScrollBar>
 #include <QWheelEvent>
@@ -37,12 +39,17 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), scene_(new GraphS
 }
 
 void GraphView::setGraphLayout(std::shared_ptr<const GraphLayout> layout, const QString& requestedAnchor) {
-  // Keep the selected node where it is on screen, so expanding a group does not jump.
+  // Keep the anchor (the selected node by default) where it is on screen, so expanding a
+  // group does not jump. Its top edge, centred, is what stays put: an expanded group's frame
+  // grows downwards from where its box was, its title where the box's title was.
+  auto anchorPoint = [](const QRectF& rect) { return QPointF(rect.center().x(), rect.top()); };
   QString anchorId = requestedAnchor.isEmpty() ? scene_->selectedNode() : requestedAnchor;
   QPointF anchorOnScreen;
+  QStringList anchorGroups;  // where the anchor may have gone: the groups around it, outermost first
   bool hadAnchor = false;
   if (!anchorId.isEmpty() && !scene_->itemRect(anchorId).isNull()) {
-    anchorOnScreen = mapFromScene(scene_->itemRect(anchorId).center());
+    anchorOnScreen = mapFromScene(anchorPoint(scene_->itemRect(anchorId)));
+    anchorGroups = scene_->graphLayout()->enclosingClusters(anchorId);
     hadAnchor = true;
   }
   bool first = !scene_->graphLayout();
@@ -52,9 +59,21 @@ void GraphView::setGraphLayout(std::shared_ptr<const GraphLayout> layout, const 
     fitPending_ = !isVisible();
     return;
   }
+  // The new scene may bring or take away a scroll bar, which shrinks or grows the viewport:
+  // settle that now, or it moves the view after the anchor was placed.
+  QEvent relayout(QEvent::LayoutRequest);
+  QCoreApplication::sendEvent(this, &relayout);
+  if (hadAnchor && scene_->itemRect(anchorId).isNull()) {
+    // A box inside a group that closed: the group's box stands where it was.
+    for (const QString& group : anchorGroups)
+      if (scene_->graphLayout()->findNode(group)) {
+        anchorId = group;
+        break;
+      }
+  }
   if (hadAnchor && !scene_->itemRect(anchorId).isNull()) {
     QPointF delta = mapToScene(anchorOnScreen.toPoint()) - mapToScene(viewport()->rect().center());
-    centerOn(scene_->itemRect(anchorId).center() - delta);
+    centerOn(anchorPoint(scene_->itemRect(anchorId)) - delta);
   }
   notifyViewport();
 }
@@ -156,6 +175,18 @@ bool GraphView::centerOnNode(const QString& id) {
   centerOn(rect.center());
   notifyViewport();
   return true;
+}
+
+bool GraphView::revealItem(const QString& id) {
+  QRectF rect = scene_->itemRect(id);
+  if (rect.isNull()) return false;
+  QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+  if (rect.width() > visible.width() || rect.height() > visible.height()) {
+    const double margin = 0.95;
+    double fit = std::min(viewport()->width() / rect.width(), viewport()->height() / rect.height()) * margin;
+    setTransform(QTransform::fromScale(std::clamp(fit, minimumZoom, zoom()), std::clamp(fit, minimumZoom, zoom())));
+  }
+  return centerOnNode(id);
 }
 
 void GraphView::selectNode(const QString& id) { scene_->selectNode(id); }

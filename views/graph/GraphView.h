@@ -66,6 +66,9 @@ public:
 
   /// Scrolls so the node (or fused-group frame) is in the center; false when unknown.
   bool centerOnNode(const QString& id);
+  /// Centres the box or frame in the view, zooming out as far as it takes to show all of it
+  /// (never in); false when unknown.
+  bool revealItem(const QString& id);
   /// Selects the node (emits nodeSelected); an empty id clears the selection.
   void selectNode(const QString& id);
   QString selectedNode() const;

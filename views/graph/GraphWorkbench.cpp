@@ -10,6 +10,7 @@
 
 #include <utility>
 
+#include "views/graph/GraphBreadcrumbs.h"
 #include "views/graph/GraphExport.h"
 #include "views/graph/GraphFindBar.h"
 #include "views/graph/GraphMinimap.h"
@@ -33,6 +34,12 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
       findBar_(new GraphFindBar(this)),
       unsupported_(new UnsupportedNodesPanel(this)),
       properties_(new NodePropertiesPanel(this)) {
+  breadcrumbs_ = new GraphBreadcrumbs(this);
+  breadcrumbs_->hide();
+  breadcrumbTimer_ = new QTimer(this);
+  breadcrumbTimer_->setSingleShot(true);
+  breadcrumbTimer_->setInterval(100);  // a pan or zoom moves the view many times a second
+  connect(breadcrumbTimer_, &QTimer::timeout, this, &GraphWorkbench::updateBreadcrumbs);
   properties_->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -44,6 +51,7 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
   colouringLegend_->hide();
   layout->addWidget(colouringLegend_);
   layout->addWidget(unsupported_);
+  layout->addWidget(breadcrumbs_);
   layout->addWidget(view_, 1);
   layout->addWidget(findBar_);
   findBar_->hide();
@@ -54,13 +62,14 @@ GraphWorkbench::GraphWorkbench(QWidget* parent)
   connect(view_, &GraphView::nodeSelected, this, &GraphWorkbench::showProperties);
   connect(view_, &GraphView::nodeSelected, this, &GraphWorkbench::nodeSelected);
   connect(view_, &GraphView::nodeSelected, unsupported_, &UnsupportedNodesPanel::setCurrentNode);
-  connect(unsupported_, &UnsupportedNodesPanel::nodeChosen, this, [this](const QString& id) {
-    view_->selectNode(id);
-    view_->centerOnNode(id);
-  });
+  connect(unsupported_, &UnsupportedNodesPanel::nodeChosen, this, &GraphWorkbench::goToOperation);
   connect(view_, &GraphView::nodeActivated, this, &GraphWorkbench::nodeActivated);
+  connect(view_, &GraphView::nodeSelected, this, &GraphWorkbench::updateBreadcrumbs);
+  connect(view_, &GraphView::viewportChanged, breadcrumbTimer_, qOverload<>(&QTimer::start));
+  connect(breadcrumbs_, &GraphBreadcrumbs::crumbClicked, this, &GraphWorkbench::goToCrumb);
   connect(view_, &GraphView::fusedGroupToggleRequested, this, &GraphWorkbench::setFusedGroupExpanded);
   connect(view_->graphScene(), &GraphScene::populated, this, [this] {
+    updateBreadcrumbs();
     if (std::exchange(awaitingPopulation_, false)) emit layoutFinished(false);
   });
   connect(findBar_, &GraphFindBar::matchesChanged, view_->graphScene(), &GraphScene::setFindHighlights);
@@ -108,6 +117,7 @@ GraphWorkbench::~GraphWorkbench() {
 }
 
 void GraphWorkbench::setGraph(std::shared_ptr<const graph::Graph> graph) {
+  if (graph != graph_) layoutCache_.clear();
   graph_ = std::move(graph);
   if (!graph_) {
     jobs_.cancel(kLayoutChannel);
@@ -138,12 +148,24 @@ void GraphWorkbench::setFusedGroupExpanded(const QString& fusedNodeName, bool ex
           options_.expandedFusedNodes.insert(QString::fromStdString(op->name));
     changed = true;
   }
-  if (changed && graph_) startLayout();
+  if (changed && graph_) {
+    layoutAnchor_ = fusedNodeName;
+    startLayout();
+  }
 }
 
 void GraphWorkbench::setModuleGroupExpanded(const QString& groupId, bool expanded) {
-  bool changed = expanded ? options_.expandedModules.insert(groupId).second : options_.expandedModules.erase(groupId) > 0;
-  if (changed && graph_) startLayout();
+  // A group that opens by default is closed by naming it in collapsedModules.
+  auto shown = view_->graphLayout();
+  bool opensByDefault = shown && shown->modules && shown->modules->opensByDefault(groupId);
+  bool changed = expanded ? options_.collapsedModules.erase(groupId) > 0
+                          : opensByDefault && options_.collapsedModules.insert(groupId).second;
+  changed = (expanded ? options_.expandedModules.insert(groupId).second : options_.expandedModules.erase(groupId) > 0) ||
+            changed;
+  if (changed && graph_) {
+    layoutAnchor_ = groupId;
+    startLayout();
+  }
 }
 
 void GraphWorkbench::revealInModule(const QString& groupId, const QString& query) {
@@ -156,8 +178,39 @@ void GraphWorkbench::revealInModule(const QString& groupId, const QString& query
         !QString::fromStdString(op->op).contains(query, Qt::CaseInsensitive))
       continue;
     bool changed = false;
-    for (const QString& group : path) changed = options_.expandedModules.insert(group).second || changed;
-    if (changed) startLayout();
+    for (const QString& group : path) {
+      changed = options_.collapsedModules.erase(group) > 0 || changed;
+      changed = options_.expandedModules.insert(group).second || changed;
+    }
+    if (changed) {
+      layoutAnchor_ = groupId;
+      startLayout();
+    }
+    return;
+  }
+}
+
+void GraphWorkbench::goToOperation(const QString& name) {
+  auto layout = view_->graphLayout();
+  if (!layout) return;
+  if (layout->findNode(name)) {
+    view_->selectNode(name);
+    view_->centerOnNode(name);
+    return;
+  }
+  if (!layout->modules || !graph_ || layout->graph != graph_) return;
+  for (const graph::OperationNode* op : graph_->operations()) {
+    if (QString::fromStdString(op->name) != name) continue;
+    // Inside closed module groups: open them, and select it once the new layout is shown.
+    bool changed = false;
+    for (const QString& group : layout->modules->groupsOf(op)) {
+      changed = options_.collapsedModules.erase(group) > 0 || changed;
+      changed = options_.expandedModules.insert(group).second || changed;
+    }
+    if (changed) {
+      pendingReveal_ = name;
+      startLayout();
+    }
     return;
   }
 }
@@ -168,14 +221,54 @@ void GraphWorkbench::setAllFusedGroupsExpanded(bool expanded) {
   if (graph_) startLayout();
 }
 
-void GraphWorkbench::setDotNodeLimit(int nodes) { options_.dotNodeLimit = nodes; }
+void GraphWorkbench::setDotNodeLimit(int nodes) {
+  options_.dotNodeLimit = nodes;
+  layoutCache_.clear();
+}
+
+void GraphWorkbench::setNodeCosts(std::shared_ptr<const NodeCosts> costs) {
+  bool same = costs == options_.costs || (costs && options_.costs && *costs == *options_.costs);
+  options_.costs = std::move(costs);
+  if (same) return;
+  layoutCache_.clear();
+  // Only module boxes and frames say what they cost: other drawings stay as they are.
+  auto shown = view_->graphLayout();
+  if (graph_ && (isLayingOut() || (shown && shown->graph == graph_ && shown->groupedByModule()))) startLayout();
+}
 
 void GraphWorkbench::setGraphPalette(const GraphPalette& palette) {
   view_->setGraphPalette(palette);
   minimap_->update();
 }
 
+QString GraphWorkbench::layoutKey() const {
+  QStringList parts{options_.expandAllFused ? QStringLiteral("all fused") : QString()};
+  for (const QString& name : options_.expandedFusedNodes) parts << name;
+  parts << QStringLiteral("modules:");
+  for (const QString& id : options_.expandedModules) parts << id;
+  parts << QStringLiteral("closed:");
+  for (const QString& id : options_.collapsedModules) parts << id;
+  return parts.join(QLatin1Char('\n'));
+}
+
+void GraphWorkbench::cacheLayout(const QString& key, std::shared_ptr<const GraphLayout> layout) {
+  if (!layout || layout->graph != graph_) return;
+  std::erase_if(layoutCache_, [&](const auto& entry) { return entry.first == key; });
+  layoutCache_.emplace_back(key, std::move(layout));
+  if (layoutCache_.size() > kCachedLayouts) layoutCache_.erase(layoutCache_.begin());
+}
+
+std::shared_ptr<const GraphLayout> GraphWorkbench::cachedLayout(const QString& key) const {
+  for (const auto& [cachedKey, layout] : layoutCache_)
+    if (cachedKey == key && layout->graph == graph_) return layout;
+  return nullptr;
+}
+
 void GraphWorkbench::startLayout(LayoutPass pass) {
+  const QString key = layoutKey();
+  // Seen before (the group just opened is closed again): nothing to lay out, but it is shown
+  // through the same job, so it supersedes and is delivered like any other layout.
+  std::shared_ptr<const GraphLayout> cached = pass == LayoutPass::Full ? cachedLayout(key) : nullptr;
   GraphLayoutOptions options = options_;
   GraphLayoutOptions measured = view_->graphScene()->layoutOptions();
   options.characterWidth = measured.characterWidth;
@@ -186,36 +279,46 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
     options.dotNodeLimit = std::min(options.dotNodeLimit, quickPreviewLimit_);
   auto graph = graph_;
   // No counting here: walking a huge graph is work for the worker, not the GUI thread.
-  jobs_.start<std::shared_ptr<Expected<GraphLayout>>>(
+  using LayoutResult = std::shared_ptr<Expected<std::shared_ptr<const GraphLayout>>>;
+  jobs_.start<LayoutResult>(
       kLayoutChannel,
       pass == LayoutPass::Full ? tr("Laying out the graph") : tr("Refining the graph layout with dot"),
-      [graph, options](JobContext& job) {
-        return std::make_shared<Expected<GraphLayout>>(layoutGraph(graph, options, job));
+      [graph, options, cached](JobContext& job) -> LayoutResult {
+        using Result = Expected<std::shared_ptr<const GraphLayout>>;
+        if (cached) return std::make_shared<Result>(cached);
+        Expected<GraphLayout> laidOut = layoutGraph(graph, options, job);
+        if (!laidOut) return std::make_shared<Result>(laidOut.error());
+        return std::make_shared<Result>(std::make_shared<const GraphLayout>(std::move(*laidOut)));
       },
-      [this, pass, dotNodeLimit](std::shared_ptr<Expected<GraphLayout>> result) {
+      [this, pass, dotNodeLimit, key, fromCache = cached != nullptr](LayoutResult result) {
         if (!*result) {
           emit layoutFailed(QString::fromStdString(result->error().toString()));
           emit layoutFinished(false);
           return;
         }
-        auto layout = std::make_shared<const GraphLayout>(std::move(**result));
+        std::shared_ptr<const GraphLayout> layout = **result;
         if (pass == LayoutPass::Refinement && layout->dotTimedOut) {
           // dot was stopped at its time limit: the layered picture on screen stays.
+          cacheLayout(key, view_->graphLayout());
           emit layoutProgress(100, tr("dot took longer than %1 s; the layered layout stays")
                                        .arg(options_.dotTimeLimitSeconds));
           emit layoutFinished(false);
           return;
         }
-        bool preview = pass == LayoutPass::Full && layout->engine == QLatin1String("layered") && !layout->dotTimedOut &&
-                       int(layout->nodes.size()) <= dotNodeLimit && layout->widestRankGap <= options_.dotRankGapLimit;
+        bool preview = pass == LayoutPass::Full && !fromCache && layout->engine == QLatin1String("layered") && !layout->dotTimedOut &&
+                       int(layout->nodes.size()) <= dotNodeLimit && layout->widestRankGap <= options_.dotRankGapLimit &&
+                       !layout->denselyConnected;
         // layoutFinished follows when the scene has every item (large graphs fill in over a
         // few event-loop turns).
         awaitingPopulation_ = true;
+        if (!preview) cacheLayout(key, layout);
         if (pass == LayoutPass::Refinement) {
           showRefinedLayout(std::move(layout));
           return;
         }
-        showLayout(std::move(layout));
+        auto shown = view_->graphLayout();
+        previewShowsStart_ = !shown || shown->graph != layout->graph;
+        showLayout(std::move(layout), std::exchange(layoutAnchor_, QString()));
         if (preview) {
           previewViewState_ = viewState();
           startLayout(LayoutPass::Refinement);
@@ -228,9 +331,10 @@ GraphWorkbench::ViewState GraphWorkbench::viewState() const {
 }
 
 void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout) {
-  // The two layouts place every box differently: a view nobody touched is fitted again,
-  // otherwise the box the user was looking at stays where it was on screen.
-  bool untouched = viewState() == previewViewState_;
+  // The two layouts place every box differently: a view nobody touched since the graph's
+  // first picture shows the start again, otherwise the box the user was looking at stays
+  // where it was on screen.
+  bool untouched = previewShowsStart_ && viewState() == previewViewState_;
   QString anchor = view_->graphScene()->selectedNode();
   if (anchor.isEmpty()) anchor = view_->nodeNearestViewCenter();
   showUnsupportedNodes(layout);
@@ -243,17 +347,54 @@ void GraphWorkbench::showRefinedLayout(std::shared_ptr<const GraphLayout> layout
   });
 }
 
-void GraphWorkbench::showLayout(std::shared_ptr<const GraphLayout> layout) {
+void GraphWorkbench::showLayout(std::shared_ptr<const GraphLayout> layout, const QString& anchorId) {
   showUnsupportedNodes(layout);
-  view_->setGraphLayout(layout);
+  view_->setGraphLayout(layout, anchorId);
+  if (layout && !pendingReveal_.isEmpty() && layout->findNode(pendingReveal_)) {
+    view_->selectNode(pendingReveal_);
+    view_->centerOnNode(std::exchange(pendingReveal_, QString()));
+  }
   findBar_->setGraphLayout(layout);
   minimap_->setVisible(layout != nullptr);
   placeMinimap();
   if (!layout) showProperties(QString());
 }
 
+namespace {
+// Breadcrumbs have something to say: the graph has module boxes or frames.
+bool isHierarchical(const GraphLayout* layout) {
+  return layout && (layout->groupedByModule() || !layout->clusters.empty());
+}
+}  // namespace
+
+void GraphWorkbench::updateBreadcrumbs() {
+  breadcrumbTimer_->stop();
+  auto layout = view_->graphLayout();
+  if (!isHierarchical(layout.get())) {
+    breadcrumbs_->setPath({});
+    breadcrumbs_->hide();
+    return;
+  }
+  QString id = view_->selectedNode();
+  if (id.isEmpty()) id = view_->nodeNearestViewCenter();
+  breadcrumbs_->setPath(breadcrumbPath(*layout, id));
+  breadcrumbs_->show();
+}
+
+void GraphWorkbench::goToCrumb(const QString& id) {
+  auto layout = view_->graphLayout();
+  if (!layout) return;
+  if (id.isEmpty()) {
+    view_->fitToView();
+    return;
+  }
+  view_->revealItem(id);
+  if (layout->findNode(id)) view_->selectNode(id);
+}
+
 void GraphWorkbench::showUnsupportedNodes(const std::shared_ptr<const GraphLayout>& layout) {
   unsupported_->setGraphLayout(layout);
+  breadcrumbs_->setVisible(isHierarchical(layout.get()));
   // The view places the new layout in the height it has: give it the height it will have.
   this->layout()->activate();
 }

@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/graph/Graph.h"
 #include "core/support/Error.h"
@@ -15,9 +17,11 @@
 #include "views/graph/GraphPalette.h"
 
 class QLabel;
+class QTimer;
 
 namespace tessel::views {
 
+class GraphBreadcrumbs;
 class GraphFindBar;
 class GraphMinimap;
 class GraphView;
@@ -36,7 +40,10 @@ class UnsupportedNodesPanel;
 ///
 /// Layout runs on this widget's own JobRunner, channel "layout": a newer setGraph() or an
 /// expand/collapse supersedes the layout in flight. The view keeps showing the previous
-/// layout until the new one arrives. Shortcuts (when the workbench has focus): Ctrl+F find,
+/// layout until the new one arrives; the group clicked stays where it was on screen. The last
+/// few finished layouts of the graph are kept, so going back to a state seen before (closing
+/// the group just opened) shows at once. Above the graph, breadcrumbs say where in the module
+/// hierarchy the selection (or the middle of the view) is. Shortcuts (when the workbench has focus): Ctrl+F find,
 /// Ctrl+= / Ctrl+- zoom, Ctrl+0 fit, F3 / Shift+F3 next/previous match.
 class GraphWorkbench : public QWidget {
   Q_OBJECT
@@ -55,12 +62,13 @@ public:
   void cancelLayout();
   bool isLayingOut() const;
 
-  /// Expands (cluster with its body) or collapses a fused operation and lays out again; a
-  /// module group's id (isModuleGroupId: the + of a closed module's box) goes to
-  /// setModuleGroupExpanded.
+  /// Expands (cluster with its body) or collapses a fused operation and lays out again, keeping
+  /// its box or frame where it is on screen; a module group's id (isModuleGroupId: the + of a
+  /// closed module's box) goes to setModuleGroupExpanded.
   void setFusedGroupExpanded(const QString& fusedNodeName, bool expanded);
   /// Opens (a frame around its members) or closes (one box) a module group of a graph drawn by
-  /// module (GraphLayout::groupedByModule) and lays out again.
+  /// module (GraphLayout::groupedByModule) and lays out again, keeping the group where it is
+  /// on screen.
   void setModuleGroupExpanded(const QString& groupId, bool expanded);
   const std::set<QString>& expandedModuleGroups() const { return options_.expandedModules; }
   void setAllFusedGroupsExpanded(bool expanded);
@@ -76,6 +84,11 @@ public:
   /// dot is stopped after this long (GraphLayoutOptions::dotTimeLimitSeconds; default 30 s):
   /// a refinement stopped so leaves the layered layout on screen.
   void setDotTimeLimit(double seconds) { options_.dotTimeLimitSeconds = seconds; }
+
+  /// What the graph's operations cost (FLOPs from the compile, time once profiled), summed on
+  /// the boxes and frames of module groups; lays a graph drawn by module out again when the
+  /// costs changed. Null: operation counts only.
+  void setNodeCosts(std::shared_ptr<const NodeCosts> costs);
 
   /// Switches the graph's colours (the window calls it when its theme changes).
   void setGraphPalette(const GraphPalette& palette);
@@ -94,6 +107,8 @@ public:
   GraphView* view() const { return view_; }
   GraphMinimap* minimap() const { return minimap_; }
   GraphFindBar* findBar() const { return findBar_; }
+  /// Shown while the graph has frames or module boxes.
+  GraphBreadcrumbs* breadcrumbs() const { return breadcrumbs_; }
   /// Above the graph while it holds nodes whose operators Tessel does not implement (a model
   /// imported to be viewed): says the model cannot be compiled and lists those nodes; clicking
   /// one selects it in the graph.
@@ -122,7 +137,17 @@ private:
   enum class LayoutPass { Full, Refinement };
   void startLayout(LayoutPass pass = LayoutPass::Full);
   void showRefinedLayout(std::shared_ptr<const GraphLayout> layout);
-  void showLayout(std::shared_ptr<const GraphLayout> layout);
+  void showLayout(std::shared_ptr<const GraphLayout> layout, const QString& anchorId = {});
+  /// What a layout of the graph depends on besides the graph: the groups open.
+  QString layoutKey() const;
+  /// Keeps `layout` as the finished one for `key` (the last kCachedLayouts).
+  void cacheLayout(const QString& key, std::shared_ptr<const GraphLayout> layout);
+  std::shared_ptr<const GraphLayout> cachedLayout(const QString& key) const;
+  void updateBreadcrumbs();
+  void goToCrumb(const QString& id);
+  /// Selects and centres the operation's box, opening the module groups it is inside first
+  /// (an unsupported node chosen in the list above the graph).
+  void goToOperation(const QString& name);
   void showProperties(const QString& id);
   /// Opens the module groups down to the first operation of closed group `groupId` whose name
   /// or operator contains `query` (what find matched inside the group's box).
@@ -134,6 +159,8 @@ private:
   JobRunner jobs_;
   GraphView* view_;
   QLabel* colouringLegend_ = nullptr;
+  GraphBreadcrumbs* breadcrumbs_;
+  QTimer* breadcrumbTimer_;
   GraphMinimap* minimap_;
   GraphFindBar* findBar_;
   UnsupportedNodesPanel* unsupported_;
@@ -141,6 +168,15 @@ private:
   std::shared_ptr<const graph::Graph> graph_;
   GraphLayoutOptions options_;
   bool awaitingPopulation_ = false;
+  /// The group last expanded or collapsed: the next layout keeps it where it is on screen.
+  QString layoutAnchor_;
+  /// An operation to select once the layout opening its groups is shown (goToOperation).
+  QString pendingReveal_;
+  static constexpr size_t kCachedLayouts = 8;
+  std::vector<std::pair<QString, std::shared_ptr<const GraphLayout>>> layoutCache_;  ///< Newest last.
+  /// The preview on screen was the graph's first picture, shown from the start: the refined
+  /// layout may show the start again if nobody moved the view.
+  bool previewShowsStart_ = false;
   int quickPreviewLimit_ = kInteractiveDotNodeLimit;
   /// The view's zoom and scroll position right after the quick preview was shown.
   struct ViewState {

@@ -89,7 +89,15 @@ std::unordered_map<const graph::OperationNode*, std::vector<std::string>> direct
 
 }  // namespace
 
-ModuleGroups::ModuleGroups(const graph::Graph& graph) {
+QString flopsText(double flops) {
+  static const std::pair<double, const char*> units[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& [scale, prefix] : units)
+    if (flops >= scale) return QStringLiteral("%1 %2FLOPs").arg(flops / scale, 0, 'g', 3).arg(QLatin1String(prefix));
+  return QStringLiteral("%1 FLOPs").arg(flops, 0, 'g', 3);
+}
+
+ModuleGroups::ModuleGroups(const graph::Graph& graph, const NodeCosts* costs, double openShare) {
+  if (costs) totalMilliseconds_ = costs->totalMilliseconds;
   std::vector<const graph::OperationNode*> operations = graph.operations();
   std::unordered_map<const graph::OperationNode*, std::vector<std::string>> directories = directoriesOfAll(operations);
   std::map<std::string, int> counts;
@@ -110,10 +118,37 @@ ModuleGroups::ModuleGroups(const graph::Graph& graph) {
       Group& group = counts_[id];
       ++group.operations;
       ++group.opCounts[operatorOf(*op)];
+      if (costs) {
+        if (auto flops = costs->flops.find(op->name); flops != costs->flops.end()) group.flops += flops->second;
+        if (auto ms = costs->milliseconds.find(op->name); ms != costs->milliseconds.end()) {
+          group.milliseconds += ms->second;
+          group.profiled = true;
+        }
+      }
       ids << id;
     }
     if (!ids.isEmpty()) groupsOfOp_[op] = std::move(ids);
   }
+  // Outermost first ("/a" sorts before "/a/b"): a group's encloser is decided before it.
+  for (auto& [id, group] : counts_) {
+    QString enclosing;
+    for (QString path = id.mid(kModuleGroupIdPrefix.size()); path.lastIndexOf(QLatin1Char('/')) > 0;) {
+      path.truncate(path.lastIndexOf(QLatin1Char('/')));
+      if (counts_.count(kModuleGroupIdPrefix + path)) {
+        enclosing = kModuleGroupIdPrefix + path;
+        break;
+      }
+    }
+    const Group* parent = enclosing.isEmpty() ? nullptr : &counts_.at(enclosing);
+    if (parent && !parent->opensByDefault) continue;
+    double around = parent ? double(parent->operations) : double(operations.size());
+    group.opensByDefault = double(group.operations) > openShare * around;
+  }
+}
+
+bool ModuleGroups::opensByDefault(const QString& id) const {
+  auto it = counts_.find(id);
+  return it != counts_.end() && it->second.opensByDefault;
 }
 
 const QStringList& ModuleGroups::groupsOf(const graph::OperationNode* op) const {
@@ -138,6 +173,20 @@ QString ModuleGroups::summary(const QString& id) const {
     parts << QStringLiteral("%1 %2").arg(-byCount[i].first).arg(QString::fromStdString(byCount[i].second));
   if (byCount.size() > 3) parts << QStringLiteral("…");
   return QStringLiteral("%1 operations: %2").arg(it->second.operations).arg(parts.join(QStringLiteral(", ")));
+}
+
+QString ModuleGroups::costLine(const QString& id) const {
+  auto it = counts_.find(id);
+  if (it == counts_.end()) return {};
+  const Group& group = it->second;
+  QStringList parts;
+  if (group.flops > 0) parts << flopsText(group.flops);
+  if (group.profiled) {
+    QString time = QStringLiteral("%1 ms").arg(group.milliseconds, 0, 'f', group.milliseconds < 10 ? 3 : 1);
+    if (totalMilliseconds_ > 0) time += QStringLiteral(" (%1%)").arg(100.0 * group.milliseconds / totalMilliseconds_, 0, 'f', 1);
+    parts << time;
+  }
+  return parts.join(QStringLiteral(" · "));
 }
 
 QString ModuleGroups::titleOf(const QString& id) {

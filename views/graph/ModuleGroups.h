@@ -8,12 +8,26 @@
 #include <QStringList>
 
 #include <map>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/graph/Graph.h"
 
 namespace tessel::views {
+
+/// What the operations of a graph cost, by operation name, for the module boxes' summaries:
+/// FLOPs per call from the compiled kernels and, once the model was profiled, each one's median
+/// milliseconds per run (`totalMilliseconds` is the whole run's, for shares).
+struct NodeCosts {
+  std::unordered_map<std::string, double> flops;
+  std::unordered_map<std::string, double> milliseconds;
+  double totalMilliseconds = 0;
+  bool operator==(const NodeCosts&) const = default;
+};
+
+/// "2.31 GFLOPs", "640 MFLOPs", "12 kFLOPs".
+QString flopsText(double flops);
 
 /// The id of a module group's box (collapsed) or frame (expanded): this prefix and the path.
 inline const QString kModuleGroupIdPrefix = QStringLiteral("module:");
@@ -25,7 +39,11 @@ inline bool isModuleGroupId(const QString& id) { return id.startsWith(kModuleGro
 /// everything its parent holds (a model wrapped in one "/model" module) is looked through.
 class ModuleGroups {
 public:
-  explicit ModuleGroups(const graph::Graph& graph);
+  /// With `costs`, each group also sums its operations' FLOPs and profiled time (costLine).
+  /// A group holding more than `openShare` of what encloses it (the graph, or a group that
+  /// opens by default) opens by default: "/features" of a torchvision DenseNet holds all but
+  /// its classifier, and one box for nearly everything says nothing.
+  explicit ModuleGroups(const graph::Graph& graph, const NodeCosts* costs = nullptr, double openShare = 0.8);
 
   /// The groups `op` belongs to, outermost first, as ids (kModuleGroupIdPrefix + path); empty
   /// for an operation outside every group (or not in the graph). A fused operation is in the
@@ -35,6 +53,11 @@ public:
   /// ("58 operations: 24 Conv, 12 Concat, ..."); 0 and empty for an unknown id.
   int operationCount(const QString& id) const;
   QString summary(const QString& id) const;
+  /// What the group's operations cost together: "2.31 GFLOPs · 1.84 ms (9.6%)", the FLOPs of
+  /// those compiled and the time of those profiled; empty when nothing is known.
+  QString costLine(const QString& id) const;
+  /// Whether the group is drawn open until the user closes it (see the constructor).
+  bool opensByDefault(const QString& id) const;
   /// The group's own name: the last part of its path ("denseblock3").
   static QString titleOf(const QString& id);
   /// Every group worth a box, outermost first within each branch.
@@ -45,9 +68,14 @@ private:
   struct Group {
     int operations = 0;
     std::map<std::string, int> opCounts;  ///< By operator ("Conv"; a fused kernel by its first op).
+    double flops = 0;
+    double milliseconds = 0;
+    bool profiled = false;  ///< At least one of its operations has a profiled time.
+    bool opensByDefault = false;
   };
   std::map<QString, Group> counts_;  ///< Only the groups worth a box, by id.
   std::unordered_map<const graph::OperationNode*, QStringList> groupsOfOp_;
+  double totalMilliseconds_ = 0;
 };
 
 }  // namespace tessel::views

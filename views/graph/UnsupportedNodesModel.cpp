@@ -10,18 +10,29 @@ namespace tessel::views {
 UnsupportedNodesModel::UnsupportedNodesModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void UnsupportedNodesModel::setGraphLayout(const std::shared_ptr<const GraphLayout>& layout) {
+  std::shared_ptr<const graph::Graph> graph = layout ? layout->graph : nullptr;
+  if (graph && graph == graph_) return;
+  graph_ = std::move(graph);
   beginResetModel();
   rows_.clear();
-  QSet<QString> operators;
-  if (layout) {
-    for (const LayoutNode& box : layout->nodes) {
-      const auto* op = graph::asOperation(box.source);
-      if (box.category != NodeCategory::Unsupported || !op) continue;
+  operatorLabels_.clear();
+  QSet<QString> operators, labels;
+  // From the graph, not the boxes: an operation inside a closed module group has no box of
+  // its own but is just as unsupported (GraphWorkbench opens its groups when it is chosen).
+  if (graph_) {
+    for (const graph::GraphNode* node : graph_->topologicalOrder()) {
+      const auto* op = graph::asOperation(node);
+      if (!op || !graph::isUnsupported(*op)) continue;
       graph::OnnxOperatorName onnx = graph::unsupportedOperator(*op);
       QString name = QString::fromStdString(onnx.opType);
       if (!onnx.domain.empty()) name += QStringLiteral(" (%1)").arg(QString::fromStdString(onnx.domain));
       operators.insert(QString::fromStdString(onnx.qualified()));
-      rows_.push_back({box.id, name, box.name});
+      if (!labels.contains(name)) {
+        labels.insert(name);
+        operatorLabels_ << name;
+      }
+      QString nodeName = QString::fromStdString(op->name);
+      rows_.push_back({nodeName, name, nodeName});
     }
   }
   operatorCount_ = int(operators.size());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QStringList>
 
 #include <memory>
 #include <vector>
@@ -11,23 +12,27 @@
 
 namespace tessel::views {
 
-/// One row per placeholder box of the layout (category Unsupported), in the layout's order
-/// (producers first). Columns: the ONNX operator (with its domain when not the default) and
-/// the node's name.
+/// One row per operation of the layout's graph that Tessel does not implement, in
+/// topological order (producers first), whether it has a box of its own or sits inside a closed
+/// module group. Columns: the ONNX operator (with its domain when not the default) and the
+/// node's name.
 class UnsupportedNodesModel : public QAbstractTableModel {
   Q_OBJECT
 
 public:
   enum Column { OperatorColumn, NodeColumn, ColumnCount };
-  /// Qt::UserRole on any column: the box's id in the layout (GraphView::selectNode takes it).
+  /// Qt::UserRole on any column: the operation's name, its box's id where it has a box.
   static constexpr int NodeIdRole = Qt::UserRole + 1;
 
   explicit UnsupportedNodesModel(QObject* parent = nullptr);
 
-  /// Lists the unsupported nodes of `layout` (none for null).
+  /// Lists the unsupported nodes of `layout`'s graph (none for null); another layout of the
+  /// same graph (a group opened) keeps the list as it is.
   void setGraphLayout(const std::shared_ptr<const GraphLayout>& layout);
   /// How many different operators the rows use.
   int operatorCount() const { return operatorCount_; }
+  /// What the operator column says, each once ("Det", "Stem (com.example)").
+  const QStringList& operatorLabels() const { return operatorLabels_; }
   /// The row of the box with this id, or -1.
   int rowOf(const QString& id) const;
 
@@ -41,7 +46,9 @@ private:
     QString id, op, node;
   };
   std::vector<Row> rows_;
+  std::shared_ptr<const graph::Graph> graph_;
   int operatorCount_ = 0;
+  QStringList operatorLabels_;
 };
 
 }  // namespace tessel::views

@@ -38,7 +38,9 @@ UnsupportedNodesPanel::UnsupportedNodesPanel(QWidget* parent)
   list_->setSelectionMode(QAbstractItemView::SingleSelection);
   list_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   list_->header()->setStretchLastSection(true);
-  list_->header()->setSectionResizeMode(UnsupportedNodesModel::OperatorColumn, QHeaderView::ResizeToContents);
+  // Sized from the few operator names, not by the header measuring every row: a model of
+  // custom operators lists ten thousand nodes, and measuring them stalled the window.
+  list_->header()->setSectionResizeMode(UnsupportedNodesModel::OperatorColumn, QHeaderView::Interactive);
   layout->addWidget(list_);
   // Clicking and keyboard moves both go to the node.
   connect(list_, &QTreeView::clicked, this, [this](const QModelIndex& index) {
@@ -61,6 +63,10 @@ void UnsupportedNodesPanel::setGraphLayout(const std::shared_ptr<const GraphLayo
                        "below). The graph shows the model's structure; compiling, the pass timeline and measuring "
                        "wait until these operators are supported. Click a node to find it in the graph.")
                         .arg(operators, used));
+  int widest = list_->header()->sectionSizeHint(UnsupportedNodesModel::OperatorColumn);
+  for (const QString& label : model_->operatorLabels())
+    widest = std::max(widest, list_->fontMetrics().horizontalAdvance(label) + 24);
+  list_->setColumnWidth(UnsupportedNodesModel::OperatorColumn, widest);
   int rowHeight = list_->sizeHintForRow(0) > 0 ? list_->sizeHintForRow(0) : fontMetrics().height() + 4;
   list_->setFixedHeight(list_->header()->sizeHint().height() + rowHeight * std::min(nodes, kVisibleRows) +
                         2 * list_->frameWidth() + 2);

@@ -102,6 +102,10 @@ TimelineWorkbench::TimelineWorkbench(QWidget* parent) : QWidget(parent) {
   connect(stepView_, &GraphView::fusedGroupToggleRequested, this, [this](const QString& name, bool expand) {
     if (expand) expandedFused_.insert(name);
     else expandedFused_.erase(name);
+    // A module group that opens by default is kept closed by name.
+    if (expand) collapsedModules_.erase(name);
+    else if (auto shown = stepView_->graphLayout(); shown && shown->modules && shown->modules->opensByDefault(name))
+      collapsedModules_.insert(name);
     if (shownStep_ >= 0) showStep(shownStep_);
   });
   connect(compare_, &GraphCompareView::nodeSelected, this, [this](DiffSide side, const QString& id) {
@@ -231,6 +235,7 @@ void TimelineWorkbench::showStep(int row) {
   GraphLayoutOptions options = stepView_->graphScene()->layoutOptions();
   options.expandedFusedNodes = expandedFused_;
   options.expandedModules = expandedFused_;  // a module group's id has its own prefix
+  options.collapsedModules = collapsedModules_;
   // Steps are flipped through: a big graph takes the fast layered layout here.
   options.dotNodeLimit = kInteractiveDotNodeLimit;
   jobs_.start<StepLayout>(

@@ -117,6 +117,7 @@ private:
   std::shared_ptr<const driver::CompiledModel> compiled_;
   int shownStep_ = -1;
   std::set<QString> expandedFused_;  ///< Fused and module groups the user expanded in the step view.
+  std::set<QString> collapsedModules_;  ///< Module groups that open by default, closed by the user.
   bool highlightChanges_ = true;
   // The comparison to restore after a recompile (the strip keeps the selected step itself).
   int pendingBefore_ = -1, pendingAfter_ = -1;

@@ -6,21 +6,24 @@
 # layout, and how many boxes the first view shows.
 #
 # usage: bench/graph_view.sh [--graphs "densenet121 inception_v3 resnet50 encoder12 dense5000 dense20000 flat10000"]
-#                            [--out DIR] [--size 1440x900]
+#                            [--out DIR] [--size 1440x900] [--view graph|timeline]
 # Graphs: a bench/model_zoo.py model name, encoderN (a BERT-style encoder of N layers) or
 # denseN (a generated DenseNet-shaped graph of about N operations, opened for viewing only) or
 # flatN (a generated residual network of about N operations without module names: N boxes).
+# --view timeline measures the Timeline's step view instead of the Graph view (a compiled
+# model's timeline shows its last step, the graph after every pass).
 # Models and screenshots go to DIR (build/graph_view by default); the screenshots are worth a
 # look, since a count cannot say whether a picture reads well.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-graphs="densenet121 inception_v3 resnet50 encoder12 dense5000 dense20000 flat10000" out="$top/build/graph_view" size=1440x900
+graphs="densenet121 inception_v3 resnet50 encoder12 dense5000 dense20000 flat10000" out="$top/build/graph_view" size=1440x900 view=graph
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --graphs) graphs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --view) view=$2; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "graph_view.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,7 +43,8 @@ for graph in $graphs; do
     flat[0-9]*) model="$out/$graph.onnx"; [[ -f "$model" ]] || "$python" "$top/bench/graph_models.py" flat "${graph#flat}" "$model" >&2 ;;
     *) model="$out/$graph/model.onnx"; [[ -f "$model" ]] || "$python" "$top/bench/graph_models.py" zoo "$graph" "$out/$graph" >&2 ;;
   esac
-  if ! result=$("$studio" --screenshot "$out/$graph.png" --timings --size "$size" --theme light "$model" 2> "$out/$graph.log"); then
+  shot="$out/$graph.png"; [[ "$view" == graph ]] || shot="$out/$graph.$view.png"
+  if ! result=$("$studio" --screenshot "$shot" --view "$view" --timings --size "$size" --theme light "$model" 2> "$out/$graph.log"); then
     echo "graph_view.sh: $graph failed (see $out/$graph.log)" >&2
     continue
   fi

@@ -140,6 +140,7 @@ public:
   views::ModelSession& session() { return session_; }
   /// The Graph view (screenshot mode's --timings reads its layouts).
   views::GraphWorkbench* graphWorkbench() const { return graph_; }
+  views::TimelineWorkbench* timelineWorkbench() const { return timeline_; }
   views::JobListModel& jobs() { return jobList_; }
   views::DiagnosticsModel& diagnostics() { return diagnostics_; }
   RecentFiles& recentFiles() { return recent_; }

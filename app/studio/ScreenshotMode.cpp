@@ -16,6 +16,7 @@
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
 #include "views/graph/LayoutQuality.h"
+#include "views/timeline/TimelineWorkbench.h"
 
 namespace tessel::studio {
 
@@ -101,6 +102,10 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
                    [&](const QString&, const QString& message) { failure = message; });
   window.openFile(request.file);
 
+  // What --timings measures: the Graph view's layout, or with --view timeline the step shown.
+  auto measuredView = [&]() -> views::GraphView* {
+    return request.view == StudioView::Timeline ? window.timelineWorkbench()->stepView() : window.graphWorkbench()->view();
+  };
   QEventLoop loop;
   QTimer poll;
   int quietPolls = 0;
@@ -136,7 +141,7 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
       if (opened && lastTickMs >= openedMs)
         timings->longestStallMs = std::max(timings->longestStallMs, now - lastTickMs - kTickMs);
       lastTickMs = now;
-      if (opened && timings->firstPictureMs < 0 && window.graphWorkbench()->currentLayout())
+      if (opened && timings->firstPictureMs < 0 && measuredView()->graphLayout())
         timings->firstPictureMs = now - openedMs;
     });
     tick.start(kTickMs);
@@ -149,13 +154,13 @@ int takeScreenshot(MainWindow& window, const ScreenshotRequest& request, QString
     timings->compileMs = openedMs;
     // The last job can end a poll before its layout reaches the view: the later of the two.
     timings->finalLayoutMs = std::max(lastBusyMs - openedMs, timings->firstPictureMs);
-    if (auto layout = window.graphWorkbench()->currentLayout()) {
+    if (auto layout = measuredView()->graphLayout()) {
       views::LayoutQuality quality = views::measureLayoutQuality(*layout);
       timings->boxes = quality.boxes;
       timings->edges = quality.edges;
       timings->edgeCrossings = quality.edgeCrossings;
       timings->boxesCrossed = quality.boxesCrossed;
-      QGraphicsView* view = window.graphWorkbench()->view();
+      QGraphicsView* view = measuredView();
       QRectF visible = view->mapToScene(view->viewport()->rect()).boundingRect();
       for (const views::LayoutNode& node : layout->nodes) timings->visibleBoxes += visible.intersects(node.box);
     }

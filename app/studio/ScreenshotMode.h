@@ -28,7 +28,8 @@ struct ScreenshotRequest {
 };
 
 /// What --timings reports (bench/graph_view.sh reads it): how long opening took and how the
-/// Graph view's layout went, measured while the screenshot waited.
+/// Graph view's layout went (with --view timeline, the layout of the step the Timeline shows),
+/// measured while the screenshot waited.
 struct ScreenshotTimings {
   double compileMs = 0;       ///< From asking to open the file until it was compiled (or imported to view).
   double firstPictureMs = -1; ///< From then until the Graph view first showed a layout (-1: never).

@@ -69,6 +69,9 @@ private slots:
     QTest::newRow("bad size") << QStringList{"--screenshot", "x.png", "--size", "huge", model} << "--size huge";
     QTest::newRow("bad theme") << QStringList{"--screenshot", "x.png", "--theme", "blue", model} << "--theme blue";
     QTest::newRow("no file") << QStringList{"--screenshot", "x.png"} << "needs a model";
+    // The example has no module groups to open.
+    QTest::newRow("group without modules") << QStringList{"--screenshot", "x.png", "--open-group", "/features", model}
+                                           << "--open-group";
     QTest::newRow("missing model") << QStringList{"--screenshot", "x.png", "/nonexistent/model.onnx"}
                                    << "/nonexistent/model.onnx";
   }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/graph/UnsupportedOperations.h"
+
 namespace tessel::views {
 
 namespace {
@@ -45,6 +47,7 @@ std::vector<std::string> directoriesOf(const graph::OperationNode& op) {
 
 // The operator a group's summary counts an operation as: a fused kernel as its first body op.
 std::string operatorOf(const graph::OperationNode& op) {
+  if (graph::isUnsupported(op)) return graph::unsupportedOperator(op).opType;  // "Det", not "Unsupported"
   if (op.isFused())
     for (const graph::OperationNode* inner : op.body->operations()) return inner->op;
   return op.op;

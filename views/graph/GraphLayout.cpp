@@ -186,6 +186,7 @@ private:
       }
       const auto* op = graph::asOperation(node);
       if (!op) continue;
+      if (&graph == topLevel_ && graph::isUnsupported(*op)) layout_.unsupported.push_back(op);
       QString name = QString::fromStdString(op->name);
       // Inside collapsed module groups the outermost closed one stands for the operation;
       // open ones frame it.

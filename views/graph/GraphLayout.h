@@ -150,6 +150,9 @@ struct GraphLayout {
   /// and names that form groups); null when it was drawn operation by operation.
   std::shared_ptr<const ModuleGroups> modules;
   bool groupedByModule() const { return modules != nullptr; }
+  /// The operations of the graph standing for operators Tessel does not implement
+  /// (graph::isUnsupported), producers first, whether drawn as boxes or inside closed groups.
+  std::vector<const graph::OperationNode*> unsupported;
   /// The most edges across one gap between ranks (GraphLayoutOptions::dotRankGapLimit).
   int widestRankGap = 0;
   /// More edges per box than GraphLayoutOptions::dotEdgesPerBoxLimit: placed by the layered

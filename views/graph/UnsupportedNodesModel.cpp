@@ -1,7 +1,8 @@
 // The unsupported nodes of a layout, read once per layout.
 #include "views/graph/UnsupportedNodesModel.h"
 
-#include <QSet>
+#include <set>
+#include <string>
 
 #include "core/graph/UnsupportedOperations.h"
 
@@ -9,39 +10,36 @@ namespace tessel::views {
 
 UnsupportedNodesModel::UnsupportedNodesModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+QString UnsupportedNodesModel::operatorLabel(const graph::OperationNode& op) {
+  graph::OnnxOperatorName onnx = graph::unsupportedOperator(op);
+  QString label = QString::fromStdString(onnx.opType);
+  if (!onnx.domain.empty()) label += QStringLiteral(" (%1)").arg(QString::fromStdString(onnx.domain));
+  return label;
+}
+
 void UnsupportedNodesModel::setGraphLayout(const std::shared_ptr<const GraphLayout>& layout) {
   std::shared_ptr<const graph::Graph> graph = layout ? layout->graph : nullptr;
   if (graph && graph == graph_) return;
   graph_ = std::move(graph);
   beginResetModel();
-  rows_.clear();
+  // From the layout's list of the graph's placeholders, not its boxes: an operation inside a
+  // closed module group has no box of its own but is just as unsupported (GraphWorkbench
+  // opens its groups when it is chosen). Found on the layout's worker thread.
+  rows_ = layout ? layout->unsupported : std::vector<const graph::OperationNode*>{};
   operatorLabels_.clear();
-  QSet<QString> operators, labels;
-  // From the graph, not the boxes: an operation inside a closed module group has no box of
-  // its own but is just as unsupported (GraphWorkbench opens its groups when it is chosen).
-  if (graph_) {
-    for (const graph::GraphNode* node : graph_->topologicalOrder()) {
-      const auto* op = graph::asOperation(node);
-      if (!op || !graph::isUnsupported(*op)) continue;
-      graph::OnnxOperatorName onnx = graph::unsupportedOperator(*op);
-      QString name = QString::fromStdString(onnx.opType);
-      if (!onnx.domain.empty()) name += QStringLiteral(" (%1)").arg(QString::fromStdString(onnx.domain));
-      operators.insert(QString::fromStdString(onnx.qualified()));
-      if (!labels.contains(name)) {
-        labels.insert(name);
-        operatorLabels_ << name;
-      }
-      QString nodeName = QString::fromStdString(op->name);
-      rows_.push_back({nodeName, name, nodeName});
-    }
+  std::set<std::string> operators;
+  for (const graph::OperationNode* op : rows_) {
+    graph::OnnxOperatorName onnx = graph::unsupportedOperator(*op);
+    if (operators.insert(onnx.qualified()).second) operatorLabels_ << operatorLabel(*op);
   }
   operatorCount_ = int(operators.size());
   endResetModel();
 }
 
 int UnsupportedNodesModel::rowOf(const QString& id) const {
+  std::string name = id.toStdString();
   for (size_t i = 0; i < rows_.size(); ++i)
-    if (rows_[i].id == id) return int(i);
+    if (rows_[i]->name == name) return int(i);
   return -1;
 }
 
@@ -51,11 +49,12 @@ int UnsupportedNodesModel::columnCount(const QModelIndex& parent) const { return
 
 QVariant UnsupportedNodesModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
-  const Row& row = rows_[size_t(index.row())];
+  const graph::OperationNode& op = *rows_[size_t(index.row())];
+  QString name = QString::fromStdString(op.name);
   switch (role) {
-    case Qt::DisplayRole: return index.column() == OperatorColumn ? row.op : row.node;
-    case Qt::ToolTipRole: return tr("%1 '%2': Tessel does not implement this operator").arg(row.op, row.node);
-    case NodeIdRole: return row.id;
+    case Qt::DisplayRole: return index.column() == OperatorColumn ? operatorLabel(op) : name;
+    case Qt::ToolTipRole: return tr("%1 '%2': Tessel does not implement this operator").arg(operatorLabel(op), name);
+    case NodeIdRole: return name;
     default: return {};
   }
 }

@@ -42,10 +42,11 @@ public:
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-  struct Row {
-    QString id, op, node;
-  };
-  std::vector<Row> rows_;
+  /// "Det (com.example)" for a placeholder.
+  static QString operatorLabel(const graph::OperationNode& op);
+  /// Formatted when asked (only the rows on screen are): a model of custom operators lists
+  /// tens of thousands.
+  std::vector<const graph::OperationNode*> rows_;
   std::shared_ptr<const graph::Graph> graph_;
   int operatorCount_ = 0;
   QStringList operatorLabels_;

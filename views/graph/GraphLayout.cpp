@@ -102,7 +102,9 @@ public:
   bool build(const graph::Graph& graph) {
     totalHint_ = std::max<size_t>(1, graph.topologicalOrder().size());
     if (drawnByModule(graph)) {
-      auto modules = std::make_shared<const ModuleGroups>(graph, options_.costs.get(), options_.openModulesHolding);
+      std::shared_ptr<const ModuleGroups> modules = options_.reuseModules;
+      if (!modules || !modules->builtFor(graph, options_.costs.get(), options_.openModulesHolding))
+        modules = std::make_shared<const ModuleGroups>(graph, options_.costs.get(), options_.openModulesHolding);
       if (!modules->empty()) layout_.modules = modules_ = std::move(modules);
     }
     topLevel_ = &graph;

@@ -77,6 +77,9 @@ struct GraphLayoutOptions {
   /// What the operations cost (FLOPs; time once profiled): a closed module's box and an open
   /// one's frame say what their operations cost together. Null: only operation counts.
   std::shared_ptr<const NodeCosts> costs;
+  /// The module groups of an earlier layout: used again when built for the same graph, costs
+  /// and openModulesHolding (ModuleGroups::builtFor), instead of reading every name again.
+  std::shared_ptr<const ModuleGroups> reuseModules;
   /// Width of one character of node text and height of one text line, measured by the
   /// caller on the GUI thread from the fonts it draws with.
   double characterWidth = 6.6;

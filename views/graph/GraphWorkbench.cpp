@@ -270,6 +270,8 @@ void GraphWorkbench::startLayout(LayoutPass pass) {
   // through the same job, so it supersedes and is delivered like any other layout.
   std::shared_ptr<const GraphLayout> cached = pass == LayoutPass::Full ? cachedLayout(key) : nullptr;
   GraphLayoutOptions options = options_;
+  // The module groups of the layout on screen, when it is of this graph (builtFor checks).
+  if (auto shown = view_->graphLayout(); shown && shown->graph == graph_) options.reuseModules = shown->modules;
   GraphLayoutOptions measured = view_->graphScene()->layoutOptions();
   options.characterWidth = measured.characterWidth;
   options.lineHeight = measured.lineHeight;

@@ -99,7 +99,8 @@ QString flopsText(double flops) {
   return QStringLiteral("%1 FLOPs").arg(flops, 0, 'g', 3);
 }
 
-ModuleGroups::ModuleGroups(const graph::Graph& graph, const NodeCosts* costs, double openShare) {
+ModuleGroups::ModuleGroups(const graph::Graph& graph, const NodeCosts* costs, double openShare)
+    : graph_(&graph), costs_(costs), openShare_(openShare) {
   if (costs) totalMilliseconds_ = costs->totalMilliseconds;
   std::vector<const graph::OperationNode*> operations = graph.operations();
   std::unordered_map<const graph::OperationNode*, std::vector<std::string>> directories = directoriesOfAll(operations);

@@ -245,6 +245,7 @@ private:
   views::ScheduleWorkbench* schedule_ = nullptr;
   views::TuningDashboard* tuning_ = nullptr;
   views::HeatMode heatMode_ = views::HeatMode::None;
+  const void* heatModules_ = nullptr;  ///< The module groups the heat map last coloured (identity only).
   std::shared_ptr<const driver::ModelProfile> profile_;  // of the model at profileModelPath_
   QString profileModelPath_;
   bool applyProjectSchedules_ = false;

@@ -81,6 +81,12 @@ void MainWindow::createViews() {
   connect(graph_, &views::GraphWorkbench::layoutFailed, this,
           [this](const QString& message) { diagnostics_.add(views::Severity::Error, tr("Layout"), message); });
   // Double-clicking an operation opens the schedule of the kernel computing it.
+  // A graph drawn by module colours its module boxes too, once the layout says what the modules are.
+  connect(graph_, &views::GraphWorkbench::layoutFinished, this, [this](bool cancelled) {
+    auto layout = graph_->currentLayout();
+    const void* modules = layout ? layout->modules.get() : nullptr;
+    if (!cancelled && heatMode_ != views::HeatMode::None && modules != heatModules_) updateHeatMap();
+  });
   connect(graph_, &views::GraphWorkbench::nodeActivated, this, [this](const QString& id) {
     setCurrentView(StudioView::Schedule);
     if (!schedule_->openTaskForNode(id))

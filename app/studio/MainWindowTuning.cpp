@@ -28,6 +28,7 @@ void MainWindow::updateHeatMap() {
   views::GraphView* view = graph_->view();
   view->clearDecorations();
   graph_->setColouringLegend({});
+  heatModules_ = nullptr;
   if (heatMode_ == views::HeatMode::None || !model) {
     timeline_->setNodeColouring({}, {});
     return;
@@ -46,6 +47,13 @@ void MainWindow::updateHeatMap() {
     view->setNodeDecoration(node.node, node.colour, node.badge, node.tooltip);
     decorations.push_back({node.node, graph::NodeChange::Unchanged, node.colour, node.badge, node.tooltip});
   }
+  // A closed module's box sums its operations' heat (the Timeline's steps are drawn by their
+  // own modules and keep the operations' colours).
+  auto layout = graph_->currentLayout();
+  heatModules_ = layout ? layout->modules.get() : nullptr;
+  if (layout && layout->modules && layout->graph)
+    for (const views::NodeHeat& group : views::moduleHeat(heat, *layout->modules, *layout->graph, heatMode_))
+      view->setNodeDecoration(group.node, group.colour, group.badge, group.tooltip);
   QString legend = views::heatLegendHtml(heatMode_);
   if (heat.empty())
     legend = heatMode_ == views::HeatMode::Time

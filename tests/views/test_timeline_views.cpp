@@ -10,6 +10,7 @@
 
 #include "../compiler/GraphPassTestSupport.h"
 
+#include "ModularGraphSupport.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/graph/FuseOps.h"
 #include "views/common/Theme.h"
@@ -111,6 +112,32 @@ private slots:
     }
     QCOMPARE(colours.size(), 5);
     QVERIFY(!diffColour(NodeChange::Unchanged).isValid());
+  }
+
+  // A step drawn by module: a closed module's box counts the changes inside it, in the colour
+  // of the most frequent one.
+  void closedModulesSayWhatChangedInside() {
+    auto graph = tessel::testing::modularGraph(3);
+    ModuleGroups modules(*graph);
+    std::vector<NodeDecoration> changes{
+        {"/features/block2/layer1/conv/Conv", graph::NodeChange::Fused, diffColour(graph::NodeChange::Fused), "fused 2", {}},
+        {"/features/block2/layer2/conv/Conv", graph::NodeChange::Fused, diffColour(graph::NodeChange::Fused), "fused 2", {}},
+        {"/features/block2/layer2/relu/Relu", graph::NodeChange::Relaid, diffColour(graph::NodeChange::Relaid), "layout", {}},
+        {"/classifier/Gemm", graph::NodeChange::Modified, diffColour(graph::NodeChange::Modified), "modified", {}}};
+    std::vector<NodeDecoration> grouped = moduleDiffDecorations(changes, modules, *graph);
+    auto find = [&](const QString& id) -> const NodeDecoration* {
+      for (const NodeDecoration& d : grouped)
+        if (d.nodeId == id) return &d;
+      return nullptr;
+    };
+    const NodeDecoration* block2 = find("module:/features/block2");
+    QVERIFY(block2);
+    QCOMPARE(block2->badge, QString("3 changed"));
+    QCOMPARE(block2->colour, diffColour(graph::NodeChange::Fused));
+    QVERIFY2(block2->tooltip.contains("3 of its 9 operations changed"), qPrintable(block2->tooltip));
+    QCOMPARE(find("module:/features/block2/layer1")->badge, QString("1 fused"));
+    QVERIFY(!find("module:/features/block1"));  // nothing changed there
+    QVERIFY(find("module:/features"));
   }
 
   void compareViewColoursTheGraphItems() {

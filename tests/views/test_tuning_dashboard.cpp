@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/views/ModularGraphSupport.h"
 #include "tuner/records/RecordFile.h"
 #include "views/tuning/TuningDashboard.h"
 #include "views/tuning/TuningHeatMap.h"
@@ -383,6 +384,40 @@ private slots:
     QCOMPARE(int(trials.size()), searchedKernels);
     for (HeatMode mode : {HeatMode::Speedup, HeatMode::Roofline, HeatMode::Trials})
       QVERIFY(!heatLegendHtml(mode).isEmpty());
+  }
+
+  // A closed module's box sums its operations' heat: their default time over their tuned
+  // time, their tasks' trials (a task once however many of its kernels are inside), their
+  // shares of the model's time.
+  void moduleBoxesSumTheirOperationsHeat() {
+    auto graph = tessel::testing::modularGraph(3);
+    ModuleGroups modules(*graph);
+    const QString conv1 = "/features/block2/layer1/conv/Conv", conv2 = "/features/block2/layer2/conv/Conv";
+    auto heatOf = [&](double value1, double ms1, double value2, double ms2) {
+      return std::vector<NodeHeat>{{conv1, Qt::green, {}, {}, value1, ms1, 0}, {conv2, Qt::green, {}, {}, value2, ms2, 0}};
+    };
+    auto find = [](const std::vector<NodeHeat>& heat, const QString& id) -> const NodeHeat* {
+      for (const NodeHeat& node : heat)
+        if (node.node == id) return &node;
+      return nullptr;
+    };
+    // 2x on a 1 ms kernel, 1x on another: 2 ms of default work done in 1.5 ms.
+    auto speedup = moduleHeat(heatOf(2.0, 1.0, 1.0, 1.0), modules, *graph, HeatMode::Speedup);
+    const NodeHeat* block2 = find(speedup, "module:/features/block2");
+    QVERIFY(block2);
+    QCOMPARE(block2->badge, QString("1.33x"));
+    QVERIFY2(block2->tooltip.contains("2 of its 9 operations"), qPrintable(block2->tooltip));
+    QVERIFY(find(speedup, "module:/features"));
+    QVERIFY(find(speedup, "module:/features/block2/layer1"));
+    QVERIFY(!find(speedup, "module:/features/block1"));  // nothing of it was tuned
+
+    auto trials = moduleHeat(heatOf(40, 0, 40, 0), modules, *graph, HeatMode::Trials);
+    QCOMPARE(find(trials, "module:/features/block2")->badge, QString("40"));  // one task, counted once
+    auto time = moduleHeat(heatOf(0.10, 1.0, 0.05, 0.5), modules, *graph, HeatMode::Time);
+    QCOMPARE(find(time, "module:/features/block2")->badge, QString("15.0%"));
+    auto roofline = moduleHeat(heatOf(0.9, 3.0, 0.3, 1.0), modules, *graph, HeatMode::Roofline);
+    QCOMPARE(find(roofline, "module:/features/block2")->badge, QString("75%"));  // weighted by time
+    QVERIFY(moduleHeat(heatOf(2, 1, 1, 1), modules, *graph, HeatMode::None).empty());
   }
 
   void twentyThousandEventsNeverStallTheEventLoop() {

@@ -260,7 +260,9 @@ std::optional<BlockedAxis> blockedAxisOf(const te::ComputeOpNode& output, const 
   for (size_t a = 0; a < output.axes.size(); ++a) {
     int64_t outer = constantOr(reduction.axes[a]->dom.extent, 0), plain = constantOr(output.axes[a]->dom.extent, 0);
     if (outer == plain) continue;
-    if (found || plain != outer * block) return std::nullopt;
+    // The last block may be partial (24 filters in blocks of 16: two blocks, the second half
+    // used); the split by the block then guards its tail, as the default schedule's does.
+    if (found || plain > outer * block || plain <= (outer - 1) * block) return std::nullopt;
     found = BlockedAxis{output.axes[a].name(), block};
   }
   return found;
@@ -331,7 +333,7 @@ std::optional<Sketch> multiLevelTilingSketch(const Workload& workload, const Tar
       blockLanes = name + "_lane";
       builder.check(s.split(tiled, name, blocked->block, name + "_blk", blockLanes));
       name += "_blk";
-      extent /= blocked->block;
+      extent = (extent + blocked->block - 1) / blocked->block;
     }
     axes.push_back({name, extent});
   }

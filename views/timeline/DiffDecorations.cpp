@@ -1,6 +1,9 @@
 // Turns a GraphDiff into per-node decorations for the two sides of a comparison.
 #include "views/timeline/DiffDecorations.h"
 
+#include <map>
+#include <unordered_map>
+
 namespace tessel::views {
 
 using graph::NodeChange;
@@ -110,6 +113,49 @@ std::vector<NodeDecoration> diffDecorations(const graph::GraphDiff& diff, DiffSi
     }
   }
   return result;
+}
+
+std::vector<NodeDecoration> moduleDiffDecorations(const std::vector<NodeDecoration>& decorations,
+                                                  const ModuleGroups& modules, const graph::Graph& graph,
+                                                  bool dark) {
+  std::vector<NodeDecoration> grouped;
+  if (decorations.empty() || modules.empty()) return grouped;
+  std::unordered_map<std::string, NodeChange> changeOf;
+  for (const NodeDecoration& d : decorations)
+    if (d.change != NodeChange::Unchanged) changeOf.emplace(d.nodeId.toStdString(), d.change);
+  std::map<QString, std::map<NodeChange, int>> counts;  // by group, by change
+  for (const graph::OperationNode* op : graph.operations()) {
+    auto found = changeOf.find(op->name);
+    if (found == changeOf.end()) continue;
+    for (const QString& group : modules.groupsOf(op)) ++counts[group][found->second];
+  }
+  for (const auto& [group, byChange] : counts) {
+    int total = 0;
+    NodeChange most = NodeChange::Unchanged;
+    int mostCount = 0;
+    QStringList lines;
+    for (const auto& [change, count] : byChange) {
+      total += count;
+      if (count > mostCount) {
+        most = change;
+        mostCount = count;
+      }
+      lines << QStringLiteral("%1 %2").arg(count).arg(diffLabel(change).toLower());
+    }
+    NodeDecoration d;
+    d.nodeId = group;
+    d.change = most;
+    d.colour = diffColour(most, dark);
+    d.badge = byChange.size() == 1 ? QStringLiteral("%1 %2").arg(total).arg(diffLabel(most).toLower())
+                                   : QStringLiteral("%1 changed").arg(total);
+    d.tooltip = QStringLiteral("<b>%1</b>: %2 of its %3 operations changed (%4); open it to see them")
+                    .arg(group.mid(kModuleGroupIdPrefix.size()).toHtmlEscaped())
+                    .arg(total)
+                    .arg(modules.operationCount(group))
+                    .arg(lines.join(QStringLiteral(", ")));
+    grouped.push_back(std::move(d));
+  }
+  return grouped;
 }
 
 }  // namespace tessel::views

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/graph/GraphDiff.h"
+#include "views/graph/ModuleGroups.h"
 
 namespace tessel::views {
 
@@ -33,5 +34,14 @@ QString diffLabel(graph::NodeChange change);
 /// ones; the after side added, fused (listing what they absorbed), relaid and modified ones.
 /// Unchanged nodes and constants (drawn inside their consumers' boxes) get none.
 std::vector<NodeDecoration> diffDecorations(const graph::GraphDiff& diff, DiffSide side, bool dark = false);
+
+/// The decorations of module groups (the boxes of a graph drawn by module) from their
+/// operations' in `decorations`: a closed module's box says how many of its operations
+/// changed ("12 fused"), in the colour of the most frequent change, so a step's changes show
+/// without opening every module. One per group of `modules` holding a changed operation of
+/// `graph`.
+std::vector<NodeDecoration> moduleDiffDecorations(const std::vector<NodeDecoration>& decorations,
+                                                  const ModuleGroups& modules, const graph::Graph& graph,
+                                                  bool dark = false);
 
 }  // namespace tessel::views

@@ -259,8 +259,13 @@ void TimelineWorkbench::showStep(int row) {
             stepView_->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
         } else if (result.changes) {
           bool dark = palette().color(QPalette::Base).lightness() < 128;
-          for (const NodeDecoration& d : diffDecorations(*result.changes, DiffSide::After, dark))
-            stepView_->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
+          std::vector<NodeDecoration> changes = diffDecorations(*result.changes, DiffSide::After, dark);
+          for (const NodeDecoration& d : changes) stepView_->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
+          // A step drawn by module: a closed module's box says what changed inside it.
+          auto shown = stepView_->graphLayout();
+          if (shown && shown->modules && shown->graph)
+            for (const NodeDecoration& d : moduleDiffDecorations(changes, *shown->modules, *shown->graph, dark))
+              stepView_->setNodeDecoration(d.nodeId, d.colour, d.badge, d.tooltip);
         }
         if (fit) stepView_->showStart();
         emit stepShown(row);

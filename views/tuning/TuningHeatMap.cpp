@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace tessel::views {
 
@@ -74,12 +75,15 @@ std::vector<NodeHeat> tuningHeat(const tuner::TuningEventLog& log,
     // The confirmed choice once the session has one; the fastest trial while it runs.
     std::optional<double> best = state.chosenMs ? state.chosenMs : state.bestMs;
     QColor colour;
+    double value = 0, milliseconds = 0;
     QString badge, tooltip = QString::fromStdString(info.name) + '\n';
     switch (mode) {
       case HeatMode::Speedup: {
         if (!state.defaultMs || !best || *best <= 0) continue;
         double speedup = state.confirmedSpeedup ? *state.confirmedSpeedup : *state.defaultMs / *best;
         colour = speedupColour(speedup);
+        value = speedup;
+        milliseconds = *state.defaultMs;
         badge = QStringLiteral("%1x").arg(speedup, 0, 'f', 2);
         tooltip += QObject::tr("%1x the default schedule's speed: %2 ms, default %3 ms, %4 trials")
                        .arg(speedup, 0, 'f', 2)
@@ -95,6 +99,8 @@ std::vector<NodeHeat> tuningHeat(const tuner::TuningEventLog& log,
         if (info.bytes > 0 && log.bandwidthGBps() > 0) roof = std::min(roof, log.bandwidthGBps() * info.flops / info.bytes);
         double fraction = std::min(1.0, gflops / roof);
         colour = fractionColour(fraction);
+        value = fraction;
+        milliseconds = *best;
         badge = QStringLiteral("%1%").arg(int(std::round(fraction * 100)));
         tooltip += QObject::tr("%1 GFLOP/s, %2% of its roofline ceiling (%3 GFLOP/s)")
                        .arg(gflops, 0, 'f', 1)
@@ -104,6 +110,7 @@ std::vector<NodeHeat> tuningHeat(const tuner::TuningEventLog& log,
       }
       case HeatMode::Trials: {
         colour = mix(kFewTrials, kManyTrials, std::log1p(state.trials) / std::log1p(mostTrials));
+        value = state.trials;
         badge = QString::number(state.trials);
         tooltip += QObject::tr("%1 trials (%2 failed)").arg(state.trials).arg(state.errors);
         break;
@@ -114,7 +121,7 @@ std::vector<NodeHeat> tuningHeat(const tuner::TuningEventLog& log,
     for (const std::string& kernel : info.kernels) {
       auto node = kernelNodes.find(kernel);
       if (node == kernelNodes.end()) continue;
-      heat.push_back({QString::fromStdString(node->second), colour, badge, tooltip});
+      heat.push_back({QString::fromStdString(node->second), colour, badge, tooltip, value, milliseconds, int(task)});
     }
   }
   return heat;
@@ -135,9 +142,86 @@ std::vector<NodeHeat> profileHeat(const driver::ModelProfile& profile) {
                         .arg(percent)
                         .arg(total, 0, 'g', 4)
                         .arg(profile.runs)
-                        .arg(QString::fromStdString(profile.createdAt))});
+                        .arg(QString::fromStdString(profile.createdAt)),
+                    share, node.milliseconds});
   }
   return heat;
+}
+
+std::vector<NodeHeat> moduleHeat(const std::vector<NodeHeat>& heat, const ModuleGroups& modules,
+                                 const graph::Graph& graph, HeatMode mode) {
+  std::vector<NodeHeat> grouped;
+  if (mode == HeatMode::None || heat.empty()) return grouped;
+  std::map<std::string, const NodeHeat*> byNode;
+  for (const NodeHeat& node : heat) byNode.emplace(node.node.toStdString(), &node);
+  struct Sum {
+    int operations = 0;
+    double value = 0, milliseconds = 0, weighted = 0, tunedMilliseconds = 0;
+    std::set<int> tasks;
+  };
+  std::map<QString, Sum> sums;
+  for (const graph::OperationNode* op : graph.operations()) {
+    auto found = byNode.find(op->name);
+    if (found == byNode.end()) continue;
+    const NodeHeat& node = *found->second;
+    for (const QString& group : modules.groupsOf(op)) {
+      Sum& sum = sums[group];
+      ++sum.operations;
+      sum.milliseconds += node.milliseconds;
+      if (mode == HeatMode::Speedup && node.value > 0) sum.tunedMilliseconds += node.milliseconds / node.value;
+      if (mode == HeatMode::Roofline) sum.weighted += node.value * node.milliseconds;
+      if (mode == HeatMode::Time) sum.value += node.value;
+      if (mode == HeatMode::Trials && sum.tasks.insert(node.task).second) sum.value += node.value;
+    }
+  }
+  double mostTrials = 1;
+  for (const auto& [group, sum] : sums) mostTrials = std::max(mostTrials, sum.value);
+  for (const auto& [group, sum] : sums) {
+    NodeHeat entry;
+    entry.node = group;
+    QString members = QObject::tr("%1 of its %2 operations").arg(sum.operations).arg(modules.operationCount(group));
+    entry.tooltip = group.mid(kModuleGroupIdPrefix.size()) + '\n';
+    switch (mode) {
+      case HeatMode::Speedup:
+        if (sum.tunedMilliseconds <= 0) continue;
+        entry.value = sum.milliseconds / sum.tunedMilliseconds;
+        entry.colour = speedupColour(entry.value);
+        entry.badge = QStringLiteral("%1x").arg(entry.value, 0, 'f', 2);
+        entry.tooltip += QObject::tr("%1x the default schedules' speed over %2: %3 ms, default %4 ms")
+                             .arg(entry.value, 0, 'f', 2)
+                             .arg(members)
+                             .arg(sum.tunedMilliseconds, 0, 'g', 4)
+                             .arg(sum.milliseconds, 0, 'g', 4);
+        break;
+      case HeatMode::Roofline:
+        if (sum.milliseconds <= 0) continue;
+        entry.value = sum.weighted / sum.milliseconds;
+        entry.colour = fractionColour(entry.value);
+        entry.badge = QStringLiteral("%1%").arg(int(std::round(entry.value * 100)));
+        entry.tooltip += QObject::tr("%1% of their roofline ceilings, weighted by time, over %2")
+                             .arg(int(std::round(entry.value * 100)))
+                             .arg(members);
+        break;
+      case HeatMode::Trials:
+        entry.value = sum.value;
+        entry.colour = mix(kFewTrials, kManyTrials, std::log1p(sum.value) / std::log1p(mostTrials));
+        entry.badge = QString::number(int(sum.value));
+        entry.tooltip += QObject::tr("%1 trials on the kernels of %2").arg(int(sum.value)).arg(members);
+        break;
+      case HeatMode::Time: {
+        entry.value = sum.value;
+        entry.colour = timeColour(sum.value);
+        QString percent = QString::number(sum.value * 100, 'f', sum.value >= 0.01 ? 1 : 2);
+        entry.badge = percent + '%';
+        entry.tooltip += QObject::tr("%1 ms, %2% of the model's time, in %3").arg(sum.milliseconds, 0, 'g', 4).arg(percent, members);
+        break;
+      }
+      case HeatMode::None: continue;
+    }
+    entry.milliseconds = sum.milliseconds;
+    grouped.push_back(std::move(entry));
+  }
+  return grouped;
 }
 
 QString heatLegendHtml(HeatMode mode) {

@@ -124,7 +124,7 @@ void MainWindow::updateNodeCosts() {
   // A profile read for the model before this one says nothing about this one's operations.
   if (profile_ && profileModelPath_ == session_.modelPath()) {
     for (const driver::ProfiledNode& node : profile_->nodes) costs->milliseconds[node.node] += node.milliseconds;
-    costs->totalMilliseconds = profile_->latencyMs;
+    costs->totalMilliseconds = profile_->nodeSumMs();  // the share the time colouring shows too
   }
   graph_->setNodeCosts(std::move(costs));
 }

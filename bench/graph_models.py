@@ -24,69 +24,71 @@ DOMAIN = "com.tessel.bench"
 LAYERS_PER_BLOCK = 24
 
 
-def dense(nodes, path):
-    import onnx
-    from onnx import TensorProto, helper
+class GeneratedGraph:
+    """A graph of operators in the bench's own domain, every tensor 1x8x4x4 float."""
 
-    shape = [1, 8, 4, 4]
-    operations, values = [], []
+    SHAPE = [1, 8, 4, 4]
 
-    def op(kind, inputs, name):
+    def __init__(self):
+        from onnx import TensorProto, helper
+
+        self.helper, self.float = helper, TensorProto.FLOAT
+        self.operations, self.values = [], []
+
+    def __len__(self):
+        return len(self.operations)
+
+    def op(self, kind, inputs, name):
         output = name + ":0"
-        operations.append(helper.make_node(kind, inputs, [output], name=name, domain=DOMAIN))
-        values.append(helper.make_tensor_value_info(output, TensorProto.FLOAT, shape))
+        self.operations.append(self.helper.make_node(kind, inputs, [output], name=name, domain=DOMAIN))
+        self.values.append(self.helper.make_tensor_value_info(output, self.float, self.SHAPE))
         return output
 
-    current = op("Stem", ["input"], "/stem/conv")
+    def save(self, name, output, path):
+        import onnx
+
+        info = self.helper.make_tensor_value_info
+        graph = self.helper.make_graph(self.operations, name, [info("input", self.float, self.SHAPE)],
+                                       [info(output, self.float, self.SHAPE)], value_info=self.values[:-1])
+        opsets = [self.helper.make_opsetid("", 17), self.helper.make_opsetid(DOMAIN, 1)]
+        onnx.save(self.helper.make_model(graph, opset_imports=opsets), path)
+
+
+def dense(nodes, path):
+    g = GeneratedGraph()
+    current = g.op("Stem", ["input"], "/stem/conv")
     block = 0
-    while len(operations) < nodes:
+    while len(g) < nodes:
         block += 1
         features = [current]
         for layer in range(1, LAYERS_PER_BLOCK + 1):
             prefix = f"/block{block}/layer{layer}"
-            joined = op("Join", list(features), prefix + "/concat") if len(features) > 1 else features[0]
-            activated = op("Activation", [op("Layer", [joined], prefix + "/conv")], prefix + "/relu")
+            joined = g.op("Join", list(features), prefix + "/concat") if len(features) > 1 else features[0]
+            activated = g.op("Activation", [g.op("Layer", [joined], prefix + "/conv")], prefix + "/relu")
             features.append(activated)
-            if len(operations) >= nodes:
+            if len(g) >= nodes:
                 break
-        current = op("Transition", [op("Join", features, f"/transition{block}/concat")], f"/transition{block}/pool")
-    graph = helper.make_graph(operations, "dense_generated", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info(current, TensorProto.FLOAT, shape)], value_info=values[:-1])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(DOMAIN, 1)])
-    onnx.save(model, path)
-    print(f"{path}: {len(operations)} operations in {block} blocks")
+        current = g.op("Transition", [g.op("Join", features, f"/transition{block}/concat")], f"/transition{block}/pool")
+    g.save("dense_generated", current, path)
+    print(f"{path}: {len(g)} operations in {block} blocks")
 
 
 def flat(nodes, path):
-    import onnx
-    from onnx import TensorProto, helper
-
-    shape = [1, 8, 4, 4]
-    operations, values = [], []
-
-    def op(kind, inputs, name):
-        output = name + ":0"
-        operations.append(helper.make_node(kind, inputs, [output], name=name, domain=DOMAIN))
-        values.append(helper.make_tensor_value_info(output, TensorProto.FLOAT, shape))
-        return output
-
+    g = GeneratedGraph()
     # Residual blocks (Layer, Activation, Layer, Add with the skip, Activation) with a side
     # branch every fourth block: the shape of a deep CNN, named "block12_conv1" as some
     # exporters do, so nothing groups it.
     current, block = "input", 0
-    while len(operations) < nodes:
+    while len(g) < nodes:
         name = f"block{block}_"
-        y = op("Activation", [op("Layer", [current], name + "conv1")], name + "relu1")
-        y = op("Add", [op("Layer", [y], name + "conv2"), current], name + "add")
-        current = op("Activation", [y], name + "relu2")
+        y = g.op("Activation", [g.op("Layer", [current], name + "conv1")], name + "relu1")
+        y = g.op("Add", [g.op("Layer", [y], name + "conv2"), current], name + "add")
+        current = g.op("Activation", [y], name + "relu2")
         if block % 4 == 3:
-            current = op("Join", [current, op("Pool", [current], name + "pool")], name + "join")
+            current = g.op("Join", [current, g.op("Pool", [current], name + "pool")], name + "join")
         block += 1
-    graph = helper.make_graph(operations, "flat_generated", [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info(current, TensorProto.FLOAT, shape)], value_info=values[:-1])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(DOMAIN, 1)])
-    onnx.save(model, path)
-    print(f"{path}: {len(operations)} operations in {block} residual blocks")
+    g.save("flat_generated", current, path)
+    print(f"{path}: {len(g)} operations in {block} residual blocks")
 
 
 def encoder(layers, path):

@@ -177,12 +177,7 @@ void GraphWorkbench::revealInModule(const QString& groupId, const QString& query
     if (!QString::fromStdString(op->name).contains(query, Qt::CaseInsensitive) &&
         !QString::fromStdString(op->op).contains(query, Qt::CaseInsensitive))
       continue;
-    bool changed = false;
-    for (const QString& group : path) {
-      changed = options_.collapsedModules.erase(group) > 0 || changed;
-      changed = options_.expandedModules.insert(group).second || changed;
-    }
-    if (changed) {
+    if (openModuleGroups(path)) {
       layoutAnchor_ = groupId;
       startLayout();
     }
@@ -199,20 +194,25 @@ void GraphWorkbench::goToOperation(const QString& name) {
     return;
   }
   if (!layout->modules || !graph_ || layout->graph != graph_) return;
+  const std::string wanted = name.toStdString();
   for (const graph::OperationNode* op : graph_->operations()) {
-    if (QString::fromStdString(op->name) != name) continue;
+    if (op->name != wanted) continue;
     // Inside closed module groups: open them, and select it once the new layout is shown.
-    bool changed = false;
-    for (const QString& group : layout->modules->groupsOf(op)) {
-      changed = options_.collapsedModules.erase(group) > 0 || changed;
-      changed = options_.expandedModules.insert(group).second || changed;
-    }
-    if (changed) {
+    if (openModuleGroups(layout->modules->groupsOf(op))) {
       pendingReveal_ = name;
       startLayout();
     }
     return;
   }
+}
+
+bool GraphWorkbench::openModuleGroups(const QStringList& groups) {
+  bool changed = false;
+  for (const QString& group : groups) {
+    changed = options_.collapsedModules.erase(group) > 0 || changed;
+    changed = options_.expandedModules.insert(group).second || changed;
+  }
+  return changed;
 }
 
 void GraphWorkbench::setAllFusedGroupsExpanded(bool expanded) {

@@ -148,6 +148,9 @@ private:
   /// Selects and centres the operation's box, opening the module groups it is inside first
   /// (an unsupported node chosen in the list above the graph).
   void goToOperation(const QString& name);
+  /// Marks `groups` open (also those that open by default and were closed); true when any was
+  /// not. The caller lays out again.
+  bool openModuleGroups(const QStringList& groups);
   void showProperties(const QString& id);
   /// Opens the module groups down to the first operation of closed group `groupId` whose name
   /// or operator contains `query` (what find matched inside the group's box).

@@ -9,6 +9,7 @@
 #include "compiler/transform/RemoveNoOp.h"
 #include "compiler/transform/StorageFlatten.h"
 #include "compiler/transform/StorageRewrite.h"
+#include "compiler/transform/TensorizeLoops.h"
 #include "compiler/transform/UnrollLoops.h"
 #include "compiler/transform/VectorizeLoops.h"
 
@@ -32,11 +33,21 @@ public:
 private:
   std::vector<LoweringStep>& steps_;
 };
+// The mismatch at the line of the tensorize primitive that marked the loop.
+Diagnostic tensorizeDiagnostic(const Schedule& schedule, const std::string& function, const TensorizeMismatch& mismatch) {
+  for (const Primitive& p : schedule.trace().primitives)
+    if (p.kind == PrimitiveKind::Tensorize && !p.axes.empty() && p.axes[0] == mismatch.loop)
+      return scheduleError(p, "cannot tensorize '" + p.axes[0] + "' of " + p.stage + " with " + p.target + ": " +
+                                  mismatch.message,
+                           mismatch.hint);
+  return Diagnostic{"cannot tensorize '" + mismatch.loop + "': " + mismatch.message, function, 0, 0, mismatch.hint};
+}
 }  // namespace
 
 const std::vector<std::string>& loweringStepNames() {
   static const std::vector<std::string> names = {"loop_nest",      "bound_inference", "storage_flatten",
-                                                 "simplify",       "loop_partition",  "simplify_partitioned",
+                                                 "simplify",       "tensorize",       "loop_partition",
+                                                 "simplify_partitioned",
                                                  "vectorize",      "unroll",          "storage_rewrite"};
   return names;
 }
@@ -63,6 +74,11 @@ Expected<LoweredFunction> lower(const Schedule& schedule, const std::vector<te::
   PrimFunc f = *bounded;
   f = step.run("storage_flatten", f, storageFlatten);
   f = step.run("simplify", f, [](const PrimFunc& g) { return simplify(g); });
+  // Tensorized nests become intrinsic calls while their indices are plain flat sums; a nest
+  // that does not match is the tensorize line's error.
+  std::optional<TensorizeMismatch> mismatch;
+  f = step.run("tensorize", f, [&](const PrimFunc& g) { return tensorizeLoops(g, &mismatch); });
+  if (mismatch) return tensorizeDiagnostic(schedule, name, *mismatch);
   f = step.run("loop_partition", f, loopPartition);
   // Each part's narrower range decides more than the conditions it was cut for: the clamps
   // beside them go (min(c//196, 255)*196 + c % 196 folds back to c only once min is gone), so

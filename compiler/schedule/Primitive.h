@@ -13,7 +13,7 @@ namespace tessel {
   X(Unroll, "unroll") X(Parallel, "parallel") X(ComputeAt, "compute_at")                            \
   X(ComputeInline, "compute_inline") X(ComputeRoot, "compute_root") X(CacheRead, "cache_read")      \
   X(CacheWrite, "cache_write") X(StorageAlign, "storage_align") X(Pragma, "pragma") X(Bind, "bind")   \
-  X(Rfactor, "rfactor")
+  X(Rfactor, "rfactor") X(Tensorize, "tensorize")
 
 enum class PrimitiveKind : uint8_t {
 #define TESSEL_PRIMITIVE_ENUM(Name, text) Name,
@@ -44,6 +44,7 @@ struct SourceLocation {
 ///   storage_align stage, axes={dimension's axis}, values={factor, offset}
 ///   pragma       stage, axes={axis}, target=pragma name, values={optional value}
 ///   bind         stage, axes={axis}, target=thread tag ("threadIdx.x", ...)
+///   tensorize    stage, axes={axis}, target=tensor intrinsic ("dot_16x4_u8i8")
 struct Primitive {
   PrimitiveKind kind = PrimitiveKind::Split;
   std::string stage;

@@ -4,6 +4,7 @@
 #include "compiler/schedule/Schedule.h"
 
 #include "compiler/schedule/ScheduleSupport.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 
 #include <algorithm>
 #include <set>
@@ -205,6 +206,7 @@ Status Schedule::applyUnrecorded(const Primitive& p) {
     case PrimitiveKind::StorageAlign: return applyStorageAlign(p, *stage);
     case PrimitiveKind::Pragma: return applyPragma(p, *stage);
     case PrimitiveKind::Bind: return applyBind(p, *stage);
+    case PrimitiveKind::Tensorize: return applyTensorize(p, *stage);
     case PrimitiveKind::CacheRead: break;
   }
   return scheduleError(p, "unknown primitive");
@@ -521,6 +523,46 @@ Status Schedule::applyBind(const Primitive& p, Stage& stage) {
   return Status::success();
 }
 
+// What can be checked before lowering: the intrinsic exists, the stage is a sum into its
+// accumulator type, and the loop is the outer of the stage's two innermost loops, one
+// data-parallel and one a reduction. Extents, strides and operand types are checked when the
+// loop nest exists (TensorizeLoops), with a message naming the same loop.
+Status Schedule::applyTensorize(const Primitive& p, Stage& stage) {
+  if (p.axes.size() != 1 || p.target.empty())
+    return scheduleError(p, "expects a stage, a loop and a tensor intrinsic", "e.g. tensorize(conv, k.i, dot_16x4_u8i8)");
+  const TensorIntrinsic* intrinsic = findTensorIntrinsic(p.target);
+  if (!intrinsic)
+    return scheduleError(p, "'" + p.target + "' is not a tensor intrinsic", "known: " + tensorIntrinsicNames());
+  auto iv = leafAxis(p, stage, p.axes[0]);
+  if (!iv) return iv.error();
+  const auto* compute = te::asCompute(stage.op);
+  const auto* reduce = compute ? compute->body.as<ReduceNode>() : nullptr;
+  if (!reduce || reduce->reducer != Reducer::Sum || reduce->dtype != intrinsic->accumulatorType)
+    return scheduleError(p, stage.name + " is not a sum into " + intrinsic->accumulatorType.toString(),
+                         intrinsic->name + " computes " + intrinsic->summary);
+  const auto& leaves = stage.leafIterVars;
+  int position = stage.leafPosition(*iv);
+  if (position != int(leaves.size()) - 2)
+    return scheduleError(p, "loop '" + p.axes[0] + "' of " + stage.name + " must be the outer of its two innermost loops",
+                         "reorder so that " + p.axes[0] + " and one loop inside it come last; " + intrinsic->name +
+                             " replaces a loop of " + std::to_string(intrinsic->lanes) + " outputs around a reduction of " +
+                             std::to_string(intrinsic->reduction));
+  const IterVar& inner = leaves.back();
+  if ((iv->type() == IterVarType::Reduce) == (inner.type() == IterVarType::Reduce))
+    return scheduleError(p, "loops '" + p.axes[0] + "' and '" + inner.name() + "' of " + stage.name +
+                                " must be one data-parallel loop and one reduction loop",
+                         intrinsic->name + " computes " + intrinsic->summary);
+  for (const IterVar& loop : {*iv, inner})
+    if (const IterVarAttr* attr = stage.attr(loop); attr && attr->forKind != ForKind::Serial)
+      return scheduleError(p, "loop '" + loop.name() + "' of " + stage.name + " is already " +
+                                  forKindName(attr->forKind) + "; the intrinsic does the whole nest",
+                           "leave the loops inside a tensorized loop plain");
+  IterVarAttr& attr = stage.attrs[iv->get()];
+  attr.tensorize = intrinsic->name;
+  attr.setAt = p.location;
+  return Status::success();
+}
+
 // --- convenience wrappers ---------------------------------------------------------------
 
 namespace {
@@ -631,6 +673,13 @@ Status Schedule::bind(const std::string& stage, const std::string& axis, const s
   Primitive p = make(PrimitiveKind::Bind, stage);
   p.axes = {axis};
   p.target = threadTag;
+  return apply(p);
+}
+
+Status Schedule::tensorize(const std::string& stage, const std::string& axis, const std::string& intrinsic) {
+  Primitive p = make(PrimitiveKind::Tensorize, stage);
+  p.axes = {axis};
+  p.target = intrinsic;
   return apply(p);
 }
 

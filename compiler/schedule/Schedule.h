@@ -36,6 +36,7 @@ struct IterVarAttr {
   ForKind forKind = ForKind::Serial;
   std::string threadTag;
   std::vector<std::pair<std::string, Expr>> pragmas;
+  std::string tensorize;  ///< The tensor intrinsic that replaces this loop nest, if any.
   SourceLocation setAt;  ///< The primitive that chose forKind, for lowering diagnostics.
 };
 
@@ -122,6 +123,7 @@ public:
   Status pragma(const std::string& stage, const std::string& axis, const std::string& name,
                 std::optional<int64_t> value = std::nullopt);
   Status bind(const std::string& stage, const std::string& axis, const std::string& threadTag);
+  Status tensorize(const std::string& stage, const std::string& axis, const std::string& intrinsic);
 
 private:
   Status applyUnrecorded(const Primitive& p);
@@ -139,6 +141,7 @@ private:
   Status applyStorageAlign(const Primitive& p, Stage& stage);
   Status applyPragma(const Primitive& p, Stage& stage);
   Status applyBind(const Primitive& p, Stage& stage);
+  Status applyTensorize(const Primitive& p, Stage& stage);
   /// Resolves `name` to a leaf loop of `stage`, or explains why it is not one.
   Expected<IterVar> leafAxis(const Primitive& p, const Stage& stage, const std::string& name) const;
   Status checkNewNames(const Primitive& p, const Stage& stage, const std::vector<std::string>& names) const;

@@ -6,6 +6,7 @@
 
 #include "compiler/arith/Analyzer.h"
 #include "compiler/arith/Simplify.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 #include "core/ir/IRMutator.h"
 #include "core/ir/IROperators.h"
 #include "core/ir/IRPrinter.h"
@@ -200,7 +201,7 @@ private:
       initNest = init;
       for (int i = int(leaves.size()) - 1; i > firstReduce; --i) {
         if (leaves[i].type() == IterVarType::Reduce) continue;
-        auto loop = makeLoop(stage, leaves[i], initNest);
+        auto loop = makeLoop(stage, leaves[i], initNest, /*initialization=*/true);
         if (!loop) return loop.error();
         initNest = *loop;
       }
@@ -230,20 +231,30 @@ private:
 
   // One loop over `leaf` around `body`, with the attached producers inside it handled by
   // the caller; annotations become the loop kind and pragma attributes.
-  Expected<Stmt> makeLoop(const Stage& stage, const IterVar& leaf, Stmt body) {
+  // In the copy of a tensorized loop that initializes the outputs, the loop is vectorized
+  // instead: the intrinsic's outputs are contiguous along it, so it is one vector store.
+  Expected<Stmt> makeLoop(const Stage& stage, const IterVar& leaf, Stmt body, bool initialization = false) {
     const Range& range = bounds_.at(leaf.get());
     ForKind kind = ForKind::Serial;
     std::string threadTag;
     const IterVarAttr* attr = stage.attr(leaf);
+    if (attr && initialization && !attr->tensorize.empty()) {
+      Stmt loop = ForNode::make(leaf.var(), Expr(0), simplify(range.extent), ForKind::Vectorized, body);
+      return loop;
+    }
     if (attr) {
       kind = attr->forKind;
       threadTag = attr->threadTag;
       if (Status s = checkLoopKind(stage, leaf, range, kind, *attr); !s) return s.error();
     }
     Stmt loop = ForNode::make(leaf.var(), Expr(0), simplify(range.extent), kind, body, threadTag);
-    if (attr)
+    if (attr) {
+      // Marks the nest for TensorizeLoops, which replaces it once indices are flat.
+      if (const TensorIntrinsic* intrinsic = attr->tensorize.empty() ? nullptr : findTensorIntrinsic(attr->tensorize))
+        loop = AttrStmtNode::make(tensorizeAttrKey(*intrinsic), Expr(int64_t(1)), loop);
       for (auto it = attr->pragmas.rbegin(); it != attr->pragmas.rend(); ++it)
         loop = AttrStmtNode::make("pragma_" + it->first, it->second, loop);
+    }
     return loop;
   }
 

@@ -109,7 +109,7 @@ public:
     if (!kind)
       return error(nameToken, "unknown primitive '" + nameToken.text + "'",
                    "known: split, fuse, reorder, tile, vectorize, unroll, parallel, compute_at, compute_inline, "
-                   "compute_root, cache_read, cache_write, rfactor, storage_align, pragma, bind");
+                   "compute_root, cache_read, cache_write, rfactor, storage_align, pragma, bind, tensorize");
     next();
     p.kind = *kind;
     p.location.column = nameToken.column;
@@ -384,11 +384,12 @@ private:
         if (Status s = noMoreThan(4); !s) return s;
         return expectResults(0);
       }
-      case PrimitiveKind::Bind: {
+      case PrimitiveKind::Bind:
+      case PrimitiveKind::Tensorize: {
         if (!keywords.empty()) return unknownKeyword(*keywords[0]);
         auto axis = nameAt(1, "loop name");
         if (!axis) return axis.error();
-        auto tag = nameAt(2, "thread tag");
+        auto tag = nameAt(2, p.kind == PrimitiveKind::Bind ? "thread tag" : "tensor intrinsic");
         if (!tag) return tag.error();
         p.axes = {*axis};
         p.target = *tag;
@@ -417,6 +418,7 @@ private:
       case PrimitiveKind::StorageAlign: return "usage: storage_align(STAGE, AXIS, FACTOR, OFFSET)";
       case PrimitiveKind::Pragma: return "usage: pragma(STAGE, LOOP, NAME[, VALUE])";
       case PrimitiveKind::Bind: return "usage: bind(STAGE, LOOP, threadIdx.x)";
+      case PrimitiveKind::Tensorize: return "usage: tensorize(STAGE, LOOP, INTRINSIC), e.g. dot_16x4_u8i8";
     }
     return "";
   }
@@ -473,6 +475,7 @@ std::string printPrimitive(const Primitive& p) {
     case PrimitiveKind::CacheWrite: add(p.target); break;
     case PrimitiveKind::Pragma:
     case PrimitiveKind::Bind:
+    case PrimitiveKind::Tensorize:
       for (auto& a : p.axes) add(a);
       add(p.target);
       for (auto v : p.values) add(std::to_string(v));

@@ -194,7 +194,13 @@ struct CastNode : ExprNode {
   X(Tan, "tan") X(Asin, "asin") X(Acos, "acos") X(Atan, "atan") X(Sinh, "sinh")           \
   X(Cosh, "cosh") X(Asinh, "asinh") X(Acosh, "acosh") X(Atanh, "atanh")                   \
   /* likely(cond): a branch hint; loop partitioning splits loops where it is true. */     \
-  X(Likely, "likely")
+  X(Likely, "likely")                                                                      \
+  /* reinterpret(x): x's bits as the call's type (same total width), e.g. uint8x4 as int32. */ \
+  X(Reinterpret, "reinterpret")                                                            \
+  /* dot_u8i8(acc, a, b), all int32 x N: lane i += the sum over its four bytes j of          \
+     uint8(a.byte[i][j]) * int8(b.byte[i][j]), wrapping; what x86's vpdpbusd computes.       \
+     Only tensorize writes it (see compiler/schedule/TensorIntrinsic.h). */                 \
+  X(DotU8I8, "dot_u8i8")
 
 enum class Intrinsic : uint8_t {
 #define TESSEL_INTRINSIC_ENUM(Name, text) Name,

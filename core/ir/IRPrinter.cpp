@@ -120,7 +120,11 @@ public:
       }
       case NodeKind::Call: {
         auto* n = e.as<CallNode>();
-        call(intrinsicName(n->op), n->args);
+        // A reinterpretation says what it makes of the bits; other calls take their operands' type.
+        if (n->op == Intrinsic::Reinterpret)
+          call("reinterpret<" + n->dtype.toString() + ">", n->args);
+        else
+          call(intrinsicName(n->op), n->args);
         return;
       }
       case NodeKind::BufferLoad: {

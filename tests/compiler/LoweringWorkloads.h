@@ -74,11 +74,40 @@ inline TestWorkload chainWorkload(int64_t rows, int64_t cols) {
   return w;
 }
 
+/// C[i, j] (int32) = sum over k of A[i, k] (uint8) * W[j / 16, k / 4, j % 16, k % 4] (int8):
+/// a matmul whose weight is packed in the [16 outputs][4 reduction elements] blocks that the
+/// dot_16x4_u8i8 tensor intrinsic reads. n must be a multiple of 16 and k of 4.
+inline TestWorkload int8MatmulWorkload(int64_t m, int64_t n, int64_t k) {
+  TestWorkload w;
+  te::Tensor A = te::placeholder({Expr(m), Expr(k)}, DataType::uint8(), "A");
+  te::Tensor W = te::placeholder({Expr(n / 16), Expr(k / 4), Expr(int64_t(16)), Expr(int64_t(4))}, DataType::int8(), "W");
+  IterVar r = te::reduceAxis(Expr(k), "k");
+  DataType i32 = DataType::int32();
+  te::Tensor C = te::compute(
+      {Expr(m), Expr(n)},
+      [&](Var i, Var j) {
+        return te::sum(cast(i32, A(i, r)) * cast(i32, W(j / 16, r / 4, j % 16, r % 4)), {r});
+      },
+      "C");
+  w.inputs = {A, W};
+  w.outputs = {C};
+  w.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::vector<float>& out) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float sum = 0;
+        for (int64_t p = 0; p < k; ++p) sum += in[0][i * k + p] * in[1][((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4];
+        out[i * n + j] = sum;
+      }
+  };
+  return w;
+}
+
 /// A workload by name and dimensions, as written in golden test headers.
 inline TestWorkload workloadByName(const std::string& name, const std::vector<int64_t>& dims) {
   if (name == "scale" && dims.size() == 2) return scaleWorkload(dims[0], dims[1]);
   if (name == "matmul" && dims.size() == 3) return matmulWorkload(dims[0], dims[1], dims[2]);
   if (name == "chain" && dims.size() == 2) return chainWorkload(dims[0], dims[1]);
+  if (name == "int8_matmul" && dims.size() == 3) return int8MatmulWorkload(dims[0], dims[1], dims[2]);
   return {};
 }
 

@@ -261,7 +261,8 @@ private:
           p.target = "unroll_explicit";
         }
         break;
-      case PrimitiveKind::Bind: break;
+      case PrimitiveKind::Bind:
+      case PrimitiveKind::Tensorize: break;
     }
     return p;
   }

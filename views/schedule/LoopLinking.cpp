@@ -73,6 +73,7 @@ LoopLinking::LoopLinking(const Trace& trace, const QString& loopNest, const QSet
       case PrimitiveKind::Parallel:
       case PrimitiveKind::Pragma:
       case PrimitiveKind::Bind:
+      case PrimitiveKind::Tensorize:
       case PrimitiveKind::Reorder:
         for (auto& axis : p.axes) touched << qs(axis);
         break;

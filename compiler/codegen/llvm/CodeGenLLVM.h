@@ -76,6 +76,10 @@ std::string emitLLVMIR(const std::vector<PrimFunc>& funcs, const Target& target,
 /// the text is a single comment line "# error: <diagnostic>".
 std::string emitAssembly(const std::vector<PrimFunc>& funcs, const Target& target);
 
+/// The instructions a tensorized dot_u8i8 of `lanes` int32 lanes becomes on `target`:
+/// "vnni" (vpdpbusd), "avx512bw" or "avx2" (vpmaddubsw + vpmaddwd), or "generic".
+std::string integerDotForm(const Target& target, int lanes);
+
 /// For each function, the index of the first function in `funcs` whose code is the same but
 /// for its name (structurally equal, parameters included), or its own index. Code
 /// generation compiles such a function once and exports the others as aliases of it; a model

@@ -25,6 +25,7 @@
 
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "compiler/codegen/llvm/FreeVariables.h"
+#include "compiler/codegen/llvm/IntegerDot.h"
 #include "compiler/codegen/llvm/VectorMath.h"
 #include "core/ir/IRPrinter.h"
 
@@ -780,6 +781,20 @@ private:
     if (node->op == Intrinsic::Likely) {
       if (node->args.size() != 1) fail("likely() takes one argument");
       return emitExpr(node->args[0]);
+    }
+    if (node->op == Intrinsic::Reinterpret) {
+      if (node->args.size() != 1 || node->args[0].dtype().bits() * node->args[0].dtype().lanes() !=
+                                        node->dtype.bits() * node->dtype.lanes())
+        fail("reinterpret() takes one argument of the same width as its result");
+      return builder_.CreateBitCast(emitExpr(node->args[0]), registerType(node->dtype));
+    }
+    if (node->op == Intrinsic::DotU8I8) {
+      if (node->args.size() != 3) fail("dot_u8i8() takes three arguments");
+      for (auto& arg : node->args)
+        if (arg.dtype() != node->dtype || node->dtype.element() != DataType::int32())
+          fail("dot_u8i8() works on int32 lanes, got " + arg.dtype().toString());
+      return emitIntegerDot(builder_, module_, target_, emitExpr(node->args[0]), emitExpr(node->args[1]),
+                            emitExpr(node->args[2]));
     }
     size_t arity = node->op == Intrinsic::Pow ? 2 : node->op == Intrinsic::Fma ? 3 : 1;
     if (node->args.size() != arity)

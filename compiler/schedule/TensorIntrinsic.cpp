@@ -1,0 +1,62 @@
+// The tensor intrinsics tensorize knows.
+#include "compiler/schedule/TensorIntrinsic.h"
+
+#include "core/ir/IROperators.h"
+
+namespace tessel {
+
+namespace {
+constexpr const char* kAttrPrefix = "tensorize_";
+
+TensorIntrinsic integerDot(int64_t lanes) {
+  TensorIntrinsic intrinsic;
+  intrinsic.name = "dot_" + std::to_string(lanes) + "x4_u8i8";
+  intrinsic.summary = std::to_string(lanes) +
+                      " int32 sums, each += 4 uint8 x int8 products (x86 vpdpbusd; vpmaddubsw + "
+                      "vpmaddwd without VNNI)";
+  intrinsic.lanes = lanes;
+  intrinsic.reduction = 4;
+  return intrinsic;
+}
+}  // namespace
+
+std::vector<te::Tensor> TensorIntrinsic::declaration() const {
+  te::Tensor data = te::placeholder({Expr(reduction)}, dataType, "data");
+  te::Tensor weight = te::placeholder({Expr(lanes), Expr(reduction)}, weightType, "weight");
+  IterVar k = te::reduceAxis(Expr(reduction), "k");
+  te::Tensor out = te::compute(
+      {Expr(lanes)},
+      [&](const std::vector<Var>& at) {
+        return te::sum(cast(accumulatorType, data(k)) * cast(accumulatorType, weight(at[0], k)),
+                       {k});
+      },
+      "out", {"i"});
+  return {data, weight, out};
+}
+
+const std::vector<TensorIntrinsic>& tensorIntrinsics() {
+  // 16 lanes fill a 512-bit register, 8 a 256-bit one.
+  static const std::vector<TensorIntrinsic> all = {integerDot(16), integerDot(8)};
+  return all;
+}
+
+const TensorIntrinsic* findTensorIntrinsic(const std::string& name) {
+  for (auto& intrinsic : tensorIntrinsics())
+    if (intrinsic.name == name) return &intrinsic;
+  return nullptr;
+}
+
+std::string tensorIntrinsicNames() {
+  std::string names;
+  for (auto& intrinsic : tensorIntrinsics()) names += (names.empty() ? "" : ", ") + intrinsic.name;
+  return names;
+}
+
+std::string tensorizeAttrKey(const TensorIntrinsic& intrinsic) { return kAttrPrefix + intrinsic.name; }
+
+const TensorIntrinsic* tensorIntrinsicOfAttr(const std::string& key) {
+  if (key.rfind(kAttrPrefix, 0) != 0) return nullptr;
+  return findTensorIntrinsic(key.substr(std::string(kAttrPrefix).size()));
+}
+
+}  // namespace tessel

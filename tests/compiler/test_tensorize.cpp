@@ -1,0 +1,223 @@
+// tensorize: a loop nest matching a declared tensor intrinsic becomes one instruction.
+// Each intrinsic's own declaration, tensorized, computes what the declaration says on every
+// form codegen emits (VNNI, the AVX-512BW fallback forced by hiding VNNI, and widened
+// arithmetic for a CPU without either), over the whole uint8 x int8 range where the
+// fallback's int16 pair sums would saturate; an int8 matmul with packed weights does too;
+// and every way a nest can fail to match is a diagnostic at the tensorize line.
+#include <QtTest>
+
+#include <algorithm>
+#include <random>
+
+#include "LoweringWorkloads.h"
+#include "compiler/codegen/llvm/CodeGenLLVM.h"
+#include "compiler/codegen/llvm/HostTarget.h"
+#include "compiler/lower/Build.h"
+#include "compiler/schedule/TensorIntrinsic.h"
+#include "compiler/schedule/TraceText.h"
+#include "core/ir/IRPrinter.h"
+
+using namespace tessel;
+
+namespace {
+
+enum class Form { Host, ByteMultiply, Widened };
+
+// The host target with the instruction sets a form must not use hidden.
+Target targetFor(Form form) {
+  Target target = hostTarget();
+  auto hide = [&](auto predicate) { std::erase_if(target.features, predicate); };
+  if (form == Form::ByteMultiply) hide([](const std::string& f) { return f == "avx512vnni" || f == "avxvnni"; });
+  if (form == Form::Widened)
+    hide([](const std::string& f) { return f.rfind("avx", 0) == 0 || f == "fma" || f == "f16c"; });
+  target.vectorBits = Target::vectorBitsForFeatures(target.features);
+  return target;
+}
+
+std::vector<int8_t> randomBytes(size_t count, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::vector<int8_t> bytes(count);
+  for (auto& b : bytes) b = int8_t(byte(rng));
+  // The extremes, where vpmaddubsw would saturate without the split: 255 * 127 twice.
+  for (size_t i = 0; i + 1 < count && i < 8; i += 2) bytes[i] = bytes[i + 1] = int8_t(i % 4 == 0 ? 127 : -128);
+  return bytes;
+}
+
+Expected<Schedule> scheduleFromText(const std::vector<te::Tensor>& outputs, const std::string& text) {
+  auto trace = parseTraceText(text);
+  if (!trace) return trace.error();
+  return Schedule::replay(outputs, *trace);
+}
+
+}  // namespace
+
+class TestTensorize : public QObject {
+  Q_OBJECT
+private slots:
+  void declarationTensorizedMatchesPlainArithmetic_data() {
+    QTest::addColumn<QString>("intrinsic");
+    QTest::addColumn<int>("form");
+    for (auto& intrinsic : tensorIntrinsics())
+      for (auto [form, name] : {std::pair{Form::Host, "host"}, {Form::ByteMultiply, "no VNNI"}, {Form::Widened, "no AVX"}})
+        QTest::newRow((intrinsic.name + " " + name).c_str()) << QString::fromStdString(intrinsic.name) << int(form);
+  }
+  void declarationTensorizedMatchesPlainArithmetic() {
+    QFETCH(QString, intrinsic);
+    QFETCH(int, form);
+    const TensorIntrinsic* declared = findTensorIntrinsic(intrinsic.toStdString());
+    QVERIFY(declared);
+    auto tensors = declared->declaration();
+    Schedule schedule({tensors[2]});
+    Status tensorized = schedule.tensorize("out", "i", declared->name);
+    QVERIFY2(tensorized.ok(), tensorized.ok() ? "" : tensorized.error().toString().c_str());
+    Target target = targetFor(Form(form));
+    auto built = build(schedule, tensors, "dot", target);
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
+    QVERIFY2(toString(built->lowered.func).find("dot_u8i8(") != std::string::npos,
+             toString(built->lowered.func).c_str());
+
+    // The instruction codegen chose is the one the target's features allow.
+    std::string assembly = emitAssembly({built->lowered.func}, target);
+    bool vnni = assembly.find("vpdpbusd") != std::string::npos;
+    bool byteMultiply = assembly.find("vpmaddubsw") != std::string::npos;
+    std::string expected = integerDotForm(target, int(declared->lanes));
+    if (Form(form) == Form::ByteMultiply) QVERIFY(expected != "vnni");
+    if (Form(form) == Form::Widened) QCOMPARE(expected, std::string("generic"));
+    QCOMPARE(vnni, expected == "vnni");
+    QCOMPARE(byteMultiply, expected == "avx512bw" || expected == "avx2");
+
+    std::mt19937 rng(11);
+    const int64_t n = declared->lanes, r = declared->reduction;
+    auto data = runtime::NDArray::empty({r}, runtime::DataType::uint8());
+    auto weight = runtime::NDArray::empty({n, r}, runtime::DataType::int8());
+    auto out = runtime::NDArray::empty({n}, runtime::DataType::int32());
+    for (int trial = 0; trial < 20; ++trial) {
+      auto dataBytes = randomBytes(size_t(r), rng), weightBytes = randomBytes(size_t(n * r), rng);
+      data.copyFrom(dataBytes.data(), dataBytes.size());
+      weight.copyFrom(weightBytes.data(), weightBytes.size());
+      built->function(data, weight, out);
+      const uint8_t* a = data.dataAs<uint8_t>();
+      const int8_t* b = weight.dataAs<int8_t>();
+      const int32_t* c = out.dataAs<int32_t>();
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t sum = 0;
+        for (int64_t k = 0; k < r; ++k) sum += int32_t(a[k]) * int32_t(b[i * r + k]);
+        QCOMPARE(c[i], sum);
+      }
+    }
+  }
+
+  void int8MatmulWithPackedWeightsIsExact() {
+    const int64_t m = 5, n = 48, k = 36;
+    auto workload = testing::int8MatmulWorkload(m, n, k);
+    auto schedule = scheduleFromText(workload.outputs,
+                                     "jo, ji = split(C, j, factor=16)\n"
+                                     "ko, ki = split(C, k, factor=4)\n"
+                                     "reorder(C, jo, i, ko, ji, ki)\n"
+                                     "parallel(C, jo)\n"
+                                     "tensorize(C, ji, dot_16x4_u8i8)\n");
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    auto built = build(*schedule, workload.args(), "int8_matmul");
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
+
+    std::mt19937 rng(5);
+    auto aBytes = randomBytes(size_t(m * k), rng), wBytes = randomBytes(size_t(n * k), rng);
+    auto A = runtime::NDArray::empty({m, k}, runtime::DataType::uint8());
+    auto W = runtime::NDArray::empty({n / 16, k / 4, 16, 4}, runtime::DataType::int8());
+    auto C = runtime::NDArray::empty({m, n}, runtime::DataType::int32());
+    A.copyFrom(aBytes.data(), aBytes.size());
+    W.copyFrom(wBytes.data(), wBytes.size());
+    built->function(A, W, C);
+    const uint8_t* a = A.dataAs<uint8_t>();
+    const int8_t* w = W.dataAs<int8_t>();
+    const int32_t* c = C.dataAs<int32_t>();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += int32_t(a[i * k + p]) * int32_t(w[((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4]);
+        QCOMPARE(c[i * n + j], sum);
+      }
+  }
+
+  // Each mistake names the tensorize line, the loop, and what differs.
+  void mismatchesAreDiagnosticsAtTheTensorizeLine_data() {
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<QString>("expected");
+    QTest::addColumn<int>("line");
+    const QString split = "jo, ji = split(C, j, factor=16)\nko, ki = split(C, k, factor=4)\n";
+    QTest::newRow("unknown intrinsic") << "tensorize(C, j, vpdpbusd)\n"
+                                       << "'vpdpbusd' is not a tensor intrinsic" << 1;
+    QTest::newRow("not innermost") << split + "tensorize(C, jo, dot_16x4_u8i8)\n"
+                                   << "must be the outer of its two innermost loops" << 3;
+    QTest::newRow("two data loops") << split + "reorder(C, ko, ki, i, jo, ji)\ntensorize(C, jo, dot_16x4_u8i8)\n"
+                                    << "one data-parallel loop and one reduction loop" << 4;
+    QTest::newRow("eight outputs for sixteen")
+        << "jo, ji = split(C, j, factor=8)\nko, ki = split(C, k, factor=4)\nreorder(C, i, jo, ko, ji, ki)\n"
+           "tensorize(C, ji, dot_16x4_u8i8)\n"
+        << "the output loop 'ji' runs 8 times; dot_16x4_u8i8 computes 16 outputs" << 4;
+    QTest::newRow("reduction of two")
+        << "jo, ji = split(C, j, factor=16)\nko, ki = split(C, k, factor=2)\nreorder(C, i, jo, ko, ji, ki)\n"
+           "tensorize(C, ji, dot_16x4_u8i8)\n"
+        << "the reduction loop 'ki' runs 2 times" << 4;
+    QTest::newRow("vectorized inside")
+        << split + "reorder(C, i, jo, ko, ji, ki)\nvectorize(C, ki)\ntensorize(C, ji, dot_16x4_u8i8)\n"
+        << "is a reduction loop" << 4;
+  }
+  void mismatchesAreDiagnosticsAtTheTensorizeLine() {
+    QFETCH(QString, schedule);
+    QFETCH(QString, expected);
+    QFETCH(int, line);
+    auto workload = testing::int8MatmulWorkload(2, 32, 8);
+    auto replayed = scheduleFromText(workload.outputs, schedule.toStdString());
+    Diagnostic error;
+    if (replayed) {
+      auto lowered = lower(*replayed, workload.args(), "f");
+      QVERIFY2(!lowered.ok(), "the mismatch lowered");
+      error = lowered.error();
+    } else {
+      error = replayed.error();
+    }
+    QVERIFY2(QString::fromStdString(error.message).contains(expected), error.toString().c_str());
+    QCOMPARE(error.line, line);
+  }
+
+  void floatMatmulIsNotAnIntegerSum() {
+    auto workload = testing::matmulWorkload(4, 16, 4);
+    auto replayed = scheduleFromText(workload.outputs, "tensorize(C, j, dot_16x4_u8i8)\n");
+    QVERIFY(!replayed.ok());
+    QVERIFY2(QString::fromStdString(replayed.error().message).contains("is not a sum into int32"),
+             replayed.error().toString().c_str());
+  }
+
+  // Weights in plain [k, n] order: the 64 bytes one instruction reads are not one block.
+  void unpackedWeightIsNamed() {
+    te::Tensor A = te::placeholder({Expr(int64_t(2)), Expr(int64_t(8))}, DataType::uint8(), "A");
+    te::Tensor B = te::placeholder({Expr(int64_t(8)), Expr(int64_t(16))}, DataType::int8(), "B");
+    IterVar r = te::reduceAxis(Expr(int64_t(8)), "k");
+    te::Tensor C = te::compute(
+        {Expr(int64_t(2)), Expr(int64_t(16))},
+        [&](Var i, Var j) { return te::sum(cast(DataType::int32(), A(i, r)) * cast(DataType::int32(), B(r, j)), {r}); },
+        "C");
+    auto replayed = scheduleFromText({C}, "ko, ki = split(C, k, factor=4)\nreorder(C, i, ko, j, ki)\n"
+                                          "tensorize(C, j, dot_16x4_u8i8)\n");
+    QVERIFY2(replayed.ok(), replayed.ok() ? "" : replayed.error().toString().c_str());
+    auto lowered = lower(*replayed, {A, B, C}, "f");
+    QVERIFY(!lowered.ok());
+    QVERIFY2(QString::fromStdString(lowered.error().message).contains("B[") &&
+                 QString::fromStdString(lowered.error().message).contains("is not laid out as [16 outputs][4"),
+             lowered.error().toString().c_str());
+    QCOMPARE(lowered.error().line, 3);
+  }
+
+  void traceTextRoundTrips() {
+    auto trace = parseTraceText("tensorize(C, ji, dot_16x4_u8i8)\n");
+    QVERIFY(trace.ok());
+    QCOMPARE(trace->primitives.size(), size_t(1));
+    QCOMPARE(trace->primitives[0].kind, PrimitiveKind::Tensorize);
+    QCOMPARE(printTraceText(*trace), std::string("tensorize(C, ji, dot_16x4_u8i8)\n"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTensorize)
+#include "test_tensorize.moc"

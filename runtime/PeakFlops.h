@@ -8,8 +8,11 @@ namespace tessel::runtime {
 
 class ThreadPool;
 
-/// The built-in FMA loops, one per instruction set.
-enum class FmaKernel { Scalar, AVX2, AVX512 };
+/// The built-in multiply-add loops, one per instruction set. Int8VNNI is the int8 ceiling:
+/// vpdpbusd, 64 uint8 x int8 multiply-adds per instruction, counted as two operations each
+/// like an FMA, so its GOP/s compare with an int8 kernel's as FLOP/s do with a float one's.
+/// bestFmaKernel() never picks it.
+enum class FmaKernel { Scalar, AVX2, AVX512, Int8VNNI };
 
 /// "scalar", "avx2", "avx512".
 const char* toString(FmaKernel kernel);

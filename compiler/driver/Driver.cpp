@@ -17,6 +17,7 @@
 #include "compiler/graph/DeadCodeElimination.h"
 #include "compiler/graph/DecomposeConvTranspose.h"
 #include "compiler/graph/DecomposeEinsum.h"
+#include "compiler/graph/FakeQuantizationToInteger.h"
 #include "compiler/graph/EliminateCommonSubexpr.h"
 #include "compiler/graph/FoldConstant.h"
 #include "compiler/graph/FuseOps.h"
@@ -170,6 +171,8 @@ graph::PassManager standardPasses(const Target& target) {
   std::vector<graph::Pass> passes;
   passes.push_back(makePass("InferTypes", 0, [target](const Graph& g) { return graph::inferTypes(g, target); }));
   passes.push_back(makePass("SimplifyInference", 0, graph::simplifyInference));
+  // Before FoldConstant, which would turn dequantized constant weights into float ones.
+  passes.push_back(makePass("FakeQuantizationToInteger", 1, graph::fakeQuantizationToInteger));
   passes.push_back(makePass("FoldConstant", 0, graph::foldConstant));
   passes.push_back(makePass("DecomposeConvTranspose", 1, graph::decomposeConvTranspose));
   passes.push_back(makePass("DecomposeEinsum", 1, graph::decomposeEinsum));

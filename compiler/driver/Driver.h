@@ -55,7 +55,8 @@ Expected<graph::Graph> loadModel(const std::string& path, const LoadOptions& opt
 Expected<graph::Graph> loadModelBytes(const std::string& bytes, const std::string& sourceName,
                                       const LoadOptions& options = {});
 
-/// The standard pass pipeline, in order (InferTypes, SimplifyInference, FoldConstant,
+/// The standard pass pipeline, in order (InferTypes, SimplifyInference,
+/// FakeQuantizationToInteger, FoldConstant,
 /// DecomposeConvTranspose, DecomposeEinsum, EliminateCommonSubexpr, DeadCodeElimination,
 /// AlterLayout, FuseOps).
 /// Their options

@@ -1,5 +1,6 @@
-// AlterLayout: Conv, MatMul and Gemm nodes with constant weights rewritten to operators that
-// read weights packed once at compile time (ConvPrepacked, DensePrepacked), then chains of
+// AlterLayout: Conv, MatMul, Gemm and QLinearConv nodes with constant weights rewritten to
+// operators that read weights packed once at compile time (ConvPrepacked, DensePrepacked,
+// QLinearConvPrepacked), then chains of
 // convolutions and elementwise operations moved to channel-blocked activations.
 #include "compiler/graph/AlterLayout.h"
 
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "compiler/graph/GraphRewriter.h"
+#include "compiler/graph/QuantizedConvPacking.h"
 #include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/LayoutTransform.h"
@@ -40,6 +42,7 @@ public:
     if (op.op == "Conv") return rewriteConv(op, inputs);
     if (op.op == "MatMul") return rewriteMatMul(op, inputs);
     if (op.op == "Gemm") return rewriteGemm(op, inputs);
+    if (op.op == "QLinearConv") return packQuantizedConv(op, inputs, target_);
     return std::nullopt;
   }
 

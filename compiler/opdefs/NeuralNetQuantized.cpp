@@ -1,7 +1,10 @@
-// Integer and quantized operators: MatMulInteger, QLinearMatMul and QLinearConv (ConvInteger
-// lives with Conv in NeuralNetConv.cpp).
+// Integer and quantized operators: MatMulInteger, QLinearMatMul, QLinearConv (ConvInteger
+// lives with Conv in NeuralNetConv.cpp) and QLinearConvPrepacked, the int8 VNNI convolution
+// AlterLayout puts in place of a QLinearConv with constant int8 weights.
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/ops/BatchMatmul.h"
+#include "compiler/ops/Int8Conv2d.h"
+#include "compiler/ops/PackedConvParams.h"
 #include "compiler/ops/Quantized.h"
 
 namespace tessel::graph::nn {
@@ -147,6 +150,10 @@ Expected<QuantizedConvParams> qlinearConvParams(const OpCall& call) {
       return call.error("B must be int32 with one value per filter");
     p.conv.bias = true;
   }
+  // Not ONNX's: FakeQuantizationToInteger's mark of a Relu it folded in.
+  auto relu = call.intAttr("fused_relu", 0);
+  if (!relu) return relu.error();
+  p.relu = *relu != 0;
   return p;
 }
 
@@ -177,12 +184,75 @@ OpDef qlinearConvDef() {
   return def;
 }
 
+// The int8 VNNI convolution a QLinearConvPrepacked node stands for (made by AlterLayout from
+// a QLinearConv; see compiler/graph/QuantizedConvPacking.h). Inputs: x (NCHW), the packed
+// weight, the folded offset and scale per filter.
+Expected<Int8Conv2dParams> prepackedQuantizedConvParams(const OpCall& call) {
+  auto weightShape = call.intsAttr("weight_shape", {});
+  if (!weightShape) return weightShape.error();
+  auto yType = call.stringAttr("y_type", "uint8");
+  if (!yType) return yType.error();
+  std::optional<DataType> outputType = DataType::parse(*yType);
+  if (weightShape->size() != 4 || !outputType || call.inputTypes[0].shape.size() != 4)
+    return call.error("QLinearConvPrepacked needs 'weight_shape' (OIHW), 'y_type' and 4-D data",
+                      "QLinearConvPrepacked nodes are made by AlterLayout; rerun it on the QLinearConv");
+  auto conv = conv2dParamsFromOnnx(call.attributes, call.inputTypes[0].shape, *weightShape, false);
+  if (!conv) return call.error(conv.error().message, conv.error().hint);
+  Int8Conv2dParams p;
+  p.conv = *conv;
+  p.dataType = call.inputTypes[0].dtype;
+  p.outputType = *outputType;
+  p.nchwInput = p.nchwOutput = true;
+  for (auto [key, field] : {std::pair{"x_zero_point", &p.dataZeroPoint}, {"y_zero_point", &p.outputZeroPoint},
+                            {"input_block", &p.inputBlock}, {"filter_block", &p.filterBlock}}) {
+    auto value = call.intAttr(key, -1000);
+    if (!value) return value.error();
+    *field = *value;
+  }
+  auto relu = call.intAttr("fused_relu", 0);
+  if (!relu) return relu.error();
+  p.relu = *relu != 0;
+  if (std::string problem = p.validate(); !problem.empty()) return call.error(problem);
+  if (call.inputTypes[1].shape != p.weightShape() || call.inputTypes[2].shape != std::vector<int64_t>{p.conv.filters})
+    return call.error("the packed weight or the folded offsets do not match 'weight_shape'",
+                      "rerun AlterLayout on the QLinearConv");
+  return p;
+}
+
+OpDef qlinearConvPrepackedDef() {
+  OpDef def;
+  def.name = "QLinearConvPrepacked";
+  def.pattern = OpPattern::Opaque;
+  def.minInputs = 4;
+  def.maxInputs = 4;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = prepackedQuantizedConvParams(call);
+    if (!p) return p.error();
+    const Conv2dParams& c = p->conv;
+    return std::vector<TensorType>{TensorType{p->outputType, {c.batch, c.filters, c.outHeight(), c.outWidth()}, ""}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = prepackedQuantizedConvParams(call);
+    if (!p) return p.error();
+    OpKernel kernel;
+    kernel.workload = int8Conv2d(*p);
+    kernel.inputIndices = {0, 1, 2, 3};
+    Int8Conv2dParams params = *p;
+    kernel.schedule = [params](const Workload& w, const Target& target) {
+      return defaultInt8Conv2dSchedule(w, params, target);
+    };
+    return kernel;
+  };
+  return def;
+}
+
 }  // namespace
 
 void registerQuantizedOps(OpRegistry& registry) {
   registry.add(matmulIntegerDef("MatMulInteger", false));
   registry.add(matmulIntegerDef("QLinearMatMul", true));
   registry.add(qlinearConvDef());
+  registry.add(qlinearConvPrepackedDef());
 }
 
 }  // namespace tessel::graph::nn

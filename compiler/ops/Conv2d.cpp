@@ -47,23 +47,6 @@ int64_t depthwiseWidthBlock(const Conv2dParams& p, const Target& target) {
   return best;
 }
 
-std::string conv2dName(const Conv2dParams& p) {
-  std::string name = "conv2d_n" + std::to_string(p.batch) + "c" + std::to_string(p.channels) + "h" +
-                     std::to_string(p.height) + "w" + std::to_string(p.width) + "k" + std::to_string(p.filters) + "r" +
-                     std::to_string(p.kernelH) + "s" + std::to_string(p.kernelW) + "st" + std::to_string(p.stride) +
-                     "p" + std::to_string(p.pad);
-  // Only what differs from the symmetric case, so existing names stay the same.
-  if (p.strideAlongHeight() != p.stride || p.strideAlongWidth() != p.stride)
-    name += "_st" + std::to_string(p.strideAlongHeight()) + "x" + std::to_string(p.strideAlongWidth());
-  if (p.paddingTop() != p.pad || p.paddingLeft() != p.pad || p.paddingBottom() != p.pad || p.paddingRight() != p.pad)
-    name += "_p" + std::to_string(p.paddingTop()) + "_" + std::to_string(p.paddingLeft()) + "_" +
-            std::to_string(p.paddingBottom()) + "_" + std::to_string(p.paddingRight());
-  if (p.dilationH != 1 || p.dilationW != 1)
-    name += "_d" + std::to_string(p.dilationH) + "x" + std::to_string(p.dilationW);
-  if (p.groups != 1) name += "_g" + std::to_string(p.groups);
-  if (p.bias) name += "_bias";
-  return name;
-}
 
 // The zero-padded input (a copy when there is no padding).
 te::Tensor padInput(const Conv2dParams& p, const te::Tensor& data, DataType dtype) {
@@ -324,6 +307,28 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
 }
 
 int64_t conv2dFilterBlock(const Conv2dParams& p, const Target& target) { return filterBlock(p, target); }
+
+std::string conv2dName(const Conv2dParams& p) {
+  std::string name = "conv2d_n" + std::to_string(p.batch) + "c" + std::to_string(p.channels) + "h" +
+                     std::to_string(p.height) + "w" + std::to_string(p.width) + "k" + std::to_string(p.filters) + "r" +
+                     std::to_string(p.kernelH) + "s" + std::to_string(p.kernelW) + "st" + std::to_string(p.stride) +
+                     "p" + std::to_string(p.pad);
+  // Only what differs from the symmetric case, so existing names stay the same.
+  if (p.strideAlongHeight() != p.stride || p.strideAlongWidth() != p.stride)
+    name += "_st" + std::to_string(p.strideAlongHeight()) + "x" + std::to_string(p.strideAlongWidth());
+  if (p.paddingTop() != p.pad || p.paddingLeft() != p.pad || p.paddingBottom() != p.pad || p.paddingRight() != p.pad)
+    name += "_p" + std::to_string(p.paddingTop()) + "_" + std::to_string(p.paddingLeft()) + "_" +
+            std::to_string(p.paddingBottom()) + "_" + std::to_string(p.paddingRight());
+  if (p.dilationH != 1 || p.dilationW != 1)
+    name += "_d" + std::to_string(p.dilationH) + "x" + std::to_string(p.dilationW);
+  if (p.groups != 1) name += "_g" + std::to_string(p.groups);
+  if (p.bias) name += "_bias";
+  return name;
+}
+
+int64_t conv2dPixelBlock(int64_t outWidth, int64_t filterVectors, const Target& target) {
+  return pixelBlock(outWidth, filterVectors, target);
+}
 
 int64_t conv2dFilterBlock(const Conv2dParams& p, const Conv2dActivationLayout& activations, const Target& target) {
   if (p.isDepthwise() && activations.inputBlock > 0) return activations.inputBlock;

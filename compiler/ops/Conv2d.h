@@ -134,6 +134,15 @@ Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = Da
 /// Works for either weight layout (it schedules "weight.packed" only when there is one).
 /// Dense and grouped convolutions without padding read the input in place ("data.pad" is
 /// inlined rather than copied).
+/// The workload name of a convolution: "conv2d_" and its shape, with only what differs from
+/// the symmetric case spelled out.
+std::string conv2dName(const Conv2dParams& p);
+
+/// Output pixels per register tile of `filterVectors` accumulator vectors each: a divisor of
+/// the output width that keeps the accumulators within the register file (or, when the width
+/// has no good divisor, a block with a tail).
+int64_t conv2dPixelBlock(int64_t outWidth, int64_t filterVectors, const Target& target);
+
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& params,
                                          const Target& target = hostTarget());
 /// The default schedule of conv2d with blocked activations (the same tiles, read and

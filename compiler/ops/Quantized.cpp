@@ -99,7 +99,8 @@ Expected<Workload> quantizedConv(const QuantizedConvParams& p) {
       acc.shape(),
       [&](const std::vector<Var>& at) {
         Expr scale = scalarValue(xScale) * zeroPointAt(wScale, at[1]) / scalarValue(yScale);
-        return requantize(acc(asExprs(at)), scale, scalarValue(yZero), p.outType);
+        Expr q = requantize(acc(asExprs(at)), scale, scalarValue(yZero), p.outType);
+        return p.relu ? max(q, scalarValue(yZero)) : q;
       },
       "qconv", names, "quantized")};
   w.inputs.insert(w.inputs.end(), {xScale, wScale, yScale, yZero});

@@ -36,6 +36,8 @@ struct QuantizedConvParams {
   std::vector<int64_t> weightScaleShape;  ///< [] / [1] or one per filter [M].
   /// The shapes ([] or [1]) of x_scale, y_scale and y_zero_point.
   std::vector<std::vector<int64_t>> scalarShapes = {{}, {}, {}};
+  /// Clamp the output below at y_zero_point: a Relu folded in (FakeQuantizationToInteger).
+  bool relu = false;
 };
 
 /// QLinearConv: directConv()'s int32 stages, then "qconv" = requantize(conv, x_scale *

@@ -78,7 +78,15 @@ Expr IRMutator::visit(const CallNode* node, const Expr& self) {
   auto args = mutateAll(node->args, &changed);
   if (!changed) return self;
   DataType dtype = node->dtype;
-  if (args[0].dtype().lanes() != dtype.lanes()) dtype = dtype.withLanes(args[0].dtype().lanes());
+  int oldLanes = node->args[0].dtype().lanes(), newLanes = args[0].dtype().lanes();
+  if (node->op == Intrinsic::Reinterpret) {
+    // Its lanes differ from its operand's by design (uint8x4 -> int32): widening the operand
+    // widens the result in proportion.
+    if (newLanes != oldLanes && dtype.lanes() * newLanes % oldLanes == 0)
+      dtype = dtype.withLanes(dtype.lanes() * newLanes / oldLanes);
+  } else if (newLanes != dtype.lanes()) {
+    dtype = dtype.withLanes(newLanes);
+  }
   return CallNode::make(dtype, node->op, std::move(args));
 }
 

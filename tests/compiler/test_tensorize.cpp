@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "LoweringWorkloads.h"
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "compiler/codegen/llvm/HostTarget.h"
 #include "compiler/lower/Build.h"
+#include "compiler/lower/IterationOrder.h"
 #include "compiler/schedule/TensorIntrinsic.h"
 #include "compiler/schedule/TraceText.h"
 #include "core/ir/IRPrinter.h"
@@ -208,6 +210,25 @@ private slots:
                  QString::fromStdString(lowered.error().message).contains("is not laid out as [16 outputs][4"),
              lowered.error().toString().c_str());
     QCOMPARE(lowered.error().line, 3);
+  }
+
+  // The Studio's iteration-order view: each dot_u8i8 stores 16 outputs as one instruction.
+  void iterationOrderCountsTheIntrinsicAsOneInstruction() {
+    auto workload = testing::int8MatmulWorkload(2, 32, 8);
+    auto schedule = scheduleFromText(workload.outputs,
+                                     "jo, ji = split(C, j, factor=16)\nko, ki = split(C, k, factor=4)\n"
+                                     "reorder(C, i, jo, ko, ji, ki)\ntensorize(C, ji, dot_16x4_u8i8)\n");
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, workload.args(), "f");
+    QVERIFY2(lowered.ok(), lowered.ok() ? "" : lowered.error().toString().c_str());
+    auto order = iterationOrder(lowered->func);
+    QVERIFY2(order.ok(), order.ok() ? "" : order.error().toString().c_str());
+    QCOMPARE(order->cells.size(), size_t(2 * 32));
+    QCOMPARE(order->widestVector, 16);
+    // Row i's two blocks of 16, each the last of its two reduction steps, one instruction each.
+    std::set<int64_t> instructions;
+    for (auto& cell : order->cells) instructions.insert(cell.vectorInstruction);
+    QCOMPARE(instructions.size(), size_t(4));
   }
 
   void traceTextRoundTrips() {

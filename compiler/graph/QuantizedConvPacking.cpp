@@ -1,0 +1,105 @@
+// QLinearConv -> QLinearConvPrepacked: the weight packed and the per-filter terms folded once.
+#include "compiler/graph/QuantizedConvPacking.h"
+
+#include "compiler/ops/Int8Conv2d.h"
+#include "compiler/ops/PackedConvParams.h"
+
+namespace tessel::graph {
+
+namespace {
+
+const ConstantNode* constantAt(const std::vector<Value>& inputs, size_t i) {
+  return i < inputs.size() && inputs[i].defined() && inputs[i].index() == 0 ? asConstant(inputs[i].node()) : nullptr;
+}
+
+bool isByte(DataType type) { return type == DataType::uint8() || type == DataType::int8(); }
+
+// The constant types QLinearConv's parameters come in: the bytes, int32 bias, float32 scales.
+bool readable(const runtime::NDArray& array) {
+  auto t = array.dtype();
+  return t == runtime::DataType::uint8() || t == runtime::DataType::int8() || t == runtime::DataType::int32() ||
+         t == runtime::DataType::float32();
+}
+
+// Element i of a readable constant, widened; a scalar repeats.
+double element(const runtime::NDArray& array, int64_t i) {
+  int64_t at = array.numElements() == 1 ? 0 : i;
+  auto t = array.dtype();
+  if (t == runtime::DataType::uint8()) return double(static_cast<const uint8_t*>(array.data())[at]);
+  if (t == runtime::DataType::int8()) return double(static_cast<const int8_t*>(array.data())[at]);
+  if (t == runtime::DataType::int32()) return double(static_cast<const int32_t*>(array.data())[at]);
+  return double(static_cast<const float*>(array.data())[at]);
+}
+
+}  // namespace
+
+std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, const std::vector<Value>& inputs,
+                                                    const Target& target) {
+  // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+  if (inputs.size() < 8 || !inputs[0].defined() || op.outputTypes.size() != 1) return std::nullopt;
+  bool hasBias = inputs.size() > 8 && inputs[8].defined();
+  std::vector<const ConstantNode*> constants;
+  for (size_t i = 1; i < (hasBias ? 9u : 8u); ++i) {
+    constants.push_back(constantAt(inputs, i));
+    if (!constants.back() || !readable(constants.back()->data)) return std::nullopt;
+  }
+  auto constant = [&](size_t input) { return constants[input - 1]; };
+  const TensorType& x = inputs[0].type();
+  const TensorType& w = constant(3)->outputTypes[0];
+  DataType outputType = op.outputTypes[0].dtype;
+  if (!x.known() || !x.layout.empty() || x.shape.size() != 4 || !isByte(x.dtype) || w.dtype != DataType::int8() ||
+      w.shape.size() != 4 || !isByte(outputType))
+    return std::nullopt;
+  for (size_t i : {1, 2, 6, 7})
+    if (constant(i)->data.numElements() != 1) return std::nullopt;
+  const int64_t filters = w.shape[0];
+  for (size_t i : {4, 5})
+    if (constant(i)->data.numElements() != 1 && constant(i)->data.numElements() != filters) return std::nullopt;
+  for (int64_t k = 0; k < constant(5)->data.numElements(); ++k)
+    if (element(constant(5)->data, k) != 0) return std::nullopt;  // asymmetric weights: the reference kernel
+  auto conv = conv2dParamsFromOnnx(op.attributes, x.shape, w.shape, false);
+  if (!conv) return std::nullopt;  // QLinearConv's own type inference reports what is wrong
+
+  Int8Conv2dParams params;
+  params.conv = *conv;
+  params.inputBlock = conv->channels % 16 == 0 ? 16 : conv->channels % 8 == 0 ? 8 : 4;
+  params.filterBlock = filters % 32 == 0 ? 32 : 16;
+  params.dataType = x.dtype;
+  params.outputType = outputType;
+  params.dataZeroPoint = int64_t(element(constant(2)->data, 0));
+  params.outputZeroPoint = int64_t(element(constant(7)->data, 0));
+  params.nchwInput = params.nchwOutput = true;
+  if (!params.validate().empty()) return std::nullopt;
+
+  const int64_t perFilter = w.shape[1] * w.shape[2] * w.shape[3];
+  const auto* weight = static_cast<const int8_t*>(constant(3)->data.data());
+  auto packedWeights = packInt8Conv2dWeight(params, weight);
+  auto packed = runtime::NDArray::empty(params.weightShape(), runtime::DataType::int8());
+  packed.copyFrom(packedWeights.data(), packedWeights.size());
+  auto offset = runtime::NDArray::empty({filters}, runtime::DataType::int32());
+  auto scale = runtime::NDArray::empty({filters}, runtime::DataType::float32());
+  float xScale = float(element(constant(1)->data, 0)), yScale = float(element(constant(6)->data, 0));
+  for (int64_t k = 0; k < filters; ++k) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < perFilter; ++i) sum += weight[k * perFilter + i];
+    int64_t bias = hasBias ? int64_t(element(constant(8)->data, k)) : 0;
+    offset.dataAs<int32_t>()[k] = int32_t(bias - params.unsignedDataZeroPoint() * sum);
+    // The order the reference kernel multiplies in, so both round alike.
+    scale.dataAs<float>()[k] = xScale * float(element(constant(4)->data, k)) / yScale;
+  }
+
+  Attributes attributes = op.attributes;
+  attributes["weight_shape"] = w.shape;
+  attributes["x_zero_point"] = params.dataZeroPoint;
+  attributes["y_zero_point"] = params.outputZeroPoint;
+  attributes["y_type"] = outputType.toString();
+  attributes["input_block"] = params.inputBlock;
+  attributes["filter_block"] = params.filterBlock;
+  std::string layout = "OIHW" + std::to_string(params.filterBlock) + "o4i";
+  std::vector<Value> newInputs = {
+      inputs[0], makeConstant(constant(3)->name + "." + layout, packed, layout),
+      makeConstant(op.name + ".offset", offset), makeConstant(op.name + ".scale", scale)};
+  return makeOperation(op.name, "QLinearConvPrepacked", newInputs, attributes, op.outputTypes, op.provenance);
+}
+
+}  // namespace tessel::graph

@@ -1,0 +1,186 @@
+// The int8 VNNI convolution: compute, weight packing and default schedule.
+#include "compiler/ops/Int8Conv2d.h"
+
+#include "compiler/ops/Quantized.h"
+#include "compiler/schedule/TensorIntrinsic.h"
+#include "core/ir/IROperators.h"
+
+namespace tessel {
+
+namespace {
+// The intrinsic's lanes and products per lane: 16 int32 outputs, 4 channels each.
+constexpr int64_t kLanes = 16;
+constexpr int64_t kChannelsPerLane = 4;
+}  // namespace
+
+std::vector<int64_t> Int8Conv2dParams::weightShape() const {
+  return {conv.filters / filterBlock, conv.channels / kChannelsPerLane, conv.kernelH, conv.kernelW, filterBlock,
+          kChannelsPerLane};
+}
+
+std::string Int8Conv2dParams::validate() const {
+  if (std::string problem = conv.validate(); !problem.empty()) return problem;
+  if (conv.groups != 1) return "groups is " + std::to_string(conv.groups) + "; the int8 kernel takes dense convolutions";
+  if (filterBlock != 16 && filterBlock != 32) return "filterBlock must be 16 or 32";
+  if (conv.filters % filterBlock != 0)
+    return std::to_string(conv.filters) + " filters do not divide into blocks of " + std::to_string(filterBlock);
+  if (inputBlock <= 0 || inputBlock % kChannelsPerLane != 0 || conv.channels % inputBlock != 0)
+    return "inputBlock " + std::to_string(inputBlock) + " must be a multiple of 4 dividing " +
+           std::to_string(conv.channels) + " channels";
+  for (DataType type : {dataType, outputType})
+    if (type != DataType::uint8() && type != DataType::int8()) return "the data and output must be uint8 or int8";
+  auto inRange = [](DataType type, int64_t value) {
+    return type == DataType::uint8() ? value >= 0 && value <= 255 : value >= -128 && value <= 127;
+  };
+  if (!inRange(dataType, dataZeroPoint) || !inRange(outputType, outputZeroPoint))
+    return "a zero point lies outside its tensor's type";
+  return "";
+}
+
+int64_t Int8Conv2dParams::unsignedDataZeroPoint() const {
+  return dataZeroPoint + (dataType == DataType::int8() ? 128 : 0);
+}
+
+Workload int8Conv2d(const Int8Conv2dParams& params) {
+  TESSEL_ICHECK(params.validate().empty()) << "int8Conv2d: " << params.validate();
+  const Conv2dParams& p = params.conv;
+  const int64_t ib = params.inputBlock, kb = params.filterBlock;
+  DataType u8 = DataType::uint8(), i32 = DataType::int32();
+  te::Tensor data =
+      params.nchwInput
+          ? te::placeholder({Expr(p.batch), Expr(p.channels), Expr(p.height), Expr(p.width)}, params.dataType, "data")
+          : te::placeholder({Expr(p.batch), Expr(p.channels / ib), Expr(p.height), Expr(p.width), Expr(ib)},
+                            params.dataType, "data");
+  te::Tensor weight = te::placeholder(toExprs(params.weightShape()), DataType::int8(), "weight");
+  te::Tensor offset = te::placeholder({Expr(p.filters)}, i32, "offset");
+  te::Tensor scale = te::placeholder({Expr(p.filters)}, DataType::float32(), "scale");
+
+  // Padding reads the input's zero point: the quantized value of a real 0. int8 data moves
+  // up by 128 into uint8, as VNNI's unsigned operand.
+  auto unsignedValue = [&](Expr value) {
+    if (params.dataType == u8) return value;
+    return cast(u8, cast(DataType::int32(), value) + Expr(int32_t(128)));
+  };
+  int64_t top = p.paddingTop(), left = p.paddingLeft();
+  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
+  te::Tensor padded = te::compute(
+      {Expr(p.batch), Expr(p.channels / ib), Expr(paddedH), Expr(paddedW), Expr(ib)},
+      [&](const std::vector<Var>& v) {
+        Expr y = v[2], x = v[3];
+        Expr inside = likely(y >= top && y < p.height + top) && likely(x >= left && x < p.width + left);
+        Expr yy = min(max(y - top, Expr(0)), Expr(p.height - 1)), xx = min(max(x - left, Expr(0)), Expr(p.width - 1));
+        Expr value = params.nchwInput ? data(v[0], v[1] * ib + v[4], yy, xx) : data(v[0], v[1], yy, xx, v[4]);
+        return select(inside, unsignedValue(value), makeConst(u8, double(params.unsignedDataZeroPoint())));
+      },
+      "data.pad", {"n", "co", "y", "x", "ci"}, "pad");
+
+  // Channels as the packed weight groups them: block co of the input, quad cg within it, and
+  // channel ci of the quad, so that ci is contiguous in both operands.
+  IterVar co = te::reduceAxis(Expr(p.channels / ib), "co");
+  IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
+  IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
+  IterVar cg = te::reduceAxis(Expr(ib / kChannelsPerLane), "cg");
+  IterVar ci = te::reduceAxis(Expr(kChannelsPerLane), "ci");
+  int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
+  te::Tensor acc = te::compute(
+      {Expr(p.batch), Expr(p.filters / kb), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
+      [&](const std::vector<Var>& v) {
+        Expr n = v[0], ko = v[1], y = v[2], x = v[3], ki = v[4];
+        Expr quad = Expr(co) * (ib / kChannelsPerLane) + cg;
+        return te::sum(cast(i32, padded(n, co, y * sh + r * p.dilationH, x * sw + s * p.dilationW,
+                                         Expr(cg) * kChannelsPerLane + ci)) *
+                           cast(i32, weight(ko, quad, r, s, ki, ci)),
+                       {co, r, s, cg, ci});
+      },
+      "conv.acc", {"n", "ko", "y", "x", "ki"}, "conv2d");
+  auto requantized = [&](Expr accumulated, Expr k) {
+    Expr q = requantize(accumulated + offset(k), scale(k), Expr(params.outputZeroPoint), params.outputType);
+    return params.relu ? max(q, makeConst(params.outputType, double(params.outputZeroPoint))) : q;
+  };
+  te::Tensor out =
+      params.nchwOutput
+          ? te::compute(
+                {Expr(p.batch), Expr(p.filters), Expr(p.outHeight()), Expr(p.outWidth())},
+                [&](const std::vector<Var>& v) {
+                  return requantized(acc(v[0], v[1] / kb, v[2], v[3], v[1] % kb), v[1]);
+                },
+                "conv", {"n", "k", "y", "x"}, "quantized")
+          : te::compute(
+                {Expr(p.batch), Expr(p.filters / kb), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
+                [&](const std::vector<Var>& v) {
+                  return requantized(acc(v[0], v[1], v[2], v[3], v[4]), v[1] * kb + v[4]);
+                },
+                "conv", {"n", "ko", "y", "x", "ki"}, "quantized");
+
+  Workload w;
+  w.name = "int8_" + conv2dName(p) + (params.nchwInput ? "" : "_in" + std::to_string(ib) + "c") +
+           (params.nchwOutput ? "" : "_out" + std::to_string(kb) + "c") + (params.relu ? "_relu" : "");
+  if (params.dataType != u8 || params.outputType != u8)
+    w.name += "_" + params.dataType.toString() + "_" + params.outputType.toString();
+  w.inputs = {data, weight, offset, scale};
+  w.outputs = {out};
+  w.flops = 2.0 * double(p.batch) * double(p.filters) * double(p.outHeight()) * double(p.outWidth()) *
+            double(p.channels) * double(p.kernelH) * double(p.kernelW);
+  return w;
+}
+
+std::vector<int8_t> packInt8Conv2dWeight(const Int8Conv2dParams& params, const int8_t* oihw) {
+  const Conv2dParams& p = params.conv;
+  const int64_t kb = params.filterBlock, C = p.channels, R = p.kernelH, S = p.kernelW;
+  std::vector<int8_t> packed(size_t(p.filters * C * R * S));
+  size_t at = 0;
+  for (int64_t ko = 0; ko < p.filters / kb; ++ko)
+    for (int64_t quad = 0; quad < C / kChannelsPerLane; ++quad)
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t s = 0; s < S; ++s)
+          for (int64_t ki = 0; ki < kb; ++ki)
+            for (int64_t ci = 0; ci < kChannelsPerLane; ++ci) {
+              int64_t k = ko * kb + ki, c = quad * kChannelsPerLane + ci;
+              packed[at++] = oihw[((k * C + c) * R + r) * S + s];
+            }
+  return packed;
+}
+
+Expected<Schedule> defaultInt8Conv2dSchedule(const Workload& workload, const Int8Conv2dParams& params,
+                                             const Target& target) {
+  const Conv2dParams& p = params.conv;
+  int64_t filterVectors = params.filterBlock / kLanes;
+  int64_t xb = conv2dPixelBlock(p.outWidth(), filterVectors, target);
+  const char* intrinsic = target.vectorLanes() >= 16 ? "dot_16x4_u8i8" : "dot_8x4_u8i8";
+  int64_t lanes = findTensorIntrinsic(intrinsic)->lanes;
+  Schedule s(workload.outputs);
+  std::vector<Status> steps;
+  if (params.nchwOutput) {
+    // Each tile is copied out filter by filter, its pixels contiguous in NCHW.
+    steps = {s.split("conv", "k", params.filterBlock, "ko", "ki"), s.split("conv", "x", xb, "xo", "xi"),
+             s.reorder("conv", {"n", "ko", "y", "xo", "ki", "xi"})};
+  } else {
+    steps = {s.split("conv", "x", xb, "xo", "xi"), s.reorder("conv", {"n", "ko", "y", "xo", "xi", "ki"}),
+             s.vectorize("conv", "ki")};
+  }
+  steps.insert(steps.end(), {
+      s.fuse("conv", {"n", "ko", "y"}, "rows"),
+      s.parallel("conv", "rows"),
+      s.computeAt("conv.acc", "conv", "xo"),
+      // Per tile: the reduction outermost, then pixels and filter vectors unrolled (their
+      // accumulators stay in registers), each vector's 4 channels one instruction.
+      s.split("conv.acc", "ki", lanes, "kv", "kl"),
+      s.reorder("conv.acc", {"co", "r", "s", "cg", "x", "kv", "kl", "ci"}),
+      s.unroll("conv.acc", "x"),
+      s.unroll("conv.acc", "kv"),
+      s.tensorize("conv.acc", "kl", intrinsic),
+  });
+  bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
+  if (padded || params.nchwInput || params.dataType != DataType::uint8()) {
+    int64_t rows = p.batch * (p.channels / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
+    parallelizeRows(s, "data.pad", {"n", "co", "y"}, rows, target, steps);
+    steps.push_back(s.vectorize("data.pad", "ci"));
+  } else {
+    steps.push_back(s.computeInline("data.pad"));
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+}  // namespace tessel

@@ -1,0 +1,156 @@
+// FakeQuantizationToInteger: a QDQ convolution region (x quantized and dequantized, weights
+// dequantized, Conv, Relu, QuantizeLinear) runs as one integer QLinearConv, then on the VNNI
+// kernel after AlterLayout, and gives what the float region gives to within one quantization
+// step of the output; a region whose float result is read elsewhere stays float.
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+#include "compiler/driver/Driver.h"
+#include "core/graph/Graph.h"
+#include "runtime/GraphExecutor.h"
+
+using namespace tessel;
+using namespace tessel::graph;
+
+namespace {
+
+template <class T>
+runtime::NDArray array(std::vector<int64_t> shape, runtime::DataType type, const std::vector<T>& values) {
+  auto out = runtime::NDArray::empty(std::move(shape), type);
+  out.copyFrom(values.data(), values.size() * sizeof(T));
+  return out;
+}
+
+Value operation(const std::string& name, const std::string& op, std::vector<Value> inputs, Attributes attributes = {}) {
+  return makeOperation(name, op, std::move(inputs), std::move(attributes), {TensorType{}}, {{name, op, 13}})[0];
+}
+
+struct Region {
+  bool relu = true, perFilter = true, signedData = false, quantizedBias = false, floatResultUsedElsewhere = false;
+};
+
+constexpr float kDataScale = 0.05f, kOutputScale = 0.08f;
+
+Graph qdqConv(const Region& r, std::mt19937& rng) {
+  const int64_t C = 16, K = 32;
+  runtime::DataType byteType = r.signedData ? runtime::DataType::int8() : runtime::DataType::uint8();
+  auto zero = [&](int unsignedValue, int signedValue) {
+    return array<uint8_t>({}, byteType, {uint8_t(r.signedData ? signedValue : unsignedValue)});
+  };
+  Value x = makeInput("x", TensorType{DataType::float32(), {1, C, 8, 8}, ""});
+  Value xs = makeConstant("xs", array<float>({}, runtime::DataType::float32(), {kDataScale}));
+  Value xz = makeConstant("xz", zero(128, 0));
+  Value xq = operation("x_q", "QuantizeLinear", {x, xs, xz});
+  Value xf = operation("x_dq", "DequantizeLinear", {xq, xs, xz});
+
+  std::uniform_int_distribution<int> weightByte(-127, 127);
+  std::vector<int8_t> weights(size_t(K * C * 9));
+  for (auto& w : weights) w = int8_t(weightByte(rng));
+  std::vector<float> ws(size_t(r.perFilter ? K : 1));
+  for (size_t k = 0; k < ws.size(); ++k) ws[k] = 0.004f + 0.001f * float(k % 3);
+  Value wq = makeConstant("w_q", array<int8_t>({K, C, 3, 3}, runtime::DataType::int8(), weights));
+  Value wsValue = makeConstant("ws", array<float>({int64_t(ws.size())}, runtime::DataType::float32(), ws));
+  Value wz = makeConstant("wz", array<int8_t>({int64_t(ws.size())}, runtime::DataType::int8(),
+                                              std::vector<int8_t>(ws.size(), 0)));
+  Value wf = operation("w_dq", "DequantizeLinear", {wq, wsValue, wz}, {{"axis", int64_t(0)}});
+
+  std::vector<float> realBias(static_cast<size_t>(K));
+  for (auto& b : realBias) b = float(weightByte(rng)) * 0.01f;
+  Value bias;
+  if (r.quantizedBias) {
+    // As ONNX Runtime writes it: int32 in the scale xs * ws, dequantized.
+    std::vector<int32_t> q(static_cast<size_t>(K));
+    std::vector<float> bs(static_cast<size_t>(K));
+    for (int64_t k = 0; k < K; ++k) {
+      bs[size_t(k)] = kDataScale * ws[r.perFilter ? size_t(k) : 0];
+      q[size_t(k)] = int32_t(std::lround(realBias[size_t(k)] / bs[size_t(k)]));
+    }
+    bias = operation("b_dq", "DequantizeLinear",
+                     {makeConstant("b_q", array<int32_t>({K}, runtime::DataType::int32(), q)),
+                      makeConstant("bs", array<float>({K}, runtime::DataType::float32(), bs))},
+                     {{"axis", int64_t(0)}});
+  } else {
+    bias = makeConstant("b", array<float>({K}, runtime::DataType::float32(), realBias));
+  }
+  Value y = operation("conv", "Conv", {xf, wf, bias}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  Value activated = r.relu ? operation("relu", "Relu", {y}) : y;
+  Value ys = makeConstant("ys", array<float>({}, runtime::DataType::float32(), {kOutputScale}));
+  Value yz = makeConstant("yz", zero(20, -10));
+  Value yq = operation("y_q", "QuantizeLinear", {activated, ys, yz});
+  Value out = operation("y_dq", "DequantizeLinear", {yq, ys, yz});
+  if (r.floatResultUsedElsewhere) return Graph{{x}, {out, y}, {"y", "float"}};
+  return Graph{{x}, {out}, {"y"}};
+}
+
+runtime::NDArray runCompiled(const Graph& graph, bool integer, const runtime::NDArray& input, QString* optimized) {
+  driver::CompileOptions options;
+  if (!integer) options.passes.disabledPasses = {"FakeQuantizationToInteger"};
+  auto compiled = driver::compileGraph(graph, options);
+  if (!compiled) qFatal("%s", compiled.error().toString().c_str());
+  *optimized = QString::fromStdString(printGraph(compiled->optimized));
+  auto executor = driver::createExecutor(*compiled);
+  if (!executor) qFatal("%s", executor.error().toString().c_str());
+  (*executor)->setInput("x", input);
+  (*executor)->run();
+  return (*executor)->getOutput("y");
+}
+
+}  // namespace
+
+Q_DECLARE_METATYPE(Region)
+
+class TestFakeQuantizationToInteger : public QObject {
+  Q_OBJECT
+private slots:
+  void integerRegionMatchesTheFloatOne_data() {
+    QTest::addColumn<Region>("region");
+    QTest::newRow("uint8, Relu, per-filter scales, float bias") << Region{};
+    QTest::newRow("int8, no Relu, one scale, quantized bias") << Region{false, false, true, true, false};
+  }
+  void integerRegionMatchesTheFloatOne() {
+    QFETCH(Region, region);
+    std::mt19937 rng(3);
+    Graph graph = qdqConv(region, rng);
+    std::uniform_real_distribution<float> uniform(region.signedData ? -3.0f : -6.0f, region.signedData ? 3.0f : 6.0f);
+    std::vector<float> data(16 * 64);
+    for (auto& v : data) v = uniform(rng);
+    auto input = array<float>({1, 16, 8, 8}, runtime::DataType::float32(), data);
+    QString integerText, floatText;
+    runtime::NDArray integer = runCompiled(graph, true, input, &integerText);
+    runtime::NDArray real = runCompiled(graph, false, input, &floatText);
+    // The convolution became the int8 kernel; without the pass it stays a float Conv.
+    QVERIFY2(integerText.contains("QLinearConvPrepacked") && !integerText.contains("= Conv"),
+             qPrintable(integerText));
+    QVERIFY2(!floatText.contains("QLinearConv"), qPrintable(floatText));
+    auto got = integer.values<float>(), expected = real.values<float>();
+    QCOMPARE(got.size(), expected.size());
+    int64_t differing = 0, clipped = 0;
+    float low = float((region.signedData ? -128 : 0) - (region.signedData ? -10 : 20)) * kOutputScale;
+    for (size_t i = 0; i < got.size(); ++i) {
+      QVERIFY2(std::fabs(got[i] - expected[i]) <= kOutputScale * 1.001f,
+               qPrintable(QString("element %1: %2 against %3").arg(i).arg(got[i]).arg(expected[i])));
+      differing += got[i] != expected[i];
+      clipped += expected[i] <= low + 1e-6f;
+    }
+    QVERIFY2(differing * 50 <= int64_t(got.size()),
+             qPrintable(QString("%1 of %2 differ by a step").arg(differing).arg(got.size())));
+    QVERIFY2(clipped * 2 < int64_t(got.size()), qPrintable(QString("%1 of %2 clipped").arg(clipped).arg(got.size())));
+  }
+
+  void floatResultReadElsewhereStaysFloat() {
+    Region region;
+    region.relu = false;
+    region.floatResultUsedElsewhere = true;
+    std::mt19937 rng(5);
+    Graph graph = qdqConv(region, rng);
+    auto input = array<float>({1, 16, 8, 8}, runtime::DataType::float32(), std::vector<float>(16 * 64, 0.5f));
+    QString text;
+    runCompiled(graph, true, input, &text);
+    QVERIFY2(!text.contains("QLinearConv"), qPrintable(text));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestFakeQuantizationToInteger)
+#include "test_fake_quantization_to_integer.moc"

@@ -33,6 +33,9 @@ int runRecords(const std::vector<std::string>& args);
 
 /// `tessel tune MODEL|OP --records FILE`: the auto-tuner (tuner/session).
 int runTune(const std::vector<std::string>& args);
+/// `tessel quantize MODEL --calibration DATA -o OUT.onnx`: post-training int8 quantization
+/// into a QDQ model, with a per-layer report.
+int runQuantize(const std::vector<std::string>& args);
 
 /// `tessel bench MODEL`: runBench hands a model argument (see isModelArgument) to it.
 int runModelBench(const std::vector<std::string>& args);

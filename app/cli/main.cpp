@@ -24,6 +24,8 @@ const char* kUsage =
     "                        search faster schedules for a model's kernels (or an operator: tune OP);\n"
     "                        every trial is kept in FILE, which --tuning-records applies\n"
     "  records show FILE     summarize tuning records per workload (also: records best, merge, prune)\n"
+    "  quantize MODEL --calibration DATA -o OUT.onnx\n"
+    "                        quantize a model's convolutions to int8 (QDQ ONNX) from calibration inputs\n"
     "  lower OP              print the loop IR of an operator (matmul, dense, conv2d) after lowering\n"
     "  bench OP              check an operator against a reference and measure its GFLOP/s\n"
     "  demo                  lower, check and benchmark a matmul and a conv2d\n"
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
     if (command == "measure") return runMeasure(args);
     if (command == "records") return runRecords(args);
     if (command == "tune") return runTune(args);
+    if (command == "quantize") return runQuantize(args);
     if (command == "measure-worker") return runMeasureWorker(args);
   } catch (const tessel::UserError& error) {
     std::cerr << error.diagnostic.toString() << "\n";

@@ -62,7 +62,9 @@ std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, con
 
   Int8Conv2dParams params;
   params.conv = *conv;
-  params.inputBlock = conv->channels % 16 == 0 ? 16 : conv->channels % 8 == 0 ? 8 : 4;
+  params.nchwInput = params.nchwOutput = true;
+  const int64_t channels = params.paddedChannels();
+  params.inputBlock = channels % 16 == 0 ? 16 : channels % 8 == 0 ? 8 : 4;
   params.filterBlock = filters % 32 == 0 ? 32 : 16;
   params.dataType = x.dtype;
   params.outputType = outputType;

@@ -14,7 +14,7 @@ constexpr int64_t kChannelsPerLane = 4;
 }  // namespace
 
 std::vector<int64_t> Int8Conv2dParams::weightShape() const {
-  return {conv.filters / filterBlock, conv.channels / kChannelsPerLane, conv.kernelH, conv.kernelW, filterBlock,
+  return {conv.filters / filterBlock, paddedChannels() / kChannelsPerLane, conv.kernelH, conv.kernelW, filterBlock,
           kChannelsPerLane};
 }
 
@@ -24,9 +24,11 @@ std::string Int8Conv2dParams::validate() const {
   if (filterBlock != 16 && filterBlock != 32) return "filterBlock must be 16 or 32";
   if (conv.filters % filterBlock != 0)
     return std::to_string(conv.filters) + " filters do not divide into blocks of " + std::to_string(filterBlock);
-  if (inputBlock <= 0 || inputBlock % kChannelsPerLane != 0 || conv.channels % inputBlock != 0)
+  // NCHW data is regrouped into blocks anyway, so its channels may be padded to a multiple of 4.
+  int64_t channels = nchwInput ? paddedChannels() : conv.channels;
+  if (inputBlock <= 0 || inputBlock % kChannelsPerLane != 0 || channels % inputBlock != 0)
     return "inputBlock " + std::to_string(inputBlock) + " must be a multiple of 4 dividing " +
-           std::to_string(conv.channels) + " channels";
+           std::to_string(channels) + " channels";
   for (DataType type : {dataType, outputType})
     if (type != DataType::uint8() && type != DataType::int8()) return "the data and output must be uint8 or int8";
   auto inRange = [](DataType type, int64_t value) {
@@ -37,6 +39,10 @@ std::string Int8Conv2dParams::validate() const {
   return "";
 }
 
+int64_t Int8Conv2dParams::paddedChannels() const {
+  return (conv.channels + kChannelsPerLane - 1) / kChannelsPerLane * kChannelsPerLane;
+}
+
 int64_t Int8Conv2dParams::unsignedDataZeroPoint() const {
   return dataZeroPoint + (dataType == DataType::int8() ? 128 : 0);
 }
@@ -45,6 +51,7 @@ Workload int8Conv2d(const Int8Conv2dParams& params) {
   TESSEL_ICHECK(params.validate().empty()) << "int8Conv2d: " << params.validate();
   const Conv2dParams& p = params.conv;
   const int64_t ib = params.inputBlock, kb = params.filterBlock;
+  const int64_t channels = params.nchwInput ? params.paddedChannels() : p.channels;
   DataType u8 = DataType::uint8(), i32 = DataType::int32();
   te::Tensor data =
       params.nchwInput
@@ -64,19 +71,22 @@ Workload int8Conv2d(const Int8Conv2dParams& params) {
   int64_t top = p.paddingTop(), left = p.paddingLeft();
   int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
   te::Tensor padded = te::compute(
-      {Expr(p.batch), Expr(p.channels / ib), Expr(paddedH), Expr(paddedW), Expr(ib)},
+      {Expr(p.batch), Expr(channels / ib), Expr(paddedH), Expr(paddedW), Expr(ib)},
       [&](const std::vector<Var>& v) {
         Expr y = v[2], x = v[3];
         Expr inside = likely(y >= top && y < p.height + top) && likely(x >= left && x < p.width + left);
         Expr yy = min(max(y - top, Expr(0)), Expr(p.height - 1)), xx = min(max(x - left, Expr(0)), Expr(p.width - 1));
-        Expr value = params.nchwInput ? data(v[0], v[1] * ib + v[4], yy, xx) : data(v[0], v[1], yy, xx, v[4]);
+        // Padded channels read any real one: their weights are 0.
+        Expr channel = v[1] * ib + v[4];
+        if (channels != p.channels) channel = min(channel, Expr(p.channels - 1));
+        Expr value = params.nchwInput ? data(v[0], channel, yy, xx) : data(v[0], v[1], yy, xx, v[4]);
         return select(inside, unsignedValue(value), makeConst(u8, double(params.unsignedDataZeroPoint())));
       },
       "data.pad", {"n", "co", "y", "x", "ci"}, "pad");
 
   // Channels as the packed weight groups them: block co of the input, quad cg within it, and
   // channel ci of the quad, so that ci is contiguous in both operands.
-  IterVar co = te::reduceAxis(Expr(p.channels / ib), "co");
+  IterVar co = te::reduceAxis(Expr(channels / ib), "co");
   IterVar r = te::reduceAxis(Expr(p.kernelH), "r");
   IterVar s = te::reduceAxis(Expr(p.kernelW), "s");
   IterVar cg = te::reduceAxis(Expr(ib / kChannelsPerLane), "cg");
@@ -127,16 +137,17 @@ Workload int8Conv2d(const Int8Conv2dParams& params) {
 std::vector<int8_t> packInt8Conv2dWeight(const Int8Conv2dParams& params, const int8_t* oihw) {
   const Conv2dParams& p = params.conv;
   const int64_t kb = params.filterBlock, C = p.channels, R = p.kernelH, S = p.kernelW;
-  std::vector<int8_t> packed(size_t(p.filters * C * R * S));
+  const int64_t padded = params.paddedChannels();
+  std::vector<int8_t> packed(size_t(p.filters * padded * R * S));
   size_t at = 0;
   for (int64_t ko = 0; ko < p.filters / kb; ++ko)
-    for (int64_t quad = 0; quad < C / kChannelsPerLane; ++quad)
+    for (int64_t quad = 0; quad < padded / kChannelsPerLane; ++quad)
       for (int64_t r = 0; r < R; ++r)
         for (int64_t s = 0; s < S; ++s)
           for (int64_t ki = 0; ki < kb; ++ki)
             for (int64_t ci = 0; ci < kChannelsPerLane; ++ci) {
               int64_t k = ko * kb + ki, c = quad * kChannelsPerLane + ci;
-              packed[at++] = oihw[((k * C + c) * R + r) * S + s];
+              packed[at++] = c < C ? oihw[((k * C + c) * R + r) * S + s] : int8_t(0);
             }
   return packed;
 }
@@ -172,7 +183,8 @@ Expected<Schedule> defaultInt8Conv2dSchedule(const Workload& workload, const Int
   });
   bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
   if (padded || params.nchwInput || params.dataType != DataType::uint8()) {
-    int64_t rows = p.batch * (p.channels / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
+    int64_t channels = params.nchwInput ? params.paddedChannels() : p.channels;
+    int64_t rows = p.batch * (channels / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
     parallelizeRows(s, "data.pad", {"n", "co", "y"}, rows, target, steps);
     steps.push_back(s.vectorize("data.pad", "ci"));
   } else {

@@ -1,0 +1,266 @@
+// QDQ model writing: finding the convolutions, quantizing their weights, and inserting
+// QuantizeLinear / DequantizeLinear nodes in topological order.
+#include "compiler/frontend/onnx/OnnxQuantize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "compiler/frontend/onnx/OnnxModelFile.h"
+#include "compiler/frontend/onnx/OnnxTensor.h"
+
+namespace tessel::frontend {
+
+namespace {
+
+int64_t defaultOpset(const onnx::ModelProto& model) {
+  for (const auto& import : model.opset_import())
+    if (import.domain().empty() || import.domain() == "ai.onnx") return import.version();
+  return 0;
+}
+
+int64_t groupOf(const onnx::NodeProto& node) {
+  for (const auto& attribute : node.attribute())
+    if (attribute.name() == "group") return attribute.i();
+  return 1;
+}
+
+onnx::TensorProto scalarTensor(const std::string& name, int type) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(type);
+  return t;
+}
+
+onnx::TensorProto floatScalar(const std::string& name, double value) {
+  onnx::TensorProto t = scalarTensor(name, onnx::TensorProto::FLOAT);
+  t.add_float_data(float(value));
+  return t;
+}
+
+onnx::TensorProto uint8Scalar(const std::string& name, int value) {
+  onnx::TensorProto t = scalarTensor(name, onnx::TensorProto::UINT8);
+  t.add_int32_data(value);
+  return t;
+}
+
+onnx::NodeProto quantizationNode(const std::string& op, const std::string& name, const std::string& input,
+                                 const std::string& scale, const std::string& zeroPoint, const std::string& output,
+                                 std::optional<int64_t> axis = std::nullopt) {
+  onnx::NodeProto node;
+  node.set_op_type(op);
+  node.set_name(name);
+  node.add_input(input);
+  node.add_input(scale);
+  node.add_input(zeroPoint);
+  node.add_output(output);
+  if (axis) {
+    auto* attribute = node.add_attribute();
+    attribute->set_name("axis");
+    attribute->set_type(onnx::AttributeProto::INT);
+    attribute->set_i(*axis);
+  }
+  return node;
+}
+
+}  // namespace
+
+std::string dequantizedProducer(const std::string& tensor) { return tensor + "/DequantizeLinear"; }
+
+Expected<QuantizableModel> findQuantizableConvs(const std::string& path) {
+  auto bytes = readFileBytes(path);
+  if (!bytes) return bytes.error();
+  auto model = parseModel(*bytes, path);
+  if (!model) return model.error();
+  onnx::GraphProto* graph = model->mutable_graph();
+  for (const auto& initializer : graph->initializer())
+    if (initializer.data_location() == onnx::TensorProto::EXTERNAL)
+      return Diagnostic{"initializer '" + initializer.name() + "' is stored in an external file", path, 0, 0,
+                        "tessel quantize reads models whose weights are inside the .onnx file"};
+  // Names for unnamed nodes: the quantized layers, the report and Tessel's graph all use them.
+  std::set<std::string> names;
+  for (const auto& node : graph->node()) names.insert(node.name());
+  for (int i = 0; i < graph->node_size(); ++i) {
+    onnx::NodeProto* node = graph->mutable_node(i);
+    if (!node->name().empty()) continue;
+    std::string name = node->op_type() + "_" + std::to_string(i);
+    while (names.count(name)) name += "_";
+    names.insert(name);
+    node->set_name(name);
+  }
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  for (const auto& initializer : graph->initializer()) initializers[initializer.name()] = &initializer;
+  std::map<std::string, std::pair<std::string, int>> producers;
+  for (const auto& input : graph->input()) producers[input.name()] = {input.name(), 0};
+  std::map<std::string, std::vector<const onnx::NodeProto*>> consumers;
+  for (const auto& node : graph->node()) {
+    for (int i = 0; i < node.output_size(); ++i) producers[node.output(i)] = {node.name(), i};
+    for (const auto& input : node.input()) consumers[input].push_back(&node);
+  }
+  std::set<std::string> graphOutputs;
+  for (const auto& output : graph->output()) graphOutputs.insert(output.name());
+
+  QuantizableModel out;
+  out.opset = defaultOpset(*model);
+  for (const auto& node : graph->node()) {
+    if (node.op_type() != "Conv" || node.input_size() < 2 || groupOf(node) != 1) continue;
+    auto weight = initializers.find(node.input(1));
+    if (weight == initializers.end() || weight->second->data_type() != onnx::TensorProto::FLOAT ||
+        weight->second->dims_size() != 4)
+      continue;
+    auto producer = producers.find(node.input(0));
+    if (producer == producers.end() || initializers.count(node.input(0))) continue;
+    QuantizableConv conv;
+    conv.node = node.name();
+    conv.input = node.input(0);
+    std::tie(conv.inputProducer, conv.inputIndex) = producer->second;
+    conv.output = node.output(0);
+    conv.outputProducer = node.name();
+    const auto& readers = consumers[conv.output];
+    if (readers.size() == 1 && readers[0]->op_type() == "Relu" && !graphOutputs.count(conv.output)) {
+      conv.relu = readers[0]->name();
+      conv.output = readers[0]->output(0);
+      conv.outputProducer = conv.relu;
+    }
+    out.convs.push_back(conv);
+  }
+  out.bytes = model->SerializeAsString();
+  return out;
+}
+
+Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::vector<QuantizableConv>& convs,
+                                    const std::map<std::string, ActivationQuantization>& activations,
+                                    bool perChannel) {
+  auto model = parseModel(source.bytes, "the model");
+  if (!model) return model.error();
+  if (perChannel && defaultOpset(*model) < 13)
+    return Diagnostic{"per-channel weight scales need opset 13 (DequantizeLinear's axis); the model is opset " +
+                          std::to_string(defaultOpset(*model)),
+                      "", 0, 0, "quantize without --per-channel, or convert the model to opset 13 first"};
+  onnx::GraphProto* graph = model->mutable_graph();
+  std::map<std::string, onnx::NodeProto*> nodes;
+  for (auto& node : *graph->mutable_node()) nodes[node.name()] = &node;
+  std::map<std::string, int> initializerIndex;
+  for (int i = 0; i < graph->initializer_size(); ++i) initializerIndex[graph->initializer(i).name()] = i;
+  std::vector<onnx::NodeProto> prologue;                         // weight and graph-input quantization
+  std::map<std::string, std::vector<onnx::NodeProto>> after;     // nodes to insert after a node, by its name
+  std::vector<onnx::TensorProto> newInitializers;
+  std::set<std::string> removedInitializers;
+
+  auto activationParams = [&](const std::string& tensor) -> Expected<ActivationQuantization> {
+    auto it = activations.find(tensor);
+    if (it == activations.end() || !(it->second.scale > 0))
+      return Diagnostic{"no calibrated range for tensor '" + tensor + "'", tensor, 0, 0, ""};
+    newInitializers.push_back(floatScalar(tensor + "/scale", it->second.scale));
+    newInitializers.push_back(uint8Scalar(tensor + "/zero_point", it->second.zeroPoint));
+    return it->second;
+  };
+
+  // Outputs first: a tensor made by one quantized layer and read by another is quantized once.
+  std::set<std::string> quantizedOutputs;
+  for (const QuantizableConv& conv : convs) {
+    if (!quantizedOutputs.insert(conv.output).second) continue;
+    if (auto params = activationParams(conv.output); !params) return params.error();
+    onnx::NodeProto* producer = nodes.at(conv.outputProducer);
+    std::string real = conv.output + "/float";
+    for (auto& output : *producer->mutable_output())
+      if (output == conv.output) output = real;
+    const std::string& t = conv.output;
+    after[producer->name()].push_back(
+        quantizationNode("QuantizeLinear", t + "/QuantizeLinear", real, t + "/scale", t + "/zero_point", t + "/quantized"));
+    after[producer->name()].push_back(
+        quantizationNode("DequantizeLinear", dequantizedProducer(t), t + "/quantized", t + "/scale", t + "/zero_point", t));
+  }
+  std::set<std::string> quantizedInputs;
+  for (const QuantizableConv& conv : convs) {
+    onnx::NodeProto* node = nodes.at(conv.node);
+    const std::string& t = conv.input;
+    if (!quantizedOutputs.count(t)) {
+      if (quantizedInputs.insert(t).second) {
+        if (auto params = activationParams(t); !params) return params.error();
+        std::vector<onnx::NodeProto>& place = conv.inputProducer == t ? prologue : after[conv.inputProducer];
+        place.push_back(
+            quantizationNode("QuantizeLinear", t + "/QuantizeLinear", t, t + "/scale", t + "/zero_point", t + "/quantized"));
+        place.push_back(quantizationNode("DequantizeLinear", dequantizedProducer(t), t + "/quantized", t + "/scale",
+                                         t + "/zero_point", t + "/dequantized"));
+      }
+      node->set_input(0, t + "/dequantized");
+    }
+    // The weight: symmetric int8, dequantized on its way in.
+    const std::string w = node->input(1);
+    if (removedInitializers.count(w)) {
+      node->set_input(1, w + "/dequantized");
+      continue;
+    }
+    const onnx::TensorProto& weight = graph->initializer(initializerIndex.at(w));
+    auto values = tensorToArray(weight, "");
+    if (!values) return values.error();
+    const int64_t filters = weight.dims(0), perFilter = values->numElements() / std::max<int64_t>(1, filters);
+    const float* real = values->dataAs<float>();
+    std::vector<double> scales(size_t(perChannel ? filters : 1), 0.0);
+    for (int64_t i = 0; i < values->numElements(); ++i) {
+      double& scale = scales[perChannel ? size_t(i / perFilter) : 0];
+      scale = std::max(scale, double(std::fabs(real[i])) / 127.0);
+    }
+    for (double& scale : scales)
+      if (!(scale > 0)) scale = 1.0;  // an all-zero filter: any scale gives exact zeros
+    onnx::TensorProto quantized;
+    quantized.set_name(w + "/quantized");
+    quantized.set_data_type(onnx::TensorProto::INT8);
+    for (int64_t d : weight.dims()) quantized.add_dims(d);
+    std::string raw(size_t(values->numElements()), '\0');
+    for (int64_t i = 0; i < values->numElements(); ++i) {
+      double q = std::nearbyint(double(real[i]) / scales[perChannel ? size_t(i / perFilter) : 0]);
+      raw[size_t(i)] = char(int8_t(std::clamp(q, -127.0, 127.0)));
+    }
+    quantized.set_raw_data(raw);
+    onnx::TensorProto scale;
+    scale.set_name(w + "/scale");
+    scale.set_data_type(onnx::TensorProto::FLOAT);
+    if (perChannel) scale.add_dims(filters);
+    for (double s : scales) scale.add_float_data(float(s));
+    onnx::TensorProto zero;
+    zero.set_name(w + "/zero_point");
+    zero.set_data_type(onnx::TensorProto::INT8);
+    if (perChannel) zero.add_dims(filters);
+    for (size_t i = 0; i < scales.size(); ++i) zero.add_int32_data(0);
+    newInitializers.insert(newInitializers.end(), {quantized, scale, zero});
+    prologue.push_back(quantizationNode("DequantizeLinear", w + "/DequantizeLinear", w + "/quantized", w + "/scale",
+                                        w + "/zero_point", w + "/dequantized",
+                                        perChannel ? std::optional<int64_t>(0) : std::nullopt));
+    node->set_input(1, w + "/dequantized");
+    removedInitializers.insert(w);
+  }
+
+  // A float weight nothing else reads leaves the file (and the graph's inputs, where models
+  // written for IR version 3 list their initializers too).
+  std::vector<int> drop;
+  std::set<std::string> dropped;
+  for (const std::string& w : removedInitializers) {
+    int stillRead = 0;
+    for (const auto& node : graph->node())
+      for (const auto& input : node.input()) stillRead += input == w;
+    if (stillRead == 0) {
+      drop.push_back(initializerIndex.at(w));
+      dropped.insert(w);
+    }
+  }
+  std::sort(drop.rbegin(), drop.rend());
+  for (int index : drop) graph->mutable_initializer()->DeleteSubrange(index, 1);
+  for (int i = graph->input_size() - 1; i >= 0; --i)
+    if (dropped.count(graph->input(i).name())) graph->mutable_input()->DeleteSubrange(i, 1);
+  for (auto& initializer : newInitializers) *graph->add_initializer() = std::move(initializer);
+
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> ordered;
+  for (auto& node : prologue) *ordered.Add() = std::move(node);
+  for (const auto& node : graph->node()) {
+    *ordered.Add() = node;
+    auto it = after.find(node.name());
+    if (it != after.end())
+      for (auto& inserted : it->second) *ordered.Add() = inserted;
+  }
+  graph->mutable_node()->Swap(&ordered);
+  return model->SerializeAsString();
+}
+
+}  // namespace tessel::frontend

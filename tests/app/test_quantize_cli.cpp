@@ -1,0 +1,135 @@
+// `tessel quantize` as a user runs it on the example tiny ResNet: a QDQ model that Tessel runs
+// with int8 convolutions, a report whose figures say the quantized model kept the signal, and
+// clear refusals (exit 2, the input model untouched) for calibration data of the wrong shape,
+// an output path that is the input, an unknown layer to skip and a missing flag.
+#include <QtTest>
+
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <random>
+
+#include "CliTestSupport.h"
+#include "runtime/Npy.h"
+
+using namespace tessel;
+using testing::describe;
+using testing::Run;
+using testing::runTessel;
+
+namespace {
+
+const QString kModel = QStringLiteral(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+
+QByteArray fileHash(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QCryptographicHash::hash(file.readAll(), QCryptographicHash::Sha256);
+}
+
+// `count` samples of the model's [1, 3, 32, 32] input, stacked along the first axis.
+QString writeCalibration(const QTemporaryDir& directory, std::vector<int64_t> shape) {
+  auto array = runtime::NDArray::empty(shape, runtime::DataType::float32());
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : array.values<float>()) v = normal(rng);
+  QString path = directory.filePath("calibration.npy");
+  runtime::writeNpy(path.toStdString(), array);
+  return path;
+}
+
+QJsonObject readJson(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  return QJsonDocument::fromJson(file.readAll()).object();
+}
+
+}  // namespace
+
+class TestQuantizeCli : public QObject {
+  Q_OBJECT
+private slots:
+  void quantizesTheExampleModel() {
+    QTemporaryDir directory;
+    QString calibration = writeCalibration(directory, {8, 3, 32, 32});
+    QString output = directory.filePath("tiny_resnet.int8.onnx"), report = directory.filePath("report.json");
+    QByteArray before = fileHash(kModel);
+    QStringList args = {"quantize", kModel, "--calibration", calibration, "-o", output, "--per-channel",
+                        "--report", report};
+    Run run = runTessel(args);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(args, run)));
+    QCOMPARE(fileHash(kModel), before);
+    QVERIFY2(run.out.contains("SQNR") && run.out.contains("top-1 agreement"), qPrintable(run.out));
+
+    QJsonObject json = readJson(report);
+    QCOMPARE(json["method"].toString(), QString("minmax"));
+    QCOMPARE(json["calibration_samples"].toInt(), 8);
+    QJsonArray layers = json["layers"].toArray();
+    QCOMPARE(layers.size(), 3);  // the stem and the block's two convolutions
+    for (const auto& layer : layers) {
+      QJsonObject l = layer.toObject();
+      QVERIFY2(l["sqnr_db"].toDouble() > 20, qPrintable(QJsonDocument(l).toJson()));
+      QVERIFY(l["input"].toObject()["scale"].toDouble() > 0);
+    }
+    QCOMPARE(layers[0].toObject()["relu"].toString(), QString("/stem/stem.2/Relu"));
+    double outputSqnr = json["outputs"].toArray()[0].toObject()["sqnr_db"].toDouble();
+    QVERIFY2(outputSqnr > 25, qPrintable(QString::number(outputSqnr)));
+
+    // Tessel runs the written model's convolutions in int8.
+    QStringList inspect = {"inspect", output};
+    Run inspected = runTessel(inspect);
+    QVERIFY2(inspected.exitCode == 0, qPrintable(describe(inspect, inspected)));
+    QVERIFY2(inspected.out.contains("QLinearConv"), qPrintable(inspected.out));
+
+    // Entropy calibration clips: some tensor's range ends below the largest value seen.
+    QStringList entropy = {"quantize", kModel, "--calibration", calibration, "-o", output, "--method", "entropy",
+                           "--report", report};
+    Run clipped = runTessel(entropy);
+    QVERIFY2(clipped.exitCode == 0, qPrintable(describe(entropy, clipped)));
+    bool clips = false;
+    for (const auto& layer : readJson(report)["layers"].toArray()) {
+      QJsonObject out = layer.toObject()["output"].toObject();
+      clips = clips || out["clip"].toArray()[1].toDouble() < out["max"].toDouble();
+    }
+    QVERIFY(clips);
+
+    // A skipped layer stays float and leaves the report.
+    QStringList skipping = {"quantize", kModel, "--calibration", calibration, "-o", output, "--skip",
+                            "/block/block.3/Conv", "--report", report};
+    Run skipped = runTessel(skipping);
+    QVERIFY2(skipped.exitCode == 0, qPrintable(describe(skipping, skipped)));
+    QCOMPARE(readJson(report)["layers"].toArray().size(), 2);
+  }
+
+  void refusesBadInput_data() {
+    QTest::addColumn<QString>("problem");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("wrong shape") << "shape" << "does not fit input";
+    QTest::newRow("output is the input") << "overwrite" << "names the input model";
+    QTest::newRow("unknown layer") << "skip" << "no quantizable convolution of that name";
+    QTest::newRow("no calibration") << "missing" << "--calibration DATA is required";
+    QTest::newRow("unknown method") << "method" << "--method must be minmax, percentile or entropy";
+  }
+  void refusesBadInput() {
+    QFETCH(QString, problem);
+    QFETCH(QString, message);
+    QTemporaryDir directory;
+    QString calibration = writeCalibration(directory, problem == "shape" ? std::vector<int64_t>{4, 3, 16, 16}
+                                                                         : std::vector<int64_t>{2, 3, 32, 32});
+    QString output = problem == "overwrite" ? kModel : directory.filePath("out.onnx");
+    QStringList args = {"quantize", kModel, "-o", output};
+    if (problem != "missing") args << "--calibration" << calibration;
+    if (problem == "skip") args << "--skip" << "/no/such/Conv";
+    if (problem == "method") args << "--method" << "mse";
+    QByteArray before = fileHash(kModel);
+    Run run = runTessel(args);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(args, run)));
+    QVERIFY2(run.err.contains(message), qPrintable(describe(args, run)));
+    QCOMPARE(fileHash(kModel), before);
+    if (problem != "overwrite") QVERIFY(!QFile::exists(output));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestQuantizeCli)
+#include "test_quantize_cli.moc"

@@ -54,6 +54,7 @@ struct PeakCache {
   std::mutex mutex;
   std::map<int, double> gflopsByThreads;
   std::map<int, double> bandwidthByThreads;
+  std::map<int, double> int8GopsByThreads;
 };
 PeakCache& peakCache() {
   static PeakCache cache;
@@ -86,6 +87,12 @@ double measuredOnce(std::map<int, double> PeakCache::*byThreads, int threads, do
 double machinePeakGflops(int threads) {
   return measuredOnce(&PeakCache::gflopsByThreads, threads,
                       [](int count) { return runtime::measurePeakGflops(count); });
+}
+
+double machineInt8PeakGops(int threads) {
+  if (!runtime::supportsFmaKernel(runtime::FmaKernel::Int8VNNI)) return 0;
+  return measuredOnce(&PeakCache::int8GopsByThreads, threads,
+                      [](int count) { return runtime::measurePeakGflops(count, runtime::FmaKernel::Int8VNNI); });
 }
 
 double machineBandwidthGBps(int threads) {

@@ -119,6 +119,10 @@ std::vector<Expected<Measurement>> timeBuiltKernelsInTurns(const std::vector<Ker
 /// for the life of the process; thread-safe.
 double machinePeakGflops(int threads = 0);
 
+/// The int8 ceiling the same way: vpdpbusd multiply-adds (two operations each) in GOP/s;
+/// 0 on a CPU without AVX-512 VNNI.
+double machineInt8PeakGops(int threads = 0);
+
 /// machinePeakGflops, unless a kernel just ran at `observedGflops` above it: the cached peak
 /// was then taken during a busy moment, so it is measured again and the higher value kept
 /// (and returned). What a caller stating measurements against the peak uses.

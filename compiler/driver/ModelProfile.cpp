@@ -122,6 +122,7 @@ std::string modelProfileJson(const ModelProfile& profile) {
     header["peak_gflops"] = profile.roof.peakGflops;
     header["bandwidth_gbps"] = profile.roof.bandwidthGBps;
   }
+  if (profile.roof.int8PeakGops > 0) header["int8_peak_gops"] = profile.roof.int8PeakGops;
   // One node per line: a diff of two profiles reads node by node.
   std::string text = header.dump(1);
   text.resize(text.rfind('\n'));  // up to the closing brace
@@ -130,6 +131,7 @@ std::string modelProfileJson(const ModelProfile& profile) {
     const ProfiledNode& node = profile.nodes[index];
     nlohmann::ordered_json line = {{"node", node.node}, {"kernel", node.kernel}, {"ms", node.milliseconds}};
     if (!node.op.empty()) line["op"] = node.op;
+    if (node.integerDot) line["int8"] = true;
     for (auto [field, value] : optionalNodeNumbers(node))
       if (*value) line[field] = **value;
     // Derived, not read back: for scripts, which then need no roofline arithmetic of their own.
@@ -160,7 +162,8 @@ Expected<ModelProfile> parseModelProfile(const std::string& text, const std::str
   for (auto [field, into] : {std::pair{"runs", &runs}, {"threads", &threads}, {"latency_ms", &profile.latencyMs},
                              {"min_ms", &profile.minMs}, {"tuned_kernels", &tuned}})
     if (!number(field, into)) return profileError(source, std::string("\"") + field + "\" is missing or not a number >= 0");
-  for (auto [field, into] : {std::pair{"peak_gflops", &profile.roof.peakGflops}, {"bandwidth_gbps", &profile.roof.bandwidthGBps}})
+  for (auto [field, into] : {std::pair{"peak_gflops", &profile.roof.peakGflops}, {"bandwidth_gbps", &profile.roof.bandwidthGBps},
+                             {"int8_peak_gops", &profile.roof.int8PeakGops}})
     if (json.contains(field) && !number(field, into))
       return profileError(source, std::string("\"") + field + "\" is not a number >= 0");
   profile.runs = int(runs);
@@ -184,6 +187,10 @@ Expected<ModelProfile> parseModelProfile(const std::string& text, const std::str
     if (node.contains("op")) {
       if (!node["op"].is_string()) return profileError(source, where + ": \"op\" is not a string");
       read.op = node["op"].get<std::string>();
+    }
+    if (node.contains("int8")) {
+      if (!node["int8"].is_boolean()) return profileError(source, where + ": \"int8\" is not true or false");
+      read.integerDot = node["int8"].get<bool>();
     }
     for (auto [field, value] : optionalNodeNumbers(read)) {
       auto found = node.find(field);

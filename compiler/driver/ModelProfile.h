@@ -26,6 +26,7 @@ struct ProfiledNode {
   std::string op;                          ///< "Conv", "fused(Conv+Relu)", "copy"; empty: unknown.
   std::optional<double> flops;             ///< Per call.
   std::optional<double> bytes;             ///< The least a call moves (leastBytesMoved).
+  bool integerDot = false;                 ///< Its arithmetic is int8 dot products (usesIntegerDot).
   /// Roofline bound / the fastest run: the probes keep their fastest samples too, since
   /// interference (a shared or loaded machine) only ever slows a run down.
   std::optional<double> rooflineFraction;

@@ -7,6 +7,7 @@
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ModelProfile.h"
 #include "compiler/driver/ScheduleTask.h"
+#include "core/ir/IRVisitor.h"
 
 namespace tessel::driver {
 
@@ -46,8 +47,25 @@ double leastBytesMoved(const PrimFunc& function) {
   return total;
 }
 
+bool usesIntegerDot(const PrimFunc& function) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visit(const CallNode* node) override {
+      found = found || node->op == Intrinsic::DotU8I8;
+      IRVisitor::visit(node);
+    }
+  } finder;
+  finder.visitStmt(function->body);
+  return finder.found;
+}
+
 std::optional<RooflineBound> rooflineBound(const ProfiledNode& node, const MachineRoof& roof) {
   if (!node.flops || !node.bytes) return std::nullopt;
+  if (node.integerDot && roof.int8PeakGops > 0) {
+    MachineRoof integer = roof;
+    integer.peakGflops = roof.int8PeakGops;
+    return rooflineBound(*node.flops, *node.bytes, integer);
+  }
   return rooflineBound(*node.flops, *node.bytes, roof);
 }
 
@@ -62,6 +80,7 @@ void addRooflines(ModelProfile& profile, const std::vector<CompiledKernel>& kern
     // Kernels without an operation are the plan's own copies into model outputs.
     node.op = kernel.node ? operationSummary(*kernel.node) : "copy";
     node.flops = kernel.flops;
+    node.integerDot = kernel.function.defined() && usesIntegerDot(kernel.function);
     double bytes = kernel.function.defined() ? leastBytesMoved(kernel.function) : 0;
     if (bytes > 0) node.bytes = bytes;
     if (auto bound = rooflineBound(node, roof))

@@ -18,6 +18,9 @@ struct ProfiledNode;
 struct MachineRoof {
   double peakGflops = 0;     ///< float32 FMA peak, GFLOP/s (an FMA counts as two operations).
   double bandwidthGBps = 0;  ///< Memory (DRAM) bandwidth, reads and writes together, GB/s.
+  /// int8 vpdpbusd peak, GOP/s: the compute ceiling of kernels whose arithmetic is int8 dot
+  /// products (usesIntegerDot); 0 when not measured or the CPU has no VNNI.
+  double int8PeakGops = 0;
   bool known() const { return peakGflops > 0 && bandwidthGBps > 0; }
 };
 
@@ -48,7 +51,11 @@ std::optional<double> constantShapeBytes(const std::vector<Expr>& shape, DataTyp
 /// and its outputs written, weights included); 0 when a parameter's shape is not constant.
 double leastBytesMoved(const PrimFunc& function);
 
-/// The bound of a profiled node; nullopt when its flops or bytes are unknown (a module loaded
+/// Whether `function` does its arithmetic in tensorized int8 dot products (dot_u8i8).
+bool usesIntegerDot(const PrimFunc& function);
+
+/// The bound of a profiled node (an int8 one against roof.int8PeakGops when that is known);
+/// nullopt when its flops or bytes are unknown (a module loaded
 /// without its compiler, a profile saved before Tessel recorded them) or the roof is.
 std::optional<RooflineBound> rooflineBound(const ProfiledNode& node, const MachineRoof& roof);
 

@@ -1,5 +1,7 @@
 // Linear quantization: QuantizeLinear, DequantizeLinear (per tensor or per axis) and
 // DynamicQuantizeLinear, with ONNX's rounding (half to even) and saturation.
+#include <cmath>
+
 #include "compiler/opdefs/OpRegistry.h"
 
 #include "core/ir/IROperators.h"
@@ -39,6 +41,15 @@ Expected<QuantParams> quantParams(const OpCall& call) {
     if (scale.shape[0] != p.shape[size_t(p.axis)])
       return call.error("the scale has " + std::to_string(scale.shape[0]) + " elements, axis " +
                         std::to_string(p.axis) + " has " + std::to_string(p.shape[size_t(p.axis)]));
+  }
+  // A constant scale must be positive: a zero one divides by zero, a negative one flips values.
+  if (call.isConstant(1) && call.constantInputs[1].dtype() == runtime::DataType::float32()) {
+    auto values = call.constantInputs[1].values<float>();
+    for (size_t i = 0; i < values.size(); ++i)
+      if (!(values[i] > 0) || !std::isfinite(values[i]))
+        return call.error("the scale" + (values.size() > 1 ? " at index " + std::to_string(i) : std::string()) +
+                              " is " + std::to_string(values[i]) + "; quantization scales must be positive and finite",
+                          "fix the scale in the model (its quantizer wrote a range of zero width?)");
   }
   p.hasZeroPoint = call.hasInput(2);
   if (p.hasZeroPoint) {

@@ -14,7 +14,7 @@ constexpr int64_t kChannelsPerLane = 4;
 }  // namespace
 
 std::vector<int64_t> Int8Conv2dParams::weightShape() const {
-  return {conv.filters / filterBlock, paddedChannels() / kChannelsPerLane, conv.kernelH, conv.kernelW, filterBlock,
+  return {paddedFilters() / filterBlock, paddedChannels() / kChannelsPerLane, conv.kernelH, conv.kernelW, filterBlock,
           kChannelsPerLane};
 }
 
@@ -22,7 +22,7 @@ std::string Int8Conv2dParams::validate() const {
   if (std::string problem = conv.validate(); !problem.empty()) return problem;
   if (conv.groups != 1) return "groups is " + std::to_string(conv.groups) + "; the int8 kernel takes dense convolutions";
   if (filterBlock != 16 && filterBlock != 32) return "filterBlock must be 16 or 32";
-  if (conv.filters % filterBlock != 0)
+  if (!nchwOutput && conv.filters % filterBlock != 0)
     return std::to_string(conv.filters) + " filters do not divide into blocks of " + std::to_string(filterBlock);
   // NCHW data is regrouped into blocks anyway, so its channels may be padded to a multiple of 4.
   int64_t channels = nchwInput ? paddedChannels() : conv.channels;
@@ -37,6 +37,10 @@ std::string Int8Conv2dParams::validate() const {
   if (!inRange(dataType, dataZeroPoint) || !inRange(outputType, outputZeroPoint))
     return "a zero point lies outside its tensor's type";
   return "";
+}
+
+int64_t Int8Conv2dParams::paddedFilters() const {
+  return nchwOutput ? (conv.filters + filterBlock - 1) / filterBlock * filterBlock : conv.filters;
 }
 
 int64_t Int8Conv2dParams::paddedChannels() const {
@@ -93,7 +97,7 @@ Workload int8Conv2d(const Int8Conv2dParams& params) {
   IterVar ci = te::reduceAxis(Expr(kChannelsPerLane), "ci");
   int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
   te::Tensor acc = te::compute(
-      {Expr(p.batch), Expr(p.filters / kb), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
+      {Expr(p.batch), Expr(params.paddedFilters() / kb), Expr(p.outHeight()), Expr(p.outWidth()), Expr(kb)},
       [&](const std::vector<Var>& v) {
         Expr n = v[0], ko = v[1], y = v[2], x = v[3], ki = v[4];
         Expr quad = Expr(co) * (ib / kChannelsPerLane) + cg;
@@ -138,16 +142,16 @@ std::vector<int8_t> packInt8Conv2dWeight(const Int8Conv2dParams& params, const i
   const Conv2dParams& p = params.conv;
   const int64_t kb = params.filterBlock, C = p.channels, R = p.kernelH, S = p.kernelW;
   const int64_t padded = params.paddedChannels();
-  std::vector<int8_t> packed(size_t(p.filters * padded * R * S));
+  std::vector<int8_t> packed(size_t(params.paddedFilters() * padded * R * S));
   size_t at = 0;
-  for (int64_t ko = 0; ko < p.filters / kb; ++ko)
+  for (int64_t ko = 0; ko < params.paddedFilters() / kb; ++ko)
     for (int64_t quad = 0; quad < padded / kChannelsPerLane; ++quad)
       for (int64_t r = 0; r < R; ++r)
         for (int64_t s = 0; s < S; ++s)
           for (int64_t ki = 0; ki < kb; ++ki)
             for (int64_t ci = 0; ci < kChannelsPerLane; ++ci) {
               int64_t k = ko * kb + ki, c = quad * kChannelsPerLane + ci;
-              packed[at++] = c < C ? oihw[((k * C + c) * R + r) * S + s] : int8_t(0);
+              packed[at++] = c < C && k < p.filters ? oihw[((k * C + c) * R + r) * S + s] : int8_t(0);
             }
   return packed;
 }

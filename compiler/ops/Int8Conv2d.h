@@ -24,13 +24,16 @@ struct Int8Conv2dParams {
   /// tile by tile from the blocked accumulators), as QLinearConv's are; else NCHW<b>c.
   bool nchwInput = false, nchwOutput = false;
 
+  /// The filters the kernel computes: NCHW output's rounded up to a whole block (the padded
+  /// ones have zero weights and are never written), else the filters.
+  int64_t paddedFilters() const;
   /// The channels the kernel reduces over: NCHW input's rounded up to a multiple of 4 (the
   /// padded ones have zero weights), else the channels.
   int64_t paddedChannels() const;
   /// The uint8 value padding and the offset use: dataZeroPoint, plus 128 for int8 data.
   int64_t unsignedDataZeroPoint() const;
 
-  std::vector<int64_t> weightShape() const;  ///< [K / kb, paddedChannels() / 4, R, S, kb, 4]
+  std::vector<int64_t> weightShape() const;  ///< [paddedFilters() / kb, paddedChannels() / 4, R, S, kb, 4]
   /// A message naming the first parameter the kernel cannot take, or empty.
   std::string validate() const;
 };

@@ -7,21 +7,13 @@
 #include <cmath>
 #include <random>
 
-#include "compiler/driver/Driver.h"
-#include "core/graph/Graph.h"
-#include "runtime/GraphExecutor.h"
+#include "QuantizedGraphTestSupport.h"
 
 using namespace tessel;
 using namespace tessel::graph;
 
 namespace {
 
-template <class T>
-runtime::NDArray array(std::vector<int64_t> shape, runtime::DataType type, const std::vector<T>& values) {
-  auto out = runtime::NDArray::empty(std::move(shape), type);
-  out.copyFrom(values.data(), values.size() * sizeof(T));
-  return out;
-}
 
 Value operation(const std::string& name, const std::string& op, std::vector<Value> inputs, Attributes attributes = {}) {
   return makeOperation(name, op, std::move(inputs), std::move(attributes), {TensorType{}}, {{name, op, 13}})[0];
@@ -37,10 +29,10 @@ Graph qdqConv(const Region& r, std::mt19937& rng) {
   const int64_t C = 16, K = 32;
   runtime::DataType byteType = r.signedData ? runtime::DataType::int8() : runtime::DataType::uint8();
   auto zero = [&](int unsignedValue, int signedValue) {
-    return array<uint8_t>({}, byteType, {uint8_t(r.signedData ? signedValue : unsignedValue)});
+    return testing::arrayOf<uint8_t>({}, byteType, {uint8_t(r.signedData ? signedValue : unsignedValue)});
   };
   Value x = makeInput("x", TensorType{DataType::float32(), {1, C, 8, 8}, ""});
-  Value xs = makeConstant("xs", array<float>({}, runtime::DataType::float32(), {kDataScale}));
+  Value xs = makeConstant("xs", testing::arrayOf<float>({}, runtime::DataType::float32(), {kDataScale}));
   Value xz = makeConstant("xz", zero(128, 0));
   Value xq = operation("x_q", "QuantizeLinear", {x, xs, xz});
   Value xf = operation("x_dq", "DequantizeLinear", {xq, xs, xz});
@@ -50,9 +42,9 @@ Graph qdqConv(const Region& r, std::mt19937& rng) {
   for (auto& w : weights) w = int8_t(weightByte(rng));
   std::vector<float> ws(size_t(r.perFilter ? K : 1));
   for (size_t k = 0; k < ws.size(); ++k) ws[k] = 0.004f + 0.001f * float(k % 3);
-  Value wq = makeConstant("w_q", array<int8_t>({K, C, 3, 3}, runtime::DataType::int8(), weights));
-  Value wsValue = makeConstant("ws", array<float>({int64_t(ws.size())}, runtime::DataType::float32(), ws));
-  Value wz = makeConstant("wz", array<int8_t>({int64_t(ws.size())}, runtime::DataType::int8(),
+  Value wq = makeConstant("w_q", testing::arrayOf<int8_t>({K, C, 3, 3}, runtime::DataType::int8(), weights));
+  Value wsValue = makeConstant("ws", testing::arrayOf<float>({int64_t(ws.size())}, runtime::DataType::float32(), ws));
+  Value wz = makeConstant("wz", testing::arrayOf<int8_t>({int64_t(ws.size())}, runtime::DataType::int8(),
                                               std::vector<int8_t>(ws.size(), 0)));
   Value wf = operation("w_dq", "DequantizeLinear", {wq, wsValue, wz}, {{"axis", int64_t(0)}});
 
@@ -68,15 +60,15 @@ Graph qdqConv(const Region& r, std::mt19937& rng) {
       q[size_t(k)] = int32_t(std::lround(realBias[size_t(k)] / bs[size_t(k)]));
     }
     bias = operation("b_dq", "DequantizeLinear",
-                     {makeConstant("b_q", array<int32_t>({K}, runtime::DataType::int32(), q)),
-                      makeConstant("bs", array<float>({K}, runtime::DataType::float32(), bs))},
+                     {makeConstant("b_q", testing::arrayOf<int32_t>({K}, runtime::DataType::int32(), q)),
+                      makeConstant("bs", testing::arrayOf<float>({K}, runtime::DataType::float32(), bs))},
                      {{"axis", int64_t(0)}});
   } else {
-    bias = makeConstant("b", array<float>({K}, runtime::DataType::float32(), realBias));
+    bias = makeConstant("b", testing::arrayOf<float>({K}, runtime::DataType::float32(), realBias));
   }
   Value y = operation("conv", "Conv", {xf, wf, bias}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   Value activated = r.relu ? operation("relu", "Relu", {y}) : y;
-  Value ys = makeConstant("ys", array<float>({}, runtime::DataType::float32(), {kOutputScale}));
+  Value ys = makeConstant("ys", testing::arrayOf<float>({}, runtime::DataType::float32(), {kOutputScale}));
   Value yz = makeConstant("yz", zero(20, -10));
   Value yq = operation("y_q", "QuantizeLinear", {activated, ys, yz});
   Value out = operation("y_dq", "DequantizeLinear", {yq, ys, yz});
@@ -85,16 +77,9 @@ Graph qdqConv(const Region& r, std::mt19937& rng) {
 }
 
 runtime::NDArray runCompiled(const Graph& graph, bool integer, const runtime::NDArray& input, QString* optimized) {
-  driver::CompileOptions options;
-  if (!integer) options.passes.disabledPasses = {"FakeQuantizationToInteger"};
-  auto compiled = driver::compileGraph(graph, options);
-  if (!compiled) qFatal("%s", compiled.error().toString().c_str());
-  *optimized = QString::fromStdString(printGraph(compiled->optimized));
-  auto executor = driver::createExecutor(*compiled);
-  if (!executor) qFatal("%s", executor.error().toString().c_str());
-  (*executor)->setInput("x", input);
-  (*executor)->run();
-  return (*executor)->getOutput("y");
+  PassOptions passes;
+  if (!integer) passes.disabledPasses = {"FakeQuantizationToInteger"};
+  return testing::runCompiledGraph(graph, passes, input, optimized);
 }
 
 }  // namespace
@@ -116,7 +101,7 @@ private slots:
     std::uniform_real_distribution<float> uniform(region.signedData ? -3.0f : -6.0f, region.signedData ? 3.0f : 6.0f);
     std::vector<float> data(16 * 64);
     for (auto& v : data) v = uniform(rng);
-    auto input = array<float>({1, 16, 8, 8}, runtime::DataType::float32(), data);
+    auto input = testing::arrayOf<float>({1, 16, 8, 8}, runtime::DataType::float32(), data);
     QString integerText, floatText;
     runtime::NDArray integer = runCompiled(graph, true, input, &integerText);
     runtime::NDArray real = runCompiled(graph, false, input, &floatText);
@@ -139,13 +124,31 @@ private slots:
     QVERIFY2(clipped * 2 < int64_t(got.size()), qPrintable(QString("%1 of %2 clipped").arg(clipped).arg(got.size())));
   }
 
+  // A pre-quantized model with a zero or negative scale is refused at the node, not run.
+  void nonPositiveScalesAreNamed_data() {
+    QTest::addColumn<float>("scale");
+    QTest::newRow("zero") << 0.0f;
+    QTest::newRow("negative") << -0.5f;
+  }
+  void nonPositiveScalesAreNamed() {
+    QFETCH(float, scale);
+    Value x = makeInput("x", TensorType{DataType::float32(), {1, 4}, ""});
+    Value s = makeConstant("s", testing::arrayOf<float>({}, runtime::DataType::float32(), {scale}));
+    Value z = makeConstant("z", testing::arrayOf<uint8_t>({}, runtime::DataType::uint8(), {0}));
+    Value q = operation("quantize_x", "QuantizeLinear", {x, s, z});
+    auto compiled = driver::compileGraph(Graph{{x}, {q}, {"y"}});
+    QVERIFY(!compiled.ok());
+    QString message = QString::fromStdString(compiled.error().toString());
+    QVERIFY2(message.contains("quantize_x") && message.contains("must be positive"), qPrintable(message));
+  }
+
   void floatResultReadElsewhereStaysFloat() {
     Region region;
     region.relu = false;
     region.floatResultUsedElsewhere = true;
     std::mt19937 rng(5);
     Graph graph = qdqConv(region, rng);
-    auto input = array<float>({1, 16, 8, 8}, runtime::DataType::float32(), std::vector<float>(16 * 64, 0.5f));
+    auto input = testing::arrayOf<float>({1, 16, 8, 8}, runtime::DataType::float32(), std::vector<float>(16 * 64, 0.5f));
     QString text;
     runCompiled(graph, true, input, &text);
     QVERIFY2(!text.contains("QLinearConv"), qPrintable(text));

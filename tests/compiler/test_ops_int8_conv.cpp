@@ -59,6 +59,7 @@ private slots:
     QTest::newRow("NCHW in and out") << 32 << 9 << 64 << 3 << 1 << 1 << 16 << 32 << false << 0 << true << false;
     QTest::newRow("NCHW int8 1x1") << 16 << 7 << 32 << 1 << 1 << 0 << 16 << 16 << true << 0 << true << true;
     QTest::newRow("NCHW 3 channels, stride 2") << 3 << 11 << 16 << 3 << 2 << 1 << 4 << 16 << false << 0 << true << false;
+    QTest::newRow("NCHW 24 filters in a block of 16") << 16 << 7 << 24 << 1 << 1 << 0 << 16 << 16 << false << 0 << true << false;
     QTest::newRow("int8 3x3 stride 2") << 16 << 9 << 32 << 3 << 2 << 1 << 8 << 32 << false << 0 << false << true;
   }
   void matchesReference() {

@@ -7,21 +7,13 @@
 
 #include <random>
 
-#include "compiler/driver/Driver.h"
-#include "core/graph/Graph.h"
-#include "runtime/GraphExecutor.h"
+#include "QuantizedGraphTestSupport.h"
 
 using namespace tessel;
 using namespace tessel::graph;
 
 namespace {
 
-template <class T>
-runtime::NDArray array(std::vector<int64_t> shape, runtime::DataType type, const std::vector<T>& values) {
-  auto out = runtime::NDArray::empty(std::move(shape), type);
-  out.copyFrom(values.data(), values.size() * sizeof(T));
-  return out;
-}
 
 struct QuantizedConvCase {
   int64_t channels = 32, size = 10, filters = 64, kernel = 3, stride = 1, pad = 1;
@@ -45,35 +37,27 @@ Graph quantizedConvGraph(const QuantizedConvCase& c, std::mt19937& rng) {
   std::vector<uint8_t> outputZeroBytes = {c.signedData ? uint8_t(outputZero) : uint8_t(96)};
   std::vector<Value> inputs = {
       x,
-      makeConstant("x_scale", array<float>({}, runtime::DataType::float32(), {0.03f})),
-      makeConstant("x_zero_point", array<uint8_t>({}, runtimeByte, dataZeroBytes)),
-      makeConstant("w", array<int8_t>({c.filters, c.channels, c.kernel, c.kernel}, runtime::DataType::int8(), weights)),
-      makeConstant("w_scale", array<float>({int64_t(wScale.size())}, runtime::DataType::float32(), wScale)),
+      makeConstant("x_scale", testing::arrayOf<float>({}, runtime::DataType::float32(), {0.03f})),
+      makeConstant("x_zero_point", testing::arrayOf<uint8_t>({}, runtimeByte, dataZeroBytes)),
+      makeConstant("w", testing::arrayOf<int8_t>({c.filters, c.channels, c.kernel, c.kernel}, runtime::DataType::int8(), weights)),
+      makeConstant("w_scale", testing::arrayOf<float>({int64_t(wScale.size())}, runtime::DataType::float32(), wScale)),
       makeConstant("w_zero_point",
-                   array<int8_t>({c.filters}, runtime::DataType::int8(),
+                   testing::arrayOf<int8_t>({c.filters}, runtime::DataType::int8(),
                                  std::vector<int8_t>(size_t(c.filters), int8_t(c.weightZeroPoint)))),
-      makeConstant("y_scale", array<float>({}, runtime::DataType::float32(), {0.4f})),
-      makeConstant("y_zero_point", array<uint8_t>({}, runtimeByte, outputZeroBytes)),
+      makeConstant("y_scale", testing::arrayOf<float>({}, runtime::DataType::float32(), {0.4f})),
+      makeConstant("y_zero_point", testing::arrayOf<uint8_t>({}, runtimeByte, outputZeroBytes)),
   };
-  if (c.bias) inputs.push_back(makeConstant("B", array<int32_t>({c.filters}, runtime::DataType::int32(), bias)));
+  if (c.bias) inputs.push_back(makeConstant("B", testing::arrayOf<int32_t>({c.filters}, runtime::DataType::int32(), bias)));
   Attributes attributes = {{"pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad}},
                            {"strides", std::vector<int64_t>{c.stride, c.stride}}};
   Value y = makeOperation("qconv", "QLinearConv", inputs, attributes, {TensorType{}}, {{"qconv", "QLinearConv", 13}})[0];
   return Graph{{x}, {y}, {"y"}};
 }
 
-// Compiles and runs `graph` on `input`; `optimized` receives the final graph's text.
 runtime::NDArray runCompiled(const Graph& graph, bool packWeights, const runtime::NDArray& input, QString* optimized) {
-  driver::CompileOptions options;
-  options.passes.config["AlterLayout.pack_weights"] = packWeights ? "true" : "false";
-  auto compiled = driver::compileGraph(graph, options);
-  if (!compiled) qFatal("%s", compiled.error().toString().c_str());
-  *optimized = QString::fromStdString(printGraph(compiled->optimized));
-  auto executor = driver::createExecutor(*compiled);
-  if (!executor) qFatal("%s", executor.error().toString().c_str());
-  (*executor)->setInput("x", input);
-  (*executor)->run();
-  return (*executor)->getOutput("y");
+  PassOptions passes;
+  passes.config["AlterLayout.pack_weights"] = packWeights ? "true" : "false";
+  return testing::runCompiledGraph(graph, passes, input, optimized);
 }
 
 }  // namespace
@@ -106,7 +90,7 @@ private slots:
     std::uniform_int_distribution<int> byte(0, 255);
     std::vector<uint8_t> data(size_t(conv.channels * conv.size * conv.size));
     for (auto& v : data) v = uint8_t(byte(rng));
-    auto input = array<uint8_t>({1, conv.channels, conv.size, conv.size},
+    auto input = testing::arrayOf<uint8_t>({1, conv.channels, conv.size, conv.size},
                                 conv.signedData ? runtime::DataType::int8() : runtime::DataType::uint8(), data);
     QString packedText, referenceText;
     runtime::NDArray packed = runCompiled(graph, true, input, &packedText);
@@ -135,7 +119,7 @@ private slots:
     asymmetric.weightZeroPoint = 3;
     std::mt19937 rng(4);
     Graph graph = quantizedConvGraph(asymmetric, rng);
-    auto input = array<uint8_t>({1, 32, 10, 10}, runtime::DataType::uint8(), std::vector<uint8_t>(3200, 117));
+    auto input = testing::arrayOf<uint8_t>({1, 32, 10, 10}, runtime::DataType::uint8(), std::vector<uint8_t>(3200, 117));
     QString text;
     runCompiled(graph, true, input, &text);
     QVERIFY2(text.contains("QLinearConv") && !text.contains("QLinearConvPrepacked"), qPrintable(text));

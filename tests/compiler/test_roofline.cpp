@@ -129,6 +129,35 @@ private slots:
     QCOMPARE(driver::rooflineBound(back->nodes[0], back->roof)->limit, RooflineLimit::Memory);
   }
 
+  // A kernel of int8 dot products is bounded by the int8 peak, which the profile keeps.
+  void int8KernelsCountAgainstTheInt8Peak() {
+    Buffer acc("acc", DataType::int32(), {Expr(16)}), a("a", DataType::int32(), {Expr(16)});
+    Expr lanes = RampNode::make(Expr(int64_t(0)), Expr(int64_t(1)), 16);
+    Expr accumulated = BufferLoadNode::make(acc, {lanes}), operand = BufferLoadNode::make(a, {lanes});
+    Stmt dot = BufferStoreNode::make(
+        acc, CallNode::make(DataType::int32(16), Intrinsic::DotU8I8, {accumulated, operand, operand}), {lanes});
+    driver::CompiledKernel kernel;
+    kernel.name = "qconv";
+    kernel.flops = 4e6;
+    kernel.function = PrimFunc("qconv", {acc, a}, dot);
+    QVERIFY(driver::usesIntegerDot(kernel.function));
+    QVERIFY(!driver::usesIntegerDot(functionOver({Buffer("x", DataType::float32(), {Expr(4)})})));
+
+    driver::ModelProfile profile;
+    profile.nodes = {profiledNode("qconv", 0.02)};
+    driver::MachineRoof roof = kRoof;
+    roof.int8PeakGops = 400;
+    driver::addRooflines(profile, {kernel}, roof);
+    QVERIFY(profile.nodes[0].integerDot);
+    // 4 MOP at 400 GOP/s: 10 us, half the 20 us run (at the float peak of 100 it would be 2.0).
+    QCOMPARE(*profile.nodes[0].rooflineFraction, 0.5);
+    auto back = driver::parseModelProfile(driver::modelProfileJson(profile), "p.json");
+    QVERIFY2(back, back ? "" : back.error().toString().c_str());
+    QCOMPARE(back->roof.int8PeakGops, 400.0);
+    QVERIFY(back->nodes[0].integerDot);
+    QCOMPARE(driver::rooflineBound(back->nodes[0], back->roof)->milliseconds, 0.01);
+  }
+
   void profileSavedBeforeTheRooflineStillReads() {
     const std::string old = R"({"format": "tessel-profile", "version": 1, "model": "m.onnx", "runs": 2,
         "threads": 1, "latency_ms": 1.5, "min_ms": 1.4, "tuned_kernels": 0,

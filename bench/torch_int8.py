@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""PyTorch side of bench/compare_int8.sh: torchvision's quantizable models in FP32 ONNX for
+Tessel to quantize, and PyTorch's own int8 versions (eager-mode post-training static
+quantization on its `onednn` engine) timed as the peer.
+
+Commands (MODEL: resnet18, resnet50, mobilenet_v2):
+  export MODEL DIR     DIR/model.onnx (FP32, opset 13), DIR/input.npy (one image) and
+                       DIR/calibration.npy (8 random images, the calibration set of both sides)
+  time MODEL DIR [--threads T] [--runs N] [--engine onednn|qnnpack]
+                       PyTorch int8: fuse, calibrate on DIR/calibration.npy, convert; then its
+                       median and minimum latency on DIR/input.npy in ms ("MEDIAN MIN")
+Weights are random (fixed seed) in eval mode; batch 1; 224x224 images.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+MODELS = ("resnet18", "resnet50", "mobilenet_v2")
+
+
+def build(name):
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    model = getattr(torchvision.models.quantization, name)(weights=None, quantize=False)
+    model.eval()
+    return model
+
+
+def export(name, directory):
+    import torch
+
+    os.makedirs(directory, exist_ok=True)
+    model = build(name)
+    rng = np.random.default_rng(0)
+    image = rng.standard_normal((1, 3, 224, 224)).astype(np.float32)
+    np.save(os.path.join(directory, "input.npy"), image)
+    np.save(os.path.join(directory, "calibration.npy"), rng.standard_normal((8, 3, 224, 224)).astype(np.float32))
+    torch.onnx.export(model, torch.from_numpy(image), os.path.join(directory, "model.onnx"), opset_version=13,
+                      input_names=["input"], output_names=["output"], do_constant_folding=True)
+
+
+def time_int8(name, directory, threads, runs, engine):
+    import torch
+
+    torch.set_num_threads(threads)
+    torch.backends.quantized.engine = engine
+    model = build(name)
+    model.fuse_model()
+    model.qconfig = torch.ao.quantization.get_default_qconfig(engine)
+    torch.ao.quantization.prepare(model, inplace=True)
+    with torch.no_grad():
+        for sample in np.load(os.path.join(directory, "calibration.npy")):
+            model(torch.from_numpy(sample[None]))
+    torch.ao.quantization.convert(model, inplace=True)
+    image = torch.from_numpy(np.load(os.path.join(directory, "input.npy")))
+    times = []
+    with torch.no_grad():
+        for _ in range(5):
+            model(image)
+        for _ in range(runs):
+            start = time.perf_counter()
+            model(image)
+            times.append((time.perf_counter() - start) * 1e3)
+    print(f"{statistics.median(times):.4f} {min(times):.4f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("model", choices=MODELS)
+    e.add_argument("directory")
+    t = sub.add_parser("time")
+    t.add_argument("model", choices=MODELS)
+    t.add_argument("directory")
+    t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--runs", type=int, default=20)
+    t.add_argument("--engine", default="onednn", choices=("onednn", "qnnpack"))
+    args = parser.parse_args()
+    if args.command == "export":
+        export(args.model, args.directory)
+    else:
+        time_int8(args.model, args.directory, args.threads, args.runs, args.engine)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -148,8 +148,10 @@ private:
 // Operations computing each element from the same element of their one full-sized input:
 // they run unchanged on a blocked tensor.
 bool layoutFreeUnary(const std::string& op) {
-  static const std::set<std::string> ops = {"Relu",  "Clip",     "LeakyRelu", "Sigmoid", "HardSigmoid",
-                                            "HardSwish", "Tanh", "Elu",       "Selu",    "Identity"};
+  // Quantize/DequantizeLinear count when per tensor (rewriteUnary checks their scale is one value).
+  static const std::set<std::string> ops = {"Relu",     "Clip",      "LeakyRelu",      "Sigmoid",
+                                            "HardSigmoid", "HardSwish", "Tanh",        "Elu",
+                                            "Selu",     "Identity",  "QuantizeLinear", "DequantizeLinear"};
   return ops.count(op) != 0;
 }
 
@@ -207,6 +209,7 @@ public:
       return std::vector<Value>{inLayout(inputs[0], channelBlockOfType(op.outputTypes[0]))};
     if (readsOrWritesBlocked(op)) return keptLaidOut(op, inputs);
     if (!op.isFused() && op.op == "ConvPrepacked") return rewriteConv(op, inputs);
+    if (!op.isFused() && op.op == "QLinearConvPrepacked") return rewriteQuantizedConv(op, inputs);
     if (!op.isFused() && op.op == "Conv")
       if (auto blocked = rewriteDepthwise(op, inputs)) return blocked;
     bool anyBlocked = false;
@@ -276,6 +279,8 @@ private:
                            consumer->op == "LayoutTransform") && isData;
       if (consumer->op == "ConvPrepacked")
         feeds = isData && denseConvParams(*consumer, shape).has_value();
+      else if (consumer->op == "QLinearConvPrepacked")  // reads any block of whole channel quads
+        feeds = isData && shape.size() == 4 && shape[1] % 4 == 0;
       else if (consumer->op == "Conv")  // a depthwise one computes in the blocks it is given
         feeds = isData && depthwiseParams(*consumer, consumer->inputs, shape).has_value();
       else if (staysBlocked || layoutFreeBinary(consumer->op))
@@ -326,6 +331,31 @@ private:
     Attributes attributes = op.attributes;
     if (layout.inputBlock) attributes["data_layout"] = blockedChannelLayout(layout.inputBlock);
     if (layout.blockedOutput) attributes["out_layout"] = blockedChannelLayout(conv2dFilterBlock(*params, target_));
+    std::vector<Value> newInputs = inputs;
+    newInputs[0] = data;
+    return typedOperation(op, newInputs, attributes);
+  }
+
+  // The int8 convolution over blocked activations: it reads the blocks it is given when they
+  // hold whole quads of channels (its dot products take 4 at a time), and writes its filter
+  // blocks when what reads them stays blocked up to another convolution (the dequantize,
+  // residual add, Relu and quantize between two layers of a QDQ model all do).
+  std::optional<std::vector<Value>> rewriteQuantizedConv(const OperationNode& op, const std::vector<Value>& inputs) {
+    Value data = inputs[0];
+    if (!data.defined() || op.outputTypes[0].shape.size() != 4) return std::nullopt;
+    if (const Value* blocked = blockedSourceOf(data)) data = *blocked;
+    int64_t inputBlock = channelBlockOfValue(data);
+    std::vector<int64_t> shape = unblockedChannelShape(data.type().shape, inputBlock);
+    if (inputBlock && (shape.size() != 4 || inputBlock % 4 != 0 || shape[1] % inputBlock != 0)) {
+      data = toNchw(data);
+      inputBlock = 0;
+    }
+    int64_t filters = op.outputTypes[0].shape[1], filterBlock = op.attribute<int64_t>("filter_block", 0);
+    bool blockedOutput = filterBlock > 0 && filters % filterBlock == 0 && feedsBlockedConv({&op, 0});
+    if (!inputBlock && !blockedOutput && data == inputs[0]) return std::nullopt;
+    Attributes attributes = op.attributes;
+    if (inputBlock) attributes["data_layout"] = blockedChannelLayout(inputBlock);
+    if (blockedOutput) attributes["out_layout"] = blockedChannelLayout(filterBlock);
     std::vector<Value> newInputs = inputs;
     newInputs[0] = data;
     return typedOperation(op, newInputs, attributes);

@@ -4,6 +4,7 @@
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/ops/BatchMatmul.h"
 #include "compiler/ops/Int8Conv2d.h"
+#include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/PackedConvParams.h"
 #include "compiler/ops/Quantized.h"
 
@@ -193,22 +194,41 @@ Expected<Int8Conv2dParams> prepackedQuantizedConvParams(const OpCall& call) {
   auto yType = call.stringAttr("y_type", "uint8");
   if (!yType) return yType.error();
   std::optional<DataType> outputType = DataType::parse(*yType);
-  if (weightShape->size() != 4 || !outputType || call.inputTypes[0].shape.size() != 4)
+  // Channel-blocked activations (AlterLayout's data_layout / out_layout), NCHW when absent.
+  auto dataLayout = call.stringAttr("data_layout", "NCHW"), outLayout = call.stringAttr("out_layout", "NCHW");
+  if (!dataLayout) return dataLayout.error();
+  if (!outLayout) return outLayout.error();
+  std::optional<int64_t> dataBlock = channelBlockOf(*dataLayout), outBlock = channelBlockOf(*outLayout);
+  if (!dataBlock || !outBlock) return call.error("data_layout and out_layout must be NCHW or NCHW<block>c");
+  std::vector<int64_t> dataShape = call.inputTypes[0].shape;
+  if (*dataBlock) {
+    if (dataShape.size() != 5 || dataShape[4] != *dataBlock || call.inputTypes[0].layout != *dataLayout)
+      return call.error("data_layout is " + *dataLayout + " but the input is " + call.inputTypes[0].toString(),
+                        "insert a LayoutTransform before the convolution");
+    dataShape = unblockedChannelShape(dataShape, *dataBlock);
+  } else if (!call.inputTypes[0].layout.empty()) {
+    return call.error("the input is " + call.inputTypes[0].toString() + " but data_layout is NCHW");
+  }
+  if (weightShape->size() != 4 || !outputType || dataShape.size() != 4)
     return call.error("QLinearConvPrepacked needs 'weight_shape' (OIHW), 'y_type' and 4-D data",
                       "QLinearConvPrepacked nodes are made by AlterLayout; rerun it on the QLinearConv");
-  auto conv = conv2dParamsFromOnnx(call.attributes, call.inputTypes[0].shape, *weightShape, false);
+  auto conv = conv2dParamsFromOnnx(call.attributes, dataShape, *weightShape, false);
   if (!conv) return call.error(conv.error().message, conv.error().hint);
   Int8Conv2dParams p;
   p.conv = *conv;
   p.dataType = call.inputTypes[0].dtype;
   p.outputType = *outputType;
-  p.nchwInput = p.nchwOutput = true;
   for (auto [key, field] : {std::pair{"x_zero_point", &p.dataZeroPoint}, {"y_zero_point", &p.outputZeroPoint},
                             {"input_block", &p.inputBlock}, {"filter_block", &p.filterBlock}}) {
     auto value = call.intAttr(key, -1000);
     if (!value) return value.error();
     *field = *value;
   }
+  p.nchwInput = *dataBlock == 0;
+  p.nchwOutput = *outBlock == 0;
+  if (*dataBlock) p.inputBlock = *dataBlock;
+  if (*outBlock && *outBlock != p.filterBlock)
+    return call.error("out_layout " + *outLayout + " is not the kernel's filter block " + std::to_string(p.filterBlock));
   auto relu = call.intAttr("fused_relu", 0);
   if (!relu) return relu.error();
   p.relu = *relu != 0;
@@ -229,7 +249,12 @@ OpDef qlinearConvPrepackedDef() {
     auto p = prepackedQuantizedConvParams(call);
     if (!p) return p.error();
     const Conv2dParams& c = p->conv;
-    return std::vector<TensorType>{TensorType{p->outputType, {c.batch, c.filters, c.outHeight(), c.outWidth()}, ""}};
+    TensorType out{p->outputType, {c.batch, c.filters, c.outHeight(), c.outWidth()}, ""};
+    if (!p->nchwOutput) {
+      out.shape = blockedChannelShape(out.shape, p->filterBlock);
+      out.layout = blockedChannelLayout(p->filterBlock);
+    }
+    return std::vector<TensorType>{out};
   };
   def.build = [](const OpCall& call) -> Expected<OpKernel> {
     auto p = prepackedQuantizedConvParams(call);

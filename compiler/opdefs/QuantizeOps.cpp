@@ -36,6 +36,9 @@ Expected<QuantParams> quantParams(const OpCall& call) {
   int64_t rank = int64_t(p.shape.size());
   p.axis = *axis < 0 ? *axis + rank : *axis;
   if (p.perAxis) {
+    if (!call.inputTypes[0].layout.empty())
+      return call.error("per-axis quantization of a channel-blocked (" + call.inputTypes[0].layout + ") tensor",
+                        "AlterLayout leaves per-axis quantization on NCHW");
     if (scale.shape.size() != 1) return call.error("the scale must be a scalar or 1-D, got " + scale.toString());
     if (p.axis < 0 || p.axis >= rank) return call.error("axis " + std::to_string(*axis) + " is out of range");
     if (scale.shape[0] != p.shape[size_t(p.axis)])
@@ -111,7 +114,8 @@ OpDef quantizeLinear() {
     if (!call.inputTypes[0].dtype.isFloat()) return call.error("input 0 must be floating point");
     if (p->quantType != DataType::uint8() && p->quantType != DataType::int8())
       return call.error("the zero point must be uint8 or int8, got " + p->quantType.toString());
-    return std::vector<TensorType>{TensorType{p->quantType, p->shape, ""}};
+    // Per tensor, every element alike: a channel-blocked input stays blocked.
+    return std::vector<TensorType>{TensorType{p->quantType, p->shape, call.inputTypes[0].layout}};
   };
   def.build = [](const OpCall& call) -> Expected<OpKernel> {
     auto p = quantParams(call);
@@ -137,7 +141,7 @@ OpDef dequantizeLinear() {
     auto p = quantParams(call);
     if (!p) return p.error();
     if (!call.inputTypes[0].dtype.isIntegral()) return call.error("input 0 must be an integer tensor");
-    return std::vector<TensorType>{TensorType{call.inputTypes[1].dtype, p->shape, ""}};
+    return std::vector<TensorType>{TensorType{call.inputTypes[1].dtype, p->shape, call.inputTypes[0].layout}};
   };
   def.build = [](const OpCall& call) -> Expected<OpKernel> {
     auto p = quantParams(call);

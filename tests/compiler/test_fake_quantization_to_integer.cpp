@@ -21,6 +21,7 @@ Value operation(const std::string& name, const std::string& op, std::vector<Valu
 
 struct Region {
   bool relu = true, perFilter = true, signedData = false, quantizedBias = false, floatResultUsedElsewhere = false;
+  bool secondLayer = false;  ///< Another QDQ convolution reading the first's quantized output.
 };
 
 constexpr float kDataScale = 0.05f, kOutputScale = 0.08f;
@@ -72,6 +73,19 @@ Graph qdqConv(const Region& r, std::mt19937& rng) {
   Value yz = makeConstant("yz", zero(20, -10));
   Value yq = operation("y_q", "QuantizeLinear", {activated, ys, yz});
   Value out = operation("y_dq", "DequantizeLinear", {yq, ys, yz});
+  if (r.secondLayer) {
+    std::vector<int8_t> weights2(static_cast<size_t>(K * K * 9));
+    for (auto& w : weights2) w = int8_t(weightByte(rng));
+    Value w2 = operation("w2_dq", "DequantizeLinear",
+                         {makeConstant("w2_q", testing::arrayOf<int8_t>({K, K, 3, 3}, runtime::DataType::int8(), weights2)),
+                          makeConstant("ws2", testing::arrayOf<float>({}, runtime::DataType::float32(), {0.002f})),
+                          makeConstant("wz2", testing::arrayOf<int8_t>({}, runtime::DataType::int8(), {0}))});
+    Value y2 = operation("relu2", "Relu",
+                         {operation("conv2", "Conv", {out, w2}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})});
+    Value ys2 = makeConstant("ys2", testing::arrayOf<float>({}, runtime::DataType::float32(), {kOutputScale}));
+    Value yz2 = makeConstant("yz2", zero(0, -128));
+    out = operation("y2_dq", "DequantizeLinear", {operation("y2_q", "QuantizeLinear", {y2, ys2, yz2}), ys2, yz2});
+  }
   if (r.floatResultUsedElsewhere) return Graph{{x}, {out, y}, {"y", "float"}};
   return Graph{{x}, {out}, {"y"}};
 }
@@ -122,6 +136,35 @@ private slots:
     QVERIFY2(differing * 50 <= int64_t(got.size()),
              qPrintable(QString("%1 of %2 differ by a step").arg(differing).arg(got.size())));
     QVERIFY2(clipped * 2 < int64_t(got.size()), qPrintable(QString("%1 of %2 clipped").arg(clipped).arg(got.size())));
+  }
+
+  // Two int8 layers in a row pass their activations in channel blocks (no NCHW in between),
+  // and compute what they compute on NCHW.
+  void consecutiveLayersStayBlocked() {
+    Region region;
+    region.secondLayer = true;
+    std::mt19937 rng(8);
+    Graph graph = qdqConv(region, rng);
+    std::uniform_real_distribution<float> uniform(-6.0f, 6.0f);
+    std::vector<float> data(16 * 64);
+    for (auto& v : data) v = uniform(rng);
+    auto input = testing::arrayOf<float>({1, 16, 8, 8}, runtime::DataType::float32(), data);
+    QString blockedText, nchwText;
+    runtime::NDArray blocked = runCompiled(graph, true, input, &blockedText);
+    PassOptions nchw;
+    nchw.config["AlterLayout.blocked_activations"] = "false";
+    runtime::NDArray plain = testing::runCompiledGraph(graph, nchw, input, &nchwText);
+    QVERIFY2(blockedText.contains("data_layout=\"NCHW32c\"") && blockedText.contains("out_layout=\"NCHW32c\""),
+             qPrintable(blockedText));
+    QVERIFY2(!nchwText.contains("NCHW32c"), qPrintable(nchwText));
+    auto got = blocked.values<float>(), expected = plain.values<float>();
+    QCOMPARE(got.size(), expected.size());
+    int64_t nonzero = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      QCOMPARE(got[i], expected[i]);  // the same integer arithmetic, only laid out otherwise
+      nonzero += expected[i] != 0;
+    }
+    QVERIFY2(nonzero * 4 > int64_t(got.size()), qPrintable(QString("%1 nonzero").arg(nonzero)));
   }
 
   // A pre-quantized model with a zero or negative scale is refused at the node, not run.

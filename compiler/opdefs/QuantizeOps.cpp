@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "compiler/opdefs/OpRegistry.h"
+#include "compiler/ops/Elementwise.h"
 
 #include "core/ir/IROperators.h"
 
@@ -99,6 +100,11 @@ OpKernel quantKernel(const OpCall& call, const QuantParams& p, const std::string
         return element(x(asExprs(axes)), quantParamAt(scale, axes, p), zeroPoint);
       },
       "out", axisNames(p.shape.size()), "elemwise")};
+  // Alone (not fused into a neighbour) it is a pass over memory like any elementwise op:
+  // parallel and in vectors, not one scalar loop nest.
+  kernel.schedule = [](const Workload& workload, const Target& target) {
+    return defaultElementwiseSchedule(workload, target);
+  };
   return kernel;
 }
 

@@ -70,7 +70,6 @@ std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, con
   params.outputType = outputType;
   params.dataZeroPoint = int64_t(element(constant(2)->data, 0));
   params.outputZeroPoint = int64_t(element(constant(7)->data, 0));
-  params.nchwInput = params.nchwOutput = true;
   if (!params.validate().empty()) return std::nullopt;
 
   const int64_t perFilter = w.shape[1] * w.shape[2] * w.shape[3];

@@ -110,9 +110,9 @@ int runQuantize(const std::vector<std::string>& args) {
       {"method", "how ranges are chosen: minmax, percentile (99.99% of |x|) or entropy (KL divergence)", true,
        "minmax"},
       {"per-channel", "one weight scale per filter instead of one per layer", false, ""},
-      {"skip", "keep convolution NODE in float (repeatable)", true, "", true},
+      {"skip", "keep convolution NODE in float", true, "", true},
       {"report", "also write the per-layer report as JSON to FILE", true, ""},
-      {"samples", "use at most N calibration samples (default 64)", true, "64"},
+      {"samples", "use at most N calibration samples", true, "64"},
       inputShapeFlag()};
   ModelCommand command;
   if (auto done = parseModelCommand(

@@ -174,9 +174,11 @@ int runQuantize(const std::vector<std::string>& args) {
   auto ranges = driver::calibrate(*fp32, watched, *samples, *method);
   if (!ranges) return reportDiagnostic(ranges.error());
   std::map<std::string, frontend::ActivationQuantization> activations;
+  std::map<std::string, const driver::TensorRange*> rangeOf;  // by tensor name
   for (size_t i = 0; i < watched.size(); ++i) {
     const driver::TensorRange& r = ranges->at(watched[i]);
     activations[watchedNames[i]] = {r.scale, r.zeroPoint};
+    rangeOf[watchedNames[i]] = &r;
   }
   auto quantized = frontend::writeQdqModel(*found, convs, activations, line.has("per-channel"));
   if (!quantized) return reportDiagnostic(quantized.error());
@@ -221,10 +223,8 @@ int runQuantize(const std::vector<std::string>& args) {
     double sqnr = driver::sqnrDecibels(concatenated(*reference, i), concatenated(*approximated, i));
     const auto& in = activations.at(conv.input);
     const auto& out = activations.at(conv.output);
-    const driver::TensorRange& inRange = ranges->at(watched[size_t(
-        std::find(watchedNames.begin(), watchedNames.end(), conv.input) - watchedNames.begin())]);
-    const driver::TensorRange& outRange = ranges->at(watched[size_t(
-        std::find(watchedNames.begin(), watchedNames.end(), conv.output) - watchedNames.begin())]);
+    const driver::TensorRange& inRange = *rangeOf.at(conv.input);
+    const driver::TensorRange& outRange = *rangeOf.at(conv.output);
     char inText[64], outText[64];
     std::snprintf(inText, sizeof inText, "[%.3g, %.3g]", inRange.clipLow, inRange.clipHigh);
     std::snprintf(outText, sizeof outText, "[%.3g, %.3g]", outRange.clipLow, outRange.clipHigh);

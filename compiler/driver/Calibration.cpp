@@ -39,17 +39,30 @@ Expected<graph::Graph> watching(const graph::Graph& graph, const std::vector<Ten
   return out;
 }
 
-// Runs every sample through `graph` and hands each one's values of the watched tensors (then
-// the graph's own outputs) to `visit`.
-Status forEachSample(const graph::Graph& graph, const std::vector<TensorRef>& tensors,
-                     const std::vector<CalibrationSample>& samples, const CompileOptions& options,
-                     const std::function<void(size_t, const std::vector<runtime::NDArray>&)>& visit) {
+// `graph` compiled once with the watched tensors as extra outputs.
+struct WatchedModel {
+  const graph::Graph& graph;
+  size_t watchedCount = 0;
+  std::unique_ptr<runtime::GraphExecutor> executor;
+};
+
+Expected<WatchedModel> compileWatching(const graph::Graph& graph, const std::vector<TensorRef>& tensors,
+                                       const CompileOptions& options) {
   auto watched = watching(graph, tensors);
   if (!watched) return watched.error();
   auto compiled = compileGraph(*watched, options);
   if (!compiled) return compiled.error();
   auto executor = createExecutor(*compiled, options.target);
   if (!executor) return executor.error();
+  return WatchedModel{graph, tensors.size(), std::move(*executor)};
+}
+
+// Runs every sample through `model` and hands each one's values of the watched tensors (then
+// the graph's own outputs) to `visit`.
+Status forEachSample(WatchedModel& model, const std::vector<CalibrationSample>& samples,
+                     const std::function<void(size_t, const std::vector<runtime::NDArray>&)>& visit) {
+  const graph::Graph& graph = model.graph;
+  auto& executor = model.executor;
   for (size_t s = 0; s < samples.size(); ++s) {
     for (const graph::Value& input : graph.inputs) {
       const std::string& name = input.node()->name;
@@ -62,17 +75,17 @@ Status forEachSample(const graph::Graph& graph, const std::vector<TensorRef>& te
       if (it->second.shape() != type.shape || it->second.dtype() != runtime::DataType::float32())
         return Diagnostic{where + " gives input '" + name + "' a value that is not " + type.toString(), name, 0, 0,
                           "calibration inputs must have the model's input shape and type"};
-      (*executor)->setInput(name, it->second);
+      executor->setInput(name, it->second);
     }
     try {
-      (*executor)->run();
+      executor->run();
     } catch (const std::exception& error) {
       return Diagnostic{std::string("running calibration sample ") + std::to_string(s + 1) + ": " + error.what(), "",
                         0, 0, ""};
     }
     std::vector<runtime::NDArray> values;
-    for (size_t i = 0; i < tensors.size(); ++i) values.push_back((*executor)->getOutput("calibration:" + std::to_string(i)));
-    for (const std::string& name : graph.outputNames) values.push_back((*executor)->getOutput(name));
+    for (size_t i = 0; i < model.watchedCount; ++i) values.push_back(executor->getOutput("calibration:" + std::to_string(i)));
+    for (const std::string& name : graph.outputNames) values.push_back(executor->getOutput(name));
     visit(s, values);
   }
   return Status::success();
@@ -164,7 +177,10 @@ Expected<std::map<TensorRef, TensorRange>> calibrate(const graph::Graph& graph, 
     range.min = std::numeric_limits<double>::infinity();
     range.max = -std::numeric_limits<double>::infinity();
   }
-  Status scanned = forEachSample(graph, tensors, samples, options,
+  // One compile serves the range pass and the histogram pass.
+  auto model = compileWatching(graph, tensors, options);
+  if (!model) return model.error();
+  Status scanned = forEachSample(*model, samples,
                                  [&](size_t, const std::vector<runtime::NDArray>& values) {
                                    for (size_t i = 0; i < tensors.size(); ++i)
                                      for (float v : values[i].values<float>()) {
@@ -184,7 +200,7 @@ Expected<std::map<TensorRef, TensorRange>> calibrate(const graph::Graph& graph, 
     ranges[i].histogram.assign(kCalibrationHistogramBins, 0);
   }
   if (method != CalibrationMethod::MinMax) {
-    Status counted = forEachSample(graph, tensors, samples, options,
+    Status counted = forEachSample(*model, samples,
                                    [&](size_t, const std::vector<runtime::NDArray>& values) {
                                      for (size_t i = 0; i < tensors.size(); ++i)
                                        for (float v : values[i].values<float>()) {
@@ -214,7 +230,9 @@ Expected<std::vector<std::vector<runtime::NDArray>>> evaluateTensors(const graph
                                                                      const std::vector<CalibrationSample>& samples,
                                                                      const CompileOptions& options) {
   std::vector<std::vector<runtime::NDArray>> all(samples.size());
-  Status ran = forEachSample(graph, tensors, samples, options,
+  auto model = compileWatching(graph, tensors, options);
+  if (!model) return model.error();
+  Status ran = forEachSample(*model, samples,
                              [&](size_t s, const std::vector<runtime::NDArray>& values) { all[s] = values; });
   if (!ran) return ran.error();
   return all;

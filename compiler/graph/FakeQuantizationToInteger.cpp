@@ -2,10 +2,10 @@
 #include "compiler/graph/FakeQuantizationToInteger.h"
 
 #include <cmath>
-#include <limits>
 #include <map>
 
 #include "compiler/graph/TypedOperationBuilder.h"
+#include "compiler/opdefs/OpRegistry.h"
 
 namespace tessel::graph {
 
@@ -21,20 +21,9 @@ const ConstantNode* constantOf(const Value& value) {
   return value.defined() && value.index() == 0 ? asConstant(value.node()) : nullptr;
 }
 
-// A constant's elements as doubles (bytes, int32 or float32), or nullopt for other types.
+// A constant's elements as doubles, or nullopt for a non-numeric one.
 std::optional<std::vector<double>> valuesOf(const ConstantNode* constant) {
-  if (!constant) return std::nullopt;
-  const runtime::NDArray& a = constant->data;
-  std::vector<double> values(size_t(a.numElements()));
-  auto t = a.dtype();
-  for (int64_t i = 0; i < a.numElements(); ++i) {
-    if (t == runtime::DataType::uint8()) values[size_t(i)] = static_cast<const uint8_t*>(a.data())[i];
-    else if (t == runtime::DataType::int8()) values[size_t(i)] = static_cast<const int8_t*>(a.data())[i];
-    else if (t == runtime::DataType::int32()) values[size_t(i)] = static_cast<const int32_t*>(a.data())[i];
-    else if (t == runtime::DataType::float32()) values[size_t(i)] = static_cast<const float*>(a.data())[i];
-    else return std::nullopt;
-  }
-  return values;
+  return constant ? numericElements(constant->data) : std::nullopt;
 }
 
 // The parts of a DequantizeLinear or QuantizeLinear node: its tensor, scale and zero point

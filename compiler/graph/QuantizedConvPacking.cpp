@@ -1,6 +1,7 @@
 // QLinearConv -> QLinearConvPrepacked: the weight packed and the per-filter terms folded once.
 #include "compiler/graph/QuantizedConvPacking.h"
 
+#include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/Int8Conv2d.h"
 #include "compiler/ops/PackedConvParams.h"
 
@@ -14,23 +15,6 @@ const ConstantNode* constantAt(const std::vector<Value>& inputs, size_t i) {
 
 bool isByte(DataType type) { return type == DataType::uint8() || type == DataType::int8(); }
 
-// The constant types QLinearConv's parameters come in: the bytes, int32 bias, float32 scales.
-bool readable(const runtime::NDArray& array) {
-  auto t = array.dtype();
-  return t == runtime::DataType::uint8() || t == runtime::DataType::int8() || t == runtime::DataType::int32() ||
-         t == runtime::DataType::float32();
-}
-
-// Element i of a readable constant, widened; a scalar repeats.
-double element(const runtime::NDArray& array, int64_t i) {
-  int64_t at = array.numElements() == 1 ? 0 : i;
-  auto t = array.dtype();
-  if (t == runtime::DataType::uint8()) return double(static_cast<const uint8_t*>(array.data())[at]);
-  if (t == runtime::DataType::int8()) return double(static_cast<const int8_t*>(array.data())[at]);
-  if (t == runtime::DataType::int32()) return double(static_cast<const int32_t*>(array.data())[at]);
-  return double(static_cast<const float*>(array.data())[at]);
-}
-
 }  // namespace
 
 std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, const std::vector<Value>& inputs,
@@ -38,12 +22,20 @@ std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, con
   // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
   if (inputs.size() < 8 || !inputs[0].defined() || op.outputTypes.size() != 1) return std::nullopt;
   bool hasBias = inputs.size() > 8 && inputs[8].defined();
+  // Inputs 1..8 as constants, and their values (a scalar repeats for every filter).
   std::vector<const ConstantNode*> constants;
+  std::vector<std::vector<double>> values;
   for (size_t i = 1; i < (hasBias ? 9u : 8u); ++i) {
     constants.push_back(constantAt(inputs, i));
-    if (!constants.back() || !readable(constants.back()->data)) return std::nullopt;
+    auto numbers = constants.back() ? numericElements(constants.back()->data) : std::nullopt;
+    if (!numbers) return std::nullopt;
+    values.push_back(std::move(*numbers));
   }
   auto constant = [&](size_t input) { return constants[input - 1]; };
+  auto element = [&](size_t input, int64_t i) {
+    const std::vector<double>& v = values[input - 1];
+    return v[v.size() == 1 ? 0 : size_t(i)];
+  };
   const TensorType& x = inputs[0].type();
   const TensorType& w = constant(3)->outputTypes[0];
   DataType outputType = op.outputTypes[0].dtype;
@@ -56,7 +48,7 @@ std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, con
   for (size_t i : {4, 5})
     if (constant(i)->data.numElements() != 1 && constant(i)->data.numElements() != filters) return std::nullopt;
   for (int64_t k = 0; k < constant(5)->data.numElements(); ++k)
-    if (element(constant(5)->data, k) != 0) return std::nullopt;  // asymmetric weights: the reference kernel
+    if (element(5, k) != 0) return std::nullopt;  // asymmetric weights: the reference kernel
   auto conv = conv2dParamsFromOnnx(op.attributes, x.shape, w.shape, false);
   if (!conv) return std::nullopt;  // QLinearConv's own type inference reports what is wrong
 
@@ -68,8 +60,8 @@ std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, con
   params.filterBlock = filters % 32 == 0 ? 32 : 16;
   params.dataType = x.dtype;
   params.outputType = outputType;
-  params.dataZeroPoint = int64_t(element(constant(2)->data, 0));
-  params.outputZeroPoint = int64_t(element(constant(7)->data, 0));
+  params.dataZeroPoint = int64_t(element(2, 0));
+  params.outputZeroPoint = int64_t(element(7, 0));
   if (!params.validate().empty()) return std::nullopt;
 
   const int64_t perFilter = w.shape[1] * w.shape[2] * w.shape[3];
@@ -79,14 +71,14 @@ std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, con
   packed.copyFrom(packedWeights.data(), packedWeights.size());
   auto offset = runtime::NDArray::empty({filters}, runtime::DataType::int32());
   auto scale = runtime::NDArray::empty({filters}, runtime::DataType::float32());
-  float xScale = float(element(constant(1)->data, 0)), yScale = float(element(constant(6)->data, 0));
+  float xScale = float(element(1, 0)), yScale = float(element(6, 0));
   for (int64_t k = 0; k < filters; ++k) {
     int64_t sum = 0;
     for (int64_t i = 0; i < perFilter; ++i) sum += weight[k * perFilter + i];
-    int64_t bias = hasBias ? int64_t(element(constant(8)->data, k)) : 0;
+    int64_t bias = hasBias ? int64_t(element(8, k)) : 0;
     offset.dataAs<int32_t>()[k] = int32_t(bias - params.unsignedDataZeroPoint() * sum);
     // The order the reference kernel multiplies in, so both round alike.
-    scale.dataAs<float>()[k] = xScale * float(element(constant(4)->data, k)) / yScale;
+    scale.dataAs<float>()[k] = xScale * float(element(4, k)) / yScale;
   }
 
   Attributes attributes = op.attributes;

@@ -79,22 +79,21 @@ Expected<std::vector<Out>> constantValues(const OpCall& call, size_t i, const st
     return call.error(what + " (input " + std::to_string(i) + ") must be a constant",
                       "Tessel compiles static shapes: make it an initializer, or give its value when compiling");
   const runtime::NDArray& data = call.constantInputs[i];
-  std::vector<Out> out;
-  out.reserve(size_t(data.numElements()));
   auto dtype = data.dtype();
-  using Code = runtime::DataType::Code;
-  auto push = [&](auto* p) {
-    for (int64_t k = 0; k < data.numElements(); ++k) out.push_back(Out(p[k]));
-  };
-  auto integers = dtype.code == Code::Bool ? std::nullopt : integerElements(data);
-  if (integers) push(integers->data());
-  else if (!integralOnly && dtype.code == Code::Float && dtype.bits == 32) push(static_cast<const float*>(data.data()));
-  else if (!integralOnly && dtype.code == Code::Float && dtype.bits == 64)
-    push(static_cast<const double*>(data.data()));
-  else
-    return call.error(what + " (input " + std::to_string(i) + ") has element type " + dtype.toString() +
-                      (integralOnly ? ", expected an integer type" : ", expected a numeric type"));
-  return out;
+  std::vector<Out> out;
+  if (dtype.code != runtime::DataType::Code::Bool) {
+    if (auto integers = integerElements(data)) {
+      for (int64_t value : *integers) out.push_back(Out(value));
+      return out;
+    }
+    if (!integralOnly)
+      if (auto numbers = numericElements(data)) {
+        for (double value : *numbers) out.push_back(Out(value));
+        return out;
+      }
+  }
+  return call.error(what + " (input " + std::to_string(i) + ") has element type " + dtype.toString() +
+                    (integralOnly ? ", expected an integer type" : ", expected a numeric type"));
 }
 }  // namespace
 
@@ -118,6 +117,22 @@ std::optional<std::vector<int64_t>> integerElements(const runtime::NDArray& arra
   else if (dtype.code == Code::UInt && dtype.bits == 32) push(static_cast<const uint32_t*>(data));
   else if (dtype.code == Code::UInt && dtype.bits == 64) push(static_cast<const uint64_t*>(data));
   else return std::nullopt;
+  return out;
+}
+
+std::optional<std::vector<double>> numericElements(const runtime::NDArray& array) {
+  using Code = runtime::DataType::Code;
+  const auto dtype = array.dtype();
+  std::vector<double> out;
+  if (auto integers = integerElements(array)) {
+    out.assign(integers->begin(), integers->end());
+    return out;
+  }
+  if (dtype.lanes != 1 || dtype.code != Code::Float || (dtype.bits != 32 && dtype.bits != 64)) return std::nullopt;
+  out.reserve(size_t(array.numElements()));
+  for (int64_t k = 0; k < array.numElements(); ++k)
+    out.push_back(dtype.bits == 32 ? double(static_cast<const float*>(array.data())[k])
+                                   : static_cast<const double*>(array.data())[k]);
   return out;
 }
 

@@ -116,6 +116,9 @@ private:
 /// The elements of a host array of an integer or boolean element type, as int64 (a bool as 0
 /// or 1); nullopt for any other element type.
 std::optional<std::vector<int64_t>> integerElements(const runtime::NDArray& array);
+/// The elements of a host array of a numeric element type (integers, bool, float32, float64)
+/// as doubles; nullopt for any other element type.
+std::optional<std::vector<double>> numericElements(const runtime::NDArray& array);
 
 /// The OpCall for an operation node of a typed graph (every input's type known).
 OpCall makeOpCall(const OperationNode& node, const Target& target = hostTarget());

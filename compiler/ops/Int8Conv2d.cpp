@@ -25,7 +25,7 @@ std::string Int8Conv2dParams::validate() const {
   if (!nchwOutput && conv.filters % filterBlock != 0)
     return std::to_string(conv.filters) + " filters do not divide into blocks of " + std::to_string(filterBlock);
   // NCHW data is regrouped into blocks anyway, so its channels may be padded to a multiple of 4.
-  int64_t channels = nchwInput ? paddedChannels() : conv.channels;
+  int64_t channels = paddedChannels();
   if (inputBlock <= 0 || inputBlock % kChannelsPerLane != 0 || channels % inputBlock != 0)
     return "inputBlock " + std::to_string(inputBlock) + " must be a multiple of 4 dividing " +
            std::to_string(channels) + " channels";
@@ -44,6 +44,7 @@ int64_t Int8Conv2dParams::paddedFilters() const {
 }
 
 int64_t Int8Conv2dParams::paddedChannels() const {
+  if (!nchwInput) return conv.channels;
   return (conv.channels + kChannelsPerLane - 1) / kChannelsPerLane * kChannelsPerLane;
 }
 
@@ -55,7 +56,7 @@ Workload int8Conv2d(const Int8Conv2dParams& params) {
   TESSEL_ICHECK(params.validate().empty()) << "int8Conv2d: " << params.validate();
   const Conv2dParams& p = params.conv;
   const int64_t ib = params.inputBlock, kb = params.filterBlock;
-  const int64_t channels = params.nchwInput ? params.paddedChannels() : p.channels;
+  const int64_t channels = params.paddedChannels();
   DataType u8 = DataType::uint8(), i32 = DataType::int32();
   te::Tensor data =
       params.nchwInput
@@ -187,7 +188,7 @@ Expected<Schedule> defaultInt8Conv2dSchedule(const Workload& workload, const Int
   });
   bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
   if (padded || params.nchwInput || params.dataType != DataType::uint8()) {
-    int64_t channels = params.nchwInput ? params.paddedChannels() : p.channels;
+    int64_t channels = params.paddedChannels();
     int64_t rows = p.batch * (channels / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
     parallelizeRows(s, "data.pad", {"n", "co", "y"}, rows, target, steps);
     steps.push_back(s.vectorize("data.pad", "ci"));

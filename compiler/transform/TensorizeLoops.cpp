@@ -43,7 +43,6 @@ public:
   }
 
 private:
-
   std::optional<Stmt> mismatch(std::string message, std::string hint = "") {
     lastMessage_ = std::move(message);
     lastHint_ = std::move(hint);

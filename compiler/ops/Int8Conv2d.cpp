@@ -179,9 +179,12 @@ Expected<Schedule> defaultInt8Conv2dSchedule(const Workload& workload, const Int
       s.parallel("conv", "rows"),
       s.computeAt("conv.acc", "conv", "xo"),
       // Per tile: the reduction outermost, then pixels and filter vectors unrolled (their
-      // accumulators stay in registers), each vector's 4 channels one instruction.
+      // accumulators stay in registers), each vector's 4 channels one instruction. The
+      // reduction walks the packed weights in memory order ([C/4][R][S]): a tile streams
+      // its filters' weights from L2 once, and striding across them instead (r, s outside
+      // the channels) cost 10-30% on ResNet-18's 3x3 convolutions.
       s.split("conv.acc", "ki", lanes, "kv", "kl"),
-      s.reorder("conv.acc", {"co", "r", "s", "cg", "x", "kv", "kl", "ci"}),
+      s.reorder("conv.acc", {"co", "cg", "r", "s", "x", "kv", "kl", "ci"}),
       s.unroll("conv.acc", "x"),
       s.unroll("conv.acc", "kv"),
       s.tensorize("conv.acc", "kl", intrinsic),

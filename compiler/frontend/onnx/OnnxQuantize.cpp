@@ -156,21 +156,34 @@ Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::v
     return it->second;
   };
 
-  // Outputs first: a tensor made by one quantized layer and read by another is quantized once.
+  std::set<std::string> graphOutputs;
+  for (const auto& output : graph->output()) graphOutputs.insert(output.name());
+  // Quantizes tensor t where `producer` makes it: the producer's output is renamed t/float and
+  // t becomes QuantizeLinear -> DequantizeLinear of it, so every reader of t reads the int8
+  // value. Once per tensor: a tensor made by one quantized layer and read by another.
   std::set<std::string> quantizedOutputs;
-  for (const QuantizableConv& conv : convs) {
-    if (!quantizedOutputs.insert(conv.output).second) continue;
-    if (auto params = activationParams(conv.output); !params) return params.error();
-    onnx::NodeProto* producer = nodes.at(conv.outputProducer);
-    std::string real = conv.output + "/float";
+  auto quantizeAtProducer = [&](const std::string& t, const std::string& producerName) -> Status {
+    if (!quantizedOutputs.insert(t).second) return {};
+    if (auto params = activationParams(t); !params) return params.error();
+    onnx::NodeProto* producer = nodes.at(producerName);
+    std::string real = t + "/float";
     for (auto& output : *producer->mutable_output())
-      if (output == conv.output) output = real;
-    const std::string& t = conv.output;
+      if (output == t) output = real;
     after[producer->name()].push_back(
         quantizationNode("QuantizeLinear", t + "/QuantizeLinear", real, t + "/scale", t + "/zero_point", t + "/quantized"));
     after[producer->name()].push_back(
         quantizationNode("DequantizeLinear", dequantizedProducer(t), t + "/quantized", t + "/scale", t + "/zero_point", t));
-  }
+    return {};
+  };
+  for (const QuantizableConv& conv : convs)
+    if (Status done = quantizeAtProducer(conv.output, conv.outputProducer); !done) return done.error();
+  // A layer input made inside the graph is quantized where it is made too, so its other
+  // readers take the int8 value as well: a residual block's shortcut then carries int8 into
+  // its Add (as PyTorch's and ONNX Runtime's quantized ResNets do) instead of a float copy of
+  // the tensor, which cost a separate float write and a QuantizeLinear pass per block.
+  for (const QuantizableConv& conv : convs)
+    if (conv.inputProducer != conv.input && !graphOutputs.count(conv.input))
+      if (Status done = quantizeAtProducer(conv.input, conv.inputProducer); !done) return done.error();
   std::set<std::string> quantizedInputs;
   for (const QuantizableConv& conv : convs) {
     onnx::NodeProto* node = nodes.at(conv.node);

@@ -41,8 +41,10 @@ struct ActivationQuantization {
 };
 
 /// The model `model.bytes` with `convs` quantized: each quantized activation tensor T gets
-/// QuantizeLinear -> DequantizeLinear (a tensor produced by a quantized layer keeps its name
-/// on the DequantizeLinear's output; a layer input gets "T/dequantized"), and each weight W
+/// QuantizeLinear -> DequantizeLinear where it is made (the producer's output becomes
+/// "T/float" and T is the DequantizeLinear's output, so all of T's readers read the int8
+/// value; a graph input, or a layer input that is also a graph output, instead gets
+/// "T/dequantized" read by the quantized layers only), and each weight W
 /// becomes int8 "W/quantized" (symmetric: per filter with `perChannel`, else one scale),
 /// dequantized on its way into the Conv. Biases stay float. `activations` is keyed by
 /// tensor name and must hold every input and output of `convs`. Per-filter weight scales

@@ -7,6 +7,7 @@
 #include "app/cli/Commands.h"
 #include "app/cli/CompileTimeReport.h"
 #include "app/cli/ModelCommand.h"
+#include "app/cli/QuantizeModel.h"
 #include "app/cli/TuningRecordsFlag.h"
 
 namespace tessel::cli {
@@ -23,6 +24,9 @@ int runCompile(const std::vector<std::string>& args) {
                    "step and code generation phase summed over kernels, and the 5 slowest kernels (each kernel then "
                    "compiles as an LLVM module of its own, which costs 10-20% more CPU)",
                    false, ""});
+  flags.push_back({"quantize", "int8: quantize the dense convolutions first, as `tessel quantize` does (needs --calibration)",
+                   true, ""});
+  for (auto& flag : quantizeFlags()) flags.push_back(flag);
   ModelCommand command;
   if (auto done = parseModelCommand(
           "compile", "MODEL -o DIR [options]",
@@ -30,7 +34,9 @@ int runCompile(const std::vector<std::string>& args) {
           "memory and writes a module that `tessel run DIR` and tessel-deploy-run load. Prints kernels=,\n"
           "tuned_kernels=, fused_ops=, planned_memory_bytes=, naive_memory_bytes= and compile_seconds=.\n"
           "With --tuning-records, how many kernels the records tuned (and what they skipped) goes to stderr.\n"
-          "With --time-report, a table of where the compile's time went follows the summary.\n",
+          "With --time-report, a table of where the compile's time went follows the summary.\n"
+          "With --quantize int8 --calibration DATA, the model is quantized in memory first (the QDQ model\n"
+          "`tessel quantize` would write, without its report) and quantized_convs= counts its int8 layers.\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
@@ -44,11 +50,28 @@ int runCompile(const std::vector<std::string>& args) {
   auto records = readTuningRecordsFlag(line, &options);
   if (!records) return reportDiagnostic(records.error());
 
+  // --quantize int8: the QDQ model in memory replaces the file's (its convolutions then run in int8).
+  std::optional<QuantizedModel> quantized;
+  if (line.has("quantize")) {
+    if (line.get("quantize") != "int8")
+      return reportUsageError("compile", "--quantize takes int8 (got '" + line.get("quantize") + "')");
+    if (line.get("calibration").empty())
+      return reportUsageError("compile", "--quantize int8 needs --calibration DATA (inputs to choose the ranges from)");
+    std::string usageError;
+    auto result = quantizeModel(command.model, line, load, &usageError);
+    if (!result) return usageError.empty() ? reportDiagnostic(result.error()) : reportUsageError("compile", usageError);
+    quantized = std::move(*result);
+  } else {
+    for (const char* flag : {"calibration", "method", "per-channel", "skip", "samples"})
+      if (line.has(flag))
+        return reportUsageError("compile", std::string("--") + flag + " applies with --quantize int8 only");
+  }
+
   bool timeReport = line.has("time-report");
   CompileTimes times;
   if (timeReport) load.times = &times.load;
   auto start = std::chrono::steady_clock::now();
-  auto graph = driver::loadModel(command.model, load);
+  auto graph = quantized ? driver::loadModelBytes(quantized->bytes, command.model, load) : driver::loadModel(command.model, load);
   if (!graph) return reportDiagnostic(graph.error());
   auto compiled = driver::compileGraph(*graph, options);
   if (!compiled) return reportDiagnostic(compiled.error());
@@ -67,6 +90,7 @@ int runCompile(const std::vector<std::string>& args) {
   std::printf("model=%s\noutput=%s\n", command.model.c_str(), line.get("output").c_str());
   std::printf("operations=%zu\nkernels=%zu\ntuned_kernels=%d\nfused_ops=%d\n", graph->operationCount(),
               compiled->kernels.size(), tunedKernelCount(*compiled), fused);
+  if (quantized) std::printf("quantized_convs=%zu\n", quantized->convs.size());
   std::printf("planned_memory_bytes=%lld\nnaive_memory_bytes=%lld\nstorages=%d\n", (long long)memory.plannedBytes,
               (long long)memory.naiveBytes, memory.storageCount);
   std::printf("pass_seconds=%.3f\nlower_seconds=%.3f\ncompile_seconds=%.3f\n", compiled->passSeconds,

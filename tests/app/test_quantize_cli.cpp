@@ -1,5 +1,6 @@
 // `tessel quantize` as a user runs it on the example tiny ResNet: a QDQ model that Tessel runs
-// with int8 convolutions, a report whose figures say the quantized model kept the signal, and
+// with int8 convolutions (also made in memory by `tessel compile --quantize int8`), a report
+// whose figures say the quantized model kept the signal, and
 // clear refusals (exit 2, the input model untouched) for calibration data of the wrong shape,
 // an output path that is the input, an unknown layer to skip and a missing flag.
 #include <QtTest>
@@ -29,12 +30,13 @@ QByteArray fileHash(const QString& path) {
 }
 
 // `count` samples of the model's [1, 3, 32, 32] input, stacked along the first axis.
-QString writeCalibration(const QTemporaryDir& directory, std::vector<int64_t> shape) {
+QString writeCalibration(const QTemporaryDir& directory, std::vector<int64_t> shape,
+                         const QString& name = "calibration.npy") {
   auto array = runtime::NDArray::empty(shape, runtime::DataType::float32());
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (float& v : array.values<float>()) v = normal(rng);
-  QString path = directory.filePath("calibration.npy");
+  QString path = directory.filePath(name);
   runtime::writeNpy(path.toStdString(), array);
   return path;
 }
@@ -100,6 +102,49 @@ private slots:
     Run skipped = runTessel(skipping);
     QVERIFY2(skipped.exitCode == 0, qPrintable(describe(skipping, skipped)));
     QCOMPARE(readJson(report)["layers"].toArray().size(), 2);
+  }
+
+  // `tessel compile --quantize int8` quantizes in memory exactly as `tessel quantize` writes:
+  // the module it exports computes what the written QDQ model computes, in int8 kernels.
+  void compileQuantizesInMemory() {
+    QTemporaryDir directory;
+    QString calibration = writeCalibration(directory, {4, 3, 32, 32});
+    QString qdq = directory.filePath("tiny_resnet.int8.onnx"), module = directory.filePath("module");
+    QStringList quantize = {"quantize", kModel, "--calibration", calibration, "-o", qdq, "--per-channel"};
+    Run quantized = runTessel(quantize);
+    QVERIFY2(quantized.exitCode == 0, qPrintable(describe(quantize, quantized)));
+    QByteArray before = fileHash(kModel);
+    QStringList compile = {"compile", kModel, "-o", module, "--quantize", "int8", "--calibration", calibration,
+                           "--per-channel"};
+    Run compiled = runTessel(compile);
+    QVERIFY2(compiled.exitCode == 0, qPrintable(describe(compile, compiled)));
+    QVERIFY2(compiled.out.contains("quantized_convs=3"), qPrintable(compiled.out));
+    QCOMPARE(fileHash(kModel), before);
+    QFile graph(module + "/graph.json");
+    QVERIFY(graph.open(QIODevice::ReadOnly));
+    QVERIFY(graph.readAll().contains("QLinearConv"));
+
+    QString image = writeCalibration(directory, {1, 3, 32, 32}, "image.npy");
+    auto outputOf = [&](const QString& model, const QString& name) -> QByteArray {
+      QString outputs = directory.filePath(name);
+      QStringList run = {"run", model, "--input", "image=" + image, "--output-dir", outputs};
+      Run ran = runTessel(run);
+      if (ran.exitCode != 0) qWarning("%s", qPrintable(describe(run, ran)));
+      QFile file(outputs + "/probabilities.npy");
+      return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+    };
+    QByteArray fromModule = outputOf(module, "module-out"), fromFile = outputOf(qdq, "file-out");
+    QVERIFY(!fromModule.isEmpty());
+    QCOMPARE(fromModule, fromFile);
+
+    // The quantization flags mean nothing without --quantize, and --quantize needs data.
+    for (const QStringList& args : {QStringList{"compile", kModel, "-o", module, "--per-channel"},
+                                    QStringList{"compile", kModel, "-o", module, "--quantize", "int8"},
+                                    QStringList{"compile", kModel, "-o", module, "--quantize", "fp16", "--calibration",
+                                                calibration}}) {
+      Run refused = runTessel(args);
+      QVERIFY2(refused.exitCode == 2 && refused.err.contains("--"), qPrintable(describe(args, refused)));
+    }
   }
 
   void refusesBadInput_data() {

@@ -1,0 +1,148 @@
+// Quantizing a model in memory: calibration samples in, a QDQ ONNX model out.
+#include "app/cli/QuantizeModel.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "runtime/Npy.h"
+
+namespace tessel::cli {
+
+namespace {
+
+// The calibration samples for a model with one input: a .npy holding one sample, or samples
+// stacked along a first axis where the model's input has batch 1; or a directory of such files.
+Expected<std::vector<driver::CalibrationSample>> readCalibration(const std::string& path, const graph::Graph& model,
+                                                                 int64_t limit) {
+  if (model.inputs.size() != 1)
+    return Diagnostic{"the model has " + std::to_string(model.inputs.size()) +
+                          " inputs; tessel quantize calibrates models with one input for now",
+                      path, 0, 0, ""};
+  const std::string& name = model.inputs[0].node()->name;
+  const std::vector<int64_t>& shape = model.inputs[0].type().shape;
+  std::vector<std::string> files;
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    for (const auto& entry : std::filesystem::directory_iterator(path, error))
+      if (entry.path().extension() == ".npy") files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) return Diagnostic{"the directory holds no .npy files", path, 0, 0, "put one sample per file"};
+  } else if (std::filesystem::path(path).extension() == ".npy") {
+    files = {path};
+  } else {
+    return Diagnostic{"calibration data must be a .npy file or a directory of them", path, 0, 0,
+                      "numpy.save(\"calibration.npy\", samples) with the samples stacked along the first axis"};
+  }
+  std::vector<driver::CalibrationSample> samples;
+  for (const std::string& file : files) {
+    runtime::NDArray array;
+    try {
+      array = runtime::readNpy(file);
+    } catch (const std::exception& e) {
+      return Diagnostic{e.what(), file, 0, 0, ""};
+    }
+    if (array.dtype() != runtime::DataType::float32())
+      return Diagnostic{"the calibration array is not float32", file, 0, 0, "save it with dtype=numpy.float32"};
+    std::vector<int64_t> got = array.shape();
+    std::string expected = "[";
+    for (size_t i = 0; i < shape.size(); ++i) expected += (i ? ", " : "") + std::to_string(shape[i]);
+    expected += "]";
+    if (got == shape) {
+      samples.push_back({{name, array}});
+    } else if (!shape.empty() && shape[0] == 1 && got.size() == shape.size() &&
+               std::equal(got.begin() + 1, got.end(), shape.begin() + 1)) {
+      // Stacked samples: one model input per entry of the first axis.
+      int64_t bytes = array.byteSize() / std::max<int64_t>(1, got[0]);
+      for (int64_t i = 0; i < got[0]; ++i) {
+        auto sample = runtime::NDArray::empty(shape, runtime::DataType::float32());
+        sample.copyFrom(static_cast<const char*>(array.data()) + i * bytes, size_t(bytes));
+        samples.push_back({{name, sample}});
+      }
+    } else {
+      return Diagnostic{"a calibration array of shape " + [&] {
+        std::string text = "[";
+        for (size_t i = 0; i < got.size(); ++i) text += (i ? ", " : "") + std::to_string(got[i]);
+        return text + "]";
+      }() + " does not fit input '" + name + "' " + expected, file, 0, 0,
+                        "give " + expected + ", or samples stacked along the first axis"};
+    }
+    if (int64_t(samples.size()) >= limit) break;
+  }
+  if (int64_t(samples.size()) > limit) samples.resize(size_t(limit));
+  return samples;
+}
+
+}  // namespace
+
+std::vector<FlagSpec> quantizeFlags() {
+  return {{"calibration", "a .npy of inputs (samples stacked along the first axis) or a directory of .npy files", true,
+           ""},
+          {"method", "how ranges are chosen: minmax, percentile (99.99% of |x|) or entropy (KL divergence)", true,
+           "minmax"},
+          {"per-channel", "one weight scale per filter instead of one per layer", false, ""},
+          {"skip", "keep convolution NODE in float", true, "", true},
+          {"samples", "use at most N calibration samples", true, "64"}};
+}
+
+Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLine& line,
+                                       const driver::LoadOptions& load, std::string* usageError) {
+  auto usage = [&](const std::string& message) -> Diagnostic {
+    *usageError = message;
+    return Diagnostic{message, "", 0, 0, ""};
+  };
+  if (line.get("calibration").empty()) return usage("--calibration DATA is required");
+  QuantizedModel out;
+  auto method = driver::parseCalibrationMethod(line.get("method"));
+  if (!method) return usage("--method must be minmax, percentile or entropy");
+  out.method = *method;
+  int64_t limit = 0;
+  if (auto error = line.getInt("samples", &limit)) return usage(*error);
+
+  auto found = frontend::findQuantizableConvs(path);
+  if (!found) return found.error();
+  out.found = std::move(*found);
+  auto fp32 = driver::loadModelBytes(out.found.bytes, path, load);
+  if (!fp32) return fp32.error();
+  auto samples = readCalibration(line.get("calibration"), *fp32, limit);
+  if (!samples) return samples.error();
+  out.samples = std::move(*samples);
+
+  std::vector<std::string> skipped = line.getAll("skip");
+  for (const auto& conv : out.found.convs)
+    if (std::find(skipped.begin(), skipped.end(), conv.node) == skipped.end()) out.convs.push_back(conv);
+  for (const std::string& name : skipped)
+    if (std::none_of(out.found.convs.begin(), out.found.convs.end(), [&](const auto& c) { return c.node == name; }))
+      return usage("--skip " + name + ": there is no quantizable convolution of that name");
+  if (out.convs.empty())
+    return Diagnostic{"the model has no convolution to quantize (dense 2-D Conv nodes with constant weights)", path, 0,
+                      0, ""};
+
+  // Calibration: each conv's input and quantized output, each tensor once.
+  std::vector<driver::TensorRef> watched;
+  std::vector<std::string> watchedNames;
+  auto watch = [&](const std::string& tensor, const std::string& producer, int index) {
+    if (std::find(watchedNames.begin(), watchedNames.end(), tensor) != watchedNames.end()) return;
+    watched.push_back({producer, index});
+    watchedNames.push_back(tensor);
+  };
+  for (const auto& conv : out.convs) {
+    watch(conv.input, conv.inputProducer, conv.inputIndex);
+    watch(conv.output, conv.outputProducer, conv.outputIndex);
+  }
+  std::fprintf(stderr, "calibrating %zu tensors of %zu convolutions on %zu samples (%s)\n", watched.size(),
+               out.convs.size(), out.samples.size(), driver::calibrationMethodName(out.method));
+  auto ranges = driver::calibrate(*fp32, watched, out.samples, out.method);
+  if (!ranges) return ranges.error();
+  for (size_t i = 0; i < watched.size(); ++i) {
+    const driver::TensorRange& r = ranges->at(watched[i]);
+    out.activations[watchedNames[i]] = {r.scale, r.zeroPoint};
+    out.ranges[watchedNames[i]] = r;
+  }
+  auto quantized = frontend::writeQdqModel(out.found, out.convs, out.activations, line.has("per-channel"));
+  if (!quantized) return quantized.error();
+  out.bytes = std::move(*quantized);
+  return out;
+}
+
+}  // namespace tessel::cli

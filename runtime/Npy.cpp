@@ -131,8 +131,10 @@ NDArray readNpy(const std::string& path) {
   if (!stream) throw Error(path + ": cannot open: " + std::strerror(errno));
   std::ostringstream buffer;
   buffer << stream.rdbuf();
-  const std::string contents = buffer.str();
+  return parseNpy(buffer.str(), path);
+}
 
+NDArray parseNpy(const std::string& contents, const std::string& path) {
   if (contents.size() < kMagicBytes + 4 || contents.compare(0, kMagicBytes, kMagic, kMagicBytes) != 0)
     throw Error(path + ": not a .npy file (no \\x93NUMPY magic)");
   auto byteAt = [&](size_t i) { return static_cast<uint8_t>(contents[i]); };

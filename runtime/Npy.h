@@ -13,6 +13,10 @@ namespace tessel::runtime {
 /// the file and the problem.
 NDArray readNpy(const std::string& path);
 
+/// readNpy of a .npy file's bytes already in memory (an entry of an .npz archive); `name` is
+/// what its errors call it.
+NDArray parseNpy(const std::string& contents, const std::string& name);
+
 /// Writes `array` (a CPU array of a type readNpy accepts) as a version 1.0 .npy file.
 /// Throws Error when the type has no .npy equivalent or the file cannot be written.
 void writeNpy(const std::string& path, const NDArray& array);

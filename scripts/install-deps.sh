@@ -16,6 +16,7 @@ packages=(
   libonnx-testdata                          # the ONNX backend node tests: the conformance suite
   libxgboost-dev                            # the tuner's cost model (XGBoost C API)
   python3-torch python3-torchvision python3-onnx python3-numpy  # bench/model_zoo.py: PyTorch is the peer
+  python3-sklearn                           # bench/digits_int8.sh: the handwritten digits (load_digits)
 )
 
 missing=()

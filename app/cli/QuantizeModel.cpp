@@ -5,14 +5,22 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/cli/NpzArchive.h"
 #include "runtime/Npy.h"
 
 namespace tessel::cli {
 
 namespace {
 
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
 // The calibration samples for a model with one input: a .npy holding one sample, or samples
-// stacked along a first axis where the model's input has batch 1; or a directory of such files.
+// stacked along a first axis where the model's input has batch 1; a directory of such files;
+// or an .npz archive of such arrays (numpy.savez, compressed or not), in archive order.
 Expected<std::vector<driver::CalibrationSample>> readCalibration(const std::string& path, const graph::Graph& model,
                                                                  int64_t limit) {
   if (model.inputs.size() != 1)
@@ -21,33 +29,13 @@ Expected<std::vector<driver::CalibrationSample>> readCalibration(const std::stri
                       path, 0, 0, ""};
   const std::string& name = model.inputs[0].node()->name;
   const std::vector<int64_t>& shape = model.inputs[0].type().shape;
-  std::vector<std::string> files;
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    for (const auto& entry : std::filesystem::directory_iterator(path, error))
-      if (entry.path().extension() == ".npy") files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-    if (files.empty()) return Diagnostic{"the directory holds no .npy files", path, 0, 0, "put one sample per file"};
-  } else if (std::filesystem::path(path).extension() == ".npy") {
-    files = {path};
-  } else {
-    return Diagnostic{"calibration data must be a .npy file or a directory of them", path, 0, 0,
-                      "numpy.save(\"calibration.npy\", samples) with the samples stacked along the first axis"};
-  }
   std::vector<driver::CalibrationSample> samples;
-  for (const std::string& file : files) {
-    runtime::NDArray array;
-    try {
-      array = runtime::readNpy(file);
-    } catch (const std::exception& e) {
-      return Diagnostic{e.what(), file, 0, 0, ""};
-    }
+  // Takes one array's samples; `where` names it in errors.
+  auto take = [&](const runtime::NDArray& array, const std::string& where) -> Status {
     if (array.dtype() != runtime::DataType::float32())
-      return Diagnostic{"the calibration array is not float32", file, 0, 0, "save it with dtype=numpy.float32"};
+      return Diagnostic{"the calibration array is " + array.dtype().toString() + ", not float32", where, 0, 0,
+                        "save it with dtype=numpy.float32"};
     std::vector<int64_t> got = array.shape();
-    std::string expected = "[";
-    for (size_t i = 0; i < shape.size(); ++i) expected += (i ? ", " : "") + std::to_string(shape[i]);
-    expected += "]";
     if (got == shape) {
       samples.push_back({{name, array}});
     } else if (!shape.empty() && shape[0] == 1 && got.size() == shape.size() &&
@@ -60,14 +48,46 @@ Expected<std::vector<driver::CalibrationSample>> readCalibration(const std::stri
         samples.push_back({{name, sample}});
       }
     } else {
-      return Diagnostic{"a calibration array of shape " + [&] {
-        std::string text = "[";
-        for (size_t i = 0; i < got.size(); ++i) text += (i ? ", " : "") + std::to_string(got[i]);
-        return text + "]";
-      }() + " does not fit input '" + name + "' " + expected, file, 0, 0,
-                        "give " + expected + ", or samples stacked along the first axis"};
+      return Diagnostic{"a calibration array of shape " + shapeText(got) + " does not fit input '" + name + "' " +
+                            shapeText(shape),
+                        where, 0, 0, "give " + shapeText(shape) + ", or samples stacked along the first axis"};
     }
-    if (int64_t(samples.size()) >= limit) break;
+    return {};
+  };
+  auto done = [&] { return int64_t(samples.size()) >= limit; };
+  std::error_code error;
+  std::string extension = std::filesystem::path(path).extension().string();
+  if (extension == ".npz") {
+    auto arrays = readNpz(path);
+    if (!arrays) return arrays.error();
+    if (arrays->empty()) return Diagnostic{"the archive holds no arrays", path, 0, 0, "numpy.savez(path, samples)"};
+    for (const auto& [entry, array] : *arrays) {
+      if (Status taken = take(array, path + ": " + entry); !taken) return taken.error();
+      if (done()) break;
+    }
+  } else {
+    std::vector<std::string> files;
+    if (std::filesystem::is_directory(path, error)) {
+      for (const auto& entry : std::filesystem::directory_iterator(path, error))
+        if (entry.path().extension() == ".npy") files.push_back(entry.path().string());
+      std::sort(files.begin(), files.end());
+      if (files.empty()) return Diagnostic{"the directory holds no .npy files", path, 0, 0, "put one sample per file"};
+    } else if (extension == ".npy") {
+      files = {path};
+    } else {
+      return Diagnostic{"calibration data must be a .npy or .npz file or a directory of .npy files", path, 0, 0,
+                        "numpy.save(\"calibration.npy\", samples) with the samples stacked along the first axis"};
+    }
+    for (const std::string& file : files) {
+      runtime::NDArray array;
+      try {
+        array = runtime::readNpy(file);
+      } catch (const std::exception& e) {
+        return Diagnostic{e.what(), "", 0, 0, ""};  // its message names the file
+      }
+      if (Status taken = take(array, file); !taken) return taken.error();
+      if (done()) break;
+    }
   }
   if (int64_t(samples.size()) > limit) samples.resize(size_t(limit));
   return samples;
@@ -76,8 +96,9 @@ Expected<std::vector<driver::CalibrationSample>> readCalibration(const std::stri
 }  // namespace
 
 std::vector<FlagSpec> quantizeFlags() {
-  return {{"calibration", "a .npy of inputs (samples stacked along the first axis) or a directory of .npy files", true,
-           ""},
+  return {{"calibration",
+           "a .npy of inputs (samples stacked along the first axis), an .npz of such arrays, or a directory of .npy files",
+           true, ""},
           {"method", "how ranges are chosen: minmax, percentile (99.99% of |x|) or entropy (KL divergence)", true,
            "minmax"},
           {"per-channel", "one weight scale per filter instead of one per layer", false, ""},

@@ -22,6 +22,7 @@ using testing::runTessel;
 namespace {
 
 const QString kModel = QStringLiteral(TESSEL_SOURCE_DIR "/resources/examples/tiny_resnet.onnx");
+const char* const kData = TESSEL_SOURCE_DIR "/tests/app/data/";
 
 QByteArray fileHash(const QString& path) {
   QFile file(path);
@@ -145,6 +146,38 @@ private slots:
       Run refused = runTessel(args);
       QVERIFY2(refused.exitCode == 2 && refused.err.contains("--"), qPrintable(describe(args, refused)));
     }
+  }
+
+  // numpy.savez's archive (two arrays of one sample) and savez_compressed's (one deflated
+  // array of both samples) calibrate alike: the same model bytes.
+  void readsNpzArchives() {
+    QTemporaryDir directory;
+    QByteArray written[2];
+    int i = 0;
+    for (QString archive : {"calibration_savez.npz", "calibration_savez_compressed.npz"}) {
+      QString output = directory.filePath(archive + ".onnx"), report = directory.filePath("report.json");
+      QStringList args = {"quantize", kModel, "--calibration", QString(kData) + archive, "-o", output, "--report",
+                          report};
+      Run run = runTessel(args);
+      QVERIFY2(run.exitCode == 0, qPrintable(describe(args, run)));
+      QCOMPARE(readJson(report)["calibration_samples"].toInt(), 2);
+      written[i++] = fileHash(output);
+    }
+    QVERIFY(!written[0].isEmpty());
+    QCOMPARE(written[0], written[1]);
+
+    // A cut-off archive is refused, naming it.
+    QFile whole(QString(kData) + "calibration_savez.npz");
+    QVERIFY(whole.open(QIODevice::ReadOnly));
+    QString truncated = directory.filePath("truncated.npz");
+    QFile cut(truncated);
+    QVERIFY(cut.open(QIODevice::WriteOnly));
+    cut.write(whole.readAll().left(20000));
+    cut.close();
+    QStringList args = {"quantize", kModel, "--calibration", truncated, "-o", directory.filePath("out.onnx")};
+    Run refused = runTessel(args);
+    QVERIFY2(refused.exitCode == 2 && refused.err.contains("truncated.npz") && refused.err.contains("zip"),
+             qPrintable(describe(args, refused)));
   }
 
   void refusesBadInput_data() {

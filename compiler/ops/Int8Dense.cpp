@@ -1,0 +1,211 @@
+// The int8 VNNI dense layer: compute, weight packing and default schedule.
+#include "compiler/ops/Int8Dense.h"
+
+#include "compiler/ops/Conv2d.h"
+#include "compiler/ops/Quantized.h"
+#include "compiler/schedule/TensorIntrinsic.h"
+#include "core/ir/IROperators.h"
+
+namespace tessel {
+
+namespace {
+// The intrinsic's lanes and products per lane: 16 int32 outputs, 4 products each.
+constexpr int64_t kLanes = 16;
+constexpr int64_t kProductsPerLane = 4;
+
+int64_t roundUp(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+// The leading axes' names ("b0", "b1", ...) then "i" for the row axis.
+std::vector<std::string> rowAxes(size_t rank) {
+  std::vector<std::string> axes;
+  for (size_t d = 0; d + 2 < rank; ++d) axes.push_back("b" + std::to_string(d));
+  axes.push_back("i");
+  return axes;
+}
+}  // namespace
+
+int64_t Int8DenseParams::rows() const {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < dataShape.size(); ++d) rows *= dataShape[d];
+  return rows;
+}
+
+int64_t Int8DenseParams::paddedDepth() const { return roundUp(depth(), kProductsPerLane); }
+int64_t Int8DenseParams::paddedColumns() const { return roundUp(columns, columnBlock); }
+
+int64_t Int8DenseParams::unsignedDataZeroPoint() const {
+  return dataZeroPoint + (dataType == DataType::int8() ? 128 : 0);
+}
+
+bool Int8DenseParams::copiesData() const { return dataType != DataType::uint8() || depth() % kProductsPerLane != 0; }
+
+std::vector<int64_t> Int8DenseParams::weightShape() const {
+  return {paddedColumns() / columnBlock, paddedDepth() / kProductsPerLane, columnBlock, kProductsPerLane};
+}
+
+std::vector<int64_t> Int8DenseParams::outputShape() const {
+  std::vector<int64_t> shape = dataShape;
+  if (!shape.empty()) shape.back() = columns;
+  return shape;
+}
+
+std::string Int8DenseParams::validate() const {
+  if (dataShape.size() < 2) return "the data needs a row axis and a depth axis";
+  for (int64_t extent : dataShape)
+    if (extent < 1) return "every axis of the data must be positive";
+  if (columns < 1) return "the output needs at least one column";
+  if (columnBlock != 16 && columnBlock != 32) return "the column block must be 16 or 32";
+  if (dataType != DataType::uint8() && dataType != DataType::int8()) return "the data must be uint8 or int8";
+  if (outputType != DataType::uint8() && outputType != DataType::int8() && outputType != DataType::float32())
+    return "the output must be uint8, int8 or float32";
+  auto inRange = [](DataType type, int64_t value) {
+    return type == DataType::uint8() ? value >= 0 && value <= 255 : value >= -128 && value <= 127;
+  };
+  if (!inRange(dataType, dataZeroPoint)) return "the data's zero point lies outside its type";
+  if (outputType != DataType::float32() && !inRange(outputType, outputZeroPoint))
+    return "the output's zero point lies outside its type";
+  return "";
+}
+
+Workload int8Dense(const Int8DenseParams& params) {
+  TESSEL_ICHECK(params.validate().empty()) << "int8Dense: " << params.validate();
+  const std::vector<int64_t>& shape = params.dataShape;
+  const size_t rank = shape.size();
+  const int64_t K = params.depth(), Kp = params.paddedDepth(), N = params.columns, nb = params.columnBlock;
+  DataType u8 = DataType::uint8(), i32 = DataType::int32();
+  te::Tensor data = te::placeholder(toExprs(shape), params.dataType, "data");
+  te::Tensor weight = te::placeholder(toExprs(params.weightShape()), DataType::int8(), "weight");
+  te::Tensor offset = te::placeholder({Expr(N)}, i32, "offset");
+  te::Tensor scale = te::placeholder({Expr(N)}, DataType::float32(), "scale");
+
+  // The uint8 operand: the data itself, or a copy shifted by 128 (int8 data) and padded to
+  // whole quads (the padded products read a real value; their weights are 0).
+  std::function<Expr(std::vector<Expr>)> operand = [&](std::vector<Expr> index) { return data(index); };
+  te::Tensor copy;
+  if (params.copiesData()) {
+    std::vector<int64_t> copyShape = shape;
+    copyShape.back() = Kp;
+    std::vector<std::string> axes = rowAxes(rank);
+    axes.push_back("k");
+    copy = te::compute(
+        toExprs(copyShape),
+        [&](const std::vector<Var>& v) {
+          std::vector<Expr> index(v.begin(), v.end());
+          if (Kp != K) index.back() = min(index.back(), Expr(K - 1));
+          Expr value = data(index);
+          if (params.dataType == u8) return value;
+          return cast(u8, cast(i32, value) + Expr(int32_t(128)));
+        },
+        "data.u8", axes, "shift");
+    operand = [&](std::vector<Expr> index) { return copy(index); };
+  }
+
+  IterVar kq = te::reduceAxis(Expr(Kp / kProductsPerLane), "kq");
+  IterVar kl = te::reduceAxis(Expr(kProductsPerLane), "kl");
+  std::vector<int64_t> accShape(shape.begin(), shape.end() - 1);
+  accShape.push_back(params.paddedColumns() / nb);
+  accShape.push_back(nb);
+  std::vector<std::string> accAxes = rowAxes(rank);
+  accAxes.insert(accAxes.end(), {"no", "ni"});
+  te::Tensor acc = te::compute(
+      toExprs(accShape),
+      [&](const std::vector<Var>& v) {
+        std::vector<Expr> row(v.begin(), v.end() - 2);
+        row.push_back(Expr(kq) * kProductsPerLane + kl);
+        Expr no = v[v.size() - 2], ni = v.back();
+        return te::sum(cast(i32, operand(row)) * cast(i32, weight(no, kq, ni, kl)), {kq, kl});
+      },
+      "dense.acc", accAxes, "dense");
+
+  std::vector<std::string> outAxes = rowAxes(rank);
+  outAxes.push_back("j");
+  te::Tensor out = te::compute(
+      toExprs(params.outputShape()),
+      [&](const std::vector<Var>& v) {
+        std::vector<Expr> index(v.begin(), v.end() - 1);
+        Expr j = v.back();
+        index.push_back(j / nb);
+        index.push_back(j % nb);
+        Expr total = acc(index) + offset(j);
+        if (params.outputType == DataType::float32()) {
+          Expr value = cast(DataType::float32(), total) * scale(j);
+          return params.relu ? max(value, makeConst(DataType::float32(), 0.0)) : value;
+        }
+        Expr q = requantize(total, scale(j), Expr(params.outputZeroPoint), params.outputType);
+        return params.relu ? max(q, makeConst(params.outputType, double(params.outputZeroPoint))) : q;
+      },
+      "dense", outAxes, params.outputType == DataType::float32() ? "dequantized" : "quantized");
+
+  Workload w;
+  w.name = "int8_dense_" + shapeName(shape) + "_n" + std::to_string(N);
+  if (params.dataType != u8 || params.outputType != u8)
+    w.name += "_" + params.dataType.toString() + "_" + params.outputType.toString();
+  if (params.relu) w.name += "_relu";
+  w.inputs = {data, weight, offset, scale};
+  w.outputs = {out};
+  w.flops = 2.0 * double(params.rows()) * double(N) * double(K);
+  return w;
+}
+
+std::vector<int8_t> packInt8DenseWeight(const Int8DenseParams& params, const int8_t* weight, bool transposed) {
+  const int64_t K = params.depth(), N = params.columns, nb = params.columnBlock;
+  std::vector<int8_t> packed(size_t(params.paddedColumns() * params.paddedDepth()));
+  size_t at = 0;
+  for (int64_t no = 0; no < params.paddedColumns() / nb; ++no)
+    for (int64_t kq = 0; kq < params.paddedDepth() / kProductsPerLane; ++kq)
+      for (int64_t ni = 0; ni < nb; ++ni)
+        for (int64_t kl = 0; kl < kProductsPerLane; ++kl) {
+          int64_t n = no * nb + ni, k = kq * kProductsPerLane + kl;
+          packed[at++] = n < N && k < K ? weight[transposed ? n * K + k : k * N + n] : int8_t(0);
+        }
+  return packed;
+}
+
+Expected<Schedule> defaultInt8DenseSchedule(const Workload& workload, const Int8DenseParams& params,
+                                            const Target& target) {
+  const size_t rank = params.dataShape.size();
+  const int64_t rowExtent = params.dataShape[rank - 2];
+  const int64_t columnVectors = params.columnBlock / kLanes;
+  const int64_t rowBlock = conv2dPixelBlock(rowExtent, columnVectors, target);
+  const char* intrinsic = target.vectorLanes() >= 16 ? "dot_16x4_u8i8" : "dot_8x4_u8i8";
+  const int64_t lanes = findTensorIntrinsic(intrinsic)->lanes;
+  std::vector<std::string> leading = rowAxes(rank);
+  leading.pop_back();  // the batch axes, outside the row axis
+  Schedule s(workload.outputs);
+  std::vector<std::string> tileOrder = leading, rowsOfTiles = leading;
+  tileOrder.insert(tileOrder.end(), {"io", "jo", "ii", "ji"});
+  rowsOfTiles.insert(rowsOfTiles.end(), {"io", "jo"});
+  std::vector<Status> steps = {
+      s.split("dense", "j", params.columnBlock, "jo", "ji"),
+      s.split("dense", "i", rowBlock, "io", "ii"),
+      s.reorder("dense", tileOrder),
+      s.vectorize("dense", "ji"),
+      s.fuse("dense", rowsOfTiles, "tiles"),
+      s.parallel("dense", "tiles"),
+      s.computeAt("dense.acc", "dense", "tiles"),
+      // Per tile: the reduction outermost (the packed weights in memory order), then rows and
+      // column vectors unrolled with their accumulators in registers, 4 products per lane
+      // one instruction.
+      s.split("dense.acc", "ni", lanes, "nv", "nl"),
+      s.reorder("dense.acc", {"kq", "i", "nv", "nl", "kl"}),
+      s.unroll("dense.acc", "i"),
+      s.unroll("dense.acc", "nv"),
+      s.tensorize("dense.acc", "nl", intrinsic),
+  };
+  if (params.copiesData()) {
+    std::vector<std::string> rowsOfCopy = rowAxes(rank);
+    parallelizeRows(s, "data.u8", rowsOfCopy, params.rows(), target, steps);
+    const int64_t chunk = 64;
+    if (params.paddedDepth() > chunk) {
+      steps.push_back(s.split("data.u8", "k", chunk, "ko", "kv"));
+      steps.push_back(s.vectorize("data.u8", "kv"));
+    } else {
+      steps.push_back(s.vectorize("data.u8", "k"));
+    }
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+
+}  // namespace tessel

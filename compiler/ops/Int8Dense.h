@@ -1,0 +1,57 @@
+// The int8 dense layer of quantized models, built for VNNI like the int8 convolution: uint8
+// rows times int8 weights packed in the blocks dot_16x4_u8i8 reads, int32 accumulation, and
+// the epilogue fused: requantization to uint8/int8, or dequantization to float32 for a layer
+// whose output stays float (a classifier's logits).
+#pragma once
+
+#include <vector>
+
+#include "compiler/ops/Workload.h"
+#include "compiler/schedule/Schedule.h"
+
+namespace tessel {
+
+struct Int8DenseParams {
+  std::vector<int64_t> dataShape;  ///< [..., K]: rows of K, any leading axes (at least one).
+  int64_t columns = 0;             ///< N, the outputs per row.
+  int64_t columnBlock = 32;        ///< 16 or 32 columns per packed weight block.
+  DataType dataType = DataType::uint8();    ///< uint8, or int8 (shifted by 128 into a copy).
+  DataType outputType = DataType::uint8();  ///< uint8, int8 or float32.
+  int64_t dataZeroPoint = 0;    ///< The data's zero, in its own type.
+  int64_t outputZeroPoint = 0;  ///< The output's zero (byte outputs only).
+  bool relu = false;            ///< Clamp the output below at its zero.
+
+  int64_t depth() const { return dataShape.empty() ? 0 : dataShape.back(); }
+  int64_t rows() const;  ///< The product of the leading axes.
+  int64_t paddedDepth() const;    ///< K rounded up to 4 (the padded products have zero weights).
+  int64_t paddedColumns() const;  ///< N rounded up to whole blocks (zero weights, never written).
+  /// The uint8 value the kernel multiplies for a real 0: dataZeroPoint, plus 128 for int8 data.
+  int64_t unsignedDataZeroPoint() const;
+  /// Whether the data is copied first: int8 data (shifted to uint8) or K not a multiple of 4.
+  bool copiesData() const;
+  std::vector<int64_t> weightShape() const;  ///< [paddedColumns() / nb, paddedDepth() / 4, nb, 4]
+  std::vector<int64_t> outputShape() const;  ///< dataShape with N last.
+  /// A message naming the first parameter the kernel cannot take, or empty.
+  std::string validate() const;
+};
+
+/// out[..., j] = epilogue(acc + offset[j], scale[j]) with acc = sum over k of
+///   u8(data[..., k]) * weight[j, k] (uint8 x int8 in int32) and the epilogue
+///   requantize(., scale[j], outputZeroPoint) for byte outputs, or float(.) * scale[j] for
+///   float32 (Relu after either when asked). Inputs: data, weight int8 (packed, see
+///   packInt8DenseWeight), offset int32 [N] (the bias in accumulator units less
+///   unsignedDataZeroPoint() times the column's weight sum), scale float32 [N]. Stages:
+///   "data.u8" (when copiesData()), "dense.acc" (reduction axes kq, kl with k = kq * 4 + kl)
+///   and "dense".
+Workload int8Dense(const Int8DenseParams& params);
+
+/// A [K, N] (or, `transposed`, [N, K]) int8 weight in int8Dense's packed layout.
+std::vector<int8_t> packInt8DenseWeight(const Int8DenseParams& params, const int8_t* weight, bool transposed);
+
+/// The VNNI schedule: tiles of rows x one column block in parallel; per tile the reduction
+/// outermost, rows and column vectors unrolled (accumulators in registers), each 16 columns
+/// x 4 products one dot_16x4_u8i8, and the epilogue vectorized along the block.
+Expected<Schedule> defaultInt8DenseSchedule(const Workload& workload, const Int8DenseParams& params,
+                                            const Target& target);
+
+}  // namespace tessel

@@ -1,0 +1,153 @@
+// The int8 VNNI dense layer against a plain C++ reference of the same quantized arithmetic:
+// uint8 and int8 data, byte and float32 outputs, depths not a multiple of 4, columns not a
+// multiple of the block, leading batch axes, a fused Relu, and the same kernel on a CPU
+// without VNNI (its AVX-512BW form) and without AVX.
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+#include "compiler/codegen/llvm/HostTarget.h"
+#include "compiler/lower/Build.h"
+#include "compiler/ops/Int8Dense.h"
+#include "core/ir/IRPrinter.h"
+
+using namespace tessel;
+
+namespace {
+
+Target withoutFeatures(bool avx) {
+  Target target = hostTarget();
+  std::erase_if(target.features, [&](const std::string& f) {
+    if (f == "avx512vnni" || f == "avxvnni") return true;
+    return !avx && (f.rfind("avx", 0) == 0 || f == "fma" || f == "f16c");
+  });
+  target.vectorBits = Target::vectorBitsForFeatures(target.features);
+  return target;
+}
+
+}  // namespace
+
+class TestOpsInt8Dense : public QObject {
+  Q_OBJECT
+private slots:
+  void matchesReference_data() {
+    QTest::addColumn<QList<int>>("shape");  // the data's, depth last
+    QTest::addColumn<int>("columns");
+    QTest::addColumn<int>("block");
+    QTest::addColumn<QString>("types");  // data -> output
+    QTest::addColumn<bool>("relu");
+    QTest::addColumn<int>("cpu");  // 0 host, 1 without VNNI, 2 without AVX
+    QTest::newRow("one row, float logits") << QList<int>{1, 512} << 1000 << 32 << "uint8 float32" << false << 0;
+    QTest::newRow("rows in tiles, uint8") << QList<int>{24, 64} << 64 << 32 << "uint8 uint8" << false << 0;
+    QTest::newRow("int8 data and output, relu") << QList<int>{12, 48} << 48 << 16 << "int8 int8" << true << 0;
+    QTest::newRow("depth 30: padded quads") << QList<int>{5, 30} << 20 << 16 << "uint8 float32" << true << 0;
+    QTest::newRow("batch axes") << QList<int>{2, 3, 7, 32} << 40 << 32 << "int8 float32" << false << 0;
+    QTest::newRow("without VNNI") << QList<int>{8, 64} << 64 << 32 << "uint8 uint8" << true << 1;
+    QTest::newRow("without AVX") << QList<int>{6, 36} << 24 << 16 << "int8 float32" << false << 2;
+  }
+  void matchesReference() {
+    QFETCH(QList<int>, shape);
+    QFETCH(int, columns);
+    QFETCH(int, block);
+    QFETCH(QString, types);
+    QFETCH(bool, relu);
+    QFETCH(int, cpu);
+    Int8DenseParams params;
+    for (int extent : shape) params.dataShape.push_back(extent);
+    params.columns = columns;
+    params.columnBlock = block;
+    params.dataType = *DataType::parse(types.split(' ')[0].toStdString());
+    params.outputType = *DataType::parse(types.split(' ')[1].toStdString());
+    const bool signedData = params.dataType == DataType::int8();
+    const bool floatOutput = params.outputType == DataType::float32();
+    params.dataZeroPoint = signedData ? -5 : 3;
+    params.outputZeroPoint = floatOutput ? 0 : params.outputType == DataType::int8() ? -8 : 120;
+    params.relu = relu;
+    QVERIFY2(params.validate().empty(), params.validate().c_str());
+    Target target = cpu == 0 ? hostTarget() : withoutFeatures(cpu == 1);
+    Workload w = int8Dense(params);
+    auto schedule = defaultInt8DenseSchedule(w, params, target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    auto built = build(*schedule, w.args(), w.name, target);
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
+    QVERIFY(toString(built->lowered.func).find("dot_u8i8(") != std::string::npos);
+
+    const int64_t M = params.rows(), K = params.depth(), N = columns;
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> byte(signedData ? -128 : 0, signedData ? 127 : 255), weightByte(-128, 127);
+    std::vector<int> x(size_t(M * K));
+    std::vector<int8_t> w8(size_t(N * K));  // [N, K], as a Gemm with transB holds it
+    for (auto& v : x) v = byte(rng);
+    for (auto& v : w8) v = int8_t(weightByte(rng));
+    std::vector<int32_t> offset(static_cast<size_t>(N)), bias(static_cast<size_t>(N));
+    std::vector<float> scale(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+      int32_t sum = 0;
+      bias[size_t(n)] = int32_t(weightByte(rng)) * 50;
+      for (int64_t k = 0; k < K; ++k) sum += w8[size_t(n * K + k)];
+      offset[size_t(n)] = bias[size_t(n)] - int32_t(params.unsignedDataZeroPoint()) * sum;
+      scale[size_t(n)] = 0.0005f + 0.0001f * float(n % 7);
+    }
+    runtime::DataType byteType = signedData ? runtime::DataType::int8() : runtime::DataType::uint8();
+    auto data = runtime::NDArray::empty(params.dataShape, byteType);
+    for (int64_t i = 0; i < M * K; ++i) static_cast<uint8_t*>(data.data())[i] = uint8_t(x[size_t(i)]);
+    auto weight = runtime::NDArray::empty(params.weightShape(), runtime::DataType::int8());
+    auto packed = packInt8DenseWeight(params, w8.data(), true);
+    weight.copyFrom(packed.data(), packed.size());
+    auto offsetArray = runtime::NDArray::empty({N}, runtime::DataType::int32());
+    offsetArray.copyFrom(offset.data(), offset.size() * sizeof(int32_t));
+    auto scaleArray = runtime::NDArray::empty({N}, runtime::DataType::float32());
+    scaleArray.copyFrom(scale.data(), scale.size() * sizeof(float));
+    runtime::DataType outType = floatOutput ? runtime::DataType::float32()
+                                : params.outputType == DataType::int8() ? runtime::DataType::int8()
+                                                                         : runtime::DataType::uint8();
+    auto out = runtime::NDArray::empty(params.outputShape(), outType);
+    built->function(data, weight, offsetArray, scaleArray, out);
+
+    int64_t offByOne = 0;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int32_t acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += (x[size_t(m * K + k)] - int32_t(params.dataZeroPoint)) * int32_t(w8[size_t(n * K + k)]);
+        acc += bias[size_t(n)];
+        QString where = QString("row %1, column %2").arg(m).arg(n);
+        if (floatOutput) {
+          float expected = float(acc) * scale[size_t(n)];
+          if (relu) expected = std::max(expected, 0.0f);
+          float got = out.dataAs<float>()[m * N + n];
+          QVERIFY2(got == expected, qPrintable(where + QString(": got %1, expected %2").arg(got).arg(expected)));
+          continue;
+        }
+        bool signedOutput = params.outputType == DataType::int8();
+        float low = signedOutput ? -128.0f : 0.0f, high = signedOutput ? 127.0f : 255.0f;
+        float value = std::nearbyint(float(acc) * scale[size_t(n)]) + float(params.outputZeroPoint);
+        int expected = int(std::min(high, std::max(relu ? float(params.outputZeroPoint) : low, value)));
+        uint8_t stored = static_cast<const uint8_t*>(out.data())[m * N + n];
+        int got = signedOutput ? int(int8_t(stored)) : int(stored);
+        if (got != expected) {
+          // float32 products may round a tie differently; anything more is a wrong sum.
+          QVERIFY2(std::abs(got - expected) == 1, qPrintable(where + QString(": got %1, expected %2").arg(got).arg(expected)));
+          ++offByOne;
+        }
+      }
+    QVERIFY2(offByOne * 1000 <= M * N, qPrintable(QString("%1 outputs off by one").arg(offByOne)));
+  }
+
+  void rejectsWhatItCannotTake() {
+    Int8DenseParams params;
+    params.dataShape = {64};
+    params.columns = 8;
+    QVERIFY(params.validate().find("row axis") != std::string::npos);
+    params.dataShape = {2, 64};
+    params.columnBlock = 8;
+    QVERIFY(params.validate().find("16 or 32") != std::string::npos);
+    params.columnBlock = 16;
+    params.outputType = DataType::int32();
+    QVERIFY(params.validate().find("uint8, int8 or float32") != std::string::npos);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestOpsInt8Dense)
+#include "test_ops_int8_dense.moc"

@@ -20,15 +20,6 @@
 namespace tessel::graph {
 
 namespace {
-// A float attribute that some writers store as an int.
-double numberAttribute(const OperationNode& op, const std::string& key, double fallback) {
-  auto it = op.attributes.find(key);
-  if (it == op.attributes.end()) return fallback;
-  if (auto* value = std::get_if<double>(&it->second)) return *value;
-  if (auto* value = std::get_if<int64_t>(&it->second)) return double(*value);
-  return fallback;
-}
-
 bool packableType(const TensorType& type) {
   return type.known() && type.layout.empty() && (type.dtype == DataType::float32() || type.dtype == DataType::float64());
 }

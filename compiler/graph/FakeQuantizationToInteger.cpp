@@ -1,9 +1,11 @@
-// FakeQuantizationToInteger for convolutions: QDQ regions matched and rebuilt as QLinearConv.
+// FakeQuantizationToInteger: QDQ regions matched and rebuilt as integer kernels (convolutions
+// as QLinearConv, dense layers as QDensePrepacked).
 #include "compiler/graph/FakeQuantizationToInteger.h"
 
 #include <cmath>
 #include <map>
 
+#include "compiler/graph/QuantizedDensePacking.h"
 #include "compiler/graph/TypedOperationBuilder.h"
 #include "compiler/opdefs/OpRegistry.h"
 
@@ -67,14 +69,20 @@ public:
     for (const GraphNode* node : graph.topologicalOrder())
       if (const auto* op = asOperation(node))
         for (const Value& input : op->inputs)
-          if (input.defined()) ++uses_[{input.node()->name, input.index()}];
+          if (input.defined()) {
+            ++uses_[{input.node()->name, input.index()}];
+            readers_[{input.node()->name, input.index()}].push_back(op->op);
+          }
     for (const Value& output : graph.outputs) ++uses_[{output.node()->name, output.index()}];
   }
 
   std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
-    if (error_ || op.op != "QuantizeLinear" || op.isFused()) return std::nullopt;
+    if (error_ || op.isFused()) return std::nullopt;
+    if (op.op == "Gemm" || op.op == "MatMul" || op.op == "Add") return rewriteFloatDense(op, inputs);
+    if (op.op != "QuantizeLinear") return std::nullopt;
     auto output = quantizationOf(op, inputs);
     if (!output || output->scales.size() != 1) return std::nullopt;
+    if (auto dense = rewriteQuantizedDense(op, *output)) return dense;
     std::vector<Provenance> provenance = op.provenance;
     const OperationNode* conv = producer(output->tensor, "Conv");
     bool relu = false;
@@ -144,6 +152,139 @@ private:
     return it != uses_.end() && it->second == 1;
   }
 
+  // The op types reading output 0 of node `name` (a graph output is not among them).
+  std::vector<std::string> readersOf(const std::string& name) const {
+    auto it = readers_.find({name, 0});
+    return it == readers_.end() ? std::vector<std::string>{} : it->second;
+  }
+
+  // A dense layer over dequantized operands: Gemm(DQ(x), DQ(W) [, bias]), MatMul(DQ(x), DQ(W)),
+  // or Add(such a MatMul, bias) with its MatMul read by nothing else. x is per-tensor; W is a
+  // constant 2-D int8 with a zero zero point, per tensor or per output column; the bias is a
+  // float constant (or a dequantized one) with one value per column.
+  std::optional<QuantizedDenseRegion> denseRegion(const OperationNode& node, const std::vector<Value>& inputs) const {
+    QuantizedDenseRegion region;
+    region.name = node.name;
+    region.provenance = node.provenance;
+    const OperationNode* product = &node;
+    std::vector<Value> productInputs = inputs;
+    std::optional<Value> biasValue;
+    if (node.op == "Add") {
+      if (inputs.size() != 2) return std::nullopt;
+      for (int side : {0, 1}) {
+        const OperationNode* matmul = producer(inputs[size_t(side)], "MatMul");
+        if (matmul && onlyUse(inputs[size_t(side)])) {
+          product = matmul;
+          productInputs = matmul->inputs;
+          biasValue = inputs[size_t(1 - side)];
+          break;
+        }
+      }
+      if (product == &node) return std::nullopt;
+      region.provenance.insert(region.provenance.end(), product->provenance.begin(), product->provenance.end());
+    } else if (node.op == "Gemm") {
+      if (node.attribute<int64_t>("transA", 0) != 0 || numberAttribute(node, "alpha", 1.0) != 1.0) return std::nullopt;
+      region.transposed = node.attribute<int64_t>("transB", 0) != 0;
+      if (inputs.size() > 2 && inputs[2].defined()) {
+        if (numberAttribute(node, "beta", 1.0) != 1.0) return std::nullopt;
+        biasValue = inputs[2];
+      }
+    } else if (node.op != "MatMul") {
+      return std::nullopt;
+    }
+    if (productInputs.size() < 2) return std::nullopt;
+    const OperationNode* dataNode = producer(productInputs[0], "DequantizeLinear");
+    const OperationNode* weightNode = producer(productInputs[1], "DequantizeLinear");
+    if (!dataNode || !weightNode) return std::nullopt;
+    auto data = quantizationOf(*dataNode, dataNode->inputs);
+    auto weight = quantizationOf(*weightNode, weightNode->inputs);
+    if (!data || !weight || data->scales.size() != 1) return std::nullopt;
+    region.weight = constantOf(weight->tensor);
+    const TensorType& dataType = data->tensor.type();
+    if (!region.weight || weight->tensor.type().shape.size() != 2 || weight->tensor.type().dtype != DataType::int8() ||
+        dataType.shape.size() < 2 || (dataType.dtype != DataType::uint8() && dataType.dtype != DataType::int8()))
+      return std::nullopt;
+    const std::vector<int64_t>& w = weight->tensor.type().shape;
+    const int64_t columns = region.transposed ? w[0] : w[1];
+    // Per-column weight scales lie along the axis that indexes the columns.
+    if (weight->scales.size() != 1) {
+      int64_t axis = weight->axis < 0 ? weight->axis + 2 : weight->axis;
+      if (int64_t(weight->scales.size()) != columns || axis != (region.transposed ? 0 : 1)) return std::nullopt;
+    }
+    if (weight->zeroPoint.defined()) {
+      auto zeros = valuesOf(constantOf(weight->zeroPoint));
+      if (!zeros) return std::nullopt;
+      for (double zero : *zeros)
+        if (zero != 0) return std::nullopt;  // asymmetric weights stay float
+    }
+    region.data = data->tensor;
+    region.dataScale = data->scales[0];
+    if (data->zeroPoint.defined()) {
+      auto zero = valuesOf(constantOf(data->zeroPoint));
+      if (!zero || zero->size() != 1) return std::nullopt;
+      region.dataZeroPoint = int64_t((*zero)[0]);
+    }
+    region.weightScales = weight->scales;
+    if (biasValue) {
+      auto bias = biasValues(*biasValue);
+      const std::vector<int64_t>& shape = biasValue->type().shape;
+      bool perColumn = shape == std::vector<int64_t>{columns} || shape == std::vector<int64_t>{1, columns};
+      if (!bias || !perColumn) return std::nullopt;
+      region.bias = std::move(bias);
+    }
+    return region;
+  }
+
+  // A dense layer whose float result is the model's (or feeds float operations): one
+  // QDensePrepacked with a float32 output. One read by a QuantizeLinear (or a Relu) is left
+  // for that node's rewrite, which makes the quantized output instead; a MatMul read by an
+  // Add, for the Add's, which folds the bias.
+  std::optional<std::vector<Value>> rewriteFloatDense(const OperationNode& op, const std::vector<Value>& inputs) {
+    if (op.outputTypes.size() != 1 || op.outputTypes[0].dtype != DataType::float32()) return std::nullopt;
+    std::vector<std::string> readers = readersOf(op.name);
+    if (readers.size() == 1 && uses_.at({op.name, 0}) == 1 &&
+        (readers[0] == "QuantizeLinear" || readers[0] == "Relu" || (op.op == "MatMul" && readers[0] == "Add")))
+      return std::nullopt;
+    auto region = denseRegion(op, inputs);
+    if (!region) return std::nullopt;
+    auto packed = packQuantizedDense(*region);
+    if (!packed || packed->type().shape != op.outputTypes[0].shape) return std::nullopt;
+    return std::vector<Value>{*packed};
+  }
+
+  // QuantizeLinear(dense [-> Relu]): one QDensePrepacked writing the quantized output.
+  std::optional<std::vector<Value>> rewriteQuantizedDense(const OperationNode& op, const QuantizationParams& output) {
+    Value tensor = output.tensor;
+    bool relu = false;
+    std::vector<Provenance> provenance = op.provenance;
+    if (const OperationNode* activation = producer(tensor, "Relu")) {
+      if (!onlyUse(tensor)) return std::nullopt;
+      relu = true;
+      provenance.insert(provenance.end(), activation->provenance.begin(), activation->provenance.end());
+      tensor = activation->inputs[0];
+    }
+    const auto* node = asOperation(tensor.defined() ? tensor.node() : nullptr);
+    if (!node || node->isFused() || !onlyUse(tensor) || (node->op != "Gemm" && node->op != "MatMul" && node->op != "Add"))
+      return std::nullopt;
+    auto region = denseRegion(*node, node->inputs);
+    if (!region) return std::nullopt;
+    region->name = op.name;
+    region->provenance.insert(region->provenance.begin(), provenance.begin(), provenance.end());
+    region->relu = relu;
+    region->outputScale = output.scales[0];
+    if (output.zeroPoint.defined()) {
+      auto zero = valuesOf(constantOf(output.zeroPoint));
+      if (!zero || zero->size() != 1) return std::nullopt;
+      region->outputZeroPoint = int64_t((*zero)[0]);
+      region->outputType = output.zeroPoint.type().dtype;
+    } else {
+      region->outputType = DataType::uint8();
+    }
+    auto packed = packQuantizedDense(*region);
+    if (!packed || packed->type() != op.outputTypes[0]) return std::nullopt;
+    return std::vector<Value>{*packed};
+  }
+
   // A float bias constant, or a constant dequantized: (q - zero) * scale per element.
   std::optional<std::vector<double>> biasValues(const Value& value) const {
     if (const ConstantNode* constant = constantOf(value))
@@ -162,6 +303,7 @@ private:
   }
 
   std::map<std::pair<std::string, int>, int> uses_;
+  std::map<std::pair<std::string, int>, std::vector<std::string>> readers_;
 };
 
 }  // namespace

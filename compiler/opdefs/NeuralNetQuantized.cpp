@@ -1,9 +1,12 @@
 // Integer and quantized operators: MatMulInteger, QLinearMatMul, QLinearConv (ConvInteger
-// lives with Conv in NeuralNetConv.cpp) and QLinearConvPrepacked, the int8 VNNI convolution
-// AlterLayout puts in place of a QLinearConv with constant int8 weights.
+// lives with Conv in NeuralNetConv.cpp), QLinearConvPrepacked, the int8 VNNI convolution
+// AlterLayout puts in place of a QLinearConv with constant int8 weights, and
+// QDensePrepacked, the int8 VNNI dense layer FakeQuantizationToInteger makes of a quantized
+// MatMul or Gemm with constant weights.
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/ops/BatchMatmul.h"
 #include "compiler/ops/Int8Conv2d.h"
+#include "compiler/ops/Int8Dense.h"
 #include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/PackedConvParams.h"
 #include "compiler/ops/Quantized.h"
@@ -271,6 +274,69 @@ OpDef qlinearConvPrepackedDef() {
   return def;
 }
 
+// The int8 dense layer a QDensePrepacked node stands for (made by FakeQuantizationToInteger
+// from a dequantize -> MatMul/Gemm region; see compiler/graph/QuantizedDensePacking.h).
+// Inputs: x [..., K], the packed weight, the folded offset and scale per column.
+Expected<Int8DenseParams> prepackedQuantizedDenseParams(const OpCall& call) {
+  if (auto e = requireByte(call, 0, "x")) return *e;
+  Int8DenseParams p;
+  p.dataShape = call.inputTypes[0].shape;
+  p.dataType = call.inputTypes[0].dtype;
+  auto yType = call.stringAttr("y_type", "uint8");
+  if (!yType) return yType.error();
+  std::optional<DataType> outputType = DataType::parse(*yType);
+  if (!outputType) return call.error("y_type '" + *yType + "' is not a type");
+  p.outputType = *outputType;
+  struct IntField {
+    const char* key;
+    int64_t* field;
+    int64_t fallback;
+  };
+  for (IntField f : {IntField{"n", &p.columns, 0}, IntField{"column_block", &p.columnBlock, 32},
+                     IntField{"x_zero_point", &p.dataZeroPoint, 0}, IntField{"y_zero_point", &p.outputZeroPoint, 0}}) {
+    auto value = call.intAttr(f.key, f.fallback);
+    if (!value) return value.error();
+    *f.field = *value;
+  }
+  auto relu = call.intAttr("fused_relu", 0);
+  if (!relu) return relu.error();
+  p.relu = *relu != 0;
+  if (!call.inputTypes[0].layout.empty()) return call.error("x must be in its plain layout");
+  if (std::string problem = p.validate(); !problem.empty()) return call.error(problem);
+  if (call.inputTypes[1].shape != p.weightShape() || call.inputTypes[1].dtype != DataType::int8() ||
+      call.inputTypes[2].shape != std::vector<int64_t>{p.columns} || call.inputTypes[2].dtype != DataType::int32() ||
+      call.inputTypes[3].shape != std::vector<int64_t>{p.columns} || call.inputTypes[3].dtype != DataType::float32())
+    return call.error("the packed weight, offsets or scales do not match x and 'n'",
+                      "QDensePrepacked nodes are made by FakeQuantizationToInteger; rerun it on the QDQ model");
+  return p;
+}
+
+OpDef qdensePrepackedDef() {
+  OpDef def;
+  def.name = "QDensePrepacked";
+  def.pattern = OpPattern::Opaque;
+  def.minInputs = 4;
+  def.maxInputs = 4;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = prepackedQuantizedDenseParams(call);
+    if (!p) return p.error();
+    return std::vector<TensorType>{TensorType{p->outputType, p->outputShape(), ""}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = prepackedQuantizedDenseParams(call);
+    if (!p) return p.error();
+    OpKernel kernel;
+    kernel.workload = int8Dense(*p);
+    kernel.inputIndices = {0, 1, 2, 3};
+    Int8DenseParams params = *p;
+    kernel.schedule = [params](const Workload& w, const Target& target) {
+      return defaultInt8DenseSchedule(w, params, target);
+    };
+    return kernel;
+  };
+  return def;
+}
+
 }  // namespace
 
 void registerQuantizedOps(OpRegistry& registry) {
@@ -278,6 +344,7 @@ void registerQuantizedOps(OpRegistry& registry) {
   registry.add(matmulIntegerDef("QLinearMatMul", true));
   registry.add(qlinearConvDef());
   registry.add(qlinearConvPrepackedDef());
+  registry.add(qdensePrepackedDef());
 }
 
 }  // namespace tessel::graph::nn

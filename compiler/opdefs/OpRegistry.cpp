@@ -120,6 +120,14 @@ std::optional<std::vector<int64_t>> integerElements(const runtime::NDArray& arra
   return out;
 }
 
+double numberAttribute(const OperationNode& op, const std::string& key, double fallback) {
+  auto it = op.attributes.find(key);
+  if (it == op.attributes.end()) return fallback;
+  if (auto* value = std::get_if<double>(&it->second)) return *value;
+  if (auto* value = std::get_if<int64_t>(&it->second)) return double(*value);
+  return fallback;
+}
+
 std::optional<std::vector<double>> numericElements(const runtime::NDArray& array) {
   using Code = runtime::DataType::Code;
   const auto dtype = array.dtype();

@@ -120,6 +120,10 @@ std::optional<std::vector<int64_t>> integerElements(const runtime::NDArray& arra
 /// as doubles; nullopt for any other element type.
 std::optional<std::vector<double>> numericElements(const runtime::NDArray& array);
 
+/// A float attribute of `op` (alpha, beta, ...), which some writers store as an int;
+/// `fallback` when absent or of another kind.
+double numberAttribute(const OperationNode& op, const std::string& key, double fallback);
+
 /// The OpCall for an operation node of a typed graph (every input's type known).
 OpCall makeOpCall(const OperationNode& node, const Target& target = hostTarget());
 /// The same with `inputs` in place of the node's own (a pass rebuilding the node).

@@ -3,7 +3,8 @@
 # bench/digits_train.py with PyTorch on scikit-learn's load_digits, 80/20 stratified split) is
 # quantized by `tessel quantize` with the whole train split as calibration, and both models are
 # run by `tessel run` on the test split (360 images, one batch); accuracy is computed against its
-# labels. `tessel quantize` makes int8 only the two convolutions; the final Gemm stays in float.
+# labels. `tessel quantize` makes int8 the two convolutions and the final Gemm (whose logits,
+# the model's output, the int8 kernel dequantizes to float).
 # One line per configuration:
 #   method  per_channel  fp32_acc  int8_acc (% of test images)  delta_points (int8 - fp32)
 #   output_sqnr_db (int8 logits against FP32 on the first 16 train images: the quantize report)
@@ -28,7 +29,7 @@ while [[ $# -gt 0 ]]; do
     --build) build=$(cd "$2" && pwd); shift 2 ;;
     --retrain) retrain=1; shift ;;
     --smoke) smoke=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "digits_int8.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

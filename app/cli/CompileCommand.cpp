@@ -24,7 +24,7 @@ int runCompile(const std::vector<std::string>& args) {
                    "step and code generation phase summed over kernels, and the 5 slowest kernels (each kernel then "
                    "compiles as an LLVM module of its own, which costs 10-20% more CPU)",
                    false, ""});
-  flags.push_back({"quantize", "int8: quantize the dense convolutions first, as `tessel quantize` does (needs --calibration)",
+  flags.push_back({"quantize", "int8: quantize the convolutions and dense layers first, as `tessel quantize` does (needs --calibration)",
                    true, ""});
   for (auto& flag : quantizeFlags()) flags.push_back(flag);
   ModelCommand command;
@@ -36,7 +36,7 @@ int runCompile(const std::vector<std::string>& args) {
           "With --tuning-records, how many kernels the records tuned (and what they skipped) goes to stderr.\n"
           "With --time-report, a table of where the compile's time went follows the summary.\n"
           "With --quantize int8 --calibration DATA, the model is quantized in memory first (the QDQ model\n"
-          "`tessel quantize` would write, without its report) and quantized_convs= counts its int8 layers.\n",
+          "`tessel quantize` would write, without its report) and quantized_layers= counts its int8 layers.\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
@@ -50,7 +50,7 @@ int runCompile(const std::vector<std::string>& args) {
   auto records = readTuningRecordsFlag(line, &options);
   if (!records) return reportDiagnostic(records.error());
 
-  // --quantize int8: the QDQ model in memory replaces the file's (its convolutions then run in int8).
+  // --quantize int8: the QDQ model in memory replaces the file's (its quantized layers then run in int8).
   std::optional<QuantizedModel> quantized;
   if (line.has("quantize")) {
     if (line.get("quantize") != "int8")
@@ -90,7 +90,7 @@ int runCompile(const std::vector<std::string>& args) {
   std::printf("model=%s\noutput=%s\n", command.model.c_str(), line.get("output").c_str());
   std::printf("operations=%zu\nkernels=%zu\ntuned_kernels=%d\nfused_ops=%d\n", graph->operationCount(),
               compiled->kernels.size(), tunedKernelCount(*compiled), fused);
-  if (quantized) std::printf("quantized_convs=%zu\n", quantized->convs.size());
+  if (quantized) std::printf("quantized_layers=%zu\n", quantized->layers.size());
   std::printf("planned_memory_bytes=%lld\nnaive_memory_bytes=%lld\nstorages=%d\n", (long long)memory.plannedBytes,
               (long long)memory.naiveBytes, memory.storageCount);
   std::printf("pass_seconds=%.3f\nlower_seconds=%.3f\ncompile_seconds=%.3f\n", compiled->passSeconds,

@@ -1,7 +1,7 @@
 // tessel quantize MODEL --calibration DATA -o OUT.onnx: post-training static quantization.
 // The FP32 model runs in Tessel on the calibration inputs; the ranges of every quantized
-// convolution's input and output choose uint8 scales; the weights become symmetric int8;
-// the result is a QDQ ONNX model (Tessel runs its convolutions in int8 through
+// layer's (Conv, Gemm, MatMul) input and output choose uint8 scales; the weights become
+// symmetric int8; the result is a QDQ ONNX model (Tessel runs those layers in int8 through
 // FakeQuantizationToInteger and the VNNI kernel; any ONNX runtime loads it). Then both
 // models run on the calibration inputs and the report says, per layer, how much signal the
 // quantization kept (SQNR), and how often the quantized model's top-1 and top-5 agree.
@@ -47,7 +47,8 @@ int runQuantize(const std::vector<std::string>& args) {
   ModelCommand command;
   if (auto done = parseModelCommand(
           "quantize", "MODEL --calibration DATA -o OUT.onnx [options]",
-          "Quantizes MODEL's dense convolutions to int8 (weights symmetric, activations uint8) from the\n"
+          "Quantizes MODEL's convolutions and dense layers (Conv, Gemm, MatMul with constant weights) to\n"
+          "int8 (weights symmetric, activations uint8; the logits a model returns stay float) from the\n"
           "ranges Tessel sees running the FP32 model on the calibration inputs, and writes a QDQ ONNX model\n"
           "that Tessel runs in int8 and any ONNX runtime loads. Prints, per layer, the chosen ranges and\n"
           "the SQNR of its output against FP32 (dB; higher is better), then the model output's SQNR and\n"
@@ -69,7 +70,7 @@ int runQuantize(const std::vector<std::string>& args) {
   std::string usageError;
   auto result = quantizeModel(command.model, line, load, &usageError);
   if (!result) return usageError.empty() ? reportDiagnostic(result.error()) : reportUsageError("quantize", usageError);
-  const std::vector<frontend::QuantizableConv>& convs = result->convs;
+  const std::vector<frontend::QuantizableLayer>& layers = result->layers;
   const std::map<std::string, frontend::ActivationQuantization>& activations = result->activations;
   const std::vector<driver::CalibrationSample>& samples = result->samples;
   const std::string& quantized = result->bytes;
@@ -85,9 +86,11 @@ int runQuantize(const std::vector<std::string>& args) {
   auto int8 = driver::loadModelBytes(quantized, output, load);
   if (!int8) return reportDiagnostic(int8.error());
   std::vector<driver::TensorRef> fp32Outputs, int8Outputs;
-  for (const auto& conv : convs) {
-    fp32Outputs.push_back({conv.outputProducer, conv.outputIndex});
-    int8Outputs.push_back({frontend::dequantizedProducer(conv.output), 0});
+  for (const auto& layer : layers) {
+    fp32Outputs.push_back({layer.outputProducer, layer.outputIndex});
+    // A float output keeps its node; a quantized one is its DequantizeLinear's.
+    int8Outputs.push_back(layer.quantizeOutput ? driver::TensorRef{frontend::dequantizedProducer(layer.output), 0}
+                                               : driver::TensorRef{layer.outputProducer, layer.outputIndex});
   }
   std::vector<driver::CalibrationSample> reportSamples(samples.begin(),
                                                        samples.begin() + long(std::min<size_t>(samples.size(), 16)));
@@ -111,32 +114,36 @@ int runQuantize(const std::vector<std::string>& args) {
   report["calibration_samples"] = samples.size();
   std::printf("%-40s %22s %22s %10s\n", "layer", "input range", "output range", "SQNR dB");
   std::vector<std::pair<double, std::string>> byLoss;
-  for (size_t i = 0; i < convs.size(); ++i) {
-    const auto& conv = convs[i];
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const auto& layer = layers[i];
     double sqnr = driver::sqnrDecibels(concatenated(*reference, i), concatenated(*approximated, i));
-    const auto& in = activations.at(conv.input);
-    const auto& out = activations.at(conv.output);
-    const driver::TensorRange& inRange = result->ranges.at(conv.input);
-    const driver::TensorRange& outRange = result->ranges.at(conv.output);
-    char inText[64], outText[64];
+    const auto& in = activations.at(layer.input);
+    const driver::TensorRange& inRange = result->ranges.at(layer.input);
+    char inText[64], outText[64] = "float";
     std::snprintf(inText, sizeof inText, "[%.3g, %.3g]", inRange.clipLow, inRange.clipHigh);
-    std::snprintf(outText, sizeof outText, "[%.3g, %.3g]", outRange.clipLow, outRange.clipHigh);
-    std::printf("%-40s %22s %22s %10.1f\n", conv.node.c_str(), inText, outText, sqnr);
-    report["layers"].push_back({{"node", conv.node},
-                                {"relu", conv.relu},
-                                {"input", {{"tensor", conv.input}, {"min", inRange.min}, {"max", inRange.max},
+    nlohmann::json outputJson = {{"tensor", layer.output}, {"quantized", layer.quantizeOutput}};
+    if (layer.quantizeOutput) {
+      const auto& out = activations.at(layer.output);
+      const driver::TensorRange& outRange = result->ranges.at(layer.output);
+      std::snprintf(outText, sizeof outText, "[%.3g, %.3g]", outRange.clipLow, outRange.clipHigh);
+      outputJson.update({{"min", outRange.min}, {"max", outRange.max}, {"clip", {outRange.clipLow, outRange.clipHigh}},
+                         {"scale", out.scale}, {"zero_point", out.zeroPoint}});
+    }
+    std::printf("%-40s %22s %22s %10.1f\n", layer.node.c_str(), inText, outText, sqnr);
+    report["layers"].push_back({{"node", layer.node},
+                                {"op", layer.op},
+                                {"relu", layer.relu},
+                                {"input", {{"tensor", layer.input}, {"min", inRange.min}, {"max", inRange.max},
                                            {"clip", {inRange.clipLow, inRange.clipHigh}}, {"scale", in.scale},
                                            {"zero_point", in.zeroPoint}}},
-                                {"output", {{"tensor", conv.output}, {"min", outRange.min}, {"max", outRange.max},
-                                            {"clip", {outRange.clipLow, outRange.clipHigh}}, {"scale", out.scale},
-                                            {"zero_point", out.zeroPoint}}},
+                                {"output", outputJson},
                                 {"sqnr_db", std::isfinite(sqnr) ? nlohmann::json(sqnr) : nlohmann::json(nullptr)}});
-    byLoss.push_back({sqnr, conv.node});
+    byLoss.push_back({sqnr, layer.node});
   }
   // The model's outputs come after the watched tensors in each run.
   size_t outputs = fp32->outputs.size();
   for (size_t o = 0; o < outputs; ++o) {
-    size_t index = convs.size() + o;
+    size_t index = layers.size() + o;
     double sqnr = driver::sqnrDecibels(concatenated(*reference, index), concatenated(*approximated, index));
     std::printf("model output %-27s SQNR %.1f dB\n", fp32->outputNames[o].c_str(), sqnr);
     report["outputs"].push_back({{"name", fp32->outputNames[o]},
@@ -147,7 +154,7 @@ int runQuantize(const std::vector<std::string>& args) {
   if (firstShape.size() == 2 && firstShape[0] == 1 && firstShape[1] >= 5) {
     int top1 = 0, top5 = 0;
     for (size_t s = 0; s < reportSamples.size(); ++s) {
-      auto a = floats((*reference)[s][convs.size()]), b = floats((*approximated)[s][convs.size()]);
+      auto a = floats((*reference)[s][layers.size()]), b = floats((*approximated)[s][layers.size()]);
       size_t expected = topK(a, 1)[0];
       auto five = topK(b, 5);
       top1 += topK(b, 1)[0] == expected;

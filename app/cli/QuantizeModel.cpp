@@ -102,7 +102,7 @@ std::vector<FlagSpec> quantizeFlags() {
           {"method", "how ranges are chosen: minmax, percentile (99.99% of |x|) or entropy (KL divergence)", true,
            "minmax"},
           {"per-channel", "one weight scale per filter instead of one per layer", false, ""},
-          {"skip", "keep convolution NODE in float", true, "", true},
+          {"skip", "keep layer NODE (a Conv, Gemm or MatMul) in float", true, "", true},
           {"samples", "use at most N calibration samples", true, "64"}};
 }
 
@@ -120,7 +120,7 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
   int64_t limit = 0;
   if (auto error = line.getInt("samples", &limit)) return usage(*error);
 
-  auto found = frontend::findQuantizableConvs(path);
+  auto found = frontend::findQuantizableLayers(path);
   if (!found) return found.error();
   out.found = std::move(*found);
   auto fp32 = driver::loadModelBytes(out.found.bytes, path, load);
@@ -130,16 +130,16 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
   out.samples = std::move(*samples);
 
   std::vector<std::string> skipped = line.getAll("skip");
-  for (const auto& conv : out.found.convs)
-    if (std::find(skipped.begin(), skipped.end(), conv.node) == skipped.end()) out.convs.push_back(conv);
+  for (const auto& layer : out.found.layers)
+    if (std::find(skipped.begin(), skipped.end(), layer.node) == skipped.end()) out.layers.push_back(layer);
   for (const std::string& name : skipped)
-    if (std::none_of(out.found.convs.begin(), out.found.convs.end(), [&](const auto& c) { return c.node == name; }))
-      return usage("--skip " + name + ": there is no quantizable convolution of that name");
-  if (out.convs.empty())
-    return Diagnostic{"the model has no convolution to quantize (dense 2-D Conv nodes with constant weights)", path, 0,
+    if (std::none_of(out.found.layers.begin(), out.found.layers.end(), [&](const auto& c) { return c.node == name; }))
+      return usage("--skip " + name + ": there is no quantizable layer of that name");
+  if (out.layers.empty())
+    return Diagnostic{"the model has no layer to quantize (Conv, Gemm or MatMul nodes with constant float weights)", path, 0,
                       0, ""};
 
-  // Calibration: each conv's input and quantized output, each tensor once.
+  // Calibration: each layer's input and quantized output, each tensor once.
   std::vector<driver::TensorRef> watched;
   std::vector<std::string> watchedNames;
   auto watch = [&](const std::string& tensor, const std::string& producer, int index) {
@@ -147,12 +147,12 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
     watched.push_back({producer, index});
     watchedNames.push_back(tensor);
   };
-  for (const auto& conv : out.convs) {
-    watch(conv.input, conv.inputProducer, conv.inputIndex);
-    watch(conv.output, conv.outputProducer, conv.outputIndex);
+  for (const auto& layer : out.layers) {
+    watch(layer.input, layer.inputProducer, layer.inputIndex);
+    if (layer.quantizeOutput) watch(layer.output, layer.outputProducer, layer.outputIndex);
   }
-  std::fprintf(stderr, "calibrating %zu tensors of %zu convolutions on %zu samples (%s)\n", watched.size(),
-               out.convs.size(), out.samples.size(), driver::calibrationMethodName(out.method));
+  std::fprintf(stderr, "calibrating %zu tensors of %zu layers on %zu samples (%s)\n", watched.size(),
+               out.layers.size(), out.samples.size(), driver::calibrationMethodName(out.method));
   auto ranges = driver::calibrate(*fp32, watched, out.samples, out.method);
   if (!ranges) return ranges.error();
   for (size_t i = 0; i < watched.size(); ++i) {
@@ -160,7 +160,7 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
     out.activations[watchedNames[i]] = {r.scale, r.zeroPoint};
     out.ranges[watchedNames[i]] = r;
   }
-  auto quantized = frontend::writeQdqModel(out.found, out.convs, out.activations, line.has("per-channel"));
+  auto quantized = frontend::writeQdqModel(out.found, out.layers, out.activations, line.has("per-channel"));
   if (!quantized) return quantized.error();
   out.bytes = std::move(*quantized);
   return out;

@@ -19,7 +19,7 @@ std::vector<FlagSpec> quantizeFlags();
 struct QuantizedModel {
   std::string bytes;                                   ///< The QDQ model, serialized.
   frontend::QuantizableModel found;                    ///< The FP32 model with its nodes named.
-  std::vector<frontend::QuantizableConv> convs;        ///< Those quantized (less --skip).
+  std::vector<frontend::QuantizableLayer> layers;        ///< Those quantized (less --skip).
   std::map<std::string, frontend::ActivationQuantization> activations;  ///< By tensor name.
   std::map<std::string, driver::TensorRange> ranges;   ///< What calibration saw, by tensor name.
   std::vector<driver::CalibrationSample> samples;      ///< The calibration inputs used.

@@ -161,6 +161,43 @@ std::vector<int8_t> packInt8DenseWeight(const Int8DenseParams& params, const int
   return packed;
 }
 
+namespace {
+
+// Tiles of rows x one column block in parallel, the accumulators computed per tile: the
+// reduction outermost (the packed weights in memory order), then rows and column vectors
+// unrolled with their accumulators in registers, 4 products per lane one instruction.
+std::vector<Status> tiledSteps(Schedule& s, const std::vector<std::string>& leading, int64_t rowBlock,
+                               int64_t columnBlock, int64_t lanes, const char* intrinsic) {
+  std::vector<std::string> tileOrder = leading, rowsOfTiles = leading;
+  tileOrder.insert(tileOrder.end(), {"io", "jo", "ii", "ji"});
+  rowsOfTiles.insert(rowsOfTiles.end(), {"io", "jo"});
+  return {
+      s.split("dense", "j", columnBlock, "jo", "ji"),
+      s.split("dense", "i", rowBlock, "io", "ii"),
+      s.reorder("dense", tileOrder),
+      s.vectorize("dense", "ji"),
+      s.fuse("dense", rowsOfTiles, "tiles"),
+      s.parallel("dense", "tiles"),
+      s.computeAt("dense.acc", "dense", "tiles"),
+      s.split("dense.acc", "ni", lanes, "nv", "nl"),
+      s.reorder("dense.acc", {"kq", "i", "nv", "nl", "kl"}),
+      s.unroll("dense.acc", "i"),
+      s.unroll("dense.acc", "nv"),
+      s.tensorize("dense.acc", "nl", intrinsic),
+  };
+}
+
+// Fewer columns than a block (a classifier's 10 classes): the epilogue needs only part of
+// the block, the intrinsic computes whole vectors, and the layer is small, so the products
+// are plain vector multiply-adds along the columns that exist.
+std::vector<Status> narrowSteps(Schedule& s, size_t rank) {
+  std::vector<std::string> accOrder = rowAxes(rank);
+  accOrder.insert(accOrder.end(), {"no", "kq", "kl", "ni"});
+  return {s.reorder("dense.acc", accOrder), s.vectorize("dense.acc", "ni")};
+}
+
+}  // namespace
+
 Expected<Schedule> defaultInt8DenseSchedule(const Workload& workload, const Int8DenseParams& params,
                                             const Target& target) {
   const size_t rank = params.dataShape.size();
@@ -172,29 +209,11 @@ Expected<Schedule> defaultInt8DenseSchedule(const Workload& workload, const Int8
   std::vector<std::string> leading = rowAxes(rank);
   leading.pop_back();  // the batch axes, outside the row axis
   Schedule s(workload.outputs);
-  std::vector<std::string> tileOrder = leading, rowsOfTiles = leading;
-  tileOrder.insert(tileOrder.end(), {"io", "jo", "ii", "ji"});
-  rowsOfTiles.insert(rowsOfTiles.end(), {"io", "jo"});
-  std::vector<Status> steps = {
-      s.split("dense", "j", params.columnBlock, "jo", "ji"),
-      s.split("dense", "i", rowBlock, "io", "ii"),
-      s.reorder("dense", tileOrder),
-      s.vectorize("dense", "ji"),
-      s.fuse("dense", rowsOfTiles, "tiles"),
-      s.parallel("dense", "tiles"),
-      s.computeAt("dense.acc", "dense", "tiles"),
-      // Per tile: the reduction outermost (the packed weights in memory order), then rows and
-      // column vectors unrolled with their accumulators in registers, 4 products per lane
-      // one instruction.
-      s.split("dense.acc", "ni", lanes, "nv", "nl"),
-      s.reorder("dense.acc", {"kq", "i", "nv", "nl", "kl"}),
-      s.unroll("dense.acc", "i"),
-      s.unroll("dense.acc", "nv"),
-      s.tensorize("dense.acc", "nl", intrinsic),
-  };
+  std::vector<Status> steps = params.columns < params.columnBlock
+                                  ? narrowSteps(s, rank)
+                                  : tiledSteps(s, leading, rowBlock, params.columnBlock, lanes, intrinsic);
   if (params.copiesData()) {
-    std::vector<std::string> rowsOfCopy = rowAxes(rank);
-    parallelizeRows(s, "data.u8", rowsOfCopy, params.rows(), target, steps);
+    parallelizeRows(s, "data.u8", rowAxes(rank), params.rows(), target, steps);
     const int64_t chunk = 64;
     if (params.paddedDepth() > chunk) {
       steps.push_back(s.split("data.u8", "k", chunk, "ko", "kv"));

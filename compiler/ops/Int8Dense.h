@@ -50,7 +50,8 @@ std::vector<int8_t> packInt8DenseWeight(const Int8DenseParams& params, const int
 
 /// The VNNI schedule: tiles of rows x one column block in parallel; per tile the reduction
 /// outermost, rows and column vectors unrolled (accumulators in registers), each 16 columns
-/// x 4 products one dot_16x4_u8i8, and the epilogue vectorized along the block.
+/// x 4 products one dot_16x4_u8i8, and the epilogue vectorized along the block. A layer of
+/// fewer columns than a block is not tensorized (plain vector multiply-adds).
 Expected<Schedule> defaultInt8DenseSchedule(const Workload& workload, const Int8DenseParams& params,
                                             const Target& target);
 

@@ -69,21 +69,25 @@ private slots:
     QCOMPARE(json["method"].toString(), QString("minmax"));
     QCOMPARE(json["calibration_samples"].toInt(), 8);
     QJsonArray layers = json["layers"].toArray();
-    QCOMPARE(layers.size(), 3);  // the stem and the block's two convolutions
+    QCOMPARE(layers.size(), 4);  // the stem, the block's two convolutions and the head's Gemm
     for (const auto& layer : layers) {
       QJsonObject l = layer.toObject();
       QVERIFY2(l["sqnr_db"].toDouble() > 20, qPrintable(QJsonDocument(l).toJson()));
       QVERIFY(l["input"].toObject()["scale"].toDouble() > 0);
     }
     QCOMPARE(layers[0].toObject()["relu"].toString(), QString("/stem/stem.2/Relu"));
+    QCOMPARE(layers[3].toObject()["op"].toString(), QString("Gemm"));
+    // Its logits feed a Softmax, so they are quantized too.
+    QVERIFY(layers[3].toObject()["output"].toObject()["quantized"].toBool());
     double outputSqnr = json["outputs"].toArray()[0].toObject()["sqnr_db"].toDouble();
     QVERIFY2(outputSqnr > 25, qPrintable(QString::number(outputSqnr)));
 
-    // Tessel runs the written model's convolutions in int8.
+    // Tessel runs the written model's convolutions and its dense head in int8.
     QStringList inspect = {"inspect", output};
     Run inspected = runTessel(inspect);
     QVERIFY2(inspected.exitCode == 0, qPrintable(describe(inspect, inspected)));
-    QVERIFY2(inspected.out.contains("QLinearConv"), qPrintable(inspected.out));
+    QVERIFY2(inspected.out.contains("QLinearConv") && inspected.out.contains("QDensePrepacked"),
+             qPrintable(inspected.out));
 
     // Entropy calibration clips: some tensor's range ends below the largest value seen.
     QStringList entropy = {"quantize", kModel, "--calibration", calibration, "-o", output, "--method", "entropy",
@@ -102,7 +106,7 @@ private slots:
                             "/block/block.3/Conv", "--report", report};
     Run skipped = runTessel(skipping);
     QVERIFY2(skipped.exitCode == 0, qPrintable(describe(skipping, skipped)));
-    QCOMPARE(readJson(report)["layers"].toArray().size(), 2);
+    QCOMPARE(readJson(report)["layers"].toArray().size(), 3);
   }
 
   // `tessel compile --quantize int8` quantizes in memory exactly as `tessel quantize` writes:
@@ -119,7 +123,7 @@ private slots:
                            "--per-channel"};
     Run compiled = runTessel(compile);
     QVERIFY2(compiled.exitCode == 0, qPrintable(describe(compile, compiled)));
-    QVERIFY2(compiled.out.contains("quantized_convs=3"), qPrintable(compiled.out));
+    QVERIFY2(compiled.out.contains("quantized_layers=4"), qPrintable(compiled.out));
     QCOMPARE(fileHash(kModel), before);
     QFile graph(module + "/graph.json");
     QVERIFY(graph.open(QIODevice::ReadOnly));
@@ -185,7 +189,7 @@ private slots:
     QTest::addColumn<QString>("message");
     QTest::newRow("wrong shape") << "shape" << "does not fit input";
     QTest::newRow("output is the input") << "overwrite" << "names the input model";
-    QTest::newRow("unknown layer") << "skip" << "no quantizable convolution of that name";
+    QTest::newRow("unknown layer") << "skip" << "no quantizable layer of that name";
     QTest::newRow("no calibration") << "missing" << "--calibration DATA is required";
     QTest::newRow("unknown method") << "method" << "--method must be minmax, percentile or entropy";
   }

@@ -1,5 +1,5 @@
-// QDQ model writing: finding the convolutions, quantizing their weights, and inserting
-// QuantizeLinear / DequantizeLinear nodes in topological order.
+// QDQ model writing: finding the convolutions and dense layers, quantizing their weights,
+// and inserting QuantizeLinear / DequantizeLinear nodes in topological order.
 #include "compiler/frontend/onnx/OnnxQuantize.h"
 
 #include <algorithm>
@@ -67,7 +67,7 @@ onnx::NodeProto quantizationNode(const std::string& op, const std::string& name,
 
 std::string dequantizedProducer(const std::string& tensor) { return tensor + "/DequantizeLinear"; }
 
-Expected<QuantizableModel> findQuantizableConvs(const std::string& path) {
+Expected<QuantizableModel> findQuantizableLayers(const std::string& path) {
   auto bytes = readFileBytes(path);
   if (!bytes) return bytes.error();
   auto model = parseModel(*bytes, path);
@@ -102,33 +102,76 @@ Expected<QuantizableModel> findQuantizableConvs(const std::string& path) {
 
   QuantizableModel out;
   out.opset = defaultOpset(*model);
+  auto intAttribute = [](const onnx::NodeProto& node, const char* name, int64_t fallback) {
+    for (const auto& attribute : node.attribute())
+      if (attribute.name() == name) return attribute.i();
+    return fallback;
+  };
+  auto floatAttribute = [](const onnx::NodeProto& node, const char* name, float fallback) {
+    for (const auto& attribute : node.attribute())
+      if (attribute.name() == name) return attribute.f();
+    return fallback;
+  };
+  auto constantFloat = [&](const std::string& name, int rank) {
+    auto it = initializers.find(name);
+    return it != initializers.end() && it->second->data_type() == onnx::TensorProto::FLOAT &&
+           it->second->dims_size() == rank;
+  };
   for (const auto& node : graph->node()) {
-    if (node.op_type() != "Conv" || node.input_size() < 2 || groupOf(node) != 1) continue;
-    auto weight = initializers.find(node.input(1));
-    if (weight == initializers.end() || weight->second->data_type() != onnx::TensorProto::FLOAT ||
-        weight->second->dims_size() != 4)
+    QuantizableLayer layer;
+    if (node.op_type() == "Conv") {
+      if (node.input_size() < 2 || groupOf(node) != 1 || !constantFloat(node.input(1), 4)) continue;
+      layer.weightAxis = 0;
+    } else if (node.op_type() == "Gemm") {
+      // Y = A B' + C with A as is and alpha 1 (PyTorch's Linear exports transB = 1).
+      if (node.input_size() < 2 || !constantFloat(node.input(1), 2) || intAttribute(node, "transA", 0) != 0 ||
+          floatAttribute(node, "alpha", 1.0f) != 1.0f ||
+          (node.input_size() > 2 && !node.input(2).empty() && floatAttribute(node, "beta", 1.0f) != 1.0f))
+        continue;
+      layer.weightAxis = intAttribute(node, "transB", 0) != 0 ? 0 : 1;
+    } else if (node.op_type() == "MatMul") {
+      if (node.input_size() != 2 || !constantFloat(node.input(1), 2)) continue;
+      layer.weightAxis = 1;
+    } else {
       continue;
+    }
     auto producer = producers.find(node.input(0));
     if (producer == producers.end() || initializers.count(node.input(0))) continue;
-    QuantizableConv conv;
-    conv.node = node.name();
-    conv.input = node.input(0);
-    std::tie(conv.inputProducer, conv.inputIndex) = producer->second;
-    conv.output = node.output(0);
-    conv.outputProducer = node.name();
-    const auto& readers = consumers[conv.output];
-    if (readers.size() == 1 && readers[0]->op_type() == "Relu" && !graphOutputs.count(conv.output)) {
-      conv.relu = readers[0]->name();
-      conv.output = readers[0]->output(0);
-      conv.outputProducer = conv.relu;
+    layer.op = node.op_type();
+    layer.node = node.name();
+    layer.input = node.input(0);
+    std::tie(layer.inputProducer, layer.inputIndex) = producer->second;
+    layer.output = node.output(0);
+    layer.outputProducer = node.name();
+    // A MatMul's bias is the Add after it (PyTorch's Linear on more than 2-D input).
+    if (layer.op == "MatMul") {
+      const auto& readers = consumers[layer.output];
+      if (readers.size() == 1 && readers[0]->op_type() == "Add" && !graphOutputs.count(layer.output)) {
+        const onnx::NodeProto& add = *readers[0];
+        const std::string& other = add.input(0) == layer.output ? add.input(1) : add.input(0);
+        if (constantFloat(other, 1)) {
+          layer.bias = add.name();
+          layer.output = add.output(0);
+          layer.outputProducer = add.name();
+        }
+      }
     }
-    out.convs.push_back(conv);
+    const auto& readers = consumers[layer.output];
+    if (readers.size() == 1 && readers[0]->op_type() == "Relu" && !graphOutputs.count(layer.output)) {
+      layer.relu = readers[0]->name();
+      layer.output = readers[0]->output(0);
+      layer.outputProducer = layer.relu;
+    }
+    // A dense layer's result the model returns stays float (its logits): the int8 kernel
+    // dequantizes it in its epilogue.
+    layer.quantizeOutput = layer.op == "Conv" || !graphOutputs.count(layer.output);
+    out.layers.push_back(layer);
   }
   out.bytes = model->SerializeAsString();
   return out;
 }
 
-Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::vector<QuantizableConv>& convs,
+Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::vector<QuantizableLayer>& layers,
                                     const std::map<std::string, ActivationQuantization>& activations,
                                     bool perChannel) {
   auto model = parseModel(source.bytes, "the model");
@@ -175,23 +218,24 @@ Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::v
         quantizationNode("DequantizeLinear", dequantizedProducer(t), t + "/quantized", t + "/scale", t + "/zero_point", t));
     return {};
   };
-  for (const QuantizableConv& conv : convs)
-    if (Status done = quantizeAtProducer(conv.output, conv.outputProducer); !done) return done.error();
+  for (const QuantizableLayer& layer : layers)
+    if (layer.quantizeOutput)
+      if (Status done = quantizeAtProducer(layer.output, layer.outputProducer); !done) return done.error();
   // A layer input made inside the graph is quantized where it is made too, so its other
   // readers take the int8 value as well: a residual block's shortcut then carries int8 into
   // its Add (as PyTorch's and ONNX Runtime's quantized ResNets do) instead of a float copy of
   // the tensor, which cost a separate float write and a QuantizeLinear pass per block.
-  for (const QuantizableConv& conv : convs)
-    if (conv.inputProducer != conv.input && !graphOutputs.count(conv.input))
-      if (Status done = quantizeAtProducer(conv.input, conv.inputProducer); !done) return done.error();
+  for (const QuantizableLayer& layer : layers)
+    if (layer.inputProducer != layer.input && !graphOutputs.count(layer.input))
+      if (Status done = quantizeAtProducer(layer.input, layer.inputProducer); !done) return done.error();
   std::set<std::string> quantizedInputs;
-  for (const QuantizableConv& conv : convs) {
-    onnx::NodeProto* node = nodes.at(conv.node);
-    const std::string& t = conv.input;
+  for (const QuantizableLayer& layer : layers) {
+    onnx::NodeProto* node = nodes.at(layer.node);
+    const std::string& t = layer.input;
     if (!quantizedOutputs.count(t)) {
       if (quantizedInputs.insert(t).second) {
         if (auto params = activationParams(t); !params) return params.error();
-        std::vector<onnx::NodeProto>& place = conv.inputProducer == t ? prologue : after[conv.inputProducer];
+        std::vector<onnx::NodeProto>& place = layer.inputProducer == t ? prologue : after[layer.inputProducer];
         place.push_back(
             quantizationNode("QuantizeLinear", t + "/QuantizeLinear", t, t + "/scale", t + "/zero_point", t + "/quantized"));
         place.push_back(quantizationNode("DequantizeLinear", dequantizedProducer(t), t + "/quantized", t + "/scale",
@@ -208,11 +252,16 @@ Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::v
     const onnx::TensorProto& weight = graph->initializer(initializerIndex.at(w));
     auto values = tensorToArray(weight, "");
     if (!values) return values.error();
-    const int64_t filters = weight.dims(0), perFilter = values->numElements() / std::max<int64_t>(1, filters);
+    // One scale per output channel: per filter of a Conv ([K, C, R, S], axis 0), per column
+    // of a dense layer (axis 0 of a transposed [N, K] weight, axis 1 of a [K, N] one).
+    const int64_t filters = weight.dims(int(layer.weightAxis));
+    int64_t inner = 1;
+    for (int d = int(layer.weightAxis) + 1; d < weight.dims_size(); ++d) inner *= weight.dims(d);
+    auto channelOf = [&](int64_t i) { return perChannel ? size_t(i / inner % filters) : size_t(0); };
     const float* real = values->dataAs<float>();
     std::vector<double> scales(size_t(perChannel ? filters : 1), 0.0);
     for (int64_t i = 0; i < values->numElements(); ++i) {
-      double& scale = scales[perChannel ? size_t(i / perFilter) : 0];
+      double& scale = scales[channelOf(i)];
       scale = std::max(scale, double(std::fabs(real[i])) / 127.0);
     }
     for (double& scale : scales)
@@ -223,7 +272,7 @@ Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::v
     for (int64_t d : weight.dims()) quantized.add_dims(d);
     std::string raw(size_t(values->numElements()), '\0');
     for (int64_t i = 0; i < values->numElements(); ++i) {
-      double q = std::nearbyint(double(real[i]) / scales[perChannel ? size_t(i / perFilter) : 0]);
+      double q = std::nearbyint(double(real[i]) / scales[channelOf(i)]);
       raw[size_t(i)] = char(int8_t(std::clamp(q, -127.0, 127.0)));
     }
     quantized.set_raw_data(raw);
@@ -240,7 +289,7 @@ Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::v
     newInitializers.insert(newInitializers.end(), {quantized, scale, zero});
     prologue.push_back(quantizationNode("DequantizeLinear", w + "/DequantizeLinear", w + "/quantized", w + "/scale",
                                         w + "/zero_point", w + "/dequantized",
-                                        perChannel ? std::optional<int64_t>(0) : std::nullopt));
+                                        perChannel ? std::optional<int64_t>(layer.weightAxis) : std::nullopt));
     node->set_input(1, w + "/dequantized");
     removedInitializers.insert(w);
   }

@@ -11,12 +11,21 @@
 
 namespace tessel::frontend {
 
-/// A convolution `tessel quantize` can quantize, and the tensors quantized around it.
-struct QuantizableConv {
-  std::string node;    ///< The Conv node's name (unnamed nodes are given names first).
+/// A layer `tessel quantize` can quantize (a Conv, Gemm or MatMul with a constant float
+/// weight), and the tensors quantized around it.
+struct QuantizableLayer {
+  std::string op;      ///< "Conv", "Gemm" or "MatMul".
+  std::string node;    ///< The node's name (unnamed nodes are given names first).
   std::string input;   ///< The tensor it reads, quantized before it.
-  std::string output;  ///< The tensor quantized after it: its output, or its Relu's.
+  std::string output;  ///< Its result: its output, or its bias Add's, or its Relu's.
+  std::string bias;    ///< The Add node folded in as a MatMul's bias, if any.
   std::string relu;    ///< The Relu node folded into the quantized output, if any.
+  /// Whether the output is quantized: always for a Conv; for a dense layer unless the model
+  /// returns it (logits stay float; the int8 kernel dequantizes them itself).
+  bool quantizeOutput = true;
+  /// The weight axis of the output channels: 0 for a Conv's filters and a transposed Gemm
+  /// weight ([N, K]), 1 for a [K, N] one. Per-channel scales lie along it.
+  int64_t weightAxis = 0;
   /// Where Tessel's graph has those tensors: the node making each (a graph input's own name)
   /// and which of its outputs.
   std::string inputProducer, outputProducer;
@@ -25,14 +34,16 @@ struct QuantizableConv {
 
 struct QuantizableModel {
   std::string bytes;  ///< The model with every node named: import this, so names agree.
-  std::vector<QuantizableConv> convs;
+  std::vector<QuantizableLayer> layers;
   int64_t opset = 0;  ///< The default domain's opset.
 };
 
-/// Reads the model at `path` and lists its Conv nodes with a constant 4-D float32 weight and
-/// one group, in graph order; others (depthwise, grouped, weights computed at run time) stay
-/// float. A Diagnostic for a file that is not an ONNX model.
-Expected<QuantizableModel> findQuantizableConvs(const std::string& path);
+/// Reads the model at `path` and lists, in graph order, its Conv nodes with a constant 4-D
+/// float32 weight and one group, its Gemm nodes with a constant 2-D weight (A not transposed,
+/// alpha and beta 1) and its MatMul nodes with a constant 2-D second operand; others
+/// (depthwise, grouped, weights computed at run time) stay float. A Diagnostic for a file
+/// that is not an ONNX model.
+Expected<QuantizableModel> findQuantizableLayers(const std::string& path);
 
 /// How one activation tensor is quantized: uint8 with this scale and zero point.
 struct ActivationQuantization {
@@ -40,16 +51,17 @@ struct ActivationQuantization {
   int zeroPoint = 0;
 };
 
-/// The model `model.bytes` with `convs` quantized: each quantized activation tensor T gets
+/// The model `model.bytes` with `layers` quantized: each quantized activation tensor T (a
+/// layer's input, and its output where quantizeOutput) gets
 /// QuantizeLinear -> DequantizeLinear where it is made (the producer's output becomes
 /// "T/float" and T is the DequantizeLinear's output, so all of T's readers read the int8
 /// value; a graph input, or a layer input that is also a graph output, instead gets
 /// "T/dequantized" read by the quantized layers only), and each weight W
-/// becomes int8 "W/quantized" (symmetric: per filter with `perChannel`, else one scale),
-/// dequantized on its way into the Conv. Biases stay float. `activations` is keyed by
-/// tensor name and must hold every input and output of `convs`. Per-filter weight scales
+/// becomes int8 "W/quantized" (symmetric: per output channel with `perChannel`, else one
+/// scale), dequantized on its way into the layer. Biases stay float. `activations` is keyed by
+/// tensor name and must hold every input and output of `layers`. Per-filter weight scales
 /// need opset 13 (DequantizeLinear's axis); an older model is an error saying so.
-Expected<std::string> writeQdqModel(const QuantizableModel& model, const std::vector<QuantizableConv>& convs,
+Expected<std::string> writeQdqModel(const QuantizableModel& model, const std::vector<QuantizableLayer>& layers,
                                     const std::map<std::string, ActivationQuantization>& activations,
                                     bool perChannel);
 

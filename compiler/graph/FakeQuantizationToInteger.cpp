@@ -2,6 +2,7 @@
 // as QLinearConv, dense layers as QDensePrepacked).
 #include "compiler/graph/FakeQuantizationToInteger.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -78,6 +79,8 @@ public:
 
   std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
     if (error_ || op.isFused()) return std::nullopt;
+    if (op.op == "Mul" || op.op == "Add")
+      if (auto dense = rewriteDynamicDense(op, inputs)) return dense;
     if (op.op == "Gemm" || op.op == "MatMul" || op.op == "Add") return rewriteFloatDense(op, inputs);
     if (op.op != "QuantizeLinear") return std::nullopt;
     auto output = quantizationOf(op, inputs);
@@ -233,6 +236,96 @@ private:
       region.bias = std::move(bias);
     }
     return region;
+  }
+
+  // Output `index` of a DynamicQuantizeLinear node, or nullptr.
+  static const OperationNode* dynamicQuantizer(const Value& value, int index) {
+    const OperationNode* node = producer(value, "DynamicQuantizeLinear");
+    return node && value.index() == index ? node : nullptr;
+  }
+
+  // ONNX Runtime's dynamically quantized dense layer: Mul(Cast(MatMulInteger(xq, W, xz, wz)),
+  // Mul(xs, ws)) with xq, xs, xz the outputs of one DynamicQuantizeLinear, W a constant 2-D
+  // int8 [K, N] with zero zero points, ws a constant (one, or one per column), and the
+  // factors in either order; [-> Add(bias)]. One QDensePrepacked reading x's run-time scale
+  // and zero point, float32 out. A Mul read only by an Add is left to the Add, which folds
+  // the bias in.
+  std::optional<std::vector<Value>> rewriteDynamicDense(const OperationNode& op, const std::vector<Value>& inputs) {
+    if (inputs.size() != 2 || op.outputTypes.size() != 1 || op.outputTypes[0].dtype != DataType::float32())
+      return std::nullopt;
+    const OperationNode* mul = &op;
+    std::vector<Value> mulInputs = inputs;
+    std::optional<Value> biasValue;
+    std::vector<Provenance> provenance = op.provenance;
+    if (op.op == "Add") {
+      mul = nullptr;
+      for (int side : {0, 1})
+        if (const OperationNode* candidate = producer(inputs[size_t(side)], "Mul");
+            candidate && onlyUse(inputs[size_t(side)])) {
+          mul = candidate;
+          mulInputs = candidate->inputs;
+          biasValue = inputs[size_t(1 - side)];
+          provenance.insert(provenance.end(), candidate->provenance.begin(), candidate->provenance.end());
+          break;
+        }
+      if (!mul || mulInputs.size() != 2) return std::nullopt;
+    } else {
+      std::vector<std::string> readers = readersOf(op.name);
+      if (readers.size() == 1 && readers[0] == "Add" && uses_.at({op.name, 0}) == 1) return std::nullopt;
+    }
+    for (int side : {0, 1}) {
+      const OperationNode* cast = producer(mulInputs[size_t(side)], "Cast");
+      if (!cast || !onlyUse(mulInputs[size_t(side)]) || cast->inputs.empty()) continue;
+      const OperationNode* matmul = producer(cast->inputs[0], "MatMulInteger");
+      if (!matmul || !onlyUse(cast->inputs[0]) || matmul->inputs.size() < 3) continue;
+      const OperationNode* quantizer = dynamicQuantizer(matmul->inputs[0], 0);
+      if (!quantizer || !dynamicQuantizer(matmul->inputs[2], 2) || matmul->inputs[2].node() != quantizer) continue;
+      // The combined scale: xs * ws, or xs alone.
+      const Value& combined = mulInputs[size_t(1 - side)];
+      std::vector<double> weightScales = {1.0};
+      if (const OperationNode* scaleMul = producer(combined, "Mul")) {
+        if (scaleMul->inputs.size() != 2) continue;
+        int xsSide = dynamicQuantizer(scaleMul->inputs[0], 1) == quantizer ? 0
+                     : dynamicQuantizer(scaleMul->inputs[1], 1) == quantizer ? 1
+                                                                              : -1;
+        auto scales = xsSide < 0 ? std::nullopt : valuesOf(constantOf(scaleMul->inputs[size_t(1 - xsSide)]));
+        if (!scales || scales->empty()) continue;
+        weightScales = *scales;
+      } else if (dynamicQuantizer(combined, 1) != quantizer) {
+        continue;
+      }
+      QuantizedDenseRegion region;
+      region.name = op.name;
+      region.provenance = provenance;
+      region.provenance.insert(region.provenance.end(), cast->provenance.begin(), cast->provenance.end());
+      region.provenance.insert(region.provenance.end(), matmul->provenance.begin(), matmul->provenance.end());
+      region.data = matmul->inputs[0];
+      region.runtimeScale = Value(matmul->inputs[0].nodeRef(), 1);
+      region.runtimeZeroPoint = matmul->inputs[2];
+      region.weight = constantOf(matmul->inputs[1]);
+      if (!region.weight || region.weight->outputTypes[0].shape.size() != 2) continue;
+      const int64_t columns = region.weight->outputTypes[0].shape[1];
+      if (weightScales.size() != 1 && int64_t(weightScales.size()) != columns) continue;
+      for (double scale : weightScales)
+        if (!(scale > 0) || !std::isfinite(scale)) return std::nullopt;
+      if (matmul->inputs.size() > 3 && matmul->inputs[3].defined()) {
+        auto zeros = valuesOf(constantOf(matmul->inputs[3]));
+        if (!zeros) continue;
+        if (std::any_of(zeros->begin(), zeros->end(), [](double z) { return z != 0; })) continue;
+      }
+      region.weightScales = weightScales;
+      if (biasValue) {
+        auto bias = biasValues(*biasValue);
+        const std::vector<int64_t>& shape = biasValue->type().shape;
+        if (!bias || (shape != std::vector<int64_t>{columns} && shape != std::vector<int64_t>{1, columns}))
+          return std::nullopt;
+        region.bias = std::move(bias);
+      }
+      auto packed = packQuantizedDense(region);
+      if (!packed || packed->type().shape != op.outputTypes[0].shape) return std::nullopt;
+      return std::vector<Value>{*packed};
+    }
+    return std::nullopt;
   }
 
   // A dense layer whose float result is the model's (or feeds float operations): one

@@ -23,6 +23,8 @@ std::optional<Value> packQuantizedDense(const QuantizedDenseRegion& region) {
   params.dataZeroPoint = region.dataZeroPoint;
   params.outputZeroPoint = region.outputScale ? region.outputZeroPoint : 0;
   params.relu = region.relu;
+  params.dynamicData = region.runtimeScale.has_value();
+  if (params.dynamicData && (!region.runtimeZeroPoint || region.outputScale)) return std::nullopt;
   if (!x.known() || !x.layout.empty() || x.shape.empty() || x.shape.back() != depth || !params.validate().empty())
     return std::nullopt;
   if (region.weightScales.size() != 1 && int64_t(region.weightScales.size()) != columns) return std::nullopt;
@@ -34,6 +36,29 @@ std::optional<Value> packQuantizedDense(const QuantizedDenseRegion& region) {
   packed.copyFrom(packedWeights.data(), packedWeights.size());
   auto offset = runtime::NDArray::empty({columns}, runtime::DataType::int32());
   auto scale = runtime::NDArray::empty({columns}, runtime::DataType::float32());
+  if (params.dynamicData) {
+    // The zero-point term needs x's run-time zero point: the kernel takes the weight sums.
+    auto bias = runtime::NDArray::empty({columns}, runtime::DataType::float32());
+    for (int64_t n = 0; n < columns; ++n) {
+      int64_t sum = 0;
+      for (int64_t k = 0; k < depth; ++k) sum += weight[region.transposed ? n * depth + k : k * columns + n];
+      offset.dataAs<int32_t>()[n] = int32_t(sum);
+      scale.dataAs<float>()[n] = float(region.weightScales[region.weightScales.size() == 1 ? 0 : size_t(n)]);
+      bias.dataAs<float>()[n] = region.bias ? float((*region.bias)[size_t(n)]) : 0.0f;
+    }
+    Attributes attributes{{"n", columns}, {"column_block", params.columnBlock}, {"y_type", std::string("float32")},
+                          {"fused_relu", int64_t(params.relu ? 1 : 0)}};
+    std::string layout = "NK" + std::to_string(params.columnBlock) + "n4k";
+    std::vector<Value> inputs = {region.data,
+                                 makeConstant(region.weight->name + "." + layout, packed, layout),
+                                 makeConstant(region.name + ".weight_sum", offset),
+                                 *region.runtimeScale,
+                                 *region.runtimeZeroPoint,
+                                 makeConstant(region.name + ".weight_scale", scale),
+                                 makeConstant(region.name + ".bias", bias)};
+    TensorType out{DataType::float32(), params.outputShape(), ""};
+    return makeOperation(region.name, "QDensePrepacked", inputs, attributes, {out}, region.provenance)[0];
+  }
   for (int64_t n = 0; n < columns; ++n) {
     double weightScale = region.weightScales[region.weightScales.size() == 1 ? 0 : size_t(n)];
     int64_t sum = 0;

@@ -276,7 +276,9 @@ OpDef qlinearConvPrepackedDef() {
 
 // The int8 dense layer a QDensePrepacked node stands for (made by FakeQuantizationToInteger
 // from a dequantize -> MatMul/Gemm region; see compiler/graph/QuantizedDensePacking.h).
-// Inputs: x [..., K], the packed weight, the folded offset and scale per column.
+// Inputs: x [..., K], the packed weight, the folded offset and scale per column; or, for x
+// quantized at run time (DynamicQuantizeLinear -> MatMulInteger), the packed weight, the
+// weight sums, x's scale and zero point, and the weight scale and float bias per column.
 Expected<Int8DenseParams> prepackedQuantizedDenseParams(const OpCall& call) {
   if (auto e = requireByte(call, 0, "x")) return *e;
   Int8DenseParams p;
@@ -301,12 +303,26 @@ Expected<Int8DenseParams> prepackedQuantizedDenseParams(const OpCall& call) {
   auto relu = call.intAttr("fused_relu", 0);
   if (!relu) return relu.error();
   p.relu = *relu != 0;
+  // Seven inputs: x quantized at run time, its scale and zero point inputs 3 and 4.
+  p.dynamicData = call.inputTypes.size() == 7;
   if (!call.inputTypes[0].layout.empty()) return call.error("x must be in its plain layout");
   if (std::string problem = p.validate(); !problem.empty()) return call.error(problem);
-  if (call.inputTypes[1].shape != p.weightShape() || call.inputTypes[1].dtype != DataType::int8() ||
-      call.inputTypes[2].shape != std::vector<int64_t>{p.columns} || call.inputTypes[2].dtype != DataType::int32() ||
-      call.inputTypes[3].shape != std::vector<int64_t>{p.columns} || call.inputTypes[3].dtype != DataType::float32())
-    return call.error("the packed weight, offsets or scales do not match x and 'n'",
+  const std::vector<int64_t> perColumn = {p.columns};
+  // Inputs after the weight: (offset, scale) or (weight_sum, x_scale, x_zero_point,
+  // weight_scale, bias), with their types.
+  std::vector<std::pair<std::vector<int64_t>, DataType>> expected =
+      p.dynamicData ? std::vector<std::pair<std::vector<int64_t>, DataType>>{{perColumn, DataType::int32()},
+                                                                             {{}, DataType::float32()},
+                                                                             {{}, DataType::uint8()},
+                                                                             {perColumn, DataType::float32()},
+                                                                             {perColumn, DataType::float32()}}
+                    : std::vector<std::pair<std::vector<int64_t>, DataType>>{{perColumn, DataType::int32()},
+                                                                             {perColumn, DataType::float32()}};
+  bool matches = call.inputTypes[1].shape == p.weightShape() && call.inputTypes[1].dtype == DataType::int8();
+  for (size_t i = 0; i < expected.size(); ++i)
+    matches = matches && call.inputTypes[2 + i].shape == expected[i].first && call.inputTypes[2 + i].dtype == expected[i].second;
+  if (!matches)
+    return call.error("the packed weight or the per-column inputs do not match x and 'n'",
                       "QDensePrepacked nodes are made by FakeQuantizationToInteger; rerun it on the QDQ model");
   return p;
 }
@@ -316,7 +332,7 @@ OpDef qdensePrepackedDef() {
   def.name = "QDensePrepacked";
   def.pattern = OpPattern::Opaque;
   def.minInputs = 4;
-  def.maxInputs = 4;
+  def.maxInputs = 7;
   def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
     auto p = prepackedQuantizedDenseParams(call);
     if (!p) return p.error();
@@ -327,7 +343,7 @@ OpDef qdensePrepackedDef() {
     if (!p) return p.error();
     OpKernel kernel;
     kernel.workload = int8Dense(*p);
-    kernel.inputIndices = {0, 1, 2, 3};
+    kernel.inputIndices = p->dynamicData ? std::vector<int>{0, 1, 2, 3, 4, 5, 6} : std::vector<int>{0, 1, 2, 3};
     Int8DenseParams params = *p;
     kernel.schedule = [params](const Workload& w, const Target& target) {
       return defaultInt8DenseSchedule(w, params, target);

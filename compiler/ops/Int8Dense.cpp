@@ -58,6 +58,8 @@ std::string Int8DenseParams::validate() const {
   if (dataType != DataType::uint8() && dataType != DataType::int8()) return "the data must be uint8 or int8";
   if (outputType != DataType::uint8() && outputType != DataType::int8() && outputType != DataType::float32())
     return "the output must be uint8, int8 or float32";
+  if (dynamicData && (dataType != DataType::uint8() || outputType != DataType::float32()))
+    return "run-time quantized data must be uint8 and the output float32";
   auto inRange = [](DataType type, int64_t value) {
     return type == DataType::uint8() ? value >= 0 && value <= 255 : value >= -128 && value <= 127;
   };
@@ -75,8 +77,18 @@ Workload int8Dense(const Int8DenseParams& params) {
   DataType u8 = DataType::uint8(), i32 = DataType::int32();
   te::Tensor data = te::placeholder(toExprs(shape), params.dataType, "data");
   te::Tensor weight = te::placeholder(toExprs(params.weightShape()), DataType::int8(), "weight");
-  te::Tensor offset = te::placeholder({Expr(N)}, i32, "offset");
-  te::Tensor scale = te::placeholder({Expr(N)}, DataType::float32(), "scale");
+  DataType f32 = DataType::float32();
+  // Static: offset (bias and zero-point terms folded) and scale per column. Dynamic: the
+  // weight sums, the data's run-time scale and zero point, and per column the weight's scale
+  // and the float bias.
+  te::Tensor offset = te::placeholder({Expr(N)}, i32, params.dynamicData ? "weight_sum" : "offset");
+  te::Tensor dataScale, dataZero, bias;
+  if (params.dynamicData) {
+    dataScale = te::placeholder({}, f32, "data_scale");
+    dataZero = te::placeholder({}, u8, "data_zero_point");
+  }
+  te::Tensor scale = te::placeholder({Expr(N)}, f32, params.dynamicData ? "weight_scale" : "scale");
+  if (params.dynamicData) bias = te::placeholder({Expr(N)}, f32, "bias");
 
   // The uint8 operand: the data itself, or a copy shifted by 128 (int8 data) and padded to
   // whole quads (the padded products read a real value; their weights are 0).
@@ -126,6 +138,11 @@ Workload int8Dense(const Int8DenseParams& params) {
         Expr j = v.back();
         index.push_back(j / nb);
         index.push_back(j % nb);
+        if (params.dynamicData) {
+          Expr zeroTerm = cast(i32, dataZero(std::vector<Expr>{})) * offset(j);
+          Expr value = cast(f32, acc(index) - zeroTerm) * (dataScale(std::vector<Expr>{}) * scale(j)) + bias(j);
+          return params.relu ? max(value, makeConst(f32, 0.0)) : value;
+        }
         Expr total = acc(index) + offset(j);
         if (params.outputType == DataType::float32()) {
           Expr value = cast(DataType::float32(), total) * scale(j);
@@ -141,7 +158,9 @@ Workload int8Dense(const Int8DenseParams& params) {
   if (params.dataType != u8 || params.outputType != u8)
     w.name += "_" + params.dataType.toString() + "_" + params.outputType.toString();
   if (params.relu) w.name += "_relu";
-  w.inputs = {data, weight, offset, scale};
+  if (params.dynamicData) w.name += "_dynamic";
+  w.inputs = params.dynamicData ? std::vector<te::Tensor>{data, weight, offset, dataScale, dataZero, scale, bias}
+                                : std::vector<te::Tensor>{data, weight, offset, scale};
   w.outputs = {out};
   w.flops = 2.0 * double(params.rows()) * double(N) * double(K);
   return w;

@@ -20,6 +20,11 @@ struct Int8DenseParams {
   int64_t dataZeroPoint = 0;    ///< The data's zero, in its own type.
   int64_t outputZeroPoint = 0;  ///< The output's zero (byte outputs only).
   bool relu = false;            ///< Clamp the output below at its zero.
+  /// The data's scale and zero point are run-time scalars (DynamicQuantizeLinear's outputs):
+  /// the output is float32, and the inputs after the weight are weight_sum int32 [N],
+  /// data_scale float32 [], data_zero_point uint8 [], weight_scale float32 [N] and bias
+  /// float32 [N] (see int8Dense). The data must be uint8.
+  bool dynamicData = false;
 
   int64_t depth() const { return dataShape.empty() ? 0 : dataShape.back(); }
   int64_t rows() const;  ///< The product of the leading axes.
@@ -42,7 +47,9 @@ struct Int8DenseParams {
 ///   packInt8DenseWeight), offset int32 [N] (the bias in accumulator units less
 ///   unsignedDataZeroPoint() times the column's weight sum), scale float32 [N]. Stages:
 ///   "data.u8" (when copiesData()), "dense.acc" (reduction axes kq, kl with k = kq * 4 + kl)
-///   and "dense".
+///   and "dense". With dynamicData, out[..., j] = float(acc - data_zero_point * weight_sum[j])
+///   * (data_scale * weight_scale[j]) + bias[j] (Relu after it when asked), the inputs data,
+///   weight, weight_sum, data_scale, data_zero_point, weight_scale, bias.
 Workload int8Dense(const Int8DenseParams& params);
 
 /// A [K, N] (or, `transposed`, [N, K]) int8 weight in int8Dense's packed layout.

@@ -1,7 +1,9 @@
 // FakeQuantizationToInteger on dense layers: dequantize -> Gemm / MatMul (+ bias) [-> Relu]
 // [-> quantize] regions run as one QDensePrepacked on the int8 kernel and give what the float
 // region gives: to within the bias's rounding for a float output (a classifier's logits), to
-// within one quantization step for a quantized one. Asymmetric weights stay float.
+// within one quantization step for a quantized one. ONNX Runtime's dynamically quantized
+// dense layers (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul) take the same kernel
+// with the run-time scale. Asymmetric weights stay float.
 #include <QtTest>
 
 #include <cmath>
@@ -129,6 +131,54 @@ private slots:
       QVERIFY2(differing * 50 <= int64_t(got.size()),
                qPrintable(QString("%1 of %2 differ by a step").arg(differing).arg(got.size())));
     QVERIFY2(nonzero * 3 > int64_t(got.size()), qPrintable(QString("%1 nonzero").arg(nonzero)));
+  }
+
+  // ONNX Runtime's dynamic quantization (quantize_dynamic): DynamicQuantizeLinear ->
+  // MatMulInteger -> Cast -> Mul(x_scale * w_scale) -> Add(bias) runs as one QDensePrepacked
+  // reading the run-time scale and zero point, and computes what the reference operators do.
+  void dynamicallyQuantizedDenseMatchesTheReference_data() {
+    QTest::addColumn<bool>("perColumn");
+    QTest::addColumn<bool>("bias");
+    QTest::newRow("per-column scales, bias") << true << true;
+    QTest::newRow("one scale, no bias") << false << false;
+  }
+  void dynamicallyQuantizedDenseMatchesTheReference() {
+    QFETCH(bool, perColumn);
+    QFETCH(bool, bias);
+    const int64_t K = 96, N = 64;
+    std::mt19937 rng(9);
+    std::uniform_int_distribution<int> weightByte(-127, 127);
+    std::vector<int8_t> weights(size_t(K * N));
+    for (auto& w : weights) w = int8_t(weightByte(rng));
+    std::vector<float> ws(size_t(perColumn ? N : 1)), realBias(static_cast<size_t>(N));
+    for (size_t n = 0; n < ws.size(); ++n) ws[n] = 0.002f + 0.0005f * float(n % 4);
+    for (auto& b : realBias) b = float(weightByte(rng)) * 0.01f;
+    Value x = makeInput("x", TensorType{DataType::float32(), {1, 12, K}, ""});
+    std::vector<Value> quantized = makeOperation("x_dq", "DynamicQuantizeLinear", {x}, {},
+                                                 {TensorType{}, TensorType{}, TensorType{}}, {{"x_dq", "DynamicQuantizeLinear", 13}});
+    Value wq = makeConstant("w_q", testing::arrayOf<int8_t>({K, N}, runtime::DataType::int8(), weights));
+    Value wz = makeConstant("w_z", testing::arrayOf<int8_t>({}, runtime::DataType::int8(), {0}));
+    Value product = operation("mmi", "MatMulInteger", {quantized[0], wq, quantized[2], wz});
+    Value real = operation("cast", "Cast", {product}, {{"to", int64_t(1)}});
+    Value wsValue = makeConstant("ws", testing::arrayOf<float>({int64_t(ws.size())}, runtime::DataType::float32(), ws));
+    Value scale = operation("scale", "Mul", {quantized[1], wsValue});
+    Value y = operation("dequantized", "Mul", {real, scale});
+    if (bias) y = operation("bias", "Add", {y, makeConstant("b", testing::arrayOf<float>({N}, runtime::DataType::float32(), realBias))});
+    Graph graph{{x}, {y}, {"y"}};
+
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    auto input = runtime::NDArray::empty({1, 12, K}, runtime::DataType::float32());
+    for (float& v : input.values<float>()) v = normal(rng);
+    QString integerText, referenceText;
+    runtime::NDArray integer = runCompiled(graph, true, input, &integerText);
+    runtime::NDArray reference = runCompiled(graph, false, input, &referenceText);
+    QVERIFY2(integerText.contains("QDensePrepacked") && !integerText.contains("MatMulInteger"), qPrintable(integerText));
+    QVERIFY2(referenceText.contains("MatMulInteger"), qPrintable(referenceText));
+    auto got = integer.values<float>(), expected = reference.values<float>();
+    QCOMPARE(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      QVERIFY2(std::fabs(got[i] - expected[i]) <= 1e-5f * std::max(1.0f, std::fabs(expected[i])),
+               qPrintable(QString("element %1: %2 against %3").arg(i).arg(got[i]).arg(expected[i])));
   }
 
   void asymmetricWeightsStayFloat() {

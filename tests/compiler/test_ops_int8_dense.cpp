@@ -1,7 +1,8 @@
 // The int8 VNNI dense layer against a plain C++ reference of the same quantized arithmetic:
 // uint8 and int8 data, byte and float32 outputs, depths not a multiple of 4, columns not a
-// multiple of the block, leading batch axes, a fused Relu, and the same kernel on a CPU
-// without VNNI (its AVX-512BW form) and without AVX.
+// multiple of the block (and fewer than a block), leading batch axes, a fused Relu, data
+// quantized at run time, and the same kernel on a CPU without VNNI (its AVX-512BW form)
+// and without AVX.
 #include <QtTest>
 
 #include <cmath>
@@ -135,6 +136,68 @@ private slots:
         }
       }
     QVERIFY2(offByOne * 1000 <= M * N, qPrintable(QString("%1 outputs off by one").arg(offByOne)));
+  }
+
+  // Data quantized at run time (DynamicQuantizeLinear's scale and zero point as inputs), as
+  // a dynamically quantized BERT's dense layers read it: float output with the float bias.
+  void dynamicDataMatchesReference() {
+    Int8DenseParams params;
+    params.dataShape = {2, 16, 64};
+    params.columns = 96;
+    params.outputType = DataType::float32();
+    params.dynamicData = true;
+    QVERIFY2(params.validate().empty(), params.validate().c_str());
+    Target target = hostTarget();
+    Workload w = int8Dense(params);
+    auto schedule = defaultInt8DenseSchedule(w, params, target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    auto built = build(*schedule, w.args(), w.name, target);
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
+
+    const int64_t M = params.rows(), K = params.depth(), N = params.columns;
+    std::mt19937 rng(13);
+    std::uniform_int_distribution<int> byte(0, 255), weightByte(-127, 127);
+    std::vector<uint8_t> x(size_t(M * K));
+    std::vector<int8_t> w8(size_t(K * N));  // [K, N], as a MatMul holds it
+    for (auto& v : x) v = uint8_t(byte(rng));
+    for (auto& v : w8) v = int8_t(weightByte(rng));
+    const uint8_t zero = 117;
+    const float dataScale = 0.021f;
+    std::vector<int32_t> sums(static_cast<size_t>(N), 0);
+    std::vector<float> weightScale(static_cast<size_t>(N)), bias(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t k = 0; k < K; ++k) sums[size_t(n)] += w8[size_t(k * N + n)];
+      weightScale[size_t(n)] = 0.003f + 0.0005f * float(n % 5);
+      bias[size_t(n)] = 0.25f * float(n % 9) - 1.0f;
+    }
+    auto data = runtime::NDArray::empty(params.dataShape, runtime::DataType::uint8());
+    data.copyFrom(x.data(), x.size());
+    auto weight = runtime::NDArray::empty(params.weightShape(), runtime::DataType::int8());
+    auto packed = packInt8DenseWeight(params, w8.data(), false);
+    weight.copyFrom(packed.data(), packed.size());
+    auto sumArray = runtime::NDArray::empty({N}, runtime::DataType::int32());
+    sumArray.copyFrom(sums.data(), sums.size() * sizeof(int32_t));
+    auto scaleArray = runtime::NDArray::empty({}, runtime::DataType::float32());
+    scaleArray.copyFrom(&dataScale, sizeof(float));
+    auto zeroArray = runtime::NDArray::empty({}, runtime::DataType::uint8());
+    zeroArray.copyFrom(&zero, 1);
+    auto weightScaleArray = runtime::NDArray::empty({N}, runtime::DataType::float32());
+    weightScaleArray.copyFrom(weightScale.data(), weightScale.size() * sizeof(float));
+    auto biasArray = runtime::NDArray::empty({N}, runtime::DataType::float32());
+    biasArray.copyFrom(bias.data(), bias.size() * sizeof(float));
+    auto out = runtime::NDArray::empty(params.outputShape(), runtime::DataType::float32());
+    built->function(data, weight, sumArray, scaleArray, zeroArray, weightScaleArray, biasArray, out);
+
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int32_t acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += (int32_t(x[size_t(m * K + k)]) - zero) * w8[size_t(k * N + n)];
+        float expected = float(acc) * (dataScale * weightScale[size_t(n)]) + bias[size_t(n)];
+        float got = out.dataAs<float>()[m * N + n];
+        // Exact but for a fused multiply-add's rounding.
+        QVERIFY2(std::fabs(got - expected) <= 1e-5f * std::max(1.0f, std::fabs(expected)),
+                 qPrintable(QString("row %1, column %2: got %3, expected %4").arg(m).arg(n).arg(got).arg(expected)));
+      }
   }
 
   void rejectsWhatItCannotTake() {

@@ -2,7 +2,10 @@
 # Tessel int8 against Tessel FP32 and PyTorch int8 (eager post-training static quantization on
 # its onednn engine) on torchvision's quantizable ResNet-18, ResNet-50 and MobileNetV2: random
 # weights, calibrated on the same 8 random images, batch 1, the same threads on each side.
-# Tessel's int8 model is `tessel quantize --per-channel` of the FP32 export. One line per model:
+# Tessel's int8 model is `tessel quantize --per-channel` of the FP32 export. `bert` (a
+# BERT-base-sized encoder of 2 layers over 128 tokens, see bench/torch_int8.py) has its dense
+# layers quantized dynamically on both sides: `tessel quantize --dynamic --per-channel` and
+# PyTorch's quantize_dynamic. One line per model:
 #   model  fp32_ms  int8_ms  int8_speedup (fp32/int8)  torch_int8_ms  vs_torch (torch/tessel int8,
 #   > 1: Tessel faster)  output_sqnr_db (Tessel int8 against FP32, from the quantize report)
 # The three are timed alternately for several rounds; each side reports the median of its rounds.
@@ -15,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build"
 rounds=3
 runs=20
-models="resnet18 resnet50 mobilenet_v2"
+models="resnet18 resnet50 mobilenet_v2 bert"
 threads=2
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -24,7 +27,7 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift 2 ;;
     --models) models="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "compare_int8.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,8 +55,11 @@ for model in $models; do
   if [[ ! -f "$dir/model.onnx" ]]; then
     "$python" "$helpers" export "$model" "$dir" 2>/dev/null >&2
   fi
+  # The dynamic model's calibration inputs only serve its report (the output's SQNR).
+  dynamic=()
+  [[ "$model" == bert ]] && dynamic=(--dynamic --samples 4)
   "$tessel" quantize "$dir/model.onnx" --calibration "$dir/calibration.npy" -o "$dir/model.int8.onnx" \
-    --per-channel --report "$dir/report.json" >/dev/null 2>"$dir/quantize.log"
+    --per-channel "${dynamic[@]}" --report "$dir/report.json" >/dev/null 2>"$dir/quantize.log"
   sqnr=$("$python" -c 'import json, sys; print("%.1f" % json.load(open(sys.argv[1]))["outputs"][0]["sqnr_db"])' "$dir/report.json")
   fp32=() int8=() torch=()
   for ((round = 0; round < rounds; ++round)); do

@@ -55,14 +55,15 @@ int runCompile(const std::vector<std::string>& args) {
   if (line.has("quantize")) {
     if (line.get("quantize") != "int8")
       return reportUsageError("compile", "--quantize takes int8 (got '" + line.get("quantize") + "')");
-    if (line.get("calibration").empty())
-      return reportUsageError("compile", "--quantize int8 needs --calibration DATA (inputs to choose the ranges from)");
+    if (line.get("calibration").empty() && !line.has("dynamic"))
+      return reportUsageError("compile", "--quantize int8 needs --calibration DATA (inputs to choose the ranges from) "
+                                         "or --dynamic");
     std::string usageError;
     auto result = quantizeModel(command.model, line, load, &usageError);
     if (!result) return usageError.empty() ? reportDiagnostic(result.error()) : reportUsageError("compile", usageError);
     quantized = std::move(*result);
   } else {
-    for (const char* flag : {"calibration", "method", "per-channel", "skip", "samples"})
+    for (const char* flag : {"calibration", "method", "per-channel", "skip", "samples", "dynamic"})
       if (line.has(flag))
         return reportUsageError("compile", std::string("--") + flag + " applies with --quantize int8 only");
   }

@@ -59,7 +59,6 @@ int runQuantize(const std::vector<std::string>& args) {
     return *done;
   const CommandLine& line = command.line;
   std::string output = line.get("output");
-  if (line.get("calibration").empty()) return reportUsageError("quantize", "--calibration DATA is required");
   if (output.empty()) return reportUsageError("quantize", "-o OUT.onnx is required");
   std::error_code same;
   if (std::filesystem::equivalent(output, command.model, same))
@@ -82,11 +81,20 @@ int runQuantize(const std::vector<std::string>& args) {
     if (!file) return reportDiagnostic(Diagnostic{"cannot write the quantized model", output, 0, 0, ""});
   }
 
-  // The report: both models on the calibration inputs, compared at every quantized output.
+  // The report: both models on the calibration inputs, compared at every quantized output
+  // (dynamic quantization: at the model's outputs, when there are inputs to run).
   auto int8 = driver::loadModelBytes(quantized, output, load);
   if (!int8) return reportDiagnostic(int8.error());
+  if (result->dynamic) {
+    for (const auto& layer : layers) std::printf("%-40s %s, dynamic\n", layer.node.c_str(), layer.op.c_str());
+    if (samples.empty()) {
+      std::printf("wrote %s (give --calibration DATA to compare its outputs with FP32)\n", output.c_str());
+      return kExitOk;
+    }
+  }
+  const size_t reportedLayers = result->dynamic ? 0 : layers.size();
   std::vector<driver::TensorRef> fp32Outputs, int8Outputs;
-  for (const auto& layer : layers) {
+  for (const auto& layer : std::vector<frontend::QuantizableLayer>(layers.begin(), layers.begin() + long(reportedLayers))) {
     fp32Outputs.push_back({layer.outputProducer, layer.outputIndex});
     // A float output keeps its node; a quantized one is its DequantizeLinear's.
     int8Outputs.push_back(layer.quantizeOutput ? driver::TensorRef{frontend::dequantizedProducer(layer.output), 0}
@@ -109,12 +117,12 @@ int runQuantize(const std::vector<std::string>& args) {
   nlohmann::json report;
   report["model"] = command.model;
   report["output"] = output;
-  report["method"] = driver::calibrationMethodName(result->method);
+  report["method"] = result->dynamic ? "dynamic" : driver::calibrationMethodName(result->method);
   report["per_channel"] = line.has("per-channel");
   report["calibration_samples"] = samples.size();
-  std::printf("%-40s %22s %22s %10s\n", "layer", "input range", "output range", "SQNR dB");
+  if (reportedLayers) std::printf("%-40s %22s %22s %10s\n", "layer", "input range", "output range", "SQNR dB");
   std::vector<std::pair<double, std::string>> byLoss;
-  for (size_t i = 0; i < layers.size(); ++i) {
+  for (size_t i = 0; i < reportedLayers; ++i) {
     const auto& layer = layers[i];
     double sqnr = driver::sqnrDecibels(concatenated(*reference, i), concatenated(*approximated, i));
     const auto& in = activations.at(layer.input);
@@ -143,7 +151,7 @@ int runQuantize(const std::vector<std::string>& args) {
   // The model's outputs come after the watched tensors in each run.
   size_t outputs = fp32->outputs.size();
   for (size_t o = 0; o < outputs; ++o) {
-    size_t index = layers.size() + o;
+    size_t index = reportedLayers + o;
     double sqnr = driver::sqnrDecibels(concatenated(*reference, index), concatenated(*approximated, index));
     std::printf("model output %-27s SQNR %.1f dB\n", fp32->outputNames[o].c_str(), sqnr);
     report["outputs"].push_back({{"name", fp32->outputNames[o]},
@@ -154,7 +162,7 @@ int runQuantize(const std::vector<std::string>& args) {
   if (firstShape.size() == 2 && firstShape[0] == 1 && firstShape[1] >= 5) {
     int top1 = 0, top5 = 0;
     for (size_t s = 0; s < reportSamples.size(); ++s) {
-      auto a = floats((*reference)[s][layers.size()]), b = floats((*approximated)[s][layers.size()]);
+      auto a = floats((*reference)[s][reportedLayers]), b = floats((*approximated)[s][reportedLayers]);
       size_t expected = topK(a, 1)[0];
       auto five = topK(b, 5);
       top1 += topK(b, 1)[0] == expected;
@@ -169,7 +177,8 @@ int runQuantize(const std::vector<std::string>& args) {
   std::string worst;
   for (size_t i = 0; i < byLoss.size() && i < 3; ++i)
     worst += (i ? ", " : "") + byLoss[i].second + " (" + std::to_string(int(std::lround(byLoss[i].first))) + " dB)";
-  std::printf("lowest SQNR: %s; --skip NODE keeps a layer in float\nwrote %s\n", worst.c_str(), output.c_str());
+  if (!byLoss.empty()) std::printf("lowest SQNR: %s; --skip NODE keeps a layer in float\n", worst.c_str());
+  std::printf("wrote %s\n", output.c_str());
   if (!line.get("report").empty()) {
     std::ofstream file(line.get("report"));
     file << report.dump(2) << "\n";

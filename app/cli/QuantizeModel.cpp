@@ -103,7 +103,11 @@ std::vector<FlagSpec> quantizeFlags() {
            "minmax"},
           {"per-channel", "one weight scale per filter instead of one per layer", false, ""},
           {"skip", "keep layer NODE (a Conv, Gemm or MatMul) in float", true, "", true},
-          {"samples", "use at most N calibration samples", true, "64"}};
+          {"samples", "use at most N calibration samples", true, "64"},
+          {"dynamic",
+           "quantize the dense layers (Gemm, MatMul) dynamically instead, as ONNX Runtime's quantize_dynamic does: "
+           "activation ranges computed at run time, no calibration needed (convolutions stay float)",
+           false, ""}};
 }
 
 Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLine& line,
@@ -112,8 +116,11 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
     *usageError = message;
     return Diagnostic{message, "", 0, 0, ""};
   };
-  if (line.get("calibration").empty()) return usage("--calibration DATA is required");
   QuantizedModel out;
+  out.dynamic = line.has("dynamic");
+  if (!out.dynamic && line.get("calibration").empty()) return usage("--calibration DATA is required");
+  if (out.dynamic && line.has("method"))
+    return usage("--method chooses calibrated ranges; with --dynamic the ranges are computed at run time");
   auto method = driver::parseCalibrationMethod(line.get("method"));
   if (!method) return usage("--method must be minmax, percentile or entropy");
   out.method = *method;
@@ -125,16 +132,29 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
   out.found = std::move(*found);
   auto fp32 = driver::loadModelBytes(out.found.bytes, path, load);
   if (!fp32) return fp32.error();
-  auto samples = readCalibration(line.get("calibration"), *fp32, limit);
-  if (!samples) return samples.error();
-  out.samples = std::move(*samples);
+  if (!line.get("calibration").empty()) {
+    auto samples = readCalibration(line.get("calibration"), *fp32, limit);
+    if (!samples) return samples.error();
+    out.samples = std::move(*samples);
+  }
 
   std::vector<std::string> skipped = line.getAll("skip");
   for (const auto& layer : out.found.layers)
-    if (std::find(skipped.begin(), skipped.end(), layer.node) == skipped.end()) out.layers.push_back(layer);
+    if (std::find(skipped.begin(), skipped.end(), layer.node) == skipped.end() && (!out.dynamic || layer.op != "Conv"))
+      out.layers.push_back(layer);
   for (const std::string& name : skipped)
     if (std::none_of(out.found.layers.begin(), out.found.layers.end(), [&](const auto& c) { return c.node == name; }))
       return usage("--skip " + name + ": there is no quantizable layer of that name");
+  if (out.layers.empty() && out.dynamic)
+    return Diagnostic{"the model has no dense layer to quantize dynamically (Gemm or MatMul nodes with constant float "
+                      "weights)",
+                      path, 0, 0, "quantize its convolutions with calibration data instead (--calibration, no --dynamic)"};
+  if (out.dynamic) {
+    auto quantized = frontend::writeDynamicModel(out.found, out.layers, line.has("per-channel"));
+    if (!quantized) return quantized.error();
+    out.bytes = std::move(*quantized);
+    return out;
+  }
   if (out.layers.empty())
     return Diagnostic{"the model has no layer to quantize (Conv, Gemm or MatMul nodes with constant float weights)", path, 0,
                       0, ""};

@@ -12,7 +12,7 @@
 
 namespace tessel::cli {
 
-/// --calibration, --method, --per-channel, --skip (repeatable) and --samples.
+/// --calibration, --method, --per-channel, --skip (repeatable), --samples and --dynamic.
 std::vector<FlagSpec> quantizeFlags();
 
 /// A model quantized by quantizeModel: the QDQ ONNX bytes and what the report needs.
@@ -24,6 +24,9 @@ struct QuantizedModel {
   std::map<std::string, driver::TensorRange> ranges;   ///< What calibration saw, by tensor name.
   std::vector<driver::CalibrationSample> samples;      ///< The calibration inputs used.
   driver::CalibrationMethod method = driver::CalibrationMethod::MinMax;
+  /// --dynamic: the dense layers quantized at run time (no ranges, activations empty; the
+  /// samples, when given, only serve the report).
+  bool dynamic = false;
 };
 
 /// Quantizes the model at `path` with the flags quantizeFlags() declares (read from `line`):

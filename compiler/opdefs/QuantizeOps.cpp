@@ -184,17 +184,35 @@ OpDef dynamicQuantizeLinear() {
     te::Tensor x = te::placeholder(toExprs(shape), f, "x");
     w.inputs = {x};
     kernel.inputIndices = {0};
+    // Each extreme in two steps: per position of the last axis over all the others (a pass
+    // over x in vectors), then over those positions. One step over every element was a
+    // scalar chain: 1.4 ms for BERT's [1, 128, 3072], against 0.05 ms for reading it.
+    const bool partial = shape.size() >= 2;
     auto reduceAll = [&](const std::string& name, bool isMax) {
-      std::vector<IterVar> axes;
-      std::vector<Expr> position;
-      for (size_t d = 0; d < shape.size(); ++d) {
-        axes.push_back(te::reduceAxis(IntImmNode::make(DataType::index(), shape[d]), "r" + std::to_string(d)));
-        position.push_back(axes.back()->var);
+      if (shape.empty()) return x;  // a scalar is its own extreme
+      auto extreme = [&](Expr value, const std::vector<IterVar>& axes) {
+        return isMax ? te::maximum(value, axes) : te::minimum(value, axes);
+      };
+      if (!partial) {
+        IterVar r = te::reduceAxis(IntImmNode::make(DataType::index(), shape[0]), "r0");
+        return te::compute({}, [&](const std::vector<Var>&) { return extreme(x(std::vector<Expr>{r->var}), {r}); }, name,
+                           {}, "reduce");
       }
-      if (axes.empty()) return x;  // a scalar is its own extreme
-      return te::compute(
-          {}, [&](const std::vector<Var>&) { return isMax ? te::maximum(x(position), axes) : te::minimum(x(position), axes); },
-          name, {}, "reduce");
+      std::vector<IterVar> axes;
+      for (size_t d = 0; d + 1 < shape.size(); ++d)
+        axes.push_back(te::reduceAxis(IntImmNode::make(DataType::index(), shape[d]), "r" + std::to_string(d)));
+      te::Tensor lanes = te::compute(
+          {IntImmNode::make(DataType::index(), shape.back())},
+          [&](const std::vector<Var>& v) {
+            std::vector<Expr> position;
+            for (auto& axis : axes) position.push_back(axis->var);
+            position.push_back(v[0]);
+            return extreme(x(position), axes);
+          },
+          name + ".partial", {"c"}, "reduce");
+      IterVar c = te::reduceAxis(IntImmNode::make(DataType::index(), shape.back()), "rc");
+      return te::compute({}, [&](const std::vector<Var>&) { return extreme(lanes(std::vector<Expr>{c->var}), {c}); },
+                         name, {}, "reduce");
     };
     te::Tensor high = reduceAll("x.max", true), low = reduceAll("x.min", false);
     // The range always includes 0, so that 0 quantizes exactly.
@@ -218,8 +236,38 @@ OpDef dynamicQuantizeLinear() {
                    cast(f, zeroPoint(std::vector<Expr>{}));
           return cast(DataType::uint8(), saturate(v, DataType::uint8()));
         },
-        "y", axisNames(shape.size()), "elemwise");
+        "out", axisNames(shape.size()), "elemwise");
     w.outputs = {y, scale, zeroPoint};
+    kernel.schedule = [partial](const Workload& workload, const Target& target) -> Expected<Schedule> {
+      auto s = defaultElementwiseSchedule(workload, target);
+      if (!s || !partial) return s;
+      // The partial extremes: the last axis in vectors, the other axes' loops outside it.
+      const Stage* stage = s->findStage("x.max.partial");
+      std::vector<std::string> order;
+      for (auto& iv : stage->leafIterVars) order.push_back(iv.name());
+      std::string position = order.front();  // "c", then the reduction axes
+      order.erase(order.begin());
+      int64_t extent = *asConstInt(workload.outputs[0].shape().back());
+      int64_t lanes = target.vectorLanes();
+      for (const char* name : {"x.max.partial", "x.min.partial"}) {
+        std::vector<Status> steps;
+        if (extent >= lanes && extent % lanes == 0) {
+          steps = {s->split(name, position, lanes, "co", "ci")};
+          std::vector<std::string> loops = order;
+          loops.insert(loops.begin(), "co");
+          loops.push_back("ci");
+          steps.push_back(s->reorder(name, loops));
+          steps.push_back(s->vectorize(name, "ci"));
+        } else {
+          std::vector<std::string> loops = order;
+          loops.push_back(position);
+          steps.push_back(s->reorder(name, loops));
+        }
+        for (const Status& step : steps)
+          if (!step) return step.error();
+      }
+      return s;
+    };
     return kernel;
   };
   return def;

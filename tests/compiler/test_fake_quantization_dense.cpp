@@ -6,6 +6,7 @@
 // with the run-time scale. Asymmetric weights stay float.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -179,6 +180,46 @@ private slots:
     for (size_t i = 0; i < got.size(); ++i)
       QVERIFY2(std::fabs(got[i] - expected[i]) <= 1e-5f * std::max(1.0f, std::fabs(expected[i])),
                qPrintable(QString("element %1: %2 against %3").arg(i).arg(got[i]).arg(expected[i])));
+  }
+
+  // DynamicQuantizeLinear as ONNX defines it, on inputs of several axes (whose extremes are
+  // reduced per position of the last axis first, in vectors, then across) and a last axis
+  // that is not a whole number of vectors.
+  void dynamicQuantizeLinearMatchesItsDefinition_data() {
+    QTest::addColumn<QList<int>>("shape");
+    QTest::newRow("[2, 5, 48]") << QList<int>{2, 5, 48};
+    QTest::newRow("[7, 20]") << QList<int>{7, 20};
+    QTest::newRow("[33]") << QList<int>{33};
+  }
+  void dynamicQuantizeLinearMatchesItsDefinition() {
+    QFETCH(QList<int>, shape);
+    std::vector<int64_t> dims(shape.begin(), shape.end());
+    Value x = makeInput("x", TensorType{DataType::float32(), dims, ""});
+    std::vector<Value> quantized = makeOperation("dql", "DynamicQuantizeLinear", {x}, {},
+                                                 {TensorType{}, TensorType{}, TensorType{}}, {{"dql", "DynamicQuantizeLinear", 13}});
+    Graph graph{{x}, {quantized[0], quantized[1], quantized[2]}, {"y", "scale", "zero"}};
+    auto compiled = driver::compileGraph(graph, {});
+    QVERIFY2(compiled.ok(), compiled.ok() ? "" : compiled.error().toString().c_str());
+    auto executor = driver::createExecutor(*compiled);
+    QVERIFY(executor.ok());
+    std::mt19937 rng(21);
+    std::uniform_real_distribution<float> uniform(-2.5f, 7.0f);
+    auto input = runtime::NDArray::empty(dims, runtime::DataType::float32());
+    for (float& v : input.values<float>()) v = uniform(rng);
+    (*executor)->setInput("x", input);
+    (*executor)->run();
+    auto values = input.values<float>();
+    float high = std::max(0.0f, *std::max_element(values.begin(), values.end()));
+    float low = std::min(0.0f, *std::min_element(values.begin(), values.end()));
+    float scale = (high - low) / 255.0f;
+    float zero = std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f);
+    QCOMPARE((*executor)->getOutput("scale").dataAs<float>()[0], scale);
+    QCOMPARE(int((*executor)->getOutput("zero").dataAs<uint8_t>()[0]), int(zero));
+    runtime::NDArray y = (*executor)->getOutput("y");
+    for (size_t i = 0; i < values.size(); ++i) {
+      int expected = int(std::clamp(std::nearbyint(values[i] / scale) + zero, 0.0f, 255.0f));
+      QCOMPARE(int(y.dataAs<uint8_t>()[i]), expected);
+    }
   }
 
   void asymmetricWeightsStayFloat() {

@@ -325,4 +325,121 @@ Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::v
   return model->SerializeAsString();
 }
 
+Expected<std::string> writeDynamicModel(const QuantizableModel& source, const std::vector<QuantizableLayer>& layers,
+                                        bool perChannel) {
+  auto model = parseModel(source.bytes, "the model");
+  if (!model) return model.error();
+  if (defaultOpset(*model) < 11)
+    return Diagnostic{"dynamic quantization needs opset 11 (DynamicQuantizeLinear); the model is opset " +
+                          std::to_string(defaultOpset(*model)),
+                      "", 0, 0, "convert the model to opset 13 first"};
+  onnx::GraphProto* graph = model->mutable_graph();
+  std::map<std::string, int> initializerIndex;
+  for (int i = 0; i < graph->initializer_size(); ++i) initializerIndex[graph->initializer(i).name()] = i;
+  std::map<std::string, const QuantizableLayer*> byNode;
+  for (const QuantizableLayer& layer : layers) {
+    TESSEL_ICHECK(layer.op == "Gemm" || layer.op == "MatMul") << "writeDynamicModel: " << layer.op;
+    byNode[layer.node] = &layer;
+  }
+  std::vector<onnx::TensorProto> newInitializers;
+  std::set<std::string> quantizedInputs, replacedWeights, floatWeights;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> ordered;
+  auto attribute = [](onnx::NodeProto& node, const char* name, int64_t value) {
+    auto* a = node.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(value);
+  };
+  auto node = [&](const std::string& op, const std::string& name, std::vector<std::string> inputs,
+                  std::vector<std::string> outputs) -> onnx::NodeProto& {
+    onnx::NodeProto& n = *ordered.Add();
+    n.set_op_type(op);
+    n.set_name(name);
+    for (auto& input : inputs) n.add_input(input);
+    for (auto& output : outputs) n.add_output(output);
+    return n;
+  };
+  for (const onnx::NodeProto& original : graph->node()) {
+    auto found = byNode.find(original.name());
+    if (found == byNode.end()) {
+      *ordered.Add() = original;
+      continue;
+    }
+    const QuantizableLayer& layer = *found->second;
+    const std::string& t = layer.input;
+    if (quantizedInputs.insert(t).second)
+      node("DynamicQuantizeLinear", t + "/DynamicQuantizeLinear", {t}, {t + "/quantized", t + "/scale", t + "/zero_point"});
+    // The weight as int8 [K, N]: a Gemm's transposed one ([N, K]) is transposed here.
+    const std::string w = original.input(1);
+    floatWeights.insert(w);
+    const onnx::TensorProto& weight = graph->initializer(initializerIndex.at(w));
+    auto values = tensorToArray(weight, "");
+    if (!values) return values.error();
+    const bool transposed = layer.weightAxis == 0;
+    const int64_t rows = weight.dims(0), cols = weight.dims(1);
+    const int64_t K = transposed ? cols : rows, N = transposed ? rows : cols;
+    const float* real = values->dataAs<float>();
+    auto at = [&](int64_t k, int64_t n) { return real[transposed ? n * K + k : k * N + n]; };
+    std::vector<double> scales(size_t(perChannel ? N : 1), 0.0);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) {
+        double& scale = scales[perChannel ? size_t(n) : 0];
+        scale = std::max(scale, double(std::fabs(at(k, n))) / 127.0);
+      }
+    for (double& scale : scales)
+      if (!(scale > 0)) scale = 1.0;
+    std::string q = w + (transposed ? "/transposed" : "") + "/quantized";
+    if (replacedWeights.insert(q).second) {
+      onnx::TensorProto quantized;
+      quantized.set_name(q);
+      quantized.set_data_type(onnx::TensorProto::INT8);
+      quantized.add_dims(K);
+      quantized.add_dims(N);
+      std::string raw(size_t(K * N), '\0');
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n)
+          raw[size_t(k * N + n)] = char(int8_t(
+              std::clamp(std::nearbyint(double(at(k, n)) / scales[perChannel ? size_t(n) : 0]), -127.0, 127.0)));
+      quantized.set_raw_data(raw);
+      onnx::TensorProto scale;
+      scale.set_name(q + "/scale");
+      scale.set_data_type(onnx::TensorProto::FLOAT);
+      if (perChannel) scale.add_dims(N);
+      for (double value : scales) scale.add_float_data(float(value));
+      onnx::TensorProto zero;
+      zero.set_name(q + "/zero_point");
+      zero.set_data_type(onnx::TensorProto::INT8);
+      if (perChannel) zero.add_dims(N);
+      for (size_t i = 0; i < scales.size(); ++i) zero.add_int32_data(0);
+      newInitializers.insert(newInitializers.end(), {quantized, scale, zero});
+    }
+    const std::string& name = original.name();
+    const std::string out = original.output(0);
+    bool hasBias = layer.op == "Gemm" && original.input_size() > 2 && !original.input(2).empty();
+    node("MatMulInteger", name + "/MatMulInteger", {t + "/quantized", q, t + "/zero_point", q + "/zero_point"},
+         {out + "/int32"});
+    attribute(node("Cast", name + "/Cast", {out + "/int32"}, {out + "/int32/float"}), "to", onnx::TensorProto::FLOAT);
+    node("Mul", name + "/scale", {t + "/scale", q + "/scale"}, {out + "/scale"});
+    node("Mul", name + "/dequantize", {out + "/int32/float", out + "/scale"}, {hasBias ? out + "/product" : out});
+    if (hasBias) node("Add", name + "/bias", {out + "/product", original.input(2)}, {out});
+  }
+  graph->mutable_node()->Swap(&ordered);
+  // Float weights nothing reads any more leave the file (and the inputs of IR-3 models).
+  std::set<std::string> read;
+  for (const auto& n : graph->node())
+    for (const auto& input : n.input()) read.insert(input);
+  std::set<std::string> dropped;
+  for (int i = graph->initializer_size() - 1; i >= 0; --i) {
+    const std::string& name = graph->initializer(i).name();
+    if (floatWeights.count(name) && !read.count(name)) {
+      dropped.insert(name);
+      graph->mutable_initializer()->DeleteSubrange(i, 1);
+    }
+  }
+  for (int i = graph->input_size() - 1; i >= 0; --i)
+    if (dropped.count(graph->input(i).name())) graph->mutable_input()->DeleteSubrange(i, 1);
+  for (auto& initializer : newInitializers) *graph->add_initializer() = std::move(initializer);
+  return model->SerializeAsString();
+}
+
 }  // namespace tessel::frontend

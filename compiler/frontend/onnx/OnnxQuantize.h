@@ -65,6 +65,15 @@ Expected<std::string> writeQdqModel(const QuantizableModel& model, const std::ve
                                     const std::map<std::string, ActivationQuantization>& activations,
                                     bool perChannel);
 
+/// The model `model.bytes` with its dense `layers` (Gemm, MatMul; others are an internal
+/// error) quantized dynamically, as ONNX Runtime's quantize_dynamic writes them: each input
+/// T gets DynamicQuantizeLinear (scale and zero point computed from T at run time), each
+/// weight becomes int8 [K, N] (symmetric; per column with `perChannel`), and the layer
+/// becomes MatMulInteger -> Cast -> Mul(x_scale * w_scale) (-> Add(C) for a Gemm's bias).
+/// Needs no calibration. An opset older than 11 is an error saying so.
+Expected<std::string> writeDynamicModel(const QuantizableModel& model, const std::vector<QuantizableLayer>& layers,
+                                        bool perChannel);
+
 /// The Tessel node that makes tensor `tensor` in a model writeQdqModel wrote: its
 /// DequantizeLinear's name.
 std::string dequantizedProducer(const std::string& tensor);

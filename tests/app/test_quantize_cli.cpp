@@ -152,6 +152,41 @@ private slots:
     }
   }
 
+  // --dynamic needs no calibration: the dense head becomes DynamicQuantizeLinear ->
+  // MatMulInteger -> Cast -> Mul, which Tessel runs as its int8 dense kernel; calibration
+  // data, when given, only adds the output's SQNR. Ranges cannot be chosen for it.
+  void quantizesDenseLayersDynamically() {
+    QTemporaryDir directory;
+    QString output = directory.filePath("dynamic.onnx"), report = directory.filePath("report.json");
+    QStringList args = {"quantize", kModel, "--dynamic", "-o", output};
+    Run run = runTessel(args);
+    QVERIFY2(run.exitCode == 0 && run.out.contains("/head/Gemm") && run.out.contains("dynamic"),
+             qPrintable(describe(args, run)));
+    QStringList inspect = {"inspect", output};
+    Run inspected = runTessel(inspect);
+    QVERIFY2(inspected.exitCode == 0 && inspected.out.contains("DynamicQuantizeLinear") &&
+                 inspected.out.contains("QDensePrepacked") && !inspected.out.contains("QLinearConv"),
+             qPrintable(inspected.out));
+
+    QString calibration = writeCalibration(directory, {4, 3, 32, 32});
+    QStringList reported = {"quantize", kModel, "--dynamic", "-o", output, "--calibration", calibration, "--report",
+                            report};
+    Run withReport = runTessel(reported);
+    QVERIFY2(withReport.exitCode == 0, qPrintable(describe(reported, withReport)));
+    QJsonObject json = readJson(report);
+    QCOMPARE(json["method"].toString(), QString("dynamic"));
+    double sqnr = json["outputs"].toArray()[0].toObject()["sqnr_db"].toDouble();
+    QVERIFY2(sqnr > 30, qPrintable(QString::number(sqnr)));
+
+    QStringList withMethod = {"quantize", kModel, "--dynamic", "-o", output, "--method", "entropy"};
+    Run refused = runTessel(withMethod);
+    QVERIFY2(refused.exitCode == 2 && refused.err.contains("computed at run time"), qPrintable(describe(withMethod, refused)));
+
+    QStringList compile = {"compile", kModel, "-o", directory.filePath("module"), "--quantize", "int8", "--dynamic"};
+    Run compiled = runTessel(compile);
+    QVERIFY2(compiled.exitCode == 0 && compiled.out.contains("quantized_layers=1"), qPrintable(describe(compile, compiled)));
+  }
+
   // numpy.savez's archive (two arrays of one sample) and savez_compressed's (one deflated
   // array of both samples) calibrate alike: the same model bytes.
   void readsNpzArchives() {

@@ -82,6 +82,7 @@ public:
     if (op.op == "Mul" || op.op == "Add")
       if (auto dense = rewriteDynamicDense(op, inputs)) return dense;
     if (op.op == "Gemm" || op.op == "MatMul" || op.op == "Add") return rewriteFloatDense(op, inputs);
+    if (op.op == "QLinearMatMul") return rewriteQLinearMatMul(op, inputs);
     if (op.op != "QuantizeLinear") return std::nullopt;
     auto output = quantizationOf(op, inputs);
     if (!output || output->scales.size() != 1) return std::nullopt;
@@ -326,6 +327,41 @@ private:
       return std::vector<Value>{*packed};
     }
     return std::nullopt;
+  }
+
+  // A pre-quantized QLinearMatMul with a constant 2-D int8 B of zero zero points (as
+  // quantizers write weights), per tensor or per column, and per-tensor A and Y: the same
+  // int8 dense kernel, requantizing to Y's type.
+  std::optional<std::vector<Value>> rewriteQLinearMatMul(const OperationNode& op, const std::vector<Value>& inputs) {
+    // a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
+    if (inputs.size() != 8 || op.outputTypes.size() != 1) return std::nullopt;
+    std::vector<std::optional<std::vector<double>>> values(8);
+    for (size_t i = 1; i < 8; ++i) {
+      values[i] = valuesOf(constantOf(inputs[i]));
+      if (!values[i] || values[i]->empty()) return std::nullopt;
+    }
+    QuantizedDenseRegion region;
+    region.name = op.name;
+    region.provenance = op.provenance;
+    region.data = inputs[0];
+    region.weight = constantOf(inputs[3]);
+    if (!region.weight || region.weight->outputTypes[0].shape.size() != 2 || values[1]->size() != 1 ||
+        values[2]->size() != 1 || values[6]->size() != 1 || values[7]->size() != 1)
+      return std::nullopt;
+    for (double zero : *values[5])
+      if (zero != 0) return std::nullopt;
+    for (size_t i : {1, 4, 6})
+      for (double scale : *values[i])
+        if (!(scale > 0) || !std::isfinite(scale)) return std::nullopt;  // InferTypes names a bad scale
+    region.dataScale = (*values[1])[0];
+    region.dataZeroPoint = int64_t((*values[2])[0]);
+    region.weightScales = *values[4];
+    region.outputScale = (*values[6])[0];
+    region.outputZeroPoint = int64_t((*values[7])[0]);
+    region.outputType = op.outputTypes[0].dtype;
+    auto packed = packQuantizedDense(region);
+    if (!packed || packed->type() != op.outputTypes[0]) return std::nullopt;
+    return std::vector<Value>{*packed};
   }
 
   // A dense layer whose float result is the model's (or feeds float operations): one

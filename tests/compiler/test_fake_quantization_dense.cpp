@@ -182,6 +182,44 @@ private slots:
                qPrintable(QString("element %1: %2 against %3").arg(i).arg(got[i]).arg(expected[i])));
   }
 
+  // A pre-quantized QLinearMatMul with a constant int8 B runs on the
+  // int8 dense kernel and requantizes as the reference operator does, to within one step
+  // where the float product sits on a rounding boundary.
+  void qlinearMatMulWithConstantWeightsUsesTheKernel() {
+    const int64_t M = 6, K = 40, N = 24;
+    std::mt19937 rng(17);
+    std::uniform_int_distribution<int> byte(0, 255), weightByte(-127, 127);
+    std::vector<int8_t> weights(size_t(K * N));
+    for (auto& w : weights) w = int8_t(weightByte(rng));
+    auto scalar = [](const std::string& name, float value) {
+      return makeConstant(name, testing::arrayOf<float>({}, runtime::DataType::float32(), {value}));
+    };
+    auto byteScalar = [](const std::string& name, runtime::DataType type, uint8_t value) {
+      return makeConstant(name, testing::arrayOf<uint8_t>({}, type, {value}));
+    };
+    Value x = makeInput("x", TensorType{DataType::uint8(), {M, K}, ""});
+    Value y = operation("qmm", "QLinearMatMul",
+                        {x, scalar("as", 0.03f), byteScalar("az", runtime::DataType::uint8(), 100),
+                         makeConstant("b", testing::arrayOf<int8_t>({K, N}, runtime::DataType::int8(), weights)),
+                         scalar("bs", 0.0031f), makeConstant("bz", testing::arrayOf<int8_t>({}, runtime::DataType::int8(), {0})),
+                         scalar("ys", 0.05f), byteScalar("yz", runtime::DataType::int8(), uint8_t(int8_t(-5)))});
+    Graph graph{{x}, {y}, {"y"}};
+    auto input = runtime::NDArray::empty({M, K}, runtime::DataType::uint8());
+    for (int64_t i = 0; i < M * K; ++i) input.dataAs<uint8_t>()[i] = uint8_t(byte(rng));
+    QString integerText, referenceText;
+    runtime::NDArray integer = runCompiled(graph, true, input, &integerText);
+    runtime::NDArray reference = runCompiled(graph, false, input, &referenceText);
+    QVERIFY2(integerText.contains("QDensePrepacked") && !integerText.contains("= QLinearMatMul"), qPrintable(integerText));
+    QVERIFY2(referenceText.contains("QLinearMatMul"), qPrintable(referenceText));
+    int differing = 0;
+    for (int64_t i = 0; i < M * N; ++i) {
+      int got = integer.dataAs<int8_t>()[i], expected = reference.dataAs<int8_t>()[i];
+      QVERIFY2(std::abs(got - expected) <= 1, qPrintable(QString("element %1: %2 against %3").arg(i).arg(got).arg(expected)));
+      differing += got != expected;
+    }
+    QVERIFY2(differing * 50 <= M * N, qPrintable(QString("%1 differ by a step").arg(differing)));
+  }
+
   // DynamicQuantizeLinear as ONNX defines it, on inputs of several axes (whose extremes are
   // reduced per position of the last axis first, in vectors, then across) and a last axis
   // that is not a whole number of vectors.

@@ -42,6 +42,8 @@ GraphEdgeItem::GraphEdgeItem(const LayoutEdge& edge, const GraphItemStyle* style
     QSizeF size(double(label_.size()) * style_->edgeCharacterWidth + 8, style_->lineHeight - 1);
     labelRect_ = QRectF(edge.labelCenter - QPointF(size.width() / 2, size.height() / 2), size);
   }
+  quantized_ = edge.quantized;
+  if (quantized_) lineWidth_ = 1.8;
   if (edge.tensorCount > 1) {
     // A bundle drawn thicker, so it reads as several tensors at a glance.
     lineWidth_ = 2.4;
@@ -57,11 +59,12 @@ void GraphEdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
   painter->setRenderHint(QPainter::Antialiasing, lod >= 0.3);
   painter->setBrush(Qt::NoBrush);
-  painter->setPen(QPen(palette.edge, lod >= 0.3 ? lineWidth_ : 0.0));  // Width 0: one device pixel.
+  const QColor colour = quantized_ ? palette.quantized : palette.edge;
+  painter->setPen(QPen(colour, lod >= 0.3 ? lineWidth_ : 0.0));  // Width 0: one device pixel.
   painter->drawPath(path_);
   if (lod < 0.2) return;
   painter->setPen(Qt::NoPen);
-  painter->setBrush(palette.edge);
+  painter->setBrush(colour);
   painter->drawPolygon(arrow_);
   if (lod < kShowLabel || label_.isEmpty()) return;
   // A background-coloured plate keeps the label legible where it crosses the line.
@@ -70,7 +73,7 @@ void GraphEdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
   painter->setBrush(plate);
   painter->drawRoundedRect(labelRect_, 3, 3);
   painter->setFont(style_->edgeFont);
-  painter->setPen(palette.edgeLabel);
+  painter->setPen(quantized_ ? palette.quantized : palette.edgeLabel);
   painter->drawText(labelRect_, Qt::AlignCenter, label_);
 }
 

@@ -30,6 +30,7 @@ private:
   QRectF labelRect_;
   QRectF bounds_;
   double lineWidth_ = 1.2;
+  bool quantized_ = false;  ///< An int8 tensor: drawn in the palette's quantized colour.
 };
 
 }  // namespace tessel::views

@@ -11,6 +11,7 @@
 #include "views/graph/DotPlacement.h"
 #include "views/graph/LayeredPlacement.h"
 #include "views/graph/ModuleGroups.h"
+#include "views/graph/QuantizationInfo.h"
 
 namespace tessel::views {
 
@@ -238,6 +239,7 @@ private:
         box.op = box.title = QString::fromStdString(onnx.opType);
         if (!onnx.domain.empty()) box.details << QStringLiteral("domain ") + QString::fromStdString(onnx.domain);
       }
+      box.quantizationTag = quantizationTag(quantizationRole(*op));
       box.clusterId = opClusterId;
       box.source = op;
       for (size_t j = 0; j < op->outputTypes.size(); ++j) box.tensorNames << Endpoint{-1, nullptr, op, int(j)}.tensorName();
@@ -338,6 +340,7 @@ private:
     if (const auto* type = from.type(); type && type->known()) {
       edge.shapeText = shapeOf(*type);
       edge.dtypeText = typeText(*type);
+      edge.quantized = isQuantizedType(*type);
     }
     layout_.edges.push_back(std::move(edge));
   }

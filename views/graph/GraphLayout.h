@@ -104,6 +104,9 @@ struct LayoutNode {
   bool collapsedFused = false;  ///< A fused operation drawn as one box (it can be expanded).
   /// A module group drawn as one box (it can be expanded); its operations are not drawn.
   bool collapsedModule = false;
+  /// Its mark when it computes on 8-bit integers or crosses between float and int8 ("→ int8",
+  /// "int8", "int8 →"; see QuantizationInfo.h), else empty.
+  QString quantizationTag;
   /// The node it stands for: an OperationNode, InputNode or, for an output box, the producer.
   const graph::GraphNode* source = nullptr;
   QStringList tensorNames;  ///< Names of the tensors it reads and writes (for find).
@@ -116,6 +119,7 @@ struct LayoutEdge {
   QString tensor;          ///< The value's name.
   QString shapeText;       ///< "1x64x56x56" ("scalar" for rank 0, empty when unknown: no label).
   QString dtypeText;       ///< "float32", with "@NCHW16c" for a blocked layout.
+  bool quantized = false;  ///< An 8-bit integer tensor (uint8 or int8).
   /// Cubic Bezier control points: p0, then three per segment (1 + 3k points).
   std::vector<QPointF> spline;
   QPointF arrowTip;  ///< Where the arrowhead points; the spline ends at its base.

@@ -31,7 +31,8 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, const GraphItemStyle* style
       collapsedFused_(node.collapsedFused || node.collapsedModule),
       title_(node.title),
       name_(node.name),
-      details_(node.details) {
+      details_(node.details),
+      quantizationTag_(node.quantizationTag) {
   setPos(box_.topLeft());
   setFlag(ItemIsSelectable);
   setZValue(2);
@@ -40,6 +41,10 @@ GraphNodeItem::GraphNodeItem(const LayoutNode& node, const GraphItemStyle* style
   for (const auto& line : node.details) baseTooltip_ += QStringLiteral("<br>") + line.toHtmlEscaped();
   if (node.collapsedFused) baseTooltip_ += QStringLiteral("<br><i>Click + to show the fused operations</i>");
   if (node.collapsedModule) baseTooltip_ += QStringLiteral("<br><i>Click + to open the module</i>");
+  if (!quantizationTag_.isEmpty())
+    baseTooltip_ += quantizationTag_ == QLatin1String("int8")    ? QStringLiteral("<br>Computes on int8 tensors")
+                    : quantizationTag_.startsWith(QLatin1String("→")) ? QStringLiteral("<br>Float in, int8 out")
+                                                                        : QStringLiteral("<br>int8 in, float out");
   if (category_ == NodeCategory::Unsupported)
     baseTooltip_ += QStringLiteral("<br><i>Tessel does not implement this operator: the model cannot be compiled "
                                    "until it does</i>");
@@ -80,9 +85,11 @@ QRectF GraphNodeItem::toggleRect() const {
 }
 
 QRectF GraphNodeItem::boundingRect() const {
-  // Room for the thick outlines and for a badge that sticks out above the top-right corner.
+  // Room for the thick outlines and for a badge that sticks out above the top-right corner
+  // (and the int8 mark above the top-left one).
   QRectF rect(QPointF(0, 0), box_.size());
-  rect.adjust(-4, badge_.isEmpty() ? -4 : -14, 4, 4);
+  bool above = !badge_.isEmpty() || !quantizationTag_.isEmpty();
+  rect.adjust(quantizationTag_.isEmpty() ? -4 : -8, above ? -14 : -4, 4, 4);
   if (!badge_.isEmpty()) rect.setRight(rect.right() + 20);
   return rect;
 }
@@ -208,6 +215,18 @@ void GraphNodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* opt
                         Qt::AlignLeft | Qt::AlignVCenter, line);
       y += style_->lineHeight * 0.95;
     }
+  }
+
+  if (!quantizationTag_.isEmpty() && lod >= kShowBody) {
+    // Across the top-left corner, clear of the decoration badge at the top right.
+    painter->setFont(style_->detailFont);
+    QFontMetricsF metrics(style_->detailFont);
+    QRectF pill(-6, -10, metrics.horizontalAdvance(quantizationTag_) + 10, 15);
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(palette.quantized);
+    painter->drawRoundedRect(pill, 7.5, 7.5);
+    painter->setPen(Qt::white);
+    painter->drawText(pill, Qt::AlignCenter, quantizationTag_);
   }
 
   if (!badge_.isEmpty()) {

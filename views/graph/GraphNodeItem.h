@@ -56,6 +56,7 @@ private:
   QString baseTooltip_;
   QColor decoration_;
   QString badge_;
+  QString quantizationTag_;  ///< "int8", "→ int8", "int8 →" (a pill at the top-left corner) or empty.
   FindState findState_ = FindState::None;
   bool textsElided_ = false;
 };

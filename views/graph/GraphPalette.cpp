@@ -29,6 +29,7 @@ GraphPalette GraphPalette::light() {
   p.findMatch = QColor(0xe3, 0xa0, 0x08);
   p.findCurrent = QColor(0xd9, 0x4a, 0x00);
   p.minimapFrame = QColor(0x09, 0x69, 0xda);
+  p.quantized = QColor(0x0e, 0x8a, 0x7d);
   setCategory(p, NodeCategory::Compute, QColor(0x33, 0x66, 0xb3));
   setCategory(p, NodeCategory::Elementwise, QColor(0x8c, 0x2f, 0x39));
   setCategory(p, NodeCategory::Reduction, QColor(0x2e, 0x7d, 0x4f));
@@ -62,6 +63,7 @@ GraphPalette GraphPalette::dark() {
   p.findMatch = QColor(0xf0, 0xb4, 0x29);
   p.findCurrent = QColor(0xff, 0x7a, 0x1a);
   p.minimapFrame = QColor(0x4c, 0x9a, 0xff);
+  p.quantized = QColor(0x2f, 0xbf, 0xae);
   // Slightly lighter and less saturated than the light theme, so headers do not glare on a
   // dark background while white header text keeps its contrast.
   setCategory(p, NodeCategory::Compute, QColor(0x3b, 0x6e, 0xb8));

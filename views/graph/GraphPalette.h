@@ -28,6 +28,9 @@ struct GraphPalette {
   QColor findMatch;   ///< Outline of nodes matching the find bar.
   QColor findCurrent; ///< Outline of the current find match.
   QColor minimapFrame;
+  /// 8-bit integer (quantized) tensors' edges and the int8 marks on boxes: where a model
+  /// runs in int8, and where it crosses between float and int8, read at a glance.
+  QColor quantized;
   std::array<QColor, kNodeCategoryCount> categories;
 
   QColor category(NodeCategory c) const { return categories[size_t(c)]; }

@@ -5,6 +5,7 @@
 
 #include "core/graph/UnsupportedOperations.h"
 #include "views/graph/NodeCategory.h"
+#include "views/graph/QuantizationInfo.h"
 
 namespace tessel::views {
 
@@ -88,6 +89,13 @@ void NodePropertiesModel::build() {
     root->add(QStringLiteral("Operator"), operatorText(*op));
     root->add(QStringLiteral("Name"), text(op->name));
     root->add(QStringLiteral("Category"), categoryDisplayName(op->isFused() ? NodeCategory::Fused : categorizeOperator(op->op)));
+    // A quantized operation's scales and zero points, up front: what a reader of an int8
+    // model looks for first.
+    if (auto quantization = quantizationProperties(*op); !quantization.empty()) {
+      Row* group = root->add(QStringLiteral("Quantization"), quantizationTag(quantizationRole(*op)));
+      group->group = true;
+      for (const auto& [key, value] : quantization) group->add(key, value);
+    }
     if (graph::isUnsupported(*op)) {
       std::string domain = graph::unsupportedOperator(*op).domain;
       root->add(QStringLiteral("Domain"), domain.empty() ? QStringLiteral("ai.onnx (default)") : text(domain));

@@ -58,7 +58,9 @@ struct Measurement {
   int samples = 0;
   double flops = 0;         ///< Floating-point operations per call (the workload's count).
   double gflops = 0;        ///< flops / median latency, in 10^9 per second.
-  double peakGflops = 0;    ///< The machine's peak (machinePeakGflops) with `threads` threads.
+  /// The machine's peak with `threads` threads: machinePeakGflops, or machineInt8PeakGops
+  /// for a kernel of int8 dot products (usesIntegerDot).
+  double peakGflops = 0;
   double fractionOfPeak = 0;  ///< gflops / peakGflops.
   int threads = 1;          ///< Threads the runtime's parallel loops used.
 };

@@ -26,6 +26,15 @@ std::vector<float> floats(const runtime::NDArray& array) {
   return std::vector<float>(values.begin(), values.end());
 }
 
+// A calibration histogram of |x| (kCalibrationHistogramBins bins over [0, max |x|]) in
+// `bins` bins, as the report keeps it for plotting.
+nlohmann::json histogramJson(const driver::TensorRange& range, size_t bins = 64) {
+  std::vector<int64_t> counts(bins, 0);
+  const std::vector<int64_t>& fine = range.histogram;
+  for (size_t i = 0; i < fine.size(); ++i) counts[i * bins / std::max<size_t>(1, fine.size())] += fine[i];
+  return {{"max_abs", std::max(std::fabs(range.min), std::fabs(range.max))}, {"counts", counts}};
+}
+
 // The indices of the k largest values.
 std::vector<size_t> topK(const std::vector<float>& values, size_t k) {
   std::vector<size_t> order(values.size());
@@ -130,20 +139,23 @@ int runQuantize(const std::vector<std::string>& args) {
     char inText[64], outText[64] = "float";
     std::snprintf(inText, sizeof inText, "[%.3g, %.3g]", inRange.clipLow, inRange.clipHigh);
     nlohmann::json outputJson = {{"tensor", layer.output}, {"quantized", layer.quantizeOutput}};
+    nlohmann::json inputJson = {{"tensor", layer.input}, {"min", inRange.min}, {"max", inRange.max},
+                                {"clip", {inRange.clipLow, inRange.clipHigh}}, {"scale", in.scale},
+                                {"zero_point", in.zeroPoint}};
+    if (!inRange.histogram.empty()) inputJson["histogram"] = histogramJson(inRange);
     if (layer.quantizeOutput) {
       const auto& out = activations.at(layer.output);
       const driver::TensorRange& outRange = result->ranges.at(layer.output);
       std::snprintf(outText, sizeof outText, "[%.3g, %.3g]", outRange.clipLow, outRange.clipHigh);
       outputJson.update({{"min", outRange.min}, {"max", outRange.max}, {"clip", {outRange.clipLow, outRange.clipHigh}},
                          {"scale", out.scale}, {"zero_point", out.zeroPoint}});
+      if (!outRange.histogram.empty()) outputJson["histogram"] = histogramJson(outRange);
     }
     std::printf("%-40s %22s %22s %10.1f\n", layer.node.c_str(), inText, outText, sqnr);
     report["layers"].push_back({{"node", layer.node},
                                 {"op", layer.op},
                                 {"relu", layer.relu},
-                                {"input", {{"tensor", layer.input}, {"min", inRange.min}, {"max", inRange.max},
-                                           {"clip", {inRange.clipLow, inRange.clipHigh}}, {"scale", in.scale},
-                                           {"zero_point", in.zeroPoint}}},
+                                {"input", inputJson},
                                 {"output", outputJson},
                                 {"sqnr_db", std::isfinite(sqnr) ? nlohmann::json(sqnr) : nlohmann::json(nullptr)}});
     byLoss.push_back({sqnr, layer.node});

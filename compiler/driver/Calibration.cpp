@@ -199,7 +199,9 @@ Expected<std::map<TensorRef, TensorRange>> calibrate(const graph::Graph& graph, 
     widths[i] = magnitude / kCalibrationHistogramBins;
     ranges[i].histogram.assign(kCalibrationHistogramBins, 0);
   }
-  if (method != CalibrationMethod::MinMax) {
+  // Counted for every method: percentile and entropy choose their clip from it, and the
+  // report (and the Studio's Quantization panel) plots it.
+  {
     Status counted = forEachSample(*model, samples,
                                    [&](size_t, const std::vector<runtime::NDArray>& values) {
                                      for (size_t i = 0; i < tensors.size(); ++i)

@@ -35,7 +35,8 @@ struct TensorRange {
   double clipLow = 0, clipHigh = 0;  ///< The range the method chose (within min..max, holding 0).
   double scale = 1;                ///< uint8: (clipHigh - clipLow) / 255.
   int zeroPoint = 0;               ///< uint8 value of 0.
-  std::vector<int64_t> histogram;  ///< Counts of |x| in kHistogramBins bins over [0, max |x|].
+  /// Counts of |x| in kCalibrationHistogramBins bins over [0, max |x|] (every method).
+  std::vector<int64_t> histogram;
 };
 inline constexpr int kCalibrationHistogramBins = 2048;
 

@@ -45,6 +45,7 @@
 #include "views/schedule/TaskListModel.h"
 #include "views/timeline/PassOptionsPanel.h"
 #include "views/timeline/TimelineWorkbench.h"
+#include "views/quantization/QuantizationPanel.h"
 #include "views/tuning/TuningDashboard.h"
 
 namespace tessel::studio {
@@ -383,6 +384,7 @@ void MainWindow::showModelInViews() {
   }
   // A model that cannot be compiled has nothing to tune.
   tuning_->setModel(isViewOnly() ? QString() : session_.modelPath(), loadArguments);
+  quantization_->setModel(isViewOnly() ? QString() : session_.modelPath(), loadArguments);
   loadSavedProfile();
   updateHeatMap();
   if (!tuning_->runner()->isActive()) {
@@ -492,6 +494,8 @@ QDockWidget* MainWindow::dock(Dock which) const {
       return measurementsDock_;
     case Dock::Diagnostics:
       return diagnosticsDock_;
+    case Dock::Quantization:
+      return quantizationDock_;
   }
   return nullptr;
 }
@@ -509,7 +513,8 @@ void MainWindow::setCurrentView(StudioView view) {
 }
 
 void MainWindow::applyDefaultLayout(StudioView view) {
-  const QList<QDockWidget*> all = {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_};
+  const QList<QDockWidget*> all = {propertiesDock_,   passOptionsDock_, tasksDock_,
+                                   measurementsDock_, diagnosticsDock_, quantizationDock_};
   for (QDockWidget* dock : all) {
     dock->setFloating(false);
     removeDockWidget(dock);

@@ -31,6 +31,7 @@ namespace tessel::views {
 class GraphWorkbench;
 class ScheduleWorkbench;
 class TuningDashboard;
+class QuantizationPanel;
 class TimelineWorkbench;
 }
 
@@ -89,7 +90,7 @@ public:
   views::Theme theme() const { return theme_; }
 
   /// Docks by role; their object names ("PropertiesDock", ...) key the saved layout.
-  enum class Dock { Properties, PassOptions, Tasks, Measurements, Diagnostics };
+  enum class Dock { Properties, PassOptions, Tasks, Measurements, Diagnostics, Quantization };
   QDockWidget* dock(Dock which) const;
   /// Puts every dock back where it starts for the current view.
   void resetLayout();
@@ -256,6 +257,8 @@ private:
   QDockWidget* passOptionsDock_ = nullptr;
   QDockWidget* tasksDock_ = nullptr;
   QDockWidget* measurementsDock_ = nullptr;
+  QDockWidget* quantizationDock_ = nullptr;
+  views::QuantizationPanel* quantization_ = nullptr;
   QDockWidget* diagnosticsDock_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   QLabel* modelInfo_ = nullptr;

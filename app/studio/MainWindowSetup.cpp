@@ -44,6 +44,7 @@
 #include "views/schedule/MeasurePanel.h"
 #include "views/schedule/ScheduleWorkbench.h"
 #include "views/schedule/TaskListModel.h"
+#include "views/quantization/QuantizationPanel.h"
 #include "views/timeline/PassOptionsPanel.h"
 #include "views/timeline/TimelineWorkbench.h"
 #include "views/tuning/TuningDashboard.h"
@@ -275,6 +276,17 @@ void MainWindow::createDocks() {
   measurements->horizontalHeader()->setStretchLastSection(true);
   measurementsDock_ = makeDock(tr("Measurements"), "MeasurementsDock", measurements);
   diagnosticsDock_ = makeDock(tr("Diagnostics"), "DiagnosticsDock", new views::DiagnosticsPanel(&diagnostics_));
+  // Quantizing the open model: a child `tessel quantize`, its report, and the model it wrote
+  // one click away.
+  quantization_ = new views::QuantizationPanel;
+  quantization_->setObjectName("QuantizationPanel");
+  connect(quantization_, &views::QuantizationPanel::message, this,
+          [this](const QString& text) { diagnostics_.add(views::Severity::Error, tr("Quantize"), text); });
+  connect(quantization_, &views::QuantizationPanel::quantized, this, [this](const QString& path) {
+    diagnostics_.add(views::Severity::Note, tr("Quantize"), tr("Wrote %1").arg(path));
+  });
+  connect(quantization_, &views::QuantizationPanel::openRequested, this, [this](const QString& path) { openFile(path); });
+  quantizationDock_ = makeDock(tr("Quantization"), "QuantizationDock", quantization_);
   applyDefaultLayout(StudioView::Graph);
 }
 
@@ -379,7 +391,8 @@ void MainWindow::createActions() {
   }
   view->addSeparator();
   QMenu* panels = view->addMenu(tr("&Panels"));
-  for (QDockWidget* dock : {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_})
+  for (QDockWidget* dock :
+       {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_, quantizationDock_})
     panels->addAction(dock->toggleViewAction());
   diagnosticsDock_->toggleViewAction()->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
   actions_ << diagnosticsDock_->toggleViewAction();
@@ -409,6 +422,10 @@ void MainWindow::createActions() {
   });
   addStudioAction(build, "actionProfileModel", tr("&Profile Model"), QKeySequence(tr("F6")), [this] { profileModel(); });
   addStudioAction(build, "actionRunProject", tr("Run &Project"), QKeySequence(tr("Ctrl+R")), [this] { runProject(); });
+  addStudioAction(build, "actionQuantize", tr("&Quantize to int8..."), {}, [this] {
+    quantizationDock_->show();
+    quantizationDock_->raise();
+  });
   addStudioAction(build, "actionCancelJobs", tr("&Cancel Background Jobs"), QKeySequence(tr("Shift+F5")),
                   [this] { jobList_.cancelAll(); });
 

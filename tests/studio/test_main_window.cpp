@@ -21,6 +21,7 @@
 #include "views/graph/GraphFindBar.h"
 #include "views/graph/GraphView.h"
 #include "views/graph/GraphWorkbench.h"
+#include "views/quantization/QuantizationPanel.h"
 #include "views/schedule/ScheduleWorkbench.h"
 
 using namespace tessel;
@@ -266,6 +267,21 @@ private slots:
     QCOMPARE(window.currentView(), StudioView::Schedule);
     auto* workbench = window.findChild<views::ScheduleWorkbench*>();
     QCOMPARE(workbench->currentTaskName(), QString("Softmax__Softmax"));
+  }
+
+  // Build > Quantize to int8 brings the Quantization dock forward, set to the open model
+  // and proposing its .int8.onnx beside it.
+  void quantizeActionShowsTheQuantizationDockForTheOpenModel() {
+    MainWindow window;
+    window.show();
+    QVERIFY(testing::openAndWait(window, example("tiny_resnet.onnx")));
+    QDockWidget* dock = window.dock(MainWindow::Dock::Quantization);
+    QVERIFY(dock && dock->isHidden());
+    window.studioAction("actionQuantize")->trigger();
+    QVERIFY(!dock->isHidden());
+    auto* panel = dock->findChild<views::QuantizationPanel*>();
+    QVERIFY(panel);
+    QVERIFY2(panel->outputPath().endsWith("tiny_resnet.int8.onnx"), qPrintable(panel->outputPath()));
   }
 
   void statusBarShowsRunningJobsWithCancel() {

@@ -180,6 +180,12 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
     out.activations[watchedNames[i]] = {r.scale, r.zeroPoint};
     out.ranges[watchedNames[i]] = r;
   }
+  // Max pooling passes quantized values through unchanged when its output has its input's
+  // scale and zero point: then Tessel pools the int8 tensor itself (FakeQuantizationToInteger),
+  // with no dequantize and quantize around a float pool.
+  for (const auto& layer : out.layers)
+    if (layer.inputProducerOp == "MaxPool" && out.activations.count(layer.inputProducerInput))
+      out.activations[layer.input] = out.activations.at(layer.inputProducerInput);
   auto quantized = frontend::writeQdqModel(out.found, out.layers, out.activations, line.has("per-channel"));
   if (!quantized) return quantized.error();
   out.bytes = std::move(*quantized);

@@ -87,6 +87,7 @@ public:
     auto output = quantizationOf(op, inputs);
     if (!output || output->scales.size() != 1) return std::nullopt;
     if (auto dense = rewriteQuantizedDense(op, *output)) return dense;
+    if (auto pool = rewriteQuantizedMaxPool(op, *output)) return pool;
     std::vector<Provenance> provenance = op.provenance;
     const OperationNode* conv = producer(output->tensor, "Conv");
     bool relu = false;
@@ -379,6 +380,29 @@ private:
     auto packed = packQuantizedDense(*region);
     if (!packed || packed->type().shape != op.outputTypes[0].shape) return std::nullopt;
     return std::vector<Value>{*packed};
+  }
+
+  // QuantizeLinear(MaxPool(DequantizeLinear(x))) with one scale and zero point on both sides:
+  // the maximum of quantized values is the quantized maximum, so MaxPool(x) in x's type.
+  std::optional<std::vector<Value>> rewriteQuantizedMaxPool(const OperationNode& op, const QuantizationParams& output) {
+    const OperationNode* pool = producer(output.tensor, "MaxPool");
+    if (!pool || !onlyUse(output.tensor) || pool->inputs.empty() || pool->outputTypes.size() != 1) return std::nullopt;
+    const OperationNode* dequantize = producer(pool->inputs[0], "DequantizeLinear");
+    if (!dequantize) return std::nullopt;
+    auto input = quantizationOf(*dequantize, dequantize->inputs);
+    if (!input || input->scales != output.scales) return std::nullopt;
+    auto zeroOf = [](const QuantizationParams& q) -> std::optional<std::vector<double>> {
+      return q.zeroPoint.defined() ? valuesOf(constantOf(q.zeroPoint)) : std::vector<double>{0.0};
+    };
+    if (zeroOf(*input) != zeroOf(output) || input->tensor.type().dtype != op.outputTypes[0].dtype) return std::nullopt;
+    std::vector<Provenance> provenance = op.provenance;
+    provenance.insert(provenance.end(), pool->provenance.begin(), pool->provenance.end());
+    std::optional<Value> pooled = typed(op.name, "MaxPool", {input->tensor}, pool->attributes, provenance);
+    if (!pooled) {
+      error_.reset();  // a pool MaxPool cannot take in this type stays float
+      return std::nullopt;
+    }
+    return std::vector<Value>{*pooled};
   }
 
   // QuantizeLinear(dense [-> Relu]): one QDensePrepacked writing the quantized output.

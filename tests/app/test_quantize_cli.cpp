@@ -77,6 +77,10 @@ private slots:
     }
     QCOMPARE(layers[0].toObject()["relu"].toString(), QString("/stem/stem.2/Relu"));
     QCOMPARE(layers[3].toObject()["op"].toString(), QString("Gemm"));
+    // The block reads the stem's max pool, which passes the stem's int8 values through: its
+    // input takes the stem output's scale.
+    QCOMPARE(layers[1].toObject()["input"].toObject()["scale"].toDouble(),
+             layers[0].toObject()["output"].toObject()["scale"].toDouble());
     // Its logits feed a Softmax, so they are quantized too.
     QVERIFY(layers[3].toObject()["output"].toObject()["quantized"].toBool());
     double outputSqnr = json["outputs"].toArray()[0].toObject()["sqnr_db"].toDouble();
@@ -86,7 +90,8 @@ private slots:
     QStringList inspect = {"inspect", output};
     Run inspected = runTessel(inspect);
     QVERIFY2(inspected.exitCode == 0, qPrintable(describe(inspect, inspected)));
-    QVERIFY2(inspected.out.contains("QLinearConv") && inspected.out.contains("QDensePrepacked"),
+    QVERIFY2(inspected.out.contains("QLinearConv") && inspected.out.contains("QDensePrepacked") &&
+                 inspected.out.contains(QRegularExpression("= MaxPool\\([^\\n]*: uint8")),
              qPrintable(inspected.out));
 
     // Entropy calibration clips: some tensor's range ends below the largest value seen.

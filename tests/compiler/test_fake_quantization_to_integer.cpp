@@ -196,6 +196,47 @@ private slots:
     runCompiled(graph, true, input, &text);
     QVERIFY2(!text.contains("QLinearConv"), qPrintable(text));
   }
+
+  // Dequantize -> MaxPool -> quantize with one scale and zero point pools the uint8 tensor
+  // itself, which gives exactly what the float region gives (the maximum commutes with the
+  // monotone dequantization); with another output scale it stays float.
+  void maxPoolOfQuantizedValuesPoolsTheIntegers_data() {
+    QTest::addColumn<float>("outputScale");
+    QTest::addColumn<bool>("integer");
+    QTest::newRow("the input's scale") << kDataScale << true;
+    QTest::newRow("another scale") << kOutputScale << false;
+  }
+  void maxPoolOfQuantizedValuesPoolsTheIntegers() {
+    QFETCH(float, outputScale);
+    QFETCH(bool, integer);
+    auto scalar = [](const std::string& name, float value) {
+      return makeConstant(name, testing::arrayOf<float>({}, runtime::DataType::float32(), {value}));
+    };
+    auto zero = [](const std::string& name) {
+      return makeConstant(name, testing::arrayOf<uint8_t>({}, runtime::DataType::uint8(), {uint8_t(10)}));
+    };
+    Value x = makeInput("x", TensorType{DataType::float32(), {1, 16, 8, 8}, ""});
+    Value xs = scalar("xs", kDataScale), xz = zero("xz");
+    Value xf = operation("x_dq", "DequantizeLinear", {operation("x_q", "QuantizeLinear", {x, xs, xz}), xs, xz});
+    Value pooled = operation("pool", "MaxPool", {xf}, {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                                       {"strides", std::vector<int64_t>{2, 2}},
+                                                       {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Value ys = scalar("ys", outputScale), yz = zero("yz");
+    Value y = operation("y_dq", "DequantizeLinear", {operation("y_q", "QuantizeLinear", {pooled, ys, yz}), ys, yz});
+    Graph graph{{x}, {y}, {"y"}};
+    std::mt19937 rng(8);
+    std::uniform_real_distribution<float> uniform(-1.0f, 9.0f);
+    std::vector<float> data(16 * 64);
+    for (auto& v : data) v = uniform(rng);
+    auto input = testing::arrayOf<float>({1, 16, 8, 8}, runtime::DataType::float32(), data);
+    QString integerText, floatText;
+    runtime::NDArray got = runCompiled(graph, true, input, &integerText);
+    runtime::NDArray expected = runCompiled(graph, false, input, &floatText);
+    QCOMPARE(integerText.contains(QRegularExpression("= MaxPool\\(%x_q[^\\n]*: uint8")), integer);
+    auto a = got.values<float>(), b = expected.values<float>();
+    QCOMPARE(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) QCOMPARE(a[i], b[i]);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestFakeQuantizationToInteger)

@@ -141,6 +141,11 @@ Expected<QuantizableModel> findQuantizableLayers(const std::string& path) {
     layer.node = node.name();
     layer.input = node.input(0);
     std::tie(layer.inputProducer, layer.inputIndex) = producer->second;
+    for (const auto& maker : graph->node())
+      if (maker.name() == layer.inputProducer && maker.input_size() > 0) {
+        layer.inputProducerOp = maker.op_type();
+        layer.inputProducerInput = maker.input(0);
+      }
     layer.output = node.output(0);
     layer.outputProducer = node.name();
     // A MatMul's bias is the Add after it (PyTorch's Linear on more than 2-D input).

@@ -30,6 +30,9 @@ struct QuantizableLayer {
   /// and which of its outputs.
   std::string inputProducer, outputProducer;
   int inputIndex = 0, outputIndex = 0;
+  /// The op making the input ("MaxPool"; empty for a graph input) and that op's first input:
+  /// a max pool's output takes its input's scale (it passes quantized values through).
+  std::string inputProducerOp, inputProducerInput;
 };
 
 struct QuantizableModel {

@@ -18,15 +18,95 @@ std::string shapeText(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
+// How many samples `array` holds for an input of `shape`: 1 when it has the input's shape,
+// N when it stacks N of them along a first axis (the input's batch is 1), else nullopt.
+std::optional<int64_t> sampleCount(const std::vector<int64_t>& got, const std::vector<int64_t>& shape) {
+  if (got == shape) return 1;
+  if (!shape.empty() && shape[0] == 1 && got.size() == shape.size() && std::equal(got.begin() + 1, got.end(), shape.begin() + 1))
+    return got[0];
+  return std::nullopt;
+}
+
+// Sample `i` of `array` (one of `count` stacked along the first axis) in the input's shape.
+runtime::NDArray sampleOf(const runtime::NDArray& array, int64_t i, int64_t count, const std::vector<int64_t>& shape) {
+  if (count == 1) return array;
+  int64_t bytes = array.byteSize() / count;
+  auto sample = runtime::NDArray::empty(shape, array.dtype());
+  sample.copyFrom(static_cast<const char*>(array.data()) + i * bytes, size_t(bytes));
+  return sample;
+}
+
+// A model with several inputs: .npz archives whose arrays are named after the inputs (one
+// archive, or a directory of them), each array one sample or samples stacked alike.
+Expected<std::vector<driver::CalibrationSample>> readMultiInputCalibration(const std::string& path,
+                                                                           const graph::Graph& model, int64_t limit) {
+  std::string names;
+  for (const auto& input : model.inputs) names += (names.empty() ? "" : ", ") + input.node()->name;
+  std::vector<std::string> archives;
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    for (const auto& entry : std::filesystem::directory_iterator(path, error))
+      if (entry.path().extension() == ".npz") archives.push_back(entry.path().string());
+    std::sort(archives.begin(), archives.end());
+  } else if (std::filesystem::path(path).extension() == ".npz") {
+    archives = {path};
+  }
+  if (archives.empty())
+    return Diagnostic{"the model has " + std::to_string(model.inputs.size()) + " inputs (" + names +
+                          "): its calibration data must be .npz archives with one array per input",
+                      path, 0, 0, "numpy.savez(\"calibration.npz\", " + model.inputs[0].node()->name + "=..., ...)"};
+  std::vector<driver::CalibrationSample> samples;
+  for (const std::string& archive : archives) {
+    auto arrays = readNpz(archive);
+    if (!arrays) return arrays.error();
+    std::map<std::string, runtime::NDArray> byName(arrays->begin(), arrays->end());
+    for (const auto& [entry, array] : byName)
+      if (std::none_of(model.inputs.begin(), model.inputs.end(), [&](const auto& v) { return v.node()->name == entry; }))
+        return Diagnostic{"the archive holds '" + entry + "', which is not an input of the model", archive, 0, 0,
+                          "name the arrays after the inputs: " + names};
+    std::optional<int64_t> count;
+    for (const auto& input : model.inputs) {
+      const std::string& name = input.node()->name;
+      auto it = byName.find(name);
+      if (it == byName.end())
+        return Diagnostic{"the archive has no array for input '" + name + "'", archive, 0, 0,
+                          "name the arrays after the inputs: " + names};
+      const runtime::NDArray& array = it->second;
+      std::string where = archive + ": " + name;
+      if (array.dtype().toString() != input.type().dtype.toString())
+        return Diagnostic{"the array is " + array.dtype().toString() + " but input '" + name + "' is " +
+                              input.type().dtype.toString(),
+                          where, 0, 0, ""};
+      auto n = sampleCount(array.shape(), input.type().shape);
+      if (!n)
+        return Diagnostic{"an array of shape " + shapeText(array.shape()) + " does not fit input '" + name + "' " +
+                              shapeText(input.type().shape),
+                          where, 0, 0, "give " + shapeText(input.type().shape) + ", or samples stacked along the first axis"};
+      if (count && *count != *n)
+        return Diagnostic{"the arrays hold different numbers of samples (" + std::to_string(*count) + " and " +
+                              std::to_string(*n) + ")",
+                          where, 0, 0, "stack the same number of samples for every input"};
+      count = n;
+    }
+    for (int64_t i = 0; i < *count && int64_t(samples.size()) < limit; ++i) {
+      driver::CalibrationSample sample;
+      for (const auto& input : model.inputs)
+        sample[input.node()->name] = sampleOf(byName.at(input.node()->name), i, *count, input.type().shape);
+      samples.push_back(std::move(sample));
+    }
+    if (int64_t(samples.size()) >= limit) break;
+  }
+  return samples;
+}
+
 // The calibration samples for a model with one input: a .npy holding one sample, or samples
 // stacked along a first axis where the model's input has batch 1; a directory of such files;
-// or an .npz archive of such arrays (numpy.savez, compressed or not), in archive order.
+// or an .npz archive of such arrays (numpy.savez, compressed or not), in archive order. A
+// model with several inputs reads readMultiInputCalibration's archives.
 Expected<std::vector<driver::CalibrationSample>> readCalibration(const std::string& path, const graph::Graph& model,
                                                                  int64_t limit) {
-  if (model.inputs.size() != 1)
-    return Diagnostic{"the model has " + std::to_string(model.inputs.size()) +
-                          " inputs; tessel quantize calibrates models with one input for now",
-                      path, 0, 0, ""};
+  if (model.inputs.size() > 1) return readMultiInputCalibration(path, model, limit);
+  if (model.inputs.empty()) return Diagnostic{"the model has no inputs to calibrate with", path, 0, 0, ""};
   const std::string& name = model.inputs[0].node()->name;
   const std::vector<int64_t>& shape = model.inputs[0].type().shape;
   std::vector<driver::CalibrationSample> samples;

@@ -45,6 +45,9 @@ std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, con
   for (size_t i : {1, 2, 6, 7})
     if (constant(i)->data.numElements() != 1) return std::nullopt;
   const int64_t filters = w.shape[0];
+  // Fewer filters than the intrinsic's 16 lanes: a tile would hold part of a vector, which
+  // dot_16x4_u8i8 cannot write; such a small layer keeps the reference kernel.
+  if (filters < 16) return std::nullopt;
   for (size_t i : {4, 5})
     if (constant(i)->data.numElements() != 1 && constant(i)->data.numElements() != filters) return std::nullopt;
   for (int64_t k = 0; k < constant(5)->data.numElements(); ++k)

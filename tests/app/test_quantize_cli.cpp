@@ -248,6 +248,32 @@ private slots:
              qPrintable(describe(args, refused)));
   }
 
+  // A model of two inputs calibrates from an .npz whose arrays are named after them (three
+  // stacked samples each); its convolutions of 8 and 4 filters (fewer than the int8 kernel's
+  // 16 lanes) run on the reference kernel. Arrays not named after the inputs are refused.
+  void calibratesAModelWithTwoInputs() {
+    QTemporaryDir directory;
+    QString model = QString(kData) + "two_inputs.onnx", output = directory.filePath("two.int8.onnx");
+    QString report = directory.filePath("report.json");
+    QStringList args = {"quantize", model, "--calibration", QString(kData) + "two_inputs_calibration.npz", "-o", output,
+                        "--report", report};
+    Run run = runTessel(args);
+    QVERIFY2(run.exitCode == 0, qPrintable(describe(args, run)));
+    QJsonObject json = readJson(report);
+    QCOMPARE(json["calibration_samples"].toInt(), 3);
+    QCOMPARE(json["layers"].toArray().size(), 2);
+    QVERIFY(json["outputs"].toArray()[0].toObject()["sqnr_db"].toDouble() > 25);
+
+    QStringList unnamed = {"quantize", model, "--calibration", QString(kData) + "calibration_savez.npz", "-o", output};
+    Run refused = runTessel(unnamed);
+    QVERIFY2(refused.exitCode == 2 && refused.err.contains("'arr_0', which is not an input") &&
+                 refused.err.contains("image, overlay"),
+             qPrintable(describe(unnamed, refused)));
+    QStringList single = {"quantize", model, "--calibration", writeCalibration(directory, {2, 3, 16, 16}), "-o", output};
+    Run npy = runTessel(single);
+    QVERIFY2(npy.exitCode == 2 && npy.err.contains("one array per input"), qPrintable(describe(single, npy)));
+  }
+
   void refusesBadInput_data() {
     QTest::addColumn<QString>("problem");
     QTest::addColumn<QString>("message");

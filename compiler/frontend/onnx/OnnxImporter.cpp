@@ -14,6 +14,7 @@
 #include "compiler/frontend/onnx/OnnxControlFlow.h"
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxModelFile.h"
+#include "compiler/frontend/onnx/OnnxContribOps.h"
 #include "compiler/frontend/onnx/OnnxOpsetConversion.h"
 #include "compiler/frontend/onnx/OnnxOpsets.h"
 #include "compiler/frontend/onnx/OnnxProgram.h"
@@ -719,6 +720,8 @@ Expected<graph::Graph> importOnnxBytes(const std::string& bytes, const std::stri
   if (!model) return model.error();
   auto conversion = convertOldOpset(*model, sourceName);
   if (!conversion) return conversion.error();
+  auto contrib = expandContribQuantizedOps(*model, sourceName);
+  if (!contrib) return contrib.error();
   try {
     // Control flow decided by inputs whose values are known is found while importing: import
     // again with those bound, until none is new.
@@ -730,6 +733,7 @@ Expected<graph::Graph> importOnnxBytes(const std::string& bytes, const std::stri
       if (!graph) controlFlowInputs.insert(importer.inputsWantedByValue().begin(), importer.inputsWantedByValue().end());
       if (!graph && controlFlowInputs.size() > known) continue;
       if (graph && *conversion) graph->importSteps.push_back(**conversion);
+      if (graph && *contrib) graph->importSteps.push_back(**contrib);
       return graph;
     }
   } catch (const std::bad_alloc&) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "compiler/frontend/onnx/OnnxContribOps.h"
 #include "compiler/frontend/onnx/OnnxControlFlow.h"
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxModelFile.h"
@@ -360,6 +361,8 @@ int onnxElementType(runtime::DataType dtype) {
 Expected<ControlFlowProgram> readControlFlowProgramBytes(const std::string& bytes, const std::string& sourceName) {
   auto model = parseModel(bytes, sourceName);
   if (!model) return model.error();
+  auto contrib = expandContribQuantizedOps(*model, sourceName);
+  if (!contrib) return contrib.error();
   return ProgramReader(*model, sourceName).run();
 }
 

@@ -215,6 +215,9 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
   if (!line.get("calibration").empty()) {
     auto samples = readCalibration(line.get("calibration"), *fp32, limit);
     if (!samples) return samples.error();
+    if (samples->empty())
+      return Diagnostic{"the calibration data holds no samples (its arrays stack 0 of them)", line.get("calibration"),
+                        0, 0, "give at least one input; a few dozen representative ones calibrate well"};
     out.samples = std::move(*samples);
   }
 

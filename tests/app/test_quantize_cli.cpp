@@ -278,6 +278,7 @@ private slots:
     QTest::addColumn<QString>("problem");
     QTest::addColumn<QString>("message");
     QTest::newRow("wrong shape") << "shape" << "does not fit input";
+    QTest::newRow("no samples") << "empty" << "holds no samples";
     QTest::newRow("output is the input") << "overwrite" << "names the input model";
     QTest::newRow("unknown layer") << "skip" << "no quantizable layer of that name";
     QTest::newRow("no calibration") << "missing" << "--calibration DATA is required";
@@ -287,8 +288,9 @@ private slots:
     QFETCH(QString, problem);
     QFETCH(QString, message);
     QTemporaryDir directory;
-    QString calibration = writeCalibration(directory, problem == "shape" ? std::vector<int64_t>{4, 3, 16, 16}
-                                                                         : std::vector<int64_t>{2, 3, 32, 32});
+    QString calibration = writeCalibration(directory, problem == "shape"   ? std::vector<int64_t>{4, 3, 16, 16}
+                                                      : problem == "empty" ? std::vector<int64_t>{0, 3, 32, 32}
+                                                                           : std::vector<int64_t>{2, 3, 32, 32});
     QString output = problem == "overwrite" ? kModel : directory.filePath("out.onnx");
     QStringList args = {"quantize", kModel, "-o", output};
     if (problem != "missing") args << "--calibration" << calibration;

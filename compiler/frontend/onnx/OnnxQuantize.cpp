@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "compiler/frontend/onnx/OnnxModelFile.h"
@@ -61,6 +62,44 @@ onnx::NodeProto quantizationNode(const std::string& op, const std::string& name,
     attribute->set_i(*axis);
   }
   return node;
+}
+
+// A float weight as symmetric int8: the tensor `name` of `dims` (element i is valueAt(i))
+// with its scale "name/scale" and zero point "name/zero_point", one per output channel
+// (element i's is channelOf(i) of `channels`) with `perChannel`, else one for the tensor.
+std::vector<onnx::TensorProto> symmetricInt8(const std::string& name, const std::vector<int64_t>& dims,
+                                             const std::function<float(int64_t)>& valueAt,
+                                             const std::function<int64_t(int64_t)>& channelOf, int64_t channels,
+                                             bool perChannel) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  auto scaleIndex = [&](int64_t i) { return perChannel ? size_t(channelOf(i)) : size_t(0); };
+  std::vector<double> scales(size_t(perChannel ? channels : 1), 0.0);
+  for (int64_t i = 0; i < count; ++i) {
+    double& scale = scales[scaleIndex(i)];
+    scale = std::max(scale, double(std::fabs(valueAt(i))) / 127.0);
+  }
+  for (double& scale : scales)
+    if (!(scale > 0)) scale = 1.0;  // an all-zero channel: any scale gives exact zeros
+  onnx::TensorProto quantized;
+  quantized.set_name(name);
+  quantized.set_data_type(onnx::TensorProto::INT8);
+  for (int64_t d : dims) quantized.add_dims(d);
+  std::string raw(size_t(count), '\0');
+  for (int64_t i = 0; i < count; ++i)
+    raw[size_t(i)] = char(int8_t(std::clamp(std::nearbyint(double(valueAt(i)) / scales[scaleIndex(i)]), -127.0, 127.0)));
+  quantized.set_raw_data(raw);
+  onnx::TensorProto scale;
+  scale.set_name(name + "/scale");
+  scale.set_data_type(onnx::TensorProto::FLOAT);
+  if (perChannel) scale.add_dims(channels);
+  for (double s : scales) scale.add_float_data(float(s));
+  onnx::TensorProto zero;
+  zero.set_name(name + "/zero_point");
+  zero.set_data_type(onnx::TensorProto::INT8);
+  if (perChannel) zero.add_dims(channels);
+  for (size_t i = 0; i < scales.size(); ++i) zero.add_int32_data(0);
+  return {quantized, scale, zero};
 }
 
 }  // namespace
@@ -262,38 +301,15 @@ Expected<std::string> writeQdqModel(const QuantizableModel& source, const std::v
     const int64_t filters = weight.dims(int(layer.weightAxis));
     int64_t inner = 1;
     for (int d = int(layer.weightAxis) + 1; d < weight.dims_size(); ++d) inner *= weight.dims(d);
-    auto channelOf = [&](int64_t i) { return perChannel ? size_t(i / inner % filters) : size_t(0); };
     const float* real = values->dataAs<float>();
-    std::vector<double> scales(size_t(perChannel ? filters : 1), 0.0);
-    for (int64_t i = 0; i < values->numElements(); ++i) {
-      double& scale = scales[channelOf(i)];
-      scale = std::max(scale, double(std::fabs(real[i])) / 127.0);
-    }
-    for (double& scale : scales)
-      if (!(scale > 0)) scale = 1.0;  // an all-zero filter: any scale gives exact zeros
-    onnx::TensorProto quantized;
-    quantized.set_name(w + "/quantized");
-    quantized.set_data_type(onnx::TensorProto::INT8);
-    for (int64_t d : weight.dims()) quantized.add_dims(d);
-    std::string raw(size_t(values->numElements()), '\0');
-    for (int64_t i = 0; i < values->numElements(); ++i) {
-      double q = std::nearbyint(double(real[i]) / scales[channelOf(i)]);
-      raw[size_t(i)] = char(int8_t(std::clamp(q, -127.0, 127.0)));
-    }
-    quantized.set_raw_data(raw);
-    onnx::TensorProto scale;
-    scale.set_name(w + "/scale");
-    scale.set_data_type(onnx::TensorProto::FLOAT);
-    if (perChannel) scale.add_dims(filters);
-    for (double s : scales) scale.add_float_data(float(s));
-    onnx::TensorProto zero;
-    zero.set_name(w + "/zero_point");
-    zero.set_data_type(onnx::TensorProto::INT8);
-    if (perChannel) zero.add_dims(filters);
-    for (size_t i = 0; i < scales.size(); ++i) zero.add_int32_data(0);
-    newInitializers.insert(newInitializers.end(), {quantized, scale, zero});
-    prologue.push_back(quantizationNode("DequantizeLinear", w + "/DequantizeLinear", w + "/quantized", w + "/scale",
-                                        w + "/zero_point", w + "/dequantized",
+    std::vector<int64_t> dims(weight.dims().begin(), weight.dims().end());
+    // The quantized weight's scale and zero point are "W/quantized/scale" and ".../zero_point".
+    auto tensors = symmetricInt8(
+        w + "/quantized", dims, [&](int64_t i) { return real[i]; }, [&](int64_t i) { return i / inner % filters; },
+        filters, perChannel);
+    newInitializers.insert(newInitializers.end(), tensors.begin(), tensors.end());
+    prologue.push_back(quantizationNode("DequantizeLinear", w + "/DequantizeLinear", w + "/quantized",
+                                        w + "/quantized/scale", w + "/quantized/zero_point", w + "/dequantized",
                                         perChannel ? std::optional<int64_t>(layer.weightAxis) : std::nullopt));
     node->set_input(1, w + "/dequantized");
     removedInitializers.insert(w);
@@ -385,38 +401,11 @@ Expected<std::string> writeDynamicModel(const QuantizableModel& source, const st
     const int64_t K = transposed ? cols : rows, N = transposed ? rows : cols;
     const float* real = values->dataAs<float>();
     auto at = [&](int64_t k, int64_t n) { return real[transposed ? n * K + k : k * N + n]; };
-    std::vector<double> scales(size_t(perChannel ? N : 1), 0.0);
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t n = 0; n < N; ++n) {
-        double& scale = scales[perChannel ? size_t(n) : 0];
-        scale = std::max(scale, double(std::fabs(at(k, n))) / 127.0);
-      }
-    for (double& scale : scales)
-      if (!(scale > 0)) scale = 1.0;
     std::string q = w + (transposed ? "/transposed" : "") + "/quantized";
     if (replacedWeights.insert(q).second) {
-      onnx::TensorProto quantized;
-      quantized.set_name(q);
-      quantized.set_data_type(onnx::TensorProto::INT8);
-      quantized.add_dims(K);
-      quantized.add_dims(N);
-      std::string raw(size_t(K * N), '\0');
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t n = 0; n < N; ++n)
-          raw[size_t(k * N + n)] = char(int8_t(
-              std::clamp(std::nearbyint(double(at(k, n)) / scales[perChannel ? size_t(n) : 0]), -127.0, 127.0)));
-      quantized.set_raw_data(raw);
-      onnx::TensorProto scale;
-      scale.set_name(q + "/scale");
-      scale.set_data_type(onnx::TensorProto::FLOAT);
-      if (perChannel) scale.add_dims(N);
-      for (double value : scales) scale.add_float_data(float(value));
-      onnx::TensorProto zero;
-      zero.set_name(q + "/zero_point");
-      zero.set_data_type(onnx::TensorProto::INT8);
-      if (perChannel) zero.add_dims(N);
-      for (size_t i = 0; i < scales.size(); ++i) zero.add_int32_data(0);
-      newInitializers.insert(newInitializers.end(), {quantized, scale, zero});
+      auto tensors = symmetricInt8(
+          q, {K, N}, [&](int64_t i) { return at(i / N, i % N); }, [&](int64_t i) { return i % N; }, N, perChannel);
+      newInitializers.insert(newInitializers.end(), tensors.begin(), tensors.end());
     }
     const std::string& name = original.name();
     const std::string out = original.output(0);

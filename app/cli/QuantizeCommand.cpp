@@ -94,11 +94,28 @@ int runQuantize(const std::vector<std::string>& args) {
   // (dynamic quantization: at the model's outputs, when there are inputs to run).
   auto int8 = driver::loadModelBytes(quantized, output, load);
   if (!int8) return reportDiagnostic(int8.error());
+  nlohmann::json report;
+  report["model"] = command.model;
+  report["output"] = output;
+  report["method"] = result->dynamic ? "dynamic" : driver::calibrationMethodName(result->method);
+  report["per_channel"] = line.has("per-channel");
+  report["calibration_samples"] = samples.size();
+  auto writeReport = [&]() -> int {
+    if (line.get("report").empty()) return kExitOk;
+    std::ofstream file(line.get("report"));
+    file << report.dump(2) << "\n";
+    if (!file) return reportDiagnostic(Diagnostic{"cannot write the report", line.get("report"), 0, 0, ""});
+    return kExitOk;
+  };
   if (result->dynamic) {
-    for (const auto& layer : layers) std::printf("%-40s %s, dynamic\n", layer.node.c_str(), layer.op.c_str());
+    // Its layers have no calibrated ranges: each input's are taken at run time.
+    for (const auto& layer : layers) {
+      std::printf("%-40s %s, dynamic\n", layer.node.c_str(), layer.op.c_str());
+      report["layers"].push_back({{"node", layer.node}, {"op", layer.op}, {"dynamic", true}});
+    }
     if (samples.empty()) {
       std::printf("wrote %s (give --calibration DATA to compare its outputs with FP32)\n", output.c_str());
-      return kExitOk;
+      return writeReport();
     }
   }
   const size_t reportedLayers = result->dynamic ? 0 : layers.size();
@@ -123,12 +140,6 @@ int runQuantize(const std::vector<std::string>& args) {
     }
     return all;
   };
-  nlohmann::json report;
-  report["model"] = command.model;
-  report["output"] = output;
-  report["method"] = result->dynamic ? "dynamic" : driver::calibrationMethodName(result->method);
-  report["per_channel"] = line.has("per-channel");
-  report["calibration_samples"] = samples.size();
   if (reportedLayers) std::printf("%-40s %22s %22s %10s\n", "layer", "input range", "output range", "SQNR dB");
   std::vector<std::pair<double, std::string>> byLoss;
   for (size_t i = 0; i < reportedLayers; ++i) {
@@ -191,12 +202,7 @@ int runQuantize(const std::vector<std::string>& args) {
     worst += (i ? ", " : "") + byLoss[i].second + " (" + std::to_string(int(std::lround(byLoss[i].first))) + " dB)";
   if (!byLoss.empty()) std::printf("lowest SQNR: %s; --skip NODE keeps a layer in float\n", worst.c_str());
   std::printf("wrote %s\n", output.c_str());
-  if (!line.get("report").empty()) {
-    std::ofstream file(line.get("report"));
-    file << report.dump(2) << "\n";
-    if (!file) return reportDiagnostic(Diagnostic{"cannot write the report", line.get("report"), 0, 0, ""});
-  }
-  return kExitOk;
+  return writeReport();
 }
 
 }  // namespace tessel::cli

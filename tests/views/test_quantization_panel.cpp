@@ -1,7 +1,8 @@
 // The Studio's Quantization panel as a user drives it: the example model quantized in a child
 // `tessel quantize` while the GUI keeps running, its report as a table, an SQNR bar per layer
 // and the selected layer's calibration histograms; a layer ticked "keep float" and quantized
-// again leaves the int8 layers; a failure (bad calibration data) is said, not crashed on.
+// again leaves the int8 layers; dynamic mode without calibration; a failure (bad calibration
+// data) is said, not crashed on.
 #include <QtTest>
 
 #include <QFile>
@@ -81,6 +82,24 @@ private slots:
     // Still listed, ticked, so a third run keeps it float too.
     QCOMPARE(panel.layerModel()->rowCount(), 4);
     QCOMPARE(panel.layerModel()->item(3, QuantizationPanel::KeepFloat)->checkState(), Qt::Checked);
+  }
+
+  // Dynamic mode needs no calibration: the dense head is quantized at run time.
+  void quantizesDynamicallyWithoutCalibration() {
+    QTemporaryDir directory;
+    QuantizationPanel panel;
+    panel.setTesselPath(kTessel);
+    panel.setModel(kModel, {});
+    panel.setDynamic(true);
+    panel.setOutputPath(directory.filePath("dynamic.int8.onnx"));
+    QString error;
+    QVERIFY2(panel.quantize(&error), qPrintable(error));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.isRunning(), 60000);
+    QVERIFY(panel.report().has_value());
+    QCOMPARE(panel.report()->method, QString("dynamic"));
+    QCOMPARE(panel.layerModel()->rowCount(), 1);
+    QCOMPARE(panel.layerModel()->item(0, QuantizationPanel::Layer)->text(), QString("/head/Gemm"));
+    QCOMPARE(panel.layerModel()->item(0, QuantizationPanel::InputRange)->text(), QString("at run time"));
   }
 
   void aFailureIsSaidAndNothingIsWritten() {

@@ -25,7 +25,8 @@ namespace tessel::views {
 
 namespace {
 
-QString rangeText(const QuantizedTensorReport& t) {
+QString rangeText(const QuantizedTensorReport& t, bool dynamic) {
+  if (dynamic) return QObject::tr("at run time");
   if (!t.quantized) return QObject::tr("float");
   return QStringLiteral("[%1, %2]").arg(t.clipLow, 0, 'g', 3).arg(t.clipHigh, 0, 'g', 3);
 }
@@ -53,6 +54,13 @@ QuantizationPanel::QuantizationPanel(QWidget* parent) : QWidget(parent) {
   auto* calibrationRow = new QHBoxLayout;
   calibrationRow->addWidget(calibration_, 1);
   calibrationRow->addWidget(browse);
+  mode_ = new QComboBox;
+  mode_->setObjectName("QuantizationMode");
+  mode_->addItems({tr("Static: calibrated ranges (convolutions and dense layers)"),
+                   tr("Dynamic: dense layers, ranges taken at run time")});
+  mode_->setToolTip(tr("Dynamic is ONNX Runtime's quantize_dynamic: no calibration needed (given, it only measures "
+                       "the output's SQNR); the usual choice for transformer encoders"));
+  connect(mode_, &QComboBox::currentIndexChanged, this, [this] { updateControls(); });
   method_ = new QComboBox;
   method_->addItems({QStringLiteral("minmax"), QStringLiteral("percentile"), QStringLiteral("entropy")});
   method_->setToolTip(tr("minmax: the whole range; percentile: |x| clipped at its 99.99th percentile; entropy: the "
@@ -62,6 +70,7 @@ QuantizationPanel::QuantizationPanel(QWidget* parent) : QWidget(parent) {
   output_ = new QLineEdit;
   output_->setObjectName("QuantizationOutput");
   auto* form = new QFormLayout;
+  form->addRow(tr("Mode"), mode_);
   form->addRow(tr("Calibration"), calibrationRow);
   form->addRow(tr("Ranges"), method_);
   form->addRow(tr("Weights"), perChannel_);
@@ -158,6 +167,7 @@ void QuantizationPanel::setModel(const QString& modelPath, const QStringList& lo
 }
 
 void QuantizationPanel::setCalibrationPath(const QString& path) { calibration_->setText(path); }
+void QuantizationPanel::setDynamic(bool dynamic) { mode_->setCurrentIndex(dynamic ? 1 : 0); }
 void QuantizationPanel::setOutputPath(const QString& path) { output_->setText(path); }
 QString QuantizationPanel::outputPath() const { return output_->text(); }
 QString QuantizationPanel::statusText() const { return status_->text(); }
@@ -170,17 +180,19 @@ bool QuantizationPanel::quantize(QString* error) {
   };
   if (isRunning()) return fail(tr("a quantization is running already"));
   if (modelPath_.isEmpty()) return fail(tr("open a model to quantize first"));
-  if (calibration_->text().isEmpty()) return fail(tr("choose calibration inputs first"));
+  const bool dynamic = mode_->currentIndex() == 1;
+  if (calibration_->text().isEmpty() && !dynamic) return fail(tr("choose calibration inputs first"));
   if (output_->text().isEmpty()) return fail(tr("choose where to write the quantized model"));
   if (QFileInfo(output_->text()).absoluteFilePath() == QFileInfo(modelPath_).absoluteFilePath())
     return fail(tr("the quantized model would replace the model itself: write it to another file"));
   auto tessel = driver::findTesselExecutable(tesselPath_.toStdString());
   if (!tessel) return fail(QString::fromStdString(tessel.error().toString()));
   runningOutput_ = output_->text();
-  QStringList arguments = {QStringLiteral("quantize"), modelPath_,          QStringLiteral("--calibration"),
-                           calibration_->text(),       QStringLiteral("-o"), runningOutput_,
-                           QStringLiteral("--report"), reportPath(),        QStringLiteral("--method"),
-                           method_->currentText()};
+  QStringList arguments = {QStringLiteral("quantize"), modelPath_, QStringLiteral("-o"), runningOutput_,
+                           QStringLiteral("--report"), reportPath()};
+  if (!calibration_->text().isEmpty()) arguments << QStringLiteral("--calibration") << calibration_->text();
+  if (dynamic) arguments << QStringLiteral("--dynamic");
+  else arguments << QStringLiteral("--method") << method_->currentText();
   if (perChannel_->isChecked()) arguments << QStringLiteral("--per-channel");
   for (int row = 0; row < layers_.rowCount(); ++row)
     if (layers_.item(row, KeepFloat)->checkState() == Qt::Checked)
@@ -253,8 +265,9 @@ void QuantizationPanel::showReport() {
     layers_.appendRow(row);
   };
   for (const QuantizedLayerReport& layer : report_->layers) {
-    QString sqnr = layer.sqnrDb ? QString::number(*layer.sqnrDb, 'f', 1) : tr("exact");
-    addRow(layer.node, layer.op, rangeText(layer.input), rangeText(layer.output), sqnr, false);
+    QString sqnr = layer.dynamic ? tr("—") : layer.sqnrDb ? QString::number(*layer.sqnrDb, 'f', 1) : tr("exact");
+    addRow(layer.node, layer.op, rangeText(layer.input, layer.dynamic),
+           layer.dynamic ? tr("float") : rangeText(layer.output, false), sqnr, false);
     ticks << double(ticks.size());
     values << (layer.sqnrDb ? *layer.sqnrDb : 0.0);
     labels << QString::number(ticks.size());
@@ -354,8 +367,9 @@ void QuantizationPanel::updateControls() {
   quantize_->setText(report_ ? tr("Quantize Again") : tr("Quantize"));
   cancel_->setEnabled(running);
   open_->setEnabled(!running && report_.has_value());
-  for (QWidget* setting : std::initializer_list<QWidget*>{calibration_, method_, perChannel_, output_})
+  for (QWidget* setting : std::initializer_list<QWidget*>{mode_, calibration_, method_, perChannel_, output_})
     setting->setEnabled(!running);
+  method_->setEnabled(!running && mode_->currentIndex() == 0);  // dynamic ranges are not chosen
 }
 
 }  // namespace tessel::views

@@ -37,6 +37,8 @@ public:
   /// (--input-shape ...). Proposes an output path beside it.
   void setModel(const QString& modelPath, const QStringList& loadArguments);
   void setCalibrationPath(const QString& path);
+  /// Dynamic quantization of the dense layers (`--dynamic`): no calibration needed.
+  void setDynamic(bool dynamic);
   void setOutputPath(const QString& path);
   QString outputPath() const;
   /// The tessel executable (empty: found beside the Studio or on PATH).
@@ -78,6 +80,7 @@ private:
   QLineEdit* calibration_ = nullptr;
   QLineEdit* output_ = nullptr;
   QComboBox* method_ = nullptr;
+  QComboBox* mode_ = nullptr;
   QCheckBox* perChannel_ = nullptr;
   QPushButton* quantize_ = nullptr;
   QPushButton* cancel_ = nullptr;

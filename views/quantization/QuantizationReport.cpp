@@ -39,7 +39,7 @@ Expected<QuantizationReport> parseQuantizationReport(const QByteArray& json, con
     return Diagnostic{"the quantization report is not JSON: " + error.errorString().toStdString(), source.toStdString(),
                       0, 0, "run tessel quantize --report again"};
   QJsonObject root = document.object();
-  if (!root["layers"].isArray() && root["method"].toString() != "dynamic")
+  if (!root["layers"].isArray())
     return Diagnostic{"the quantization report has no layers", source.toStdString(), 0, 0, ""};
   QuantizationReport report;
   report.model = root["model"].toString();
@@ -53,6 +53,7 @@ Expected<QuantizationReport> parseQuantizationReport(const QByteArray& json, con
     l.node = layer["node"].toString();
     l.op = layer["op"].toString(QStringLiteral("Conv"));
     l.relu = layer["relu"].toString();
+    l.dynamic = layer["dynamic"].toBool();
     l.input = tensorOf(layer["input"].toObject());
     l.output = tensorOf(layer["output"].toObject());
     l.sqnrDb = optionalNumber(layer["sqnr_db"]);

@@ -22,6 +22,7 @@ struct QuantizedTensorReport {
 
 struct QuantizedLayerReport {
   QString node, op, relu;
+  bool dynamic = false;  ///< Quantized at run time: no calibrated ranges.
   QuantizedTensorReport input, output;
   std::optional<double> sqnrDb;  ///< Of the layer's output against FP32 (absent: not finite).
 };

@@ -73,11 +73,18 @@ Expected<QuantizedMatmulParams> matmulIntegerParams(const OpCall& call, bool req
   }
   if (requantized) {
     if (!call.hasInput(7)) return call.error("y_zero_point is required");
+    // a_scale: one, or one per row of A; b_scale: one, or one per column of B; y_scale: one.
     const char* roles[] = {"a_scale", "b_scale", "y_scale"};
     size_t scales[] = {1, 4, 6};
+    int64_t extents[] = {rows, columns, 1};
     for (int s = 0; s < 3; ++s) {
-      if (auto e = requireScalar(call, scales[s], roles[s], DataType::float32())) return *e;
-      p.scalarShapes[size_t(s)] = call.inputTypes[scales[s]].shape;
+      const auto& shape = call.inputTypes[scales[s]].shape;
+      bool perAxis = s < 2 && shape == std::vector<int64_t>{extents[s]};
+      if (!perAxis)
+        if (auto e = requireScalar(call, scales[s], roles[s], DataType::float32())) return *e;
+      if (call.inputTypes[scales[s]].dtype != DataType::float32())
+        return call.error(std::string(roles[s]) + " must be float32");
+      p.scalarShapes[size_t(s)] = shape;
     }
     if (auto e = requireScalar(call, 7, "y_zero_point")) return *e;
     if (!isByte(call.inputTypes[7].dtype)) return call.error("y_zero_point must be uint8 or int8");

@@ -73,7 +73,9 @@ Expected<Workload> quantizedMatmul(const QuantizedMatmulParams& p) {
   w.outputs = {te::compute(
       acc.shape(),
       [&](const std::vector<Var>& at) {
-        Expr scale = scalarValue(aScale) * scalarValue(bScale) / scalarValue(yScale);
+        // a_scale per row of A, b_scale per column of B (or one each), as ONNX allows.
+        Expr row = at.size() >= 2 ? Expr(at[at.size() - 2]) : Expr(int64_t(0));
+        Expr scale = zeroPointAt(aScale, row) * zeroPointAt(bScale, at.back()) / scalarValue(yScale);
         return requantize(acc(asExprs(at)), scale, scalarValue(yZero), p.outType);
       },
       "qmatmul", axisNames(shape->size()), "quantized")};

@@ -182,7 +182,7 @@ private slots:
                qPrintable(QString("element %1: %2 against %3").arg(i).arg(got[i]).arg(expected[i])));
   }
 
-  // A pre-quantized QLinearMatMul with a constant int8 B runs on the
+  // A pre-quantized QLinearMatMul with a constant int8 B (one scale per column) runs on the
   // int8 dense kernel and requantizes as the reference operator does, to within one step
   // where the float product sits on a rounding boundary.
   void qlinearMatMulWithConstantWeightsUsesTheKernel() {
@@ -191,6 +191,8 @@ private slots:
     std::uniform_int_distribution<int> byte(0, 255), weightByte(-127, 127);
     std::vector<int8_t> weights(size_t(K * N));
     for (auto& w : weights) w = int8_t(weightByte(rng));
+    std::vector<float> ws(static_cast<size_t>(N));
+    for (size_t n = 0; n < ws.size(); ++n) ws[n] = 0.002f + 0.0004f * float(n % 5);
     auto scalar = [](const std::string& name, float value) {
       return makeConstant(name, testing::arrayOf<float>({}, runtime::DataType::float32(), {value}));
     };
@@ -201,7 +203,9 @@ private slots:
     Value y = operation("qmm", "QLinearMatMul",
                         {x, scalar("as", 0.03f), byteScalar("az", runtime::DataType::uint8(), 100),
                          makeConstant("b", testing::arrayOf<int8_t>({K, N}, runtime::DataType::int8(), weights)),
-                         scalar("bs", 0.0031f), makeConstant("bz", testing::arrayOf<int8_t>({}, runtime::DataType::int8(), {0})),
+                         makeConstant("bs", testing::arrayOf<float>({N}, runtime::DataType::float32(), ws)),
+                         makeConstant("bz", testing::arrayOf<int8_t>({N}, runtime::DataType::int8(),
+                                                                     std::vector<int8_t>(size_t(N), 0))),
                          scalar("ys", 0.05f), byteScalar("yz", runtime::DataType::int8(), uint8_t(int8_t(-5)))});
     Graph graph{{x}, {y}, {"y"}};
     auto input = runtime::NDArray::empty({M, K}, runtime::DataType::uint8());

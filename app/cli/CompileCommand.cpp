@@ -63,9 +63,9 @@ int runCompile(const std::vector<std::string>& args) {
     if (!result) return usageError.empty() ? reportDiagnostic(result.error()) : reportUsageError("compile", usageError);
     quantized = std::move(*result);
   } else {
-    for (const char* flag : {"calibration", "method", "per-channel", "skip", "samples", "dynamic"})
-      if (line.has(flag))
-        return reportUsageError("compile", std::string("--") + flag + " applies with --quantize int8 only");
+    for (const FlagSpec& flag : quantizeFlags())
+      if (line.has(flag.name))
+        return reportUsageError("compile", "--" + flag.name + " applies with --quantize int8 only");
   }
 
   bool timeReport = line.has("time-report");

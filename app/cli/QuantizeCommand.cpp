@@ -82,8 +82,7 @@ int runQuantize(const std::vector<std::string>& args) {
   const std::map<std::string, frontend::ActivationQuantization>& activations = result->activations;
   const std::vector<driver::CalibrationSample>& samples = result->samples;
   const std::string& quantized = result->bytes;
-  auto fp32 = driver::loadModelBytes(result->found.bytes, command.model, load);
-  if (!fp32) return reportDiagnostic(fp32.error());
+  const graph::Graph* fp32 = &result->fp32;
   {
     std::ofstream file(output, std::ios::binary | std::ios::trunc);
     file.write(quantized.data(), std::streamsize(quantized.size()));

@@ -115,23 +115,12 @@ Expected<std::vector<driver::CalibrationSample>> readCalibration(const std::stri
     if (array.dtype() != runtime::DataType::float32())
       return Diagnostic{"the calibration array is " + array.dtype().toString() + ", not float32", where, 0, 0,
                         "save it with dtype=numpy.float32"};
-    std::vector<int64_t> got = array.shape();
-    if (got == shape) {
-      samples.push_back({{name, array}});
-    } else if (!shape.empty() && shape[0] == 1 && got.size() == shape.size() &&
-               std::equal(got.begin() + 1, got.end(), shape.begin() + 1)) {
-      // Stacked samples: one model input per entry of the first axis.
-      int64_t bytes = array.byteSize() / std::max<int64_t>(1, got[0]);
-      for (int64_t i = 0; i < got[0]; ++i) {
-        auto sample = runtime::NDArray::empty(shape, runtime::DataType::float32());
-        sample.copyFrom(static_cast<const char*>(array.data()) + i * bytes, size_t(bytes));
-        samples.push_back({{name, sample}});
-      }
-    } else {
-      return Diagnostic{"a calibration array of shape " + shapeText(got) + " does not fit input '" + name + "' " +
-                            shapeText(shape),
+    auto count = sampleCount(array.shape(), shape);
+    if (!count)
+      return Diagnostic{"a calibration array of shape " + shapeText(array.shape()) + " does not fit input '" + name +
+                            "' " + shapeText(shape),
                         where, 0, 0, "give " + shapeText(shape) + ", or samples stacked along the first axis"};
-    }
+    for (int64_t i = 0; i < *count; ++i) samples.push_back({{name, sampleOf(array, i, *count, shape)}});
     return {};
   };
   auto done = [&] { return int64_t(samples.size()) >= limit; };
@@ -212,8 +201,9 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
   out.found = std::move(*found);
   auto fp32 = driver::loadModelBytes(out.found.bytes, path, load);
   if (!fp32) return fp32.error();
+  out.fp32 = std::move(*fp32);
   if (!line.get("calibration").empty()) {
-    auto samples = readCalibration(line.get("calibration"), *fp32, limit);
+    auto samples = readCalibration(line.get("calibration"), out.fp32, limit);
     if (!samples) return samples.error();
     if (samples->empty())
       return Diagnostic{"the calibration data holds no samples (its arrays stack 0 of them)", line.get("calibration"),
@@ -256,7 +246,7 @@ Expected<QuantizedModel> quantizeModel(const std::string& path, const CommandLin
   }
   std::fprintf(stderr, "calibrating %zu tensors of %zu layers on %zu samples (%s)\n", watched.size(),
                out.layers.size(), out.samples.size(), driver::calibrationMethodName(out.method));
-  auto ranges = driver::calibrate(*fp32, watched, out.samples, out.method);
+  auto ranges = driver::calibrate(out.fp32, watched, out.samples, out.method);
   if (!ranges) return ranges.error();
   for (size_t i = 0; i < watched.size(); ++i) {
     const driver::TensorRange& r = ranges->at(watched[i]);

@@ -19,6 +19,7 @@ std::vector<FlagSpec> quantizeFlags();
 struct QuantizedModel {
   std::string bytes;                                   ///< The QDQ model, serialized.
   frontend::QuantizableModel found;                    ///< The FP32 model with its nodes named.
+  graph::Graph fp32;                                   ///< found.bytes imported (what calibration ran).
   std::vector<frontend::QuantizableLayer> layers;        ///< Those quantized (less --skip).
   std::map<std::string, frontend::ActivationQuantization> activations;  ///< By tensor name.
   std::map<std::string, driver::TensorRange> ranges;   ///< What calibration saw, by tensor name.

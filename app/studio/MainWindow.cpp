@@ -482,23 +482,12 @@ QAction* MainWindow::studioAction(const QString& objectName) const {
 
 QWidget* MainWindow::viewWidget(StudioView view) const { return views_[indexOf(view)].widget; }
 
-QDockWidget* MainWindow::dock(Dock which) const {
-  switch (which) {
-    case Dock::Properties:
-      return propertiesDock_;
-    case Dock::PassOptions:
-      return passOptionsDock_;
-    case Dock::Tasks:
-      return tasksDock_;
-    case Dock::Measurements:
-      return measurementsDock_;
-    case Dock::Diagnostics:
-      return diagnosticsDock_;
-    case Dock::Quantization:
-      return quantizationDock_;
-  }
-  return nullptr;
+QList<QDockWidget*> MainWindow::docks() const {
+  // In the order of Dock.
+  return {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_, quantizationDock_};
 }
+
+QDockWidget* MainWindow::dock(Dock which) const { return docks().value(int(which)); }
 
 void MainWindow::setCurrentView(StudioView view) {
   if (view == currentView_) return;
@@ -513,8 +502,7 @@ void MainWindow::setCurrentView(StudioView view) {
 }
 
 void MainWindow::applyDefaultLayout(StudioView view) {
-  const QList<QDockWidget*> all = {propertiesDock_,   passOptionsDock_, tasksDock_,
-                                   measurementsDock_, diagnosticsDock_, quantizationDock_};
+  const QList<QDockWidget*> all = docks();
   for (QDockWidget* dock : all) {
     dock->setFloating(false);
     removeDockWidget(dock);

@@ -92,6 +92,8 @@ public:
   /// Docks by role; their object names ("PropertiesDock", ...) key the saved layout.
   enum class Dock { Properties, PassOptions, Tasks, Measurements, Diagnostics, Quantization };
   QDockWidget* dock(Dock which) const;
+  /// Every dock, in the order of Dock.
+  QList<QDockWidget*> docks() const;
   /// Puts every dock back where it starts for the current view.
   void resetLayout();
 

@@ -391,9 +391,7 @@ void MainWindow::createActions() {
   }
   view->addSeparator();
   QMenu* panels = view->addMenu(tr("&Panels"));
-  for (QDockWidget* dock :
-       {propertiesDock_, passOptionsDock_, tasksDock_, measurementsDock_, diagnosticsDock_, quantizationDock_})
-    panels->addAction(dock->toggleViewAction());
+  for (QDockWidget* dock : docks()) panels->addAction(dock->toggleViewAction());
   diagnosticsDock_->toggleViewAction()->setShortcut(QKeySequence(tr("Ctrl+Shift+D")));
   actions_ << diagnosticsDock_->toggleViewAction();
   QMenu* themes = view->addMenu(tr("&Theme"));

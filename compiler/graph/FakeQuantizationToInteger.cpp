@@ -231,11 +231,8 @@ private:
     }
     region.weightScales = weight->scales;
     if (biasValue) {
-      auto bias = biasValues(*biasValue);
-      const std::vector<int64_t>& shape = biasValue->type().shape;
-      bool perColumn = shape == std::vector<int64_t>{columns} || shape == std::vector<int64_t>{1, columns};
-      if (!bias || !perColumn) return std::nullopt;
-      region.bias = std::move(bias);
+      region.bias = columnBias(*biasValue, columns);
+      if (!region.bias) return std::nullopt;
     }
     return region;
   }
@@ -317,11 +314,8 @@ private:
       }
       region.weightScales = weightScales;
       if (biasValue) {
-        auto bias = biasValues(*biasValue);
-        const std::vector<int64_t>& shape = biasValue->type().shape;
-        if (!bias || (shape != std::vector<int64_t>{columns} && shape != std::vector<int64_t>{1, columns}))
-          return std::nullopt;
-        region.bias = std::move(bias);
+        region.bias = columnBias(*biasValue, columns);
+        if (!region.bias) return std::nullopt;
       }
       auto packed = packQuantizedDense(region);
       if (!packed || packed->type().shape != op.outputTypes[0].shape) return std::nullopt;
@@ -436,6 +430,13 @@ private:
     auto packed = packQuantizedDense(*region);
     if (!packed || packed->type() != op.outputTypes[0]) return std::nullopt;
     return std::vector<Value>{*packed};
+  }
+
+  // A dense layer's bias: biasValues of a [N] or [1, N] constant, else nullopt.
+  std::optional<std::vector<double>> columnBias(const Value& value, int64_t columns) const {
+    const std::vector<int64_t>& shape = value.type().shape;
+    if (shape != std::vector<int64_t>{columns} && shape != std::vector<int64_t>{1, columns}) return std::nullopt;
+    return biasValues(value);
   }
 
   // A float bias constant, or a constant dequantized: (q - zero) * scale per element.

@@ -32,55 +32,54 @@ std::optional<Value> packQuantizedDense(const QuantizedDenseRegion& region) {
 
   const auto* weight = static_cast<const int8_t*>(region.weight->data.data());
   std::vector<int8_t> packedWeights = packInt8DenseWeight(params, weight, region.transposed);
+  std::string layout = "NK" + std::to_string(params.columnBlock) + "n4k";
   auto packed = runtime::NDArray::empty(params.weightShape(), runtime::DataType::int8());
   packed.copyFrom(packedWeights.data(), packedWeights.size());
-  auto offset = runtime::NDArray::empty({columns}, runtime::DataType::int32());
-  auto scale = runtime::NDArray::empty({columns}, runtime::DataType::float32());
-  if (params.dynamicData) {
-    // The zero-point term needs x's run-time zero point: the kernel takes the weight sums.
-    auto bias = runtime::NDArray::empty({columns}, runtime::DataType::float32());
-    for (int64_t n = 0; n < columns; ++n) {
-      int64_t sum = 0;
-      for (int64_t k = 0; k < depth; ++k) sum += weight[region.transposed ? n * depth + k : k * columns + n];
-      offset.dataAs<int32_t>()[n] = int32_t(sum);
-      scale.dataAs<float>()[n] = float(region.weightScales[region.weightScales.size() == 1 ? 0 : size_t(n)]);
-      bias.dataAs<float>()[n] = region.bias ? float((*region.bias)[size_t(n)]) : 0.0f;
-    }
-    Attributes attributes{{"n", columns}, {"column_block", params.columnBlock}, {"y_type", std::string("float32")},
-                          {"fused_relu", int64_t(params.relu ? 1 : 0)}};
-    std::string layout = "NK" + std::to_string(params.columnBlock) + "n4k";
-    std::vector<Value> inputs = {region.data,
-                                 makeConstant(region.weight->name + "." + layout, packed, layout),
-                                 makeConstant(region.name + ".weight_sum", offset),
-                                 *region.runtimeScale,
-                                 *region.runtimeZeroPoint,
-                                 makeConstant(region.name + ".weight_scale", scale),
-                                 makeConstant(region.name + ".bias", bias)};
-    TensorType out{DataType::float32(), params.outputShape(), ""};
-    return makeOperation(region.name, "QDensePrepacked", inputs, attributes, {out}, region.provenance)[0];
-  }
-  for (int64_t n = 0; n < columns; ++n) {
-    double weightScale = region.weightScales[region.weightScales.size() == 1 ? 0 : size_t(n)];
+  Value packedWeight = makeConstant(region.weight->name + "." + layout, packed, layout);
+  auto weightScale = [&](int64_t n) { return region.weightScales[region.weightScales.size() == 1 ? 0 : size_t(n)]; };
+  auto weightSum = [&](int64_t n) {
     int64_t sum = 0;
     for (int64_t k = 0; k < depth; ++k) sum += weight[region.transposed ? n * depth + k : k * columns + n];
-    double bias = region.bias ? std::nearbyint((*region.bias)[size_t(n)] / (region.dataScale * weightScale)) : 0.0;
-    double folded = bias - double(params.unsignedDataZeroPoint()) * double(sum);
-    if (!(std::fabs(folded) < 2147483647.0)) return std::nullopt;
-    offset.dataAs<int32_t>()[n] = int32_t(folded);
-    // In float32, in the order QLinearMatMul's reference multiplies, so both round alike.
-    float product = float(region.dataScale) * float(weightScale);
-    scale.dataAs<float>()[n] = region.outputScale ? product / float(*region.outputScale) : product;
-  }
+    return sum;
+  };
+  auto offset = runtime::NDArray::empty({columns}, runtime::DataType::int32());
+  auto scale = runtime::NDArray::empty({columns}, runtime::DataType::float32());
   Attributes attributes{{"n", columns},
                         {"column_block", params.columnBlock},
-                        {"x_zero_point", params.dataZeroPoint},
-                        {"y_zero_point", params.outputZeroPoint},
                         {"y_type", params.outputType.toString()},
                         {"fused_relu", int64_t(params.relu ? 1 : 0)}};
-  std::string layout = "NK" + std::to_string(params.columnBlock) + "n4k";
-  std::vector<Value> inputs = {region.data, makeConstant(region.weight->name + "." + layout, packed, layout),
-                               makeConstant(region.name + ".offset", offset),
-                               makeConstant(region.name + ".scale", scale)};
+  std::vector<Value> inputs;
+  if (params.dynamicData) {
+    // The zero-point term needs x's run-time zero point: the kernel takes the weight sums,
+    // the weight scales and the float bias.
+    auto bias = runtime::NDArray::empty({columns}, runtime::DataType::float32());
+    for (int64_t n = 0; n < columns; ++n) {
+      offset.dataAs<int32_t>()[n] = int32_t(weightSum(n));
+      scale.dataAs<float>()[n] = float(weightScale(n));
+      bias.dataAs<float>()[n] = region.bias ? float((*region.bias)[size_t(n)]) : 0.0f;
+    }
+    inputs = {region.data,
+              packedWeight,
+              makeConstant(region.name + ".weight_sum", offset),
+              *region.runtimeScale,
+              *region.runtimeZeroPoint,
+              makeConstant(region.name + ".weight_scale", scale),
+              makeConstant(region.name + ".bias", bias)};
+  } else {
+    for (int64_t n = 0; n < columns; ++n) {
+      double bias = region.bias ? std::nearbyint((*region.bias)[size_t(n)] / (region.dataScale * weightScale(n))) : 0.0;
+      double folded = bias - double(params.unsignedDataZeroPoint()) * double(weightSum(n));
+      if (!(std::fabs(folded) < 2147483647.0)) return std::nullopt;
+      offset.dataAs<int32_t>()[n] = int32_t(folded);
+      // In float32, in the order QLinearMatMul's reference multiplies, so both round alike.
+      float product = float(region.dataScale) * float(weightScale(n));
+      scale.dataAs<float>()[n] = region.outputScale ? product / float(*region.outputScale) : product;
+    }
+    attributes["x_zero_point"] = params.dataZeroPoint;
+    attributes["y_zero_point"] = params.outputZeroPoint;
+    inputs = {region.data, packedWeight, makeConstant(region.name + ".offset", offset),
+              makeConstant(region.name + ".scale", scale)};
+  }
   TensorType out{params.outputType, params.outputShape(), ""};
   return makeOperation(region.name, "QDensePrepacked", inputs, attributes, {out}, region.provenance)[0];
 }

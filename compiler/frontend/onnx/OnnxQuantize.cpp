@@ -132,7 +132,9 @@ Expected<QuantizableModel> findQuantizableLayers(const std::string& path) {
   std::map<std::string, std::pair<std::string, int>> producers;
   for (const auto& input : graph->input()) producers[input.name()] = {input.name(), 0};
   std::map<std::string, std::vector<const onnx::NodeProto*>> consumers;
+  std::map<std::string, const onnx::NodeProto*> nodesByName;
   for (const auto& node : graph->node()) {
+    nodesByName[node.name()] = &node;
     for (int i = 0; i < node.output_size(); ++i) producers[node.output(i)] = {node.name(), i};
     for (const auto& input : node.input()) consumers[input].push_back(&node);
   }
@@ -180,11 +182,10 @@ Expected<QuantizableModel> findQuantizableLayers(const std::string& path) {
     layer.node = node.name();
     layer.input = node.input(0);
     std::tie(layer.inputProducer, layer.inputIndex) = producer->second;
-    for (const auto& maker : graph->node())
-      if (maker.name() == layer.inputProducer && maker.input_size() > 0) {
-        layer.inputProducerOp = maker.op_type();
-        layer.inputProducerInput = maker.input(0);
-      }
+    if (auto maker = nodesByName.find(layer.inputProducer); maker != nodesByName.end() && maker->second->input_size() > 0) {
+      layer.inputProducerOp = maker->second->op_type();
+      layer.inputProducerInput = maker->second->input(0);
+    }
     layer.output = node.output(0);
     layer.outputProducer = node.name();
     // A MatMul's bias is the Add after it (PyTorch's Linear on more than 2-D input).

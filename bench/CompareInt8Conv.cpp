@@ -5,7 +5,7 @@
 // median over rounds (the ratios are medians of per-round ratios): on a shared or virtual
 // machine whose speed drifts, only side-by-side blocks compare.
 //
-//   tessel-compare-int8-conv [--layers resnet18] [--rounds 7]
+//   tessel-compare-int8-conv [--layers resnet18|resnet50] [--rounds 7]
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -38,6 +38,18 @@ const std::vector<Layer> kResNet18 = {
     {"layer1 3x3 64", 64, 56, 64, 3, 1, 1},      {"layer2 3x3 128", 128, 28, 128, 3, 1, 1},
     {"layer3 3x3 256", 256, 14, 256, 3, 1, 1},   {"layer4 3x3 512", 512, 7, 512, 3, 1, 1},
     {"layer2 1x1 proj", 64, 56, 128, 1, 2, 0},
+};
+
+// ResNet-50's bottleneck convolutions (torchvision: the stride in the 3x3), one block per
+// stage; most of its operations are in the 1x1 ones.
+const std::vector<Layer> kResNet50 = {
+    {"l1 1x1 64>64", 64, 56, 64, 1, 1, 0},          {"l1 3x3 64", 64, 56, 64, 3, 1, 1},
+    {"l1 1x1 64>256", 64, 56, 256, 1, 1, 0},        {"l1 1x1 256>64", 256, 56, 64, 1, 1, 0},
+    {"l2 1x1 512>128", 512, 28, 128, 1, 1, 0},      {"l2 3x3 128", 128, 28, 128, 3, 1, 1},
+    {"l2 1x1 128>512", 128, 28, 512, 1, 1, 0},      {"l3 1x1 1024>256", 1024, 14, 256, 1, 1, 0},
+    {"l3 3x3 256", 256, 14, 256, 3, 1, 1},          {"l3 1x1 256>1024", 256, 14, 1024, 1, 1, 0},
+    {"l4 1x1 2048>512", 2048, 7, 512, 1, 1, 0},     {"l4 3x3 512", 512, 7, 512, 3, 1, 1},
+    {"l4 1x1 512>2048", 512, 7, 2048, 1, 1, 0},
 };
 
 // Calls per block of at least kBlockSeconds; returns operations per second in G.
@@ -78,7 +90,7 @@ std::vector<runtime::NDArray> randomArgs(const Workload& w, std::mt19937& rng) {
 
 int main(int argc, char** argv) {
   using namespace tessel::cli;
-  std::vector<FlagSpec> flags = {{"layers", "which layers: resnet18", true, "resnet18"},
+  std::vector<FlagSpec> flags = {{"layers", "which layers: resnet18 or resnet50", true, "resnet18"},
                                  {"rounds", "alternating rounds per layer", true, "7"}};
   CommandLine line;
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -86,10 +98,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tessel-compare-int8-conv: %s\n", problem->c_str());
     return 2;
   }
-  if (line.get("layers") != "resnet18") {
-    std::fprintf(stderr, "tessel-compare-int8-conv: --layers takes resnet18\n");
+  if (line.get("layers") != "resnet18" && line.get("layers") != "resnet50") {
+    std::fprintf(stderr, "tessel-compare-int8-conv: --layers takes resnet18 or resnet50\n");
     return 2;
   }
+  const std::vector<Layer>& layers = line.get("layers") == "resnet50" ? kResNet50 : kResNet18;
   int rounds = std::max(1, std::atoi(line.get("rounds").c_str()));
   if (!runtime::supportsFmaKernel(runtime::FmaKernel::Int8VNNI))
     std::fprintf(stderr, "note: this CPU has no AVX-512 VNNI; the int8 kernel runs its fallback and there is no "
@@ -107,7 +120,7 @@ int main(int argc, char** argv) {
   std::printf("%-18s %10s %10s %9s %12s %12s\n", "layer", "fp32 ms", "int8 ms", "speedup", "fp32 % peak",
               "int8 % peak");
   std::mt19937 rng(42);
-  for (const Layer& layer : kResNet18) {
+  for (const Layer& layer : layers) {
     Conv2dParams p;
     p.channels = layer.channels;
     p.height = p.width = layer.size;

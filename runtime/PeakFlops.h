@@ -11,10 +11,11 @@ class ThreadPool;
 /// The built-in multiply-add loops, one per instruction set. Int8VNNI is the int8 ceiling:
 /// vpdpbusd, 64 uint8 x int8 multiply-adds per instruction, counted as two operations each
 /// like an FMA, so its GOP/s compare with an int8 kernel's as FLOP/s do with a float one's.
-/// bestFmaKernel() never picks it.
-enum class FmaKernel { Scalar, AVX2, AVX512, Int8VNNI };
+/// BFloat16Dot is the bfloat16 ceiling the same way: vdpbf16ps, 32 bfloat16 multiply-adds
+/// into float32 per instruction. bestFmaKernel() picks neither.
+enum class FmaKernel { Scalar, AVX2, AVX512, Int8VNNI, BFloat16Dot };
 
-/// "scalar", "avx2", "avx512".
+/// "scalar", "avx2", "avx512", "int8-vnni", "bf16-dot".
 const char* toString(FmaKernel kernel);
 
 /// True when this CPU can run `kernel` (checked at run time, not at compile time).

@@ -2,6 +2,7 @@
 #include "compiler/driver/MeasureKernel.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -46,6 +47,11 @@ void fillReproducibly(runtime::NDArray& array, std::mt19937& rng) {
     for (float& v : array.values<float>()) v = float(uniform(rng));
   } else if (dtype == runtime::DataType::float64()) {
     for (double& v : array.values<double>()) v = uniform(rng);
+  } else if (dtype == runtime::DataType::bfloat16()) {
+    // The upper half of a float32 is the bfloat16 nearest it, rounded toward zero.
+    auto* bits = static_cast<uint16_t*>(array.data());
+    for (int64_t i = 0; i < array.numElements(); ++i)
+      bits[i] = uint16_t(std::bit_cast<uint32_t>(float(uniform(rng))) >> 16);
   } else {
     std::memset(array.data(), 0, size_t(array.byteSize()));
   }
@@ -56,6 +62,7 @@ struct PeakCache {
   std::map<int, double> gflopsByThreads;
   std::map<int, double> bandwidthByThreads;
   std::map<int, double> int8GopsByThreads;
+  std::map<int, double> bfloat16GflopsByThreads;
 };
 PeakCache& peakCache() {
   static PeakCache cache;
@@ -94,6 +101,12 @@ double machineInt8PeakGops(int threads) {
   if (!runtime::supportsFmaKernel(runtime::FmaKernel::Int8VNNI)) return 0;
   return measuredOnce(&PeakCache::int8GopsByThreads, threads,
                       [](int count) { return runtime::measurePeakGflops(count, runtime::FmaKernel::Int8VNNI); });
+}
+
+double machineBFloat16PeakGflops(int threads) {
+  if (!runtime::supportsFmaKernel(runtime::FmaKernel::BFloat16Dot)) return 0;
+  return measuredOnce(&PeakCache::bfloat16GflopsByThreads, threads,
+                      [](int count) { return runtime::measurePeakGflops(count, runtime::FmaKernel::BFloat16Dot); });
 }
 
 double machineBandwidthGBps(int threads) {
@@ -287,10 +300,13 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
   if (!measured) return measured;
   Measurement& m = *measured;
   // A given peak below what the kernel reached was taken at a slow moment: the kernel is at 100 %.
-  // A kernel of int8 dot products is held to the int8 ceiling (4x the float one with VNNI).
-  double int8Peak = usesIntegerDot(built->lowered.func) ? machineInt8PeakGops(m.threads) : 0;
+  // A kernel of int8 dot products is held to the int8 ceiling (4x the float one with VNNI),
+  // one of bfloat16 dot products to the bfloat16 one (2x).
+  double dotPeak = usesIntegerDot(built->lowered.func)    ? machineInt8PeakGops(m.threads)
+                   : usesBFloat16Dot(built->lowered.func) ? machineBFloat16PeakGflops(m.threads)
+                                                          : 0;
   m.peakGflops = options.peakGflops > 0 ? std::max(options.peakGflops, m.gflops)
-                 : int8Peak > 0         ? std::max(int8Peak, m.gflops)
+                 : dotPeak > 0          ? std::max(dotPeak, m.gflops)
                                         : machinePeakGflopsReaching(m.threads, m.gflops);
   m.fractionOfPeak = m.peakGflops > 0 ? m.gflops / m.peakGflops : 0;
   return measured;

@@ -47,17 +47,25 @@ double leastBytesMoved(const PrimFunc& function) {
   return total;
 }
 
-bool usesIntegerDot(const PrimFunc& function) {
+namespace {
+bool callsIntrinsic(const PrimFunc& function, Intrinsic op) {
   struct Finder : IRVisitor {
+    Intrinsic op;
     bool found = false;
     void visit(const CallNode* node) override {
-      found = found || node->op == Intrinsic::DotU8I8;
+      found = found || node->op == op;
       IRVisitor::visit(node);
     }
   } finder;
+  finder.op = op;
   finder.visitStmt(function->body);
   return finder.found;
 }
+}  // namespace
+
+bool usesIntegerDot(const PrimFunc& function) { return callsIntrinsic(function, Intrinsic::DotU8I8); }
+
+bool usesBFloat16Dot(const PrimFunc& function) { return callsIntrinsic(function, Intrinsic::DotBF16); }
 
 std::optional<RooflineBound> rooflineBound(const ProfiledNode& node, const MachineRoof& roof) {
   if (!node.flops || !node.bytes) return std::nullopt;

@@ -53,6 +53,8 @@ double leastBytesMoved(const PrimFunc& function);
 
 /// Whether `function` does its arithmetic in tensorized int8 dot products (dot_u8i8).
 bool usesIntegerDot(const PrimFunc& function);
+/// Whether `function` does its arithmetic in tensorized bfloat16 dot products (dot_bf16).
+bool usesBFloat16Dot(const PrimFunc& function);
 
 /// The bound of a profiled node (an int8 one against roof.int8PeakGops when that is known);
 /// nullopt when its flops or bytes are unknown (a module loaded

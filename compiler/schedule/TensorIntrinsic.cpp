@@ -18,6 +18,22 @@ TensorIntrinsic integerDot(int64_t lanes) {
   intrinsic.reduction = 4;
   return intrinsic;
 }
+
+TensorIntrinsic bfloat16Dot(int64_t lanes) {
+  TensorIntrinsic intrinsic;
+  intrinsic.name = "dot_" + std::to_string(lanes) + "x2_bf16";
+  intrinsic.summary = std::to_string(lanes) +
+                      " float32 sums, each += 2 bfloat16 x bfloat16 products (x86 vdpbf16ps; float32 "
+                      "multiply-adds without AVX-512 BF16)";
+  intrinsic.lanes = lanes;
+  intrinsic.reduction = 2;
+  intrinsic.dataType = DataType::bfloat16();
+  intrinsic.weightType = DataType::bfloat16();
+  intrinsic.accumulatorType = DataType::float32();
+  intrinsic.instruction = Intrinsic::DotBF16;
+  intrinsic.instructionSet = "avx512bf16";
+  return intrinsic;
+}
 }  // namespace
 
 std::vector<te::Tensor> TensorIntrinsic::declaration() const {
@@ -36,7 +52,7 @@ std::vector<te::Tensor> TensorIntrinsic::declaration() const {
 
 const std::vector<TensorIntrinsic>& tensorIntrinsics() {
   // 16 lanes fill a 512-bit register, 8 a 256-bit one.
-  static const std::vector<TensorIntrinsic> all = {integerDot(16), integerDot(8)};
+  static const std::vector<TensorIntrinsic> all = {integerDot(16), integerDot(8), bfloat16Dot(16), bfloat16Dot(8)};
   return all;
 }
 

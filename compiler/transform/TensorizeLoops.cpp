@@ -21,6 +21,12 @@ const BufferLoadNode* widenedLoad(const Expr& e, DataType accumulator) {
   return load && load->dtype.isScalar() && load->indices.size() == 1 ? load : nullptr;
 }
 
+// The integer or float constant 0: what a sum's initialization stores.
+bool isZero(const Expr& e) {
+  if (const auto* imm = e.as<FloatImmNode>()) return imm->value == 0;
+  return isConstInt(e, 0);
+}
+
 class Tensorizer : public IRMutator {
 public:
   explicit Tensorizer(std::optional<TensorizeMismatch>* mismatch) : mismatch_(mismatch) {}
@@ -57,7 +63,7 @@ private:
     if (const auto* seq = outer->body.as<SeqStmtNode>(); seq && seq->seq.size() == 2) {
       init = seq->seq[0].as<BufferStoreNode>();
       inner = seq->seq[1].as<ForNode>();
-      if (!init || init->indices.size() != 1 || !isConstInt(init->value, 0)) inner = nullptr;
+      if (!init || init->indices.size() != 1 || !isZero(init->value)) inner = nullptr;
     }
     if (!inner)
       return mismatch("the loop '" + outer->loopVar.name() + "' holds more than one loop",
@@ -101,7 +107,9 @@ private:
     if (data->dtype != intrinsic.dataType || weight->dtype != intrinsic.weightType)
       return mismatch("the operands are " + data->dtype.toString() + " and " + weight->dtype.toString() + ", not " +
                           intrinsic.dataType.toString() + " and " + intrinsic.weightType.toString(),
-                      "convert the operands (VNNI multiplies unsigned by signed bytes: shift int8 data by 128)");
+                      intrinsic.instruction == Intrinsic::DotU8I8
+                          ? "convert the operands (VNNI multiplies unsigned by signed bytes: shift int8 data by 128)"
+                          : "convert the operands to " + intrinsic.dataType.toString());
 
     // Which loop is the lanes loop: the one the stored element moves with.
     const ForNode* lanes = outer;
@@ -146,16 +154,18 @@ private:
                           " reduction elements]",
                       "pack the weight so that its two innermost axes are the output and the reduction blocks");
 
+    // The instruction's operands are 32-bit words, each the `reduction` elements of one lane.
     int n = int(intrinsic.lanes), r = int(intrinsic.reduction);
-    DataType vector = intrinsic.accumulatorType.withLanes(n);
+    DataType word = DataType::int32();
     Expr outputs = RampNode::make(base(cIndex), Expr(int64_t(1)), n);
     Expr accumulated = BufferLoadNode::make(store->buffer, {outputs});
-    Expr dataWord = CallNode::make(intrinsic.accumulatorType, Intrinsic::Reinterpret,
+    Expr dataWord = CallNode::make(word, Intrinsic::Reinterpret,
                                    {BufferLoadNode::make(data->buffer, {RampNode::make(base(aIndex), Expr(int64_t(1)), r)})});
     Expr weights = CallNode::make(
-        vector, Intrinsic::Reinterpret,
+        word.withLanes(n), Intrinsic::Reinterpret,
         {BufferLoadNode::make(weight->buffer, {RampNode::make(base(bIndex), Expr(int64_t(1)), n * r)})});
-    Expr dot = CallNode::make(vector, Intrinsic::DotU8I8, {accumulated, BroadcastNode::make(dataWord, n), weights});
+    Expr dot = CallNode::make(intrinsic.accumulatorType.withLanes(n), intrinsic.instruction,
+                              {accumulated, BroadcastNode::make(dataWord, n), weights});
     Stmt result = BufferStoreNode::make(store->buffer, dot, {outputs});
     if (condition.defined()) result = IfThenElseNode::make(condition, result);
     if (init) {

@@ -200,7 +200,11 @@ struct CastNode : ExprNode {
   /* dot_u8i8(acc, a, b), all int32 x N: lane i += the sum over its four bytes j of          \
      uint8(a.byte[i][j]) * int8(b.byte[i][j]), wrapping; what x86's vpdpbusd computes.       \
      Only tensorize writes it (see compiler/schedule/TensorIntrinsic.h). */                 \
-  X(DotU8I8, "dot_u8i8")
+  X(DotU8I8, "dot_u8i8")                                                                   \
+  /* dot_bf16(acc, a, b), acc float32 x N, a and b int32 x N: lane i += the sum over its two \
+     bfloat16 halves j of a.half[i][j] * b.half[i][j], the upper half first; what x86's      \
+     vdpbf16ps computes. Only tensorize writes it. */                                        \
+  X(DotBF16, "dot_bf16")
 
 enum class Intrinsic : uint8_t {
 #define TESSEL_INTRINSIC_ENUM(Name, text) Name,

@@ -102,12 +102,42 @@ inline TestWorkload int8MatmulWorkload(int64_t m, int64_t n, int64_t k) {
   return w;
 }
 
+/// C[i, j] (float32) = sum over k of A[i, k] (bfloat16) * W[j / 16, k / 2, j % 16, k % 2]
+/// (bfloat16): a matmul whose weight is packed in the [16 outputs][2 reduction elements]
+/// blocks that the dot_16x2_bf16 tensor intrinsic reads. n must be a multiple of 16 and k of 2.
+inline TestWorkload bfloat16MatmulWorkload(int64_t m, int64_t n, int64_t k) {
+  TestWorkload w;
+  te::Tensor A = te::placeholder({Expr(m), Expr(k)}, DataType::bfloat16(), "A");
+  te::Tensor W = te::placeholder({Expr(n / 16), Expr(k / 2), Expr(int64_t(16)), Expr(int64_t(2))},
+                                 DataType::bfloat16(), "W");
+  IterVar r = te::reduceAxis(Expr(k), "k");
+  DataType f32 = DataType::float32();
+  te::Tensor C = te::compute(
+      {Expr(m), Expr(n)},
+      [&](Var i, Var j) {
+        return te::sum(cast(f32, A(i, r)) * cast(f32, W(j / 16, r / 2, j % 16, r % 2)), {r});
+      },
+      "C");
+  w.inputs = {A, W};
+  w.outputs = {C};
+  w.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::vector<float>& out) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float sum = 0;
+        for (int64_t p = 0; p < k; ++p) sum += in[0][i * k + p] * in[1][((j / 16 * (k / 2) + p / 2) * 16 + j % 16) * 2 + p % 2];
+        out[i * n + j] = sum;
+      }
+  };
+  return w;
+}
+
 /// A workload by name and dimensions, as written in golden test headers.
 inline TestWorkload workloadByName(const std::string& name, const std::vector<int64_t>& dims) {
   if (name == "scale" && dims.size() == 2) return scaleWorkload(dims[0], dims[1]);
   if (name == "matmul" && dims.size() == 3) return matmulWorkload(dims[0], dims[1], dims[2]);
   if (name == "chain" && dims.size() == 2) return chainWorkload(dims[0], dims[1]);
   if (name == "int8_matmul" && dims.size() == 3) return int8MatmulWorkload(dims[0], dims[1], dims[2]);
+  if (name == "bf16_matmul" && dims.size() == 3) return bfloat16MatmulWorkload(dims[0], dims[1], dims[2]);
   return {};
 }
 

@@ -1,5 +1,6 @@
-// Measuring a kernel: a matmul gets a positive latency and a rate below the machine's peak,
-// bad schedules report their line, and a cancelled measurement stops.
+// Measuring a kernel: a matmul gets a positive latency and a rate below the machine's peak, a
+// bfloat16 dot kernel is held to the bfloat16 ceiling, bad schedules report their line, and a
+// cancelled measurement stops.
 #include <QtTest>
 
 #include "compiler/driver/Driver.h"
@@ -7,6 +8,8 @@
 #include "compiler/driver/ScheduleTask.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/schedule/TraceText.h"
+#include "LoweringWorkloads.h"
+#include "runtime/PeakFlops.h"
 
 using namespace tessel;
 using namespace tessel::driver;
@@ -53,6 +56,33 @@ private slots:
       QVERIFY2(measured.ok(), measured.ok() ? "" : measured.error().toString().c_str());
       QVERIFY2(measured->medianMilliseconds > 0, task.name.c_str());
       QVERIFY(measured->gflops <= measured->peakGflops);
+    }
+  }
+
+  // A kernel of tensorized bfloat16 dot products is held to the vdpbf16ps ceiling where the
+  // CPU has one (twice the FMA rate), else to the float32 one its fallback runs at.
+  void bfloat16DotKernelIsHeldToTheBFloat16Peak() {
+    auto lowering = testing::bfloat16MatmulWorkload(8, 64, 256);
+    Workload workload;
+    workload.name = "bf16_matmul";
+    workload.inputs = lowering.inputs;
+    workload.outputs = lowering.outputs;
+    workload.flops = 2.0 * 8 * 64 * 256;
+    auto trace = parseTraceText("jo, ji = split(C, j, factor=16)\nko, ki = split(C, k, factor=2)\n"
+                                "reorder(C, jo, i, ko, ji, ki)\ntensorize(C, ji, dot_16x2_bf16)\n");
+    QVERIFY(trace.ok());
+    MeasureOptions options;
+    options.minSeconds = 0.01;
+    auto measured = measureKernel(workload, *trace, options);
+    QVERIFY2(measured.ok(), measured.ok() ? "" : measured.error().toString().c_str());
+    QVERIFY(measured->gflops > 0);
+    double bfloat16Peak = machineBFloat16PeakGflops(measured->threads);
+    if (runtime::supportsFmaKernel(runtime::FmaKernel::BFloat16Dot)) {
+      QVERIFY(bfloat16Peak > 0);
+      QCOMPARE(measured->peakGflops, std::max(bfloat16Peak, measured->gflops));
+    } else {
+      QCOMPARE(bfloat16Peak, 0.0);
+      QVERIFY(measured->peakGflops >= machinePeakGflops(measured->threads));
     }
   }
 

@@ -1,12 +1,14 @@
 // tensorize: a loop nest matching a declared tensor intrinsic becomes one instruction.
 // Each intrinsic's own declaration, tensorized, computes what the declaration says on every
-// form codegen emits (VNNI, the AVX-512BW fallback forced by hiding VNNI, and widened
-// arithmetic for a CPU without either), over the whole uint8 x int8 range where the
-// fallback's int16 pair sums would saturate; an int8 matmul with packed weights does too;
-// and every way a nest can fail to match is a diagnostic at the tensorize line.
+// form codegen emits (VNNI or AVX-512 BF16, the fallback forced by hiding that instruction set
+// (AVX-512BW for the integer dot), and plain arithmetic for a CPU without AVX): the integer
+// dot over the whole uint8 x int8 range where the fallback's int16 pair sums would saturate,
+// the bfloat16 dot bit for bit. An int8 and a bfloat16 matmul with packed weights do too; and
+// every way a nest can fail to match is a diagnostic at the tensorize line.
 #include <QtTest>
 
 #include <algorithm>
+#include <bit>
 #include <random>
 #include <set>
 
@@ -23,13 +25,16 @@ using namespace tessel;
 
 namespace {
 
-enum class Form { Host, ByteMultiply, Widened };
+// Host: what this CPU has; Fallback: without the intrinsic's own instruction set; Widened:
+// without any AVX.
+enum class Form { Host, Fallback, Widened };
 
 // The host target with the instruction sets a form must not use hidden.
-Target targetFor(Form form) {
+Target targetFor(Form form, const TensorIntrinsic& intrinsic) {
   Target target = hostTarget();
   auto hide = [&](auto predicate) { std::erase_if(target.features, predicate); };
-  if (form == Form::ByteMultiply) hide([](const std::string& f) { return f == "avx512vnni" || f == "avxvnni"; });
+  if (form == Form::Fallback)
+    hide([&](const std::string& f) { return f == intrinsic.instructionSet || f == "avxvnni"; });
   if (form == Form::Widened)
     hide([](const std::string& f) { return f.rfind("avx", 0) == 0 || f == "fma" || f == "f16c"; });
   target.vectorBits = Target::vectorBitsForFeatures(target.features);
@@ -43,6 +48,19 @@ std::vector<int8_t> randomBytes(size_t count, std::mt19937& rng) {
   // The extremes, where vpmaddubsw would saturate without the split: 255 * 127 twice.
   for (size_t i = 0; i + 1 < count && i < 8; i += 2) bytes[i] = bytes[i + 1] = int8_t(i % 4 == 0 ? 127 : -128);
   return bytes;
+}
+
+// Random bfloat16 bit patterns of normal numbers in +-[2^-8, 2^8) (the instruction flushes
+// denormals, the fallback does not), with the floats they stand for.
+std::vector<uint16_t> randomBFloat16(size_t count, std::mt19937& rng, std::vector<float>* values) {
+  std::uniform_int_distribution<int> exponent(127 - 8, 127 + 7), mantissa(0, 127), sign(0, 1);
+  std::vector<uint16_t> bits(count);
+  values->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    bits[i] = uint16_t(sign(rng) << 15 | exponent(rng) << 7 | mantissa(rng));
+    (*values)[i] = std::bit_cast<float>(uint32_t(bits[i]) << 16);
+  }
+  return bits;
 }
 
 Expected<Schedule> scheduleFromText(const std::vector<te::Tensor>& outputs, const std::string& text) {
@@ -60,7 +78,9 @@ private slots:
     QTest::addColumn<QString>("intrinsic");
     QTest::addColumn<int>("form");
     for (auto& intrinsic : tensorIntrinsics())
-      for (auto [form, name] : {std::pair{Form::Host, "host"}, {Form::ByteMultiply, "no VNNI"}, {Form::Widened, "no AVX"}})
+      for (auto [form, name] : {std::pair{Form::Host, std::string("host")},
+                                {Form::Fallback, "no " + intrinsic.instructionSet},
+                                {Form::Widened, std::string("no AVX")}})
         QTest::newRow((intrinsic.name + " " + name).c_str()) << QString::fromStdString(intrinsic.name) << int(form);
   }
   void declarationTensorizedMatchesPlainArithmetic() {
@@ -72,39 +92,68 @@ private slots:
     Schedule schedule({tensors[2]});
     Status tensorized = schedule.tensorize("out", "i", declared->name);
     QVERIFY2(tensorized.ok(), tensorized.ok() ? "" : tensorized.error().toString().c_str());
-    Target target = targetFor(Form(form));
+    Target target = targetFor(Form(form), *declared);
     auto built = build(schedule, tensors, "dot", target);
     QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
-    QVERIFY2(toString(built->lowered.func).find("dot_u8i8(") != std::string::npos,
-             toString(built->lowered.func).c_str());
+    bool integer = declared->instruction == Intrinsic::DotU8I8;
+    std::string call = std::string(intrinsicName(declared->instruction)) + "(";
+    QVERIFY2(toString(built->lowered.func).find(call) != std::string::npos, toString(built->lowered.func).c_str());
 
     // The instruction codegen chose is the one the target's features allow.
     std::string assembly = emitAssembly({built->lowered.func}, target);
-    bool vnni = assembly.find("vpdpbusd") != std::string::npos;
-    bool byteMultiply = assembly.find("vpmaddubsw") != std::string::npos;
-    std::string expected = integerDotForm(target, int(declared->lanes));
-    if (Form(form) == Form::ByteMultiply) QVERIFY(expected != "vnni");
-    if (Form(form) == Form::Widened) QCOMPARE(expected, std::string("generic"));
-    QCOMPARE(vnni, expected == "vnni");
-    QCOMPARE(byteMultiply, expected == "avx512bw" || expected == "avx2");
+    const int lanes = int(declared->lanes);
+    if (integer) {
+      bool vnni = assembly.find("vpdpbusd") != std::string::npos;
+      bool byteMultiply = assembly.find("vpmaddubsw") != std::string::npos;
+      std::string expected = integerDotForm(target, lanes);
+      if (Form(form) == Form::Fallback) QVERIFY(expected != "vnni");
+      if (Form(form) == Form::Widened) QCOMPARE(expected, std::string("generic"));
+      QCOMPARE(vnni, expected == "vnni");
+      QCOMPARE(byteMultiply, expected == "avx512bw" || expected == "avx2");
+    } else {
+      std::string expected = bfloat16DotForm(target, lanes);
+      if (Form(form) != Form::Host) QCOMPARE(expected, std::string("generic"));
+      QCOMPARE(assembly.find("vdpbf16ps") != std::string::npos, expected == "avx512bf16");
+    }
 
     std::mt19937 rng(11);
     const int64_t n = declared->lanes, r = declared->reduction;
-    auto data = runtime::NDArray::empty({r}, runtime::DataType::uint8());
-    auto weight = runtime::NDArray::empty({n, r}, runtime::DataType::int8());
-    auto out = runtime::NDArray::empty({n}, runtime::DataType::int32());
+    if (integer) {
+      auto data = runtime::NDArray::empty({r}, runtime::DataType::uint8());
+      auto weight = runtime::NDArray::empty({n, r}, runtime::DataType::int8());
+      auto out = runtime::NDArray::empty({n}, runtime::DataType::int32());
+      for (int trial = 0; trial < 20; ++trial) {
+        auto dataBytes = randomBytes(size_t(r), rng), weightBytes = randomBytes(size_t(n * r), rng);
+        data.copyFrom(dataBytes.data(), dataBytes.size());
+        weight.copyFrom(weightBytes.data(), weightBytes.size());
+        built->function(data, weight, out);
+        const uint8_t* a = data.dataAs<uint8_t>();
+        const int8_t* b = weight.dataAs<int8_t>();
+        const int32_t* c = out.dataAs<int32_t>();
+        for (int64_t i = 0; i < n; ++i) {
+          int32_t sum = 0;
+          for (int64_t k = 0; k < r; ++k) sum += int32_t(a[k]) * int32_t(b[i * r + k]);
+          QCOMPARE(c[i], sum);
+        }
+      }
+      return;
+    }
+    // Each bfloat16 product is exact in float32 and the first is added to zero, so every form
+    // rounds once, at the second addition: the results are equal bit for bit.
+    auto data = runtime::NDArray::empty({r}, runtime::DataType::bfloat16());
+    auto weight = runtime::NDArray::empty({n, r}, runtime::DataType::bfloat16());
+    auto out = runtime::NDArray::empty({n}, runtime::DataType::float32());
     for (int trial = 0; trial < 20; ++trial) {
-      auto dataBytes = randomBytes(size_t(r), rng), weightBytes = randomBytes(size_t(n * r), rng);
-      data.copyFrom(dataBytes.data(), dataBytes.size());
-      weight.copyFrom(weightBytes.data(), weightBytes.size());
+      std::vector<float> a, b;
+      auto dataBits = randomBFloat16(size_t(r), rng, &a), weightBits = randomBFloat16(size_t(n * r), rng, &b);
+      data.copyFrom(dataBits.data(), dataBits.size() * 2);
+      weight.copyFrom(weightBits.data(), weightBits.size() * 2);
       built->function(data, weight, out);
-      const uint8_t* a = data.dataAs<uint8_t>();
-      const int8_t* b = weight.dataAs<int8_t>();
-      const int32_t* c = out.dataAs<int32_t>();
+      const float* c = out.dataAs<float>();
       for (int64_t i = 0; i < n; ++i) {
-        int32_t sum = 0;
-        for (int64_t k = 0; k < r; ++k) sum += int32_t(a[k]) * int32_t(b[i * r + k]);
-        QCOMPARE(c[i], sum);
+        float sum = 0;
+        for (int64_t k = r - 1; k >= 0; --k) sum += a[size_t(k)] * b[size_t(i * r + k)];
+        QCOMPARE(std::bit_cast<uint32_t>(c[i]), std::bit_cast<uint32_t>(sum));
       }
     }
   }
@@ -139,6 +188,52 @@ private slots:
         for (int64_t p = 0; p < k; ++p)
           sum += int32_t(a[i * k + p]) * int32_t(w[((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4]);
         QCOMPARE(c[i * n + j], sum);
+      }
+  }
+
+  // Every bfloat16 form agrees with a float32 sum of the same products to float32 rounding.
+  void bfloat16MatmulWithPackedWeightsMatchesFloatSums_data() {
+    QTest::addColumn<int>("form");
+    QTest::newRow("host") << int(Form::Host);
+    QTest::newRow("no avx512bf16") << int(Form::Fallback);
+    QTest::newRow("no AVX") << int(Form::Widened);
+  }
+  void bfloat16MatmulWithPackedWeightsMatchesFloatSums() {
+    QFETCH(int, form);
+    const int64_t m = 5, n = 48, k = 36;
+    auto workload = testing::bfloat16MatmulWorkload(m, n, k);
+    auto schedule = scheduleFromText(workload.outputs,
+                                     "jo, ji = split(C, j, factor=16)\n"
+                                     "ko, ki = split(C, k, factor=2)\n"
+                                     "reorder(C, jo, i, ko, ji, ki)\n"
+                                     "parallel(C, jo)\n"
+                                     "tensorize(C, ji, dot_16x2_bf16)\n");
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    auto built = build(*schedule, workload.args(), "bf16_matmul", targetFor(Form(form), *findTensorIntrinsic("dot_16x2_bf16")));
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
+
+    std::mt19937 rng(5);
+    std::vector<float> a, w;
+    auto aBits = randomBFloat16(size_t(m * k), rng, &a), wBits = randomBFloat16(size_t(n * k), rng, &w);
+    auto A = runtime::NDArray::empty({m, k}, runtime::DataType::bfloat16());
+    auto W = runtime::NDArray::empty({n / 16, k / 2, 16, 2}, runtime::DataType::bfloat16());
+    auto C = runtime::NDArray::empty({m, n}, runtime::DataType::float32());
+    A.copyFrom(aBits.data(), aBits.size() * 2);
+    W.copyFrom(wBits.data(), wBits.size() * 2);
+    built->function(A, W, C);
+    const float* c = C.dataAs<float>();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0, magnitude = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          double product = double(a[size_t(i * k + p)]) * w[size_t(((j / 16 * (k / 2) + p / 2) * 16 + j % 16) * 2 + p % 2)];
+          sum += product;
+          magnitude += std::abs(product);
+        }
+        // k float32 additions, each off by at most half an ulp of the running magnitude.
+        double bound = double(k) * magnitude * 0x1p-24;
+        QVERIFY2(std::abs(double(c[i * n + j]) - sum) <= bound,
+                 (std::to_string(c[i * n + j]) + " vs " + std::to_string(sum)).c_str());
       }
   }
 
@@ -182,6 +277,25 @@ private slots:
     }
     QVERIFY2(QString::fromStdString(error.message).contains(expected), error.toString().c_str());
     QCOMPARE(error.line, line);
+  }
+
+  void bfloat16IntrinsicNamesItsShape() {
+    auto workload = testing::bfloat16MatmulWorkload(2, 32, 8);
+    auto replayed = scheduleFromText(workload.outputs,
+                                     "jo, ji = split(C, j, factor=16)\nko, ki = split(C, k, factor=4)\n"
+                                     "reorder(C, i, jo, ko, ji, ki)\ntensorize(C, ji, dot_16x2_bf16)\n");
+    QVERIFY2(replayed.ok(), replayed.ok() ? "" : replayed.error().toString().c_str());
+    auto lowered = lower(*replayed, workload.args(), "f");
+    QVERIFY(!lowered.ok());
+    QVERIFY2(QString::fromStdString(lowered.error().message).contains("the reduction loop 'ki' runs 4 times; dot_16x2_bf16 adds 2"),
+             lowered.error().toString().c_str());
+    QCOMPARE(lowered.error().line, 4);
+    // An int8 matmul is not a float32 sum.
+    auto integer = testing::int8MatmulWorkload(2, 32, 8);
+    auto wrongType = scheduleFromText(integer.outputs, "tensorize(C, j, dot_16x2_bf16)\n");
+    QVERIFY(!wrongType.ok());
+    QVERIFY2(QString::fromStdString(wrongType.error().message).contains("is not a sum into float32"),
+             wrongType.error().toString().c_str());
   }
 
   void floatMatmulIsNotAnIntegerSum() {

@@ -1,11 +1,14 @@
 // The Studio's Quantization panel as a user drives it: the example model quantized in a child
 // `tessel quantize` while the GUI keeps running, its report as a table, an SQNR bar per layer
 // and the selected layer's calibration histograms; a layer ticked "keep float" and quantized
-// again leaves the int8 layers; dynamic mode without calibration; a failure (bad calibration
-// data) is said, not crashed on.
+// again leaves the int8 layers; dynamic mode without calibration; calibration from a folder of
+// samples; a failure (bad calibration data) is said, not crashed on.
 #include <QtTest>
 
+#include <QDir>
 #include <QFile>
+#include <QMenu>
+#include <QPushButton>
 #include <QTemporaryDir>
 
 #include <qcustomplot.h>
@@ -100,6 +103,36 @@ private slots:
     QCOMPARE(panel.layerModel()->rowCount(), 1);
     QCOMPARE(panel.layerModel()->item(0, QuantizationPanel::Layer)->text(), QString("/head/Gemm"));
     QCOMPARE(panel.layerModel()->item(0, QuantizationPanel::InputRange)->text(), QString("at run time"));
+  }
+
+  // A folder of one .npy per sample, as Browse's folder choice gives: every file is a sample.
+  void quantizesFromAFolderOfSamples() {
+    QTemporaryDir directory;
+    QDir(directory.path()).mkdir("samples");
+    std::mt19937 rng(9);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (int sample = 0; sample < 3; ++sample) {
+      auto array = runtime::NDArray::empty({1, 3, 32, 32}, runtime::DataType::float32());
+      for (float& v : array.values<float>()) v = normal(rng);
+      runtime::writeNpy(directory.filePath(QString("samples/%1.npy").arg(sample)).toStdString(), array);
+    }
+    QuantizationPanel panel;
+    auto* browse = panel.findChild<QPushButton*>("QuantizationBrowse");
+    QVERIFY(browse && browse->menu());
+    QStringList choices;
+    for (QAction* action : browse->menu()->actions()) choices << action->text();
+    QVERIFY2(choices.size() == 2 && choices[1].contains("Folder"), qPrintable(choices.join(", ")));
+
+    panel.setTesselPath(kTessel);
+    panel.setModel(kModel, {});
+    panel.setCalibrationPath(directory.filePath("samples"));
+    panel.setOutputPath(directory.filePath("folder.int8.onnx"));
+    QString error;
+    QVERIFY2(panel.quantize(&error), qPrintable(error));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.isRunning(), 60000);
+    QVERIFY2(panel.report().has_value(), qPrintable(panel.statusText()));
+    QCOMPARE(panel.report()->calibrationSamples, 3);
+    QVERIFY(QFile::exists(directory.filePath("folder.int8.onnx")));
   }
 
   void aFailureIsSaidAndNothingIsWritten() {

@@ -12,6 +12,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
@@ -45,12 +46,21 @@ QuantizationPanel::QuantizationPanel(QWidget* parent) : QWidget(parent) {
   calibration_ = new QLineEdit;
   calibration_->setObjectName("QuantizationCalibration");
   calibration_->setPlaceholderText(tr("inputs: .npy (samples stacked), .npz, or a folder of .npy"));
+  // Calibration comes as one file or as a folder of per-sample files: a file dialog cannot
+  // pick a folder, so the button offers both.
   auto* browse = new QPushButton(tr("Browse…"));
-  connect(browse, &QPushButton::clicked, this, [this] {
+  browse->setObjectName("QuantizationBrowse");
+  auto* browseMenu = new QMenu(browse);
+  browseMenu->addAction(tr("Inputs File (.npy, .npz)…"), this, [this] {
     QString path = QFileDialog::getOpenFileName(this, tr("Calibration inputs"), QFileInfo(modelPath_).path(),
                                                 tr("NumPy arrays (*.npy *.npz);;All files (*)"));
     if (!path.isEmpty()) calibration_->setText(path);
   });
+  browseMenu->addAction(tr("Folder of .npy Samples…"), this, [this] {
+    QString path = QFileDialog::getExistingDirectory(this, tr("Calibration samples folder"), QFileInfo(modelPath_).path());
+    if (!path.isEmpty()) calibration_->setText(path);
+  });
+  browse->setMenu(browseMenu);
   auto* calibrationRow = new QHBoxLayout;
   calibrationRow->addWidget(calibration_, 1);
   calibrationRow->addWidget(browse);

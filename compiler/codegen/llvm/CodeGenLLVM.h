@@ -79,6 +79,9 @@ std::string emitAssembly(const std::vector<PrimFunc>& funcs, const Target& targe
 /// The instructions a tensorized dot_u8i8 of `lanes` int32 lanes becomes on `target`:
 /// "vnni" (vpdpbusd), "avx512bw" or "avx2" (vpmaddubsw + vpmaddwd), or "generic".
 std::string integerDotForm(const Target& target, int lanes);
+/// The instructions a tensorized dot_bf16 of `lanes` float32 lanes becomes on `target`:
+/// "avx512bf16" (vdpbf16ps) or "generic" (float32 multiplies and adds).
+std::string bfloat16DotForm(const Target& target, int lanes);
 
 /// For each function, the index of the first function in `funcs` whose code is the same but
 /// for its name (structurally equal, parameters included), or its own index. Code

@@ -25,7 +25,7 @@
 
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "compiler/codegen/llvm/FreeVariables.h"
-#include "compiler/codegen/llvm/IntegerDot.h"
+#include "compiler/codegen/llvm/TensorDot.h"
 #include "compiler/codegen/llvm/VectorMath.h"
 #include "core/ir/IRPrinter.h"
 
@@ -786,7 +786,14 @@ private:
       if (node->args.size() != 1 || node->args[0].dtype().bits() * node->args[0].dtype().lanes() !=
                                         node->dtype.bits() * node->dtype.lanes())
         fail("reinterpret() takes one argument of the same width as its result");
-      return builder_.CreateBitCast(emitExpr(node->args[0]), registerType(node->dtype));
+      llvm::Value* value = emitExpr(node->args[0]);
+      // bfloat16 lives in registers as a float32 whose low 16 bits are zero: its bits are the
+      // upper half (no rounding; LLVM folds this into the load it follows).
+      if (node->args[0].dtype().code() == DataType::Code::BFloat) {
+        llvm::Value* bits = builder_.CreateBitCast(value, withLanesOf(builder_.getInt32Ty(), value->getType()));
+        value = builder_.CreateTrunc(builder_.CreateLShr(bits, 16), withLanesOf(builder_.getInt16Ty(), value->getType()));
+      }
+      return builder_.CreateBitCast(value, registerType(node->dtype));
     }
     if (node->op == Intrinsic::DotU8I8) {
       if (node->args.size() != 3) fail("dot_u8i8() takes three arguments");
@@ -795,6 +802,14 @@ private:
           fail("dot_u8i8() works on int32 lanes, got " + arg.dtype().toString());
       return emitIntegerDot(builder_, module_, target_, emitExpr(node->args[0]), emitExpr(node->args[1]),
                             emitExpr(node->args[2]));
+    }
+    if (node->op == Intrinsic::DotBF16) {
+      if (node->args.size() != 3 || node->dtype.element() != DataType::float32() ||
+          node->args[0].dtype() != node->dtype || node->args[1].dtype() != DataType::int32(node->dtype.lanes()) ||
+          node->args[2].dtype() != node->args[1].dtype())
+        fail("dot_bf16() takes float32 sums and two int32 vectors of packed bfloat16 pairs of as many lanes");
+      return emitBFloat16Dot(builder_, module_, target_, emitExpr(node->args[0]), emitExpr(node->args[1]),
+                             emitExpr(node->args[2]));
     }
     size_t arity = node->op == Intrinsic::Pow ? 2 : node->op == Intrinsic::Fma ? 3 : 1;
     if (node->args.size() != arity)

@@ -1,5 +1,5 @@
-// The four-byte integer dot product, in the three forms IntegerDot.h describes.
-#include "compiler/codegen/llvm/IntegerDot.h"
+// The dot products of tensorized kernels, in the forms TensorDot.h describes.
+#include "compiler/codegen/llvm/TensorDot.h"
 
 #include <string>
 #include <vector>
@@ -85,6 +85,15 @@ int lanesOf(llvm::Value* v) {
   return vector ? int(vector->getNumElements()) : 1;
 }
 
+// vdpbf16ps for `lanes` float32 lanes, or not_intrinsic.
+llvm::Intrinsic::ID bfloat16DotInstruction(const Target& target, int lanes) {
+  if (!target.hasFeature("avx512bf16")) return llvm::Intrinsic::not_intrinsic;
+  if (lanes == 16) return llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512;
+  if (lanes == 8 && target.hasFeature("avx512vl")) return llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256;
+  if (lanes == 4 && target.hasFeature("avx512vl")) return llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128;
+  return llvm::Intrinsic::not_intrinsic;
+}
+
 }  // namespace
 
 std::string integerDotForm(const Target& target, int lanes) {
@@ -92,6 +101,10 @@ std::string integerDotForm(const Target& target, int lanes) {
   if (use.vnni != llvm::Intrinsic::not_intrinsic) return "vnni";
   if (use.multiplyBytes != llvm::Intrinsic::not_intrinsic) return lanes == 16 ? "avx512bw" : "avx2";
   return "generic";
+}
+
+std::string bfloat16DotForm(const Target& target, int lanes) {
+  return bfloat16DotInstruction(target, lanes) != llvm::Intrinsic::not_intrinsic ? "avx512bf16" : "generic";
 }
 
 llvm::Value* emitIntegerDot(llvm::IRBuilderBase& builder, llvm::Module& module, const Target& target,
@@ -109,6 +122,23 @@ llvm::Value* emitIntegerDot(llvm::IRBuilderBase& builder, llvm::Module& module, 
   if (use.multiplyBytes != llvm::Intrinsic::not_intrinsic)
     return byteMultiplyDot(builder, module, use, lanes, acc, a, b);
   return widenedDot(builder, lanes, acc, a, b);
+}
+
+llvm::Value* emitBFloat16Dot(llvm::IRBuilderBase& builder, llvm::Module& module, const Target& target,
+                             llvm::Value* acc, llvm::Value* a, llvm::Value* b) {
+  int lanes = lanesOf(acc);
+  TESSEL_ICHECK(lanesOf(a) == lanes && lanesOf(b) == lanes) << "dot_bf16 operands differ in lanes";
+  llvm::Intrinsic::ID instruction = bfloat16DotInstruction(target, lanes);
+  if (instruction != llvm::Intrinsic::not_intrinsic) return callIntrinsic(builder, module, instruction, {acc, a, b});
+  llvm::Type* words = a->getType();
+  llvm::Type* floats = acc->getType();
+  // A bfloat16 is the upper half of the float32 with the same value.
+  auto lowerHalf = [&](llvm::Value* v) { return builder.CreateBitCast(builder.CreateShl(v, 16), floats); };
+  auto upperHalf = [&](llvm::Value* v) {
+    return builder.CreateBitCast(builder.CreateAnd(v, llvm::ConstantInt::get(words, 0xFFFF0000u)), floats);
+  };
+  llvm::Value* sum = builder.CreateFAdd(acc, builder.CreateFMul(upperHalf(a), upperHalf(b)));
+  return builder.CreateFAdd(sum, builder.CreateFMul(lowerHalf(a), lowerHalf(b)));
 }
 
 }  // namespace tessel

@@ -67,6 +67,32 @@ Expected<QuantParams> quantParams(const OpCall& call) {
 
 Expr roundHalfToEven(Expr x) { return call(Intrinsic::Round, {std::move(x)}); }
 
+/// Whether every element of the constant float32 scale input `index` lies in [2^-126, 2^126],
+/// so that its reciprocal is a normal float32 too.
+bool hasNormalReciprocals(const OpCall& call, size_t index) {
+  if (!call.isConstant(index) || call.constantInputs[index].dtype() != runtime::DataType::float32()) return false;
+  for (float value : call.constantInputs[index].values<float>())
+    if (!(value >= 0x1p-126f && value <= 0x1p126f)) return false;
+  return true;
+}
+
+/// x / scale for float32, rounded exactly as the division, from the reciprocal and one FMA
+/// correction instead of a division per element: a vector division takes about 16 cycles on
+/// x86 and made quantizing kernels (a ResNet's residual Add -> Relu -> QuantizeLinear) four
+/// times slower than their memory traffic. With r = RN(1 / scale), computed once per kernel
+/// (LLVM hoists it out of the loops), and q = RN(x * r) within an ulp of x / scale, the
+/// corrected q + RN(x - q * scale) * r is RN(x / scale) (Markstein's theorem; the residual is
+/// exact in an FMA). That needs r normal (hasNormalReciprocals) and no overflow: q is clamped
+/// to +-2^31 first, beyond which every integer type saturates anyway.
+Expr divideByScale(Expr x, Expr scale) {
+  DataType f = x.dtype();
+  Expr reciprocal = FloatImmNode::make(f, 1.0) / scale;
+  Expr limit = FloatImmNode::make(f, 0x1p31);
+  Expr q = max(min(x * reciprocal, limit), FloatImmNode::make(f, -0x1p31));
+  Expr residual = call(Intrinsic::Fma, {-q, scale, x});
+  return call(Intrinsic::Fma, {residual, reciprocal, q});
+}
+
 /// `value` (floating point) clamped into the range of the integer type `to`.
 Expr saturate(Expr value, DataType to) {
   double lo = to.isInt() ? -double(int64_t(1) << (to.bits() - 1)) : 0.0;
@@ -128,8 +154,9 @@ OpDef quantizeLinear() {
     if (!p) return p.error();
     DataType f = call.inputTypes[0].dtype;
     DataType quantType = p->quantType;
-    return quantKernel(call, *p, "quantize_", [f, quantType](Expr x, Expr scale, Expr zeroPoint) {
-      Expr value = roundHalfToEven(x / cast(f, scale));
+    bool reciprocal = f == DataType::float32() && hasNormalReciprocals(call, 1);
+    return quantKernel(call, *p, "quantize_", [f, quantType, reciprocal](Expr x, Expr scale, Expr zeroPoint) {
+      Expr value = roundHalfToEven(reciprocal ? divideByScale(x, scale) : x / cast(f, scale));
       if (zeroPoint.defined()) value = value + cast(f, zeroPoint);
       return cast(quantType, saturate(value, quantType));
     });

@@ -4,6 +4,7 @@
 // step of the output; a region whose float result is read elsewhere stays float.
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -200,6 +201,48 @@ private slots:
   // Dequantize -> MaxPool -> quantize with one scale and zero point pools the uint8 tensor
   // itself, which gives exactly what the float region gives (the maximum commutes with the
   // monotone dequantization); with another output scale it stays float.
+  // QuantizeLinear with a constant scale multiplies by its reciprocal and corrects with an
+  // FMA instead of dividing: the result must still be ONNX's round(x / scale) exactly, at the
+  // ties where a plain x * (1 / scale) rounds the other way half the time, and saturate where
+  // the quotient overflows.
+  void quantizeLinearRoundsAsTheDivisionDoes_data() {
+    QTest::addColumn<float>("scale");
+    for (float scale : {0.1f, 0.05f, 0.0123f, 3.1e-5f, 7.7f, 0.3f})
+      QTest::addRow("scale %g", double(scale)) << scale;
+  }
+  void quantizeLinearRoundsAsTheDivisionDoes() {
+    QFETCH(float, scale);
+    std::vector<float> values;
+    for (int n = -140; n <= 140; ++n) {
+      float tie = (float(n) + 0.5f) * scale;
+      values.insert(values.end(), {tie, std::nextafter(tie, 0.0f), std::nextafter(tie, 1e30f), float(n) * scale});
+    }
+    values.insert(values.end(), {3e38f, -3e38f, 0.0f, -0.0f, 1e-30f});
+    const auto count = int64_t(values.size());
+    Value x = makeInput("x", TensorType{DataType::float32(), {count}, ""});
+    Value ys = makeConstant("ys", testing::arrayOf<float>({}, runtime::DataType::float32(), {scale}));
+    Value yz = makeConstant("yz", testing::arrayOf<uint8_t>({}, runtime::DataType::uint8(), {uint8_t(128)}));
+    Graph graph{{x}, {operation("q", "QuantizeLinear", {x, ys, yz})}, {"y"}};
+    QString optimized;
+    auto y = testing::runCompiledGraph(graph, {}, testing::arrayOf<float>({count}, runtime::DataType::float32(), values),
+                                       &optimized);
+    const uint8_t* got = y.dataAs<uint8_t>();
+    int differentFromProduct = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      volatile float quotient = values[i] / scale;
+      float expected = std::clamp(std::nearbyint(quotient) + 128.0f, 0.0f, 255.0f);
+      QVERIFY2(float(got[i]) == expected, qPrintable(QString("%1 / %2: got %3, expected %4")
+                                                          .arg(double(values[i]), 0, 'g', 9)
+                                                          .arg(double(scale), 0, 'g', 9)
+                                                          .arg(got[i])
+                                                          .arg(double(expected))));
+      volatile float product = values[i] * (1.0f / scale);
+      differentFromProduct += std::clamp(std::nearbyint(product) + 128.0f, 0.0f, 255.0f) != expected;
+    }
+    // The inputs do exercise the difference: multiplying alone would get some of them wrong.
+    QVERIFY2(differentFromProduct > 0, "the ties no longer exercise the correction");
+  }
+
   void maxPoolOfQuantizedValuesPoolsTheIntegers_data() {
     QTest::addColumn<float>("outputScale");
     QTest::addColumn<bool>("integer");

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
+#include "compiler/codegen/llvm/HostTarget.h"
 #include "core/ir/IR.h"
 
 #include "CodegenTestSupport.h"
@@ -130,6 +131,43 @@ private slots:
                              .arg(intrinsicName(mathCase.op)).arg(x).arg(y).arg(z).arg(got, 0, 'g', 17)
                              .arg(expected, 0, 'g', 17)));
     }
+  }
+
+  // int32(round(x)) of float32 vectors is one vcvtps2dq per register on x86 (the
+  // requantization of every int8 kernel): still half to even, on every width, with AVX-512,
+  // with AVX only, with SSE only, and on one lane.
+  void roundedConversionToInt32IsHalfToEven_data() {
+    QTest::addColumn<int>("lanes");
+    QTest::addColumn<QString>("hidden");  // a prefix of the features hidden from the target
+    for (int lanes : {1, 4, 8, 16, 32})
+      for (const char* hidden : {"", "avx512", "avx"})
+        QTest::addRow("%d lanes, no %s", lanes, *hidden ? hidden : "feature hidden") << lanes << QString(hidden);
+  }
+  void roundedConversionToInt32IsHalfToEven() {
+    QFETCH(int, lanes);
+    QFETCH(QString, hidden);
+    const int64_t n = 64;
+    Buffer A("A", DataType::float32(), {Expr(n)}), C("C", DataType::int32(), {Expr(n)});
+    Var i("i");
+    Expr index = lanes == 1 ? Expr(i) : RampNode::make(Expr(i) * Expr(int64_t(lanes)), Expr(1), lanes);
+    Expr rounded = cast(DataType::int32(lanes), call(Intrinsic::Round, {BufferLoadNode::make(A, {index})}));
+    Stmt body = loop(i, Expr(0), Expr(n / lanes), BufferStoreNode::make(C, rounded, {index}));
+    PrimFunc func("round_to_int", {A, C}, body);
+    Target target = hostTarget();
+    if (!hidden.isEmpty())
+      std::erase_if(target.features, [&](const std::string& f) { return QString::fromStdString(f).startsWith(hidden); });
+    target.vectorBits = Target::vectorBitsForFeatures(target.features);
+    auto built = buildJIT({func}, target);
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
+    if (lanes >= 16 && target.hasFeature("avx512f"))
+      QVERIFY(emitAssembly({func}, target).find("vcvtps2dq") != std::string::npos);
+    AlignedArray<float> a(n);
+    AlignedArray<int32_t> c(n);
+    for (int64_t k = 0; k < n; ++k) a[k] = float(k - n / 2) / 2 + (k % 3 == 0 ? 0.25f : 0.0f);  // halves and quarters
+    void* args[] = {a.data(), c.data()};
+    QCOMPARE((*built)->getKernel("round_to_int")(args), 0);
+    for (int64_t k = 0; k < n; ++k)
+      QVERIFY2(c[k] == int32_t(std::nearbyint(a[k])), qPrintable(QString("%1 -> %2").arg(double(a[k])).arg(c[k])));
   }
 
   void bfloat16IsComputedInFloat32() {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
@@ -16,6 +17,7 @@
 #include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
@@ -540,6 +542,7 @@ private:
       }
       case NodeKind::Cast: {
         auto* cast = e.as<CastNode>();
+        if (llvm::Value* converted = emitRoundedConversion(cast)) return converted;
         return emitCast(emitExpr(cast->value), cast->value.dtype(), cast->dtype);
       }
       case NodeKind::Call: return emitCall(e.as<CallNode>());
@@ -724,6 +727,43 @@ private:
   }
 
   // --- casts ----------------------------------------------------------------------------
+
+  /// int32(round(x)) for float32 vectors as one x86 conversion (vcvtps2dq, which rounds in
+  /// the current mode as round()'s nearbyint does) instead of a round and a truncating
+  /// conversion: the requantization of every int8 kernel ends this way. Null where the
+  /// pattern or the instruction is missing.
+  llvm::Value* emitRoundedConversion(const CastNode* cast) {
+    const auto* round = cast->value.as<CallNode>();
+    if (!round || round->op != Intrinsic::Round || round->args.size() != 1) return nullptr;
+    DataType from = round->args[0].dtype();
+    if (from.element() != DataType::float32() || cast->dtype != DataType::int32(from.lanes())) return nullptr;
+    // The widest instruction, applied to each of its register's worth of lanes.
+    int width = target_.hasFeature("avx512f") && from.lanes() % 16 == 0 ? 16
+                : target_.hasFeature("avx") && from.lanes() % 8 == 0   ? 8
+                : target_.hasFeature("sse2") && from.lanes() % 4 == 0  ? 4
+                                                                       : 0;
+    if (width == 0) return nullptr;
+    llvm::Value* x = emitExpr(round->args[0]);
+    auto convert = [&](llvm::Value* part) -> llvm::Value* {
+      if (width == 16) {
+        // Mask all ones, rounding 4: the current direction (MXCSR).
+        auto* intType = llvm::FixedVectorType::get(builder_.getInt32Ty(), 16);
+        return builder_.CreateCall(
+            llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::x86_avx512_mask_cvtps2dq_512),
+            {part, llvm::Constant::getNullValue(intType), builder_.getInt16(0xFFFF), builder_.getInt32(4)});
+      }
+      llvm::Intrinsic::ID id = width == 8 ? llvm::Intrinsic::x86_avx_cvt_ps2dq_256 : llvm::Intrinsic::x86_sse2_cvtps2dq;
+      return builder_.CreateCall(llvm::Intrinsic::getDeclaration(&module_, id), {part});
+    };
+    if (from.lanes() == width) return convert(x);
+    std::vector<llvm::Value*> parts;
+    for (int start = 0; start < from.lanes(); start += width) {
+      std::vector<int> lanes(static_cast<size_t>(width));
+      for (int i = 0; i < width; ++i) lanes[size_t(i)] = start + i;
+      parts.push_back(convert(builder_.CreateShuffleVector(x, lanes)));
+    }
+    return llvm::concatenateVectors(builder_, parts);
+  }
 
   llvm::Value* emitCast(llvm::Value* value, DataType from, DataType to) {
     if (from == to) return value;

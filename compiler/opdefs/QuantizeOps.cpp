@@ -4,6 +4,7 @@
 
 #include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/Elementwise.h"
+#include "compiler/ops/Quantized.h"
 
 #include "core/ir/IROperators.h"
 
@@ -156,9 +157,8 @@ OpDef quantizeLinear() {
     DataType quantType = p->quantType;
     bool reciprocal = f == DataType::float32() && hasNormalReciprocals(call, 1);
     return quantKernel(call, *p, "quantize_", [f, quantType, reciprocal](Expr x, Expr scale, Expr zeroPoint) {
-      Expr value = roundHalfToEven(reciprocal ? divideByScale(x, scale) : x / cast(f, scale));
-      if (zeroPoint.defined()) value = value + cast(f, zeroPoint);
-      return cast(quantType, saturate(value, quantType));
+      Expr quotient = reciprocal ? divideByScale(x, scale) : x / cast(f, scale);
+      return roundToQuantized(quotient, zeroPoint.defined() ? zeroPoint : makeConst(quantType, 0), quantType);
     });
   };
   return def;

@@ -6,17 +6,20 @@
 
 namespace tessel {
 
-Expr requantize(Expr accumulator, Expr scale, Expr zeroPoint, DataType out) {
-  DataType f32 = DataType::float32(), i32 = DataType::int32();
-  Expr v = cast(f32, accumulator) * scale;
+Expr roundToQuantized(Expr value, Expr zeroPoint, DataType out) {
+  DataType f = value.dtype(), i32 = DataType::int32();
   // Clamped first to the range the zero point then shifts onto the output type's: the bounds
   // are integers and rounding is monotonic, so this saturates exactly as clamping the
   // rounded value would. The IR's round sends halves to the even neighbour (numpy's round,
   // ONNX's rule), and int32(round(x)) is one vcvtps2dq on x86 (see ModuleEmitter), where
   // rounding, adding the zero point in float and converting took four instructions.
-  Expr zero = cast(f32, zeroPoint);
-  Expr bounded = min(max(v, cast(f32, minValue(out)) - zero), cast(f32, maxValue(out)) - zero);
+  Expr zero = cast(f, zeroPoint);
+  Expr bounded = min(max(value, cast(f, minValue(out)) - zero), cast(f, maxValue(out)) - zero);
   return cast(out, cast(i32, call(Intrinsic::Round, {bounded})) + cast(i32, zeroPoint));
+}
+
+Expr requantize(Expr accumulator, Expr scale, Expr zeroPoint, DataType out) {
+  return roundToQuantized(cast(DataType::float32(), accumulator) * scale, std::move(zeroPoint), out);
 }
 
 namespace {

@@ -8,6 +8,11 @@
 
 namespace tessel {
 
+/// saturate(round_half_to_even(value) + zeroPoint) in the integer type `out` (at most 32
+/// bits): the last step of QuantizeLinear and of every requantization. `value` is floating
+/// point, `zeroPoint` of any numeric type.
+Expr roundToQuantized(Expr value, Expr zeroPoint, DataType out);
+
 /// saturate(round_half_to_even(accumulator * scale) + zeroPoint) in `out` (ONNX's
 /// requantization; `scale` is float32).
 Expr requantize(Expr accumulator, Expr scale, Expr zeroPoint, DataType out);

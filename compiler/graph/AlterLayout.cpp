@@ -201,6 +201,8 @@ public:
     if (readsOrWritesBlocked(op)) return keptLaidOut(op, inputs);
     if (!op.isFused() && op.op == "ConvPrepacked") return rewriteConv(op, inputs);
     if (!op.isFused() && op.op == "QLinearConvPrepacked") return rewriteQuantizedConv(op, inputs);
+    if (!op.isFused() && op.op == "QLinearConv")
+      if (auto blocked = rewriteQuantizedDepthwise(op, inputs)) return blocked;
     if (!op.isFused() && op.op == "Conv")
       if (auto blocked = rewriteDepthwise(op, inputs)) return blocked;
     bool anyBlocked = false;
@@ -274,6 +276,8 @@ private:
         feeds = isData && shape.size() == 4 && shape[1] % 4 == 0;
       else if (consumer->op == "Conv")  // a depthwise one computes in the blocks it is given
         feeds = isData && depthwiseParams(*consumer, consumer->inputs, shape).has_value();
+      else if (consumer->op == "QLinearConv")  // so does a depthwise quantized one
+        feeds = isData && shape.size() == 4 && shape[1] > 1 && consumer->attribute<int64_t>("group", 1) == shape[1];
       else if (staysBlocked || layoutFreeBinary(consumer->op))
         feeds = feedsBlockedConv({consumer, 0});
       else if (channelConcat(*consumer))  // it stays blocked only if every input can be
@@ -350,6 +354,15 @@ private:
     std::vector<Value> newInputs = inputs;
     newInputs[0] = data;
     return typedOperation(op, newInputs, attributes);
+  }
+
+  // A depthwise QLinearConv of a blocked input: the int8 depthwise kernel in its blocks.
+  std::optional<std::vector<Value>> rewriteQuantizedDepthwise(const OperationNode& op, const std::vector<Value>& inputs) {
+    if (inputs.empty() || !inputs[0].defined()) return std::nullopt;
+    Value data = inputs[0];
+    if (const Value* blocked = blockedSourceOf(data)) data = *blocked;
+    if (!channelBlockOfValue(data)) return std::nullopt;
+    return packQuantizedDepthwiseConv(op, inputs, data);
   }
 
   // A depthwise convolution of a blocked input: ConvPrepacked reading and writing the input's

@@ -1,4 +1,5 @@
-// AlterLayout's rewrite of QLinearConv onto the int8 VNNI convolution (compiler/ops/Int8Conv2d.h).
+// AlterLayout's rewrites of QLinearConv onto the int8 VNNI convolution (compiler/ops/Int8Conv2d.h)
+// and the int8 depthwise convolution (compiler/ops/Int8DepthwiseConv2d.h).
 #pragma once
 
 #include <optional>
@@ -19,5 +20,13 @@ namespace tessel::graph {
 /// it). Any other QLinearConv is left to the reference kernel: nullopt.
 std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, const std::vector<Value>& inputs,
                                                     const Target& target);
+
+/// A depthwise QLinearConv (one filter per channel) under the same conditions, over data
+/// that `blockedData` holds in NCHW<b>c blocks (b dividing the channels): rewritten to
+/// QLinearDepthwiseConvPrepacked reading and writing those blocks, its inputs the blocked
+/// data, the weight packed in the blocks ([C / b, R, S, b]), and the folded offset (with the
+/// data's own zero point) and scale per channel. nullopt for any other.
+std::optional<std::vector<Value>> packQuantizedDepthwiseConv(const OperationNode& op, const std::vector<Value>& inputs,
+                                                             const Value& blockedData);
 
 }  // namespace tessel::graph

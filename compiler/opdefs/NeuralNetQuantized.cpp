@@ -1,11 +1,14 @@
 // Integer and quantized operators: MatMulInteger, QLinearMatMul, QLinearConv (ConvInteger
 // lives with Conv in NeuralNetConv.cpp), QLinearConvPrepacked, the int8 VNNI convolution
-// AlterLayout puts in place of a QLinearConv with constant int8 weights, and
+// AlterLayout puts in place of a QLinearConv with constant int8 weights,
+// QLinearDepthwiseConvPrepacked, the int8 depthwise one it puts in place of a depthwise
+// QLinearConv over channel-blocked data, and
 // QDensePrepacked, the int8 VNNI dense layer FakeQuantizationToInteger makes of a quantized
 // MatMul or Gemm with constant weights.
 #include "compiler/opdefs/NeuralNetSupport.h"
 #include "compiler/ops/BatchMatmul.h"
 #include "compiler/ops/Int8Conv2d.h"
+#include "compiler/ops/Int8DepthwiseConv2d.h"
 #include "compiler/ops/Int8Dense.h"
 #include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/PackedConvParams.h"
@@ -281,6 +284,77 @@ OpDef qlinearConvPrepackedDef() {
   return def;
 }
 
+// The int8 depthwise convolution a QLinearDepthwiseConvPrepacked node stands for (made by
+// AlterLayout from a depthwise QLinearConv over channel-blocked data). Inputs: x (NCHW<b>c),
+// the packed weight, the folded offset and scale per channel.
+Expected<Int8DepthwiseConv2dParams> prepackedQuantizedDepthwiseParams(const OpCall& call) {
+  auto weightShape = call.intsAttr("weight_shape", {});
+  if (!weightShape) return weightShape.error();
+  auto yType = call.stringAttr("y_type", "uint8");
+  if (!yType) return yType.error();
+  std::optional<DataType> outputType = DataType::parse(*yType);
+  auto dataLayout = call.stringAttr("data_layout", "");
+  if (!dataLayout) return dataLayout.error();
+  std::optional<int64_t> block = channelBlockOf(*dataLayout);
+  const TensorType& data = call.inputTypes[0];
+  if (!block || *block == 0 || data.shape.size() != 5 || data.shape[4] != *block || data.layout != *dataLayout)
+    return call.error("data_layout is '" + *dataLayout + "' but the input is " + data.toString(),
+                      "QLinearDepthwiseConvPrepacked reads NCHW<b>c data; AlterLayout makes it");
+  if (weightShape->size() != 4 || !outputType)
+    return call.error("QLinearDepthwiseConvPrepacked needs 'weight_shape' (OIHW) and 'y_type'",
+                      "QLinearDepthwiseConvPrepacked nodes are made by AlterLayout; rerun it on the QLinearConv");
+  auto conv = conv2dParamsFromOnnx(call.attributes, unblockedChannelShape(data.shape, *block), *weightShape, false);
+  if (!conv) return call.error(conv.error().message, conv.error().hint);
+  Int8DepthwiseConv2dParams p;
+  p.conv = *conv;
+  p.block = *block;
+  p.dataType = data.dtype;
+  p.outputType = *outputType;
+  for (auto [key, field] : {std::pair{"x_zero_point", &p.dataZeroPoint}, {"y_zero_point", &p.outputZeroPoint}}) {
+    auto value = call.intAttr(key, -1000);
+    if (!value) return value.error();
+    *field = *value;
+  }
+  auto relu = call.intAttr("fused_relu", 0);
+  if (!relu) return relu.error();
+  p.relu = *relu != 0;
+  if (std::string problem = p.validate(); !problem.empty()) return call.error(problem);
+  if (call.inputTypes[1].shape != p.weightShape() || call.inputTypes[2].shape != std::vector<int64_t>{p.conv.channels} ||
+      call.inputTypes[3].shape != std::vector<int64_t>{p.conv.channels})
+    return call.error("the packed weight or the folded offsets and scales do not match 'weight_shape'",
+                      "rerun AlterLayout on the QLinearConv");
+  return p;
+}
+
+OpDef qlinearDepthwiseConvPrepackedDef() {
+  OpDef def;
+  def.name = "QLinearDepthwiseConvPrepacked";
+  def.pattern = OpPattern::Opaque;
+  def.minInputs = 4;
+  def.maxInputs = 4;
+  def.inferTypes = [](const OpCall& call) -> Expected<std::vector<TensorType>> {
+    auto p = prepackedQuantizedDepthwiseParams(call);
+    if (!p) return p.error();
+    const Conv2dParams& c = p->conv;
+    return std::vector<TensorType>{TensorType{
+        p->outputType, blockedChannelShape({c.batch, c.filters, c.outHeight(), c.outWidth()}, p->block),
+        blockedChannelLayout(p->block)}};
+  };
+  def.build = [](const OpCall& call) -> Expected<OpKernel> {
+    auto p = prepackedQuantizedDepthwiseParams(call);
+    if (!p) return p.error();
+    OpKernel kernel;
+    kernel.workload = int8DepthwiseConv2d(*p);
+    kernel.inputIndices = {0, 1, 2, 3};
+    Int8DepthwiseConv2dParams params = *p;
+    kernel.schedule = [params](const Workload& w, const Target& target) {
+      return defaultInt8DepthwiseConv2dSchedule(w, params, target);
+    };
+    return kernel;
+  };
+  return def;
+}
+
 // The int8 dense layer a QDensePrepacked node stands for (made by FakeQuantizationToInteger
 // from a dequantize -> MatMul/Gemm region; see compiler/graph/QuantizedDensePacking.h).
 // Inputs: x [..., K], the packed weight, the folded offset and scale per column; or, for x
@@ -367,6 +441,7 @@ void registerQuantizedOps(OpRegistry& registry) {
   registry.add(matmulIntegerDef("QLinearMatMul", true));
   registry.add(qlinearConvDef());
   registry.add(qlinearConvPrepackedDef());
+  registry.add(qlinearDepthwiseConvPrepackedDef());
   registry.add(qdensePrepackedDef());
 }
 

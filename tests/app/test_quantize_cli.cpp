@@ -114,6 +114,30 @@ private slots:
     QCOMPARE(readJson(report)["layers"].toArray().size(), 3);
   }
 
+  // A depthwise convolution (MobileNet's) is a quantized layer too, and runs on the int8
+  // depthwise kernel between the two 1x1 int8 convolutions.
+  void quantizesDepthwiseConvolutions() {
+    QTemporaryDir directory;
+    const QString model = QString(kData) + "depthwise.onnx";
+    QString calibration = writeCalibration(directory, {4, 16, 12, 12});
+    QString output = directory.filePath("depthwise.int8.onnx"), report = directory.filePath("report.json");
+    QStringList args = {"quantize", model, "--calibration", calibration, "-o", output, "--per-channel",
+                        "--report", report};
+    Run run = runTessel(args);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(args, run)));
+    QJsonArray layers = readJson(report)["layers"].toArray();
+    QStringList names;
+    for (const auto& layer : layers) names << layer.toObject()["node"].toString();
+    QVERIFY2(names == QStringList({"expand", "depthwise", "project"}), qPrintable(names.join(", ")));
+    for (const auto& layer : layers)
+      QVERIFY2(layer.toObject()["sqnr_db"].toDouble() > 25, qPrintable(QJsonDocument(layer.toObject()).toJson()));
+    QStringList inspect = {"inspect", output};
+    Run inspected = runTessel(inspect);
+    QVERIFY2(inspected.exitCode == 0 && inspected.out.contains("QLinearDepthwiseConvPrepacked") &&
+                 inspected.out.count("QLinearConvPrepacked") == 2,
+             qPrintable(describe(inspect, inspected)));
+  }
+
   // `tessel compile --quantize int8` quantizes in memory exactly as `tessel quantize` writes:
   // the module it exports computes what the written QDQ model computes, in int8 kernels.
   void compileQuantizesInMemory() {

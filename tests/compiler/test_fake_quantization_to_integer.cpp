@@ -139,6 +139,77 @@ private slots:
     QVERIFY2(clipped * 2 < int64_t(got.size()), qPrintable(QString("%1 of %2 clipped").arg(clipped).arg(got.size())));
   }
 
+  // A MobileNet block's first half: a 1x1 int8 convolution then a depthwise 3x3 one, both in
+  // QDQ form. The depthwise one runs on the int8 depthwise kernel in the blocks the first
+  // writes, and the two give what the float region gives to within one output step.
+  void depthwiseLayerRunsOnTheInt8DepthwiseKernel_data() {
+    QTest::addColumn<int>("stride");
+    QTest::newRow("stride 1") << 1;
+    QTest::newRow("stride 2") << 2;
+  }
+  void depthwiseLayerRunsOnTheInt8DepthwiseKernel() {
+    QFETCH(int, stride);
+    const int64_t C = 16, K = 32, size = 9;
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> weightByte(-127, 127);
+    auto scalar = [](const std::string& name, float value) {
+      return makeConstant(name, testing::arrayOf<float>({}, runtime::DataType::float32(), {value}));
+    };
+    auto zero = [](const std::string& name, uint8_t value) {
+      return makeConstant(name, testing::arrayOf<uint8_t>({}, runtime::DataType::uint8(), {value}));
+    };
+    auto qdq = [&](const std::string& name, Value v, float scale, uint8_t zeroPoint) {
+      Value s = scalar(name + "_s", scale), z = zero(name + "_z", zeroPoint);
+      return operation(name + "_dq", "DequantizeLinear", {operation(name + "_q", "QuantizeLinear", {v, s, z}), s, z});
+    };
+    auto weights = [&](const std::string& name, std::vector<int64_t> shape, float scale) {
+      int64_t count = 1;
+      for (int64_t d : shape) count *= d;
+      std::vector<int8_t> values(static_cast<size_t>(count));
+      for (auto& w : values) w = int8_t(weightByte(rng));
+      int64_t filters = shape[0];
+      std::vector<float> scales(static_cast<size_t>(filters));
+      for (int64_t k = 0; k < filters; ++k) scales[size_t(k)] = scale * (1.0f + 0.1f * float(k % 4));
+      return operation(name + "_dq", "DequantizeLinear",
+                       {makeConstant(name + "_q", testing::arrayOf<int8_t>(shape, runtime::DataType::int8(), values)),
+                        makeConstant(name + "_s", testing::arrayOf<float>({filters}, runtime::DataType::float32(), scales)),
+                        makeConstant(name + "_z", testing::arrayOf<int8_t>({filters}, runtime::DataType::int8(),
+                                                                           std::vector<int8_t>(size_t(filters), 0)))},
+                       {{"axis", int64_t(0)}});
+    };
+    Value x = makeInput("x", TensorType{DataType::float32(), {1, C, size, size}, ""});
+    Value expand = operation("expand", "Relu", {operation("expand_conv", "Conv", {qdq("x", x, 0.05f, 128),
+                                                                                  weights("w1", {K, C, 1, 1}, 0.01f)})});
+    Value depthwise = operation(
+        "dw", "Relu",
+        {operation("dw_conv", "Conv", {qdq("e", expand, 0.04f, 0), weights("w2", {K, 1, 3, 3}, 0.02f)},
+                   {{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                    {"strides", std::vector<int64_t>{stride, stride}},
+                    {"group", K}})});
+    Graph graph{{x}, {qdq("y", depthwise, 0.03f, 0)}, {"y"}};
+    std::uniform_real_distribution<float> uniform(-6.0f, 6.0f);
+    std::vector<float> data(size_t(C * size * size));
+    for (auto& v : data) v = uniform(rng);
+    auto input = testing::arrayOf<float>({1, C, size, size}, runtime::DataType::float32(), data);
+    QString integerText, floatText;
+    runtime::NDArray integerOutput = runCompiled(graph, true, input, &integerText);
+    runtime::NDArray floatOutput = runCompiled(graph, false, input, &floatText);
+    auto integer = integerOutput.values<float>(), real = floatOutput.values<float>();
+    QVERIFY2(integerText.contains("QLinearDepthwiseConvPrepacked") && integerText.contains("QLinearConvPrepacked") &&
+                 !integerText.contains("= Conv"),
+             qPrintable(integerText));
+    QCOMPARE(integer.size(), real.size());
+    int64_t differing = 0, positive = 0;
+    for (size_t i = 0; i < integer.size(); ++i) {
+      QVERIFY2(std::fabs(integer[i] - real[i]) <= 0.03f * 1.001f,
+               qPrintable(QString("element %1: %2 against %3").arg(i).arg(integer[i]).arg(real[i])));
+      differing += integer[i] != real[i];
+      positive += real[i] > 0;
+    }
+    QVERIFY2(differing * 20 <= int64_t(integer.size()), qPrintable(QString("%1 differ").arg(differing)));
+    QVERIFY2(positive * 4 > int64_t(integer.size()), qPrintable(QString("%1 positive").arg(positive)));
+  }
+
   // Two int8 layers in a row pass their activations in channel blocks (no NCHW in between),
   // and compute what they compute on NCHW.
   void consecutiveLayersStayBlocked() {

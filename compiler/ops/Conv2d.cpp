@@ -75,25 +75,7 @@ te::Tensor padInput(const Conv2dParams& p, const te::Tensor& data, DataType dtyp
 
 // The zero-padded input of a channel-blocked input [n][c / b][y][x][b], in the same layout.
 te::Tensor padBlockedInput(const Conv2dParams& p, const te::Tensor& data, int64_t block, DataType dtype) {
-  int64_t top = p.paddingTop(), left = p.paddingLeft();
-  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
-  bool padsRows = top > 0 || p.paddingBottom() > 0, padsColumns = left > 0 || p.paddingRight() > 0;
-  return te::compute(
-      {Expr(p.batch), Expr(p.channels / block), Expr(paddedH), Expr(paddedW), Expr(block)},
-      [&](const std::vector<Var>& v) {
-        Expr n = v[0], co = v[1], y = v[2], x = v[3], ci = v[4];
-        if (!padsRows && !padsColumns) return data(n, co, y, x, ci);
-        Expr inside;
-        if (padsRows) inside = likely(y >= top && y < p.height + top);
-        if (padsColumns) {
-          Expr columns = likely(x >= left && x < p.width + left);
-          inside = inside.defined() ? inside && columns : columns;
-        }
-        Expr yy = padsRows ? min(max(y - top, Expr(0)), Expr(p.height - 1)) : y;
-        Expr xx = padsColumns ? min(max(x - left, Expr(0)), Expr(p.width - 1)) : x;
-        return select(inside, data(n, co, yy, xx, ci), makeZero(dtype));
-      },
-      "data.pad", {"n", "co", "y", "x", "ci"}, "pad");
+  return padBlockedConv2dInput(p, data, block, makeZero(dtype));
 }
 
 // The zero-padded input with its columns split by phase for a horizontal stride sw > 1:
@@ -307,6 +289,28 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
 }
 
 int64_t conv2dFilterBlock(const Conv2dParams& p, const Target& target) { return filterBlock(p, target); }
+
+te::Tensor padBlockedConv2dInput(const Conv2dParams& p, const te::Tensor& data, int64_t block, Expr padValue) {
+  int64_t top = p.paddingTop(), left = p.paddingLeft();
+  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
+  bool padsRows = top > 0 || p.paddingBottom() > 0, padsColumns = left > 0 || p.paddingRight() > 0;
+  return te::compute(
+      {Expr(p.batch), Expr(p.channels / block), Expr(paddedH), Expr(paddedW), Expr(block)},
+      [&](const std::vector<Var>& v) {
+        Expr n = v[0], co = v[1], y = v[2], x = v[3], ci = v[4];
+        if (!padsRows && !padsColumns) return data(n, co, y, x, ci);
+        Expr inside;
+        if (padsRows) inside = likely(y >= top && y < p.height + top);
+        if (padsColumns) {
+          Expr columns = likely(x >= left && x < p.width + left);
+          inside = inside.defined() ? inside && columns : columns;
+        }
+        Expr yy = padsRows ? min(max(y - top, Expr(0)), Expr(p.height - 1)) : y;
+        Expr xx = padsColumns ? min(max(x - left, Expr(0)), Expr(p.width - 1)) : x;
+        return select(inside, data(n, co, yy, xx, ci), padValue);
+      },
+      "data.pad", {"n", "co", "y", "x", "ci"}, "pad");
+}
 
 std::string conv2dName(const Conv2dParams& p) {
   std::string name = "conv2d_n" + std::to_string(p.batch) + "c" + std::to_string(p.channels) + "h" +

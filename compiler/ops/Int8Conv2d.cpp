@@ -31,10 +31,7 @@ std::string Int8Conv2dParams::validate() const {
            std::to_string(channels) + " channels";
   for (DataType type : {dataType, outputType})
     if (type != DataType::uint8() && type != DataType::int8()) return "the data and output must be uint8 or int8";
-  auto inRange = [](DataType type, int64_t value) {
-    return type == DataType::uint8() ? value >= 0 && value <= 255 : value >= -128 && value <= 127;
-  };
-  if (!inRange(dataType, dataZeroPoint) || !inRange(outputType, outputZeroPoint))
+  if (!zeroPointFits(dataType, dataZeroPoint) || !zeroPointFits(outputType, outputZeroPoint))
     return "a zero point lies outside its tensor's type";
   return "";
 }

@@ -60,11 +60,8 @@ std::string Int8DenseParams::validate() const {
     return "the output must be uint8, int8 or float32";
   if (dynamicData && (dataType != DataType::uint8() || outputType != DataType::float32()))
     return "run-time quantized data must be uint8 and the output float32";
-  auto inRange = [](DataType type, int64_t value) {
-    return type == DataType::uint8() ? value >= 0 && value <= 255 : value >= -128 && value <= 127;
-  };
-  if (!inRange(dataType, dataZeroPoint)) return "the data's zero point lies outside its type";
-  if (outputType != DataType::float32() && !inRange(outputType, outputZeroPoint))
+  if (!zeroPointFits(dataType, dataZeroPoint)) return "the data's zero point lies outside its type";
+  if (outputType != DataType::float32() && !zeroPointFits(outputType, outputZeroPoint))
     return "the output's zero point lies outside its type";
   return "";
 }

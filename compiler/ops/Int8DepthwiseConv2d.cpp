@@ -18,10 +18,7 @@ std::string Int8DepthwiseConv2dParams::validate() const {
     return "block " + std::to_string(block) + " does not divide " + std::to_string(conv.channels) + " channels";
   for (DataType type : {dataType, outputType})
     if (type != DataType::uint8() && type != DataType::int8()) return "the data and output must be uint8 or int8";
-  auto inRange = [](DataType type, int64_t value) {
-    return type == DataType::uint8() ? value >= 0 && value <= 255 : value >= -128 && value <= 127;
-  };
-  if (!inRange(dataType, dataZeroPoint) || !inRange(outputType, outputZeroPoint))
+  if (!zeroPointFits(dataType, dataZeroPoint) || !zeroPointFits(outputType, outputZeroPoint))
     return "a zero point lies outside its tensor's type";
   return "";
 }
@@ -38,25 +35,8 @@ Workload int8DepthwiseConv2d(const Int8DepthwiseConv2dParams& params) {
   te::Tensor scale = te::placeholder({Expr(p.channels)}, DataType::float32(), "scale");
 
   // Padding reads the data's zero point (the offset takes it out again, as for real data).
-  int64_t top = p.paddingTop(), left = p.paddingLeft();
-  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
-  bool padsRows = top > 0 || p.paddingBottom() > 0, padsColumns = left > 0 || p.paddingRight() > 0;
-  te::Tensor padded = te::compute(
-      {Expr(p.batch), Expr(p.channels / b), Expr(paddedH), Expr(paddedW), Expr(b)},
-      [&](const std::vector<Var>& v) {
-        Expr n = v[0], co = v[1], y = v[2], x = v[3], ci = v[4];
-        if (!padsRows && !padsColumns) return data(n, co, y, x, ci);
-        Expr inside;
-        if (padsRows) inside = likely(y >= top && y < p.height + top);
-        if (padsColumns) {
-          Expr columns = likely(x >= left && x < p.width + left);
-          inside = inside.defined() ? inside && columns : columns;
-        }
-        Expr yy = padsRows ? min(max(y - top, Expr(0)), Expr(p.height - 1)) : Expr(y);
-        Expr xx = padsColumns ? min(max(x - left, Expr(0)), Expr(p.width - 1)) : Expr(x);
-        return select(inside, data(n, co, yy, xx, ci), makeConst(params.dataType, double(params.dataZeroPoint)));
-      },
-      "data.pad", {"n", "co", "y", "x", "ci"}, "pad");
+  te::Tensor padded =
+      padBlockedConv2dInput(p, data, b, makeConst(params.dataType, double(params.dataZeroPoint)));
 
   int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
   IterVar r = te::reduceAxis(Expr(p.kernelH), "r");

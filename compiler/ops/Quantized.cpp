@@ -6,6 +6,10 @@
 
 namespace tessel {
 
+bool zeroPointFits(DataType type, int64_t zeroPoint) {
+  return type == DataType::uint8() ? zeroPoint >= 0 && zeroPoint <= 255 : zeroPoint >= -128 && zeroPoint <= 127;
+}
+
 Expr roundToQuantized(Expr value, Expr zeroPoint, DataType out) {
   DataType f = value.dtype(), i32 = DataType::int32();
   // Clamped first to the range the zero point then shifts onto the output type's: the bounds

@@ -8,6 +8,9 @@
 
 namespace tessel {
 
+/// Whether `zeroPoint` is a value of `type` (uint8 or int8).
+bool zeroPointFits(DataType type, int64_t zeroPoint);
+
 /// saturate(round_half_to_even(value) + zeroPoint) in the integer type `out` (at most 32
 /// bits): the last step of QuantizeLinear and of every requantization. `value` is floating
 /// point, `zeroPoint` of any numeric type.

@@ -74,61 +74,42 @@ inline TestWorkload chainWorkload(int64_t rows, int64_t cols) {
   return w;
 }
 
-/// C[i, j] (int32) = sum over k of A[i, k] (uint8) * W[j / 16, k / 4, j % 16, k % 4] (int8):
-/// a matmul whose weight is packed in the [16 outputs][4 reduction elements] blocks that the
-/// dot_16x4_u8i8 tensor intrinsic reads. n must be a multiple of 16 and k of 4.
-inline TestWorkload int8MatmulWorkload(int64_t m, int64_t n, int64_t k) {
+/// C[i, j] = sum over k of acc(A[i, k]) * acc(W[j / 16, k / r, j % 16, k % r]): a matmul whose
+/// weight is packed in the [16 outputs][r reduction elements] blocks a 16-lane dot-product
+/// intrinsic reads. n must be a multiple of 16 and k of r.
+inline TestWorkload packedDotMatmulWorkload(int64_t m, int64_t n, int64_t k, DataType dataType, DataType weightType,
+                                            DataType accumulator, int64_t r) {
   TestWorkload w;
-  te::Tensor A = te::placeholder({Expr(m), Expr(k)}, DataType::uint8(), "A");
-  te::Tensor W = te::placeholder({Expr(n / 16), Expr(k / 4), Expr(int64_t(16)), Expr(int64_t(4))}, DataType::int8(), "W");
-  IterVar r = te::reduceAxis(Expr(k), "k");
-  DataType i32 = DataType::int32();
+  te::Tensor A = te::placeholder({Expr(m), Expr(k)}, dataType, "A");
+  te::Tensor W = te::placeholder({Expr(n / 16), Expr(k / r), Expr(int64_t(16)), Expr(r)}, weightType, "W");
+  IterVar p = te::reduceAxis(Expr(k), "k");
   te::Tensor C = te::compute(
       {Expr(m), Expr(n)},
       [&](Var i, Var j) {
-        return te::sum(cast(i32, A(i, r)) * cast(i32, W(j / 16, r / 4, j % 16, r % 4)), {r});
+        return te::sum(cast(accumulator, A(i, p)) * cast(accumulator, W(j / 16, p / r, j % 16, p % r)), {p});
       },
       "C");
   w.inputs = {A, W};
   w.outputs = {C};
-  w.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::vector<float>& out) {
+  w.reference = [m, n, k, r](const std::vector<std::vector<float>>& in, std::vector<float>& out) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         float sum = 0;
-        for (int64_t p = 0; p < k; ++p) sum += in[0][i * k + p] * in[1][((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4];
+        for (int64_t q = 0; q < k; ++q) sum += in[0][i * k + q] * in[1][((j / 16 * (k / r) + q / r) * 16 + j % 16) * r + q % r];
         out[i * n + j] = sum;
       }
   };
   return w;
 }
 
-/// C[i, j] (float32) = sum over k of A[i, k] (bfloat16) * W[j / 16, k / 2, j % 16, k % 2]
-/// (bfloat16): a matmul whose weight is packed in the [16 outputs][2 reduction elements]
-/// blocks that the dot_16x2_bf16 tensor intrinsic reads. n must be a multiple of 16 and k of 2.
+/// int32 C from uint8 A and int8 W in [16][4] blocks: what dot_16x4_u8i8 reads.
+inline TestWorkload int8MatmulWorkload(int64_t m, int64_t n, int64_t k) {
+  return packedDotMatmulWorkload(m, n, k, DataType::uint8(), DataType::int8(), DataType::int32(), 4);
+}
+
+/// float32 C from bfloat16 A and W in [16][2] blocks: what dot_16x2_bf16 reads.
 inline TestWorkload bfloat16MatmulWorkload(int64_t m, int64_t n, int64_t k) {
-  TestWorkload w;
-  te::Tensor A = te::placeholder({Expr(m), Expr(k)}, DataType::bfloat16(), "A");
-  te::Tensor W = te::placeholder({Expr(n / 16), Expr(k / 2), Expr(int64_t(16)), Expr(int64_t(2))},
-                                 DataType::bfloat16(), "W");
-  IterVar r = te::reduceAxis(Expr(k), "k");
-  DataType f32 = DataType::float32();
-  te::Tensor C = te::compute(
-      {Expr(m), Expr(n)},
-      [&](Var i, Var j) {
-        return te::sum(cast(f32, A(i, r)) * cast(f32, W(j / 16, r / 2, j % 16, r % 2)), {r});
-      },
-      "C");
-  w.inputs = {A, W};
-  w.outputs = {C};
-  w.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::vector<float>& out) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        float sum = 0;
-        for (int64_t p = 0; p < k; ++p) sum += in[0][i * k + p] * in[1][((j / 16 * (k / 2) + p / 2) * 16 + j % 16) * 2 + p % 2];
-        out[i * n + j] = sum;
-      }
-  };
-  return w;
+  return packedDotMatmulWorkload(m, n, k, DataType::bfloat16(), DataType::bfloat16(), DataType::float32(), 2);
 }
 
 /// A workload by name and dimensions, as written in golden test headers.

@@ -73,7 +73,7 @@ std::vector<std::pair<QString, QString>> quantizationProperties(const graph::Ope
     const char* names[] = {"x scale", "x zero point", "", "w scale", "w zero point", "y scale", "y zero point"};
     for (size_t i : {1, 2, 4, 5, 6, 7}) add(names[i - 1], constantText(input(i)));
     if (attributeText(op, "fused_relu") == "1") add("fused Relu", QStringLiteral("yes"));
-  } else if (op.op == "QLinearConvPrepacked" || op.op == "QDensePrepacked") {
+  } else if (op.op == "QLinearConvPrepacked" || op.op == "QLinearDepthwiseConvPrepacked" || op.op == "QDensePrepacked") {
     bool dynamic = op.op == "QDensePrepacked" && op.inputs.size() == 7;
     add("data type", QString::fromStdString(input(0).type().dtype.toString()));
     if (dynamic) {

@@ -2,6 +2,7 @@
 // then reports its median throughput next to the machine's measured FMA peak.
 // (tessel bench MODEL is ModelBenchCommand.cpp.)
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "app/cli/ModelCommand.h"
 #include "app/cli/OperatorSpec.h"
 #include "compiler/lower/Build.h"
+#include "compiler/ops/BFloat16Matmul.h"
 #include "runtime/NDArray.h"
 #include "runtime/PeakFlops.h"
 #include "runtime/ThreadPool.h"
@@ -56,7 +58,8 @@ int runBench(const std::vector<std::string>& args) {
   if (auto done = parseOperatorCommand(
           "bench", args, flags,
           "Checks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
-          "machine's float32 FMA peak, measured now) and fraction_of_peak=. tuned_kernels= is 1 when the\n"
+          "machine's float32 FMA peak, measured now; for bf16_matmul its vdpbf16ps peak where the CPU\n"
+          "has AVX-512 BF16) and fraction_of_peak=. tuned_kernels= is 1 when the\n"
           "schedule is the operator's tuning record (--tuning-records), 0 for the default or --schedule.\n"
           "`tessel bench MODEL` (an .onnx file or a module directory) times a whole model instead;\n"
           "see `tessel bench MODEL --help`.\n",
@@ -80,7 +83,24 @@ int runBench(const std::vector<std::string>& args) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<runtime::NDArray> arrays;
   std::vector<const float*> inputs;
+  // A bfloat16 input holds the rounded values; the reference reads the same values as floats.
+  std::vector<std::vector<float>> roundedInputs;
+  roundedInputs.reserve(w.inputs.size());
+  bool bfloat16Kernel = false;
   for (auto& input : w.inputs) {
+    if (input.dtype() == DataType::bfloat16()) {
+      bfloat16Kernel = true;
+      auto array = runtime::NDArray::empty(shapeOf(input), runtime::DataType::bfloat16());
+      auto* bits = static_cast<uint16_t*>(array.data());
+      std::vector<float>& values = roundedInputs.emplace_back(size_t(array.numElements()));
+      for (size_t i = 0; i < values.size(); ++i) {
+        bits[i] = toBFloat16Bits(uniform(rng));
+        values[i] = std::bit_cast<float>(uint32_t(bits[i]) << 16);
+      }
+      inputs.push_back(values.data());
+      arrays.push_back(array);
+      continue;
+    }
     auto array = runtime::NDArray::empty(shapeOf(input), runtime::DataType::float32());
     for (float& v : array.values<float>()) v = uniform(rng);
     inputs.push_back(array.dataAs<float>());
@@ -110,7 +130,9 @@ int runBench(const std::vector<std::string>& args) {
   // may run a burst at full speed and then be throttled for the rest of a ~100 ms period.
   constexpr double kBlockSeconds = 0.2;
   auto& pool = runtime::ThreadPool::global();
-  runtime::PeakProbe probe(pool, runtime::bestFmaKernel());
+  // A bfloat16 kernel is held to the vdpbf16ps ceiling where the CPU has one.
+  bool bfloat16Peak = bfloat16Kernel && runtime::supportsFmaKernel(runtime::FmaKernel::BFloat16Dot);
+  runtime::PeakProbe probe(pool, bfloat16Peak ? runtime::FmaKernel::BFloat16Dot : runtime::bestFmaKernel());
   auto kernelBlockGflops = [&] {
     auto blockStart = std::chrono::steady_clock::now();
     double elapsed = 0;

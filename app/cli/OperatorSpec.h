@@ -23,7 +23,8 @@ struct OperatorSpec {
   std::function<void(const std::vector<const float*>& inputs, float* output)> reference;
 };
 
-/// Flags of an operator ("matmul": m, n, k; "conv2d": n, c, h, w, k, r, s, stride, pad).
+/// Flags of an operator ("matmul", "dense", "bf16_matmul": m, n, k; "conv2d": n, c, h, w,
+/// k, r, s, stride, pad).
 std::vector<FlagSpec> operatorFlags(const std::string& op);
 /// Known operator names, for help text.
 std::vector<std::string> operatorNames();

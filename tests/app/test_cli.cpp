@@ -194,6 +194,25 @@ private slots:
              qPrintable(assembly.out.left(2000)));
   }
 
+  // The bfloat16 matmul runs on the BF16 tensor intrinsic: one dot_bf16 per 16 columns and
+  // pair of reduction elements, vdpbf16ps where the CPU has AVX-512 BF16; sizes the packed
+  // weight cannot hold are refused with the reason.
+  void lowerBFloat16MatmulTensorizes() {
+    QStringList args = {"lower", "bf16_matmul", "--m", "8", "--n", "32", "--k", "8"};
+    Run run = runTessel(args);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(args, run)));
+    QVERIFY2(run.out.contains("dot_bf16(") && run.out.contains("A: bfloat16[8, 8]"), qPrintable(run.out));
+    QStringList assembly = args + QStringList{"--emit", "asm"};
+    Run emitted = runTessel(assembly);
+    QVERIFY2(emitted.exitCode == 0, qPrintable(describe(assembly, emitted)));
+    QFile cpuinfo("/proc/cpuinfo");
+    bool bf16 = cpuinfo.open(QIODevice::ReadOnly) && cpuinfo.readAll().contains("avx512_bf16");
+    QCOMPARE(emitted.out.contains("vdpbf16ps"), bf16);
+    QStringList odd = {"lower", "bf16_matmul", "--n", "40"};
+    Run refused = runTessel(odd);
+    QVERIFY2(refused.exitCode == 2 && refused.err.contains("multiple of 16"), qPrintable(describe(odd, refused)));
+  }
+
   void lowerConv2dWithSmallSizes() {
     // 9x9 input, 3x3 kernel, stride 2, pad 1: (9 + 2 - 3) / 2 + 1 = 5 outputs per side.
     QStringList arguments{"lower", "conv2d", "--n", "1", "--c", "3", "--h", "9", "--w", "9", "--k", "4",
@@ -275,6 +294,8 @@ private slots:
     QTest::newRow("conv2d") << QStringList{"conv2d", "--n", "1", "--c", "8", "--h", "16", "--w", "16",
                                            "--k", "16", "--r", "3", "--s", "3", "--stride", "1", "--pad", "1"}
                             << "conv2d_n1c8h16w16k16r3s3st1p1";
+    QTest::newRow("bf16_matmul") << QStringList{"bf16_matmul", "--m", "6", "--n", "48", "--k", "34"}
+                                 << "bf16_matmul_6x48x34";
   }
   void benchReportsThroughputOfCorrectResults() {
     QFETCH(QStringList, arguments);

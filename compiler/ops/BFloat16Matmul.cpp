@@ -1,4 +1,4 @@
-// The bfloat16 matmul on the BF16 tensor intrinsic: compute, weight packing, schedule.
+// The bfloat16 matmul on the BF16 tensor intrinsic: compute and default schedule.
 #include "compiler/ops/BFloat16Matmul.h"
 
 #include <bit>
@@ -31,16 +31,6 @@ uint16_t toBFloat16Bits(float value) {
   if (std::isnan(value)) return uint16_t((bits >> 16) | 0x40);
   bits += 0x7FFF + ((bits >> 16) & 1);
   return uint16_t(bits >> 16);
-}
-
-std::vector<uint16_t> packBFloat16MatmulWeight(const float* weight, int64_t n, int64_t k) {
-  std::vector<uint16_t> packed(size_t(n * k));
-  size_t at = 0;
-  for (int64_t jo = 0; jo < n / 16; ++jo)
-    for (int64_t ko = 0; ko < k / 2; ++ko)
-      for (int64_t ji = 0; ji < 16; ++ji)
-        for (int64_t ki = 0; ki < 2; ++ki) packed[at++] = toBFloat16Bits(weight[(ko * 2 + ki) * n + jo * 16 + ji]);
-  return packed;
 }
 
 Expected<Schedule> defaultBFloat16MatmulSchedule(const Workload& workload, const Target& target) {

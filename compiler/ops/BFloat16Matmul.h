@@ -11,12 +11,8 @@ namespace tessel {
 
 /// C[i, j] (float32) = sum over k of A[i, k] * W[j / 16, k / 2, j % 16, k % 2], A and W
 /// bfloat16: W is the [K, N] weight packed in the [16 columns][2 reduction elements] blocks
-/// dot_16x2_bf16 reads (packBFloat16MatmulWeight). n must be a multiple of 16 and k of 2.
+/// dot_16x2_bf16 reads. n must be a multiple of 16 and k of 2.
 Workload bfloat16Matmul(int64_t m, int64_t n, int64_t k);
-
-/// A row-major [k, n] float weight rounded to bfloat16 bits (ties to even) in bfloat16Matmul's
-/// packed layout.
-std::vector<uint16_t> packBFloat16MatmulWeight(const float* weight, int64_t n, int64_t k);
 
 /// The bfloat16 value nearest to `value` (ties to even), as its 16 bits.
 uint16_t toBFloat16Bits(float value);

@@ -144,11 +144,14 @@ private slots:
   // writes, and the two give what the float region gives to within one output step.
   void depthwiseLayerRunsOnTheInt8DepthwiseKernel_data() {
     QTest::addColumn<int>("stride");
-    QTest::newRow("stride 1") << 1;
-    QTest::newRow("stride 2") << 2;
+    QTest::addColumn<bool>("expand");  // false: the depthwise layer reads the model input (NCHW)
+    QTest::newRow("stride 1") << 1 << true;
+    QTest::newRow("stride 2") << 2 << true;
+    QTest::newRow("on the model input") << 1 << false;
   }
   void depthwiseLayerRunsOnTheInt8DepthwiseKernel() {
     QFETCH(int, stride);
+    QFETCH(bool, expand);
     const int64_t C = 16, K = 32, size = 9;
     std::mt19937 rng(7);
     std::uniform_int_distribution<int> weightByte(-127, 127);
@@ -177,26 +180,30 @@ private slots:
                                                                            std::vector<int8_t>(size_t(filters), 0)))},
                        {{"axis", int64_t(0)}});
     };
-    Value x = makeInput("x", TensorType{DataType::float32(), {1, C, size, size}, ""});
-    Value expand = operation("expand", "Relu", {operation("expand_conv", "Conv", {qdq("x", x, 0.05f, 128),
-                                                                                  weights("w1", {K, C, 1, 1}, 0.01f)})});
+    const int64_t inputChannels = expand ? C : K;
+    Value x = makeInput("x", TensorType{DataType::float32(), {1, inputChannels, size, size}, ""});
+    Value expanded = expand ? operation("expand", "Relu", {operation("expand_conv", "Conv",
+                                                                     {qdq("x", x, 0.05f, 128),
+                                                                      weights("w1", {K, C, 1, 1}, 0.01f)})})
+                            : x;
     Value depthwise = operation(
         "dw", "Relu",
-        {operation("dw_conv", "Conv", {qdq("e", expand, 0.04f, 0), weights("w2", {K, 1, 3, 3}, 0.02f)},
+        {operation("dw_conv", "Conv", {qdq("e", expanded, expand ? 0.04f : 0.05f, expand ? 0 : 128),
+                                       weights("w2", {K, 1, 3, 3}, 0.02f)},
                    {{"pads", std::vector<int64_t>{1, 1, 1, 1}},
                     {"strides", std::vector<int64_t>{stride, stride}},
                     {"group", K}})});
     Graph graph{{x}, {qdq("y", depthwise, 0.03f, 0)}, {"y"}};
     std::uniform_real_distribution<float> uniform(-6.0f, 6.0f);
-    std::vector<float> data(size_t(C * size * size));
+    std::vector<float> data(size_t(inputChannels * size * size));
     for (auto& v : data) v = uniform(rng);
-    auto input = testing::arrayOf<float>({1, C, size, size}, runtime::DataType::float32(), data);
+    auto input = testing::arrayOf<float>({1, inputChannels, size, size}, runtime::DataType::float32(), data);
     QString integerText, floatText;
     runtime::NDArray integerOutput = runCompiled(graph, true, input, &integerText);
     runtime::NDArray floatOutput = runCompiled(graph, false, input, &floatText);
     auto integer = integerOutput.values<float>(), real = floatOutput.values<float>();
-    QVERIFY2(integerText.contains("QLinearDepthwiseConvPrepacked") && integerText.contains("QLinearConvPrepacked") &&
-                 !integerText.contains("= Conv"),
+    QVERIFY2(integerText.contains("QLinearDepthwiseConvPrepacked") &&
+                 integerText.contains("QLinearConvPrepacked") == expand && !integerText.contains("= Conv"),
              qPrintable(integerText));
     QCOMPARE(integer.size(), real.size());
     int64_t differing = 0, positive = 0;

@@ -2,7 +2,6 @@
 // then reports its median throughput next to the machine's measured FMA peak.
 // (tessel bench MODEL is ModelBenchCommand.cpp.)
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,7 +12,7 @@
 #include "app/cli/ModelCommand.h"
 #include "app/cli/OperatorSpec.h"
 #include "compiler/lower/Build.h"
-#include "compiler/ops/BFloat16Matmul.h"
+#include "runtime/BFloat16.h"
 #include "runtime/NDArray.h"
 #include "runtime/PeakFlops.h"
 #include "runtime/ThreadPool.h"
@@ -94,8 +93,8 @@ int runBench(const std::vector<std::string>& args) {
       auto* bits = static_cast<uint16_t*>(array.data());
       std::vector<float>& values = roundedInputs.emplace_back(size_t(array.numElements()));
       for (size_t i = 0; i < values.size(); ++i) {
-        bits[i] = toBFloat16Bits(uniform(rng));
-        values[i] = std::bit_cast<float>(uint32_t(bits[i]) << 16);
+        bits[i] = runtime::floatToBFloat16(uniform(rng));
+        values[i] = runtime::bfloat16ToFloat(bits[i]);
       }
       inputs.push_back(values.data());
       arrays.push_back(array);

@@ -2,7 +2,6 @@
 #include "compiler/driver/MeasureKernel.h"
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -13,6 +12,7 @@
 
 #include "compiler/driver/Roofline.h"
 #include "compiler/lower/Build.h"
+#include "runtime/BFloat16.h"
 #include "runtime/NDArray.h"
 #include "runtime/PeakBandwidth.h"
 #include "runtime/PeakFlops.h"
@@ -48,10 +48,8 @@ void fillReproducibly(runtime::NDArray& array, std::mt19937& rng) {
   } else if (dtype == runtime::DataType::float64()) {
     for (double& v : array.values<double>()) v = uniform(rng);
   } else if (dtype == runtime::DataType::bfloat16()) {
-    // The upper half of a float32 is the bfloat16 nearest it, rounded toward zero.
     auto* bits = static_cast<uint16_t*>(array.data());
-    for (int64_t i = 0; i < array.numElements(); ++i)
-      bits[i] = uint16_t(std::bit_cast<uint32_t>(float(uniform(rng))) >> 16);
+    for (int64_t i = 0; i < array.numElements(); ++i) bits[i] = runtime::floatToBFloat16(float(uniform(rng)));
   } else {
     std::memset(array.data(), 0, size_t(array.byteSize()));
   }

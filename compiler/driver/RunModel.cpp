@@ -16,6 +16,7 @@
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "compiler/frontend/onnx/OnnxProgram.h"
 #include "compiler/lower/Build.h"
+#include "runtime/BFloat16.h"
 #include "runtime/Npy.h"
 
 namespace tessel::driver {
@@ -75,13 +76,6 @@ float halfToFloat(uint16_t half) {
   return value;
 }
 
-float bfloat16ToFloat(uint16_t value) {
-  uint32_t bits = uint32_t(value) << 16;
-  float result;
-  std::memcpy(&result, &bits, sizeof result);
-  return result;
-}
-
 // Element `i` of a host array as a double (for comparing floats and for printing any type).
 double elementAsDouble(const runtime::NDArray& array, int64_t i) {
   using Code = runtime::DataType::Code;
@@ -98,7 +92,7 @@ double elementAsDouble(const runtime::NDArray& array, int64_t i) {
       if (type.bits == 16) return halfToFloat(load(uint16_t{}));
       if (type.bits == 32) return load(float{});
       return load(double{});
-    case Code::BFloat: return bfloat16ToFloat(load(uint16_t{}));
+    case Code::BFloat: return runtime::bfloat16ToFloat(load(uint16_t{}));
     case Code::Bool: return *element != 0 ? 1.0 : 0.0;
     case Code::Int:
       switch (type.bits) {

@@ -18,6 +18,9 @@ struct QuantParams {
   int64_t axis = 1;
   bool hasZeroPoint = false;
   DataType quantType = DataType::uint8();
+  /// The scale is a float32 constant whose every element lies in [2^-126, 2^126], so its
+  /// reciprocal is a normal float32 too (what divideByScale needs).
+  bool scaleHasNormalReciprocals = false;
 };
 
 /// The scale or zero point that applies to element `axes`: the one element of a per-tensor
@@ -50,11 +53,14 @@ Expected<QuantParams> quantParams(const OpCall& call) {
   // A constant scale must be positive: a zero one divides by zero, a negative one flips values.
   if (call.isConstant(1) && call.constantInputs[1].dtype() == runtime::DataType::float32()) {
     auto values = call.constantInputs[1].values<float>();
-    for (size_t i = 0; i < values.size(); ++i)
+    p.scaleHasNormalReciprocals = true;
+    for (size_t i = 0; i < values.size(); ++i) {
       if (!(values[i] > 0) || !std::isfinite(values[i]))
         return call.error("the scale" + (values.size() > 1 ? " at index " + std::to_string(i) : std::string()) +
                               " is " + std::to_string(values[i]) + "; quantization scales must be positive and finite",
                           "fix the scale in the model (its quantizer wrote a range of zero width?)");
+      p.scaleHasNormalReciprocals = p.scaleHasNormalReciprocals && values[i] >= 0x1p-126f && values[i] <= 0x1p126f;
+    }
   }
   p.hasZeroPoint = call.hasInput(2);
   if (p.hasZeroPoint) {
@@ -68,22 +74,13 @@ Expected<QuantParams> quantParams(const OpCall& call) {
 
 Expr roundHalfToEven(Expr x) { return call(Intrinsic::Round, {std::move(x)}); }
 
-/// Whether every element of the constant float32 scale input `index` lies in [2^-126, 2^126],
-/// so that its reciprocal is a normal float32 too.
-bool hasNormalReciprocals(const OpCall& call, size_t index) {
-  if (!call.isConstant(index) || call.constantInputs[index].dtype() != runtime::DataType::float32()) return false;
-  for (float value : call.constantInputs[index].values<float>())
-    if (!(value >= 0x1p-126f && value <= 0x1p126f)) return false;
-  return true;
-}
-
 /// x / scale for float32, rounded exactly as the division, from the reciprocal and one FMA
 /// correction instead of a division per element: a vector division takes about 16 cycles on
 /// x86 and made quantizing kernels (a ResNet's residual Add -> Relu -> QuantizeLinear) four
 /// times slower than their memory traffic. With r = RN(1 / scale), computed once per kernel
 /// (LLVM hoists it out of the loops), and q = RN(x * r) within an ulp of x / scale, the
 /// corrected q + RN(x - q * scale) * r is RN(x / scale) (Markstein's theorem; the residual is
-/// exact in an FMA). That needs r normal (hasNormalReciprocals) and no overflow: q is clamped
+/// exact in an FMA). That needs r normal (QuantParams::scaleHasNormalReciprocals) and no overflow: q is clamped
 /// to +-2^31 first, beyond which every integer type saturates anyway.
 Expr divideByScale(Expr x, Expr scale) {
   DataType f = x.dtype();
@@ -155,7 +152,7 @@ OpDef quantizeLinear() {
     if (!p) return p.error();
     DataType f = call.inputTypes[0].dtype;
     DataType quantType = p->quantType;
-    bool reciprocal = f == DataType::float32() && hasNormalReciprocals(call, 1);
+    bool reciprocal = f == DataType::float32() && p->scaleHasNormalReciprocals;
     return quantKernel(call, *p, "quantize_", [f, quantType, reciprocal](Expr x, Expr scale, Expr zeroPoint) {
       Expr quotient = reciprocal ? divideByScale(x, scale) : x / cast(f, scale);
       return roundToQuantized(quotient, zeroPoint.defined() ? zeroPoint : makeConst(quantType, 0), quantType);

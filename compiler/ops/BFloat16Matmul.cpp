@@ -1,9 +1,6 @@
 // The bfloat16 matmul on the BF16 tensor intrinsic: compute and default schedule.
 #include "compiler/ops/BFloat16Matmul.h"
 
-#include <bit>
-#include <cmath>
-
 #include "compiler/schedule/TensorIntrinsic.h"
 #include "core/ir/IROperators.h"
 
@@ -24,13 +21,6 @@ Workload bfloat16Matmul(int64_t m, int64_t n, int64_t k) {
   w.outputs = {C};
   w.flops = 2.0 * double(m) * double(n) * double(k);
   return w;
-}
-
-uint16_t toBFloat16Bits(float value) {
-  uint32_t bits = std::bit_cast<uint32_t>(value);
-  if (std::isnan(value)) return uint16_t((bits >> 16) | 0x40);
-  bits += 0x7FFF + ((bits >> 16) & 1);
-  return uint16_t(bits >> 16);
 }
 
 Expected<Schedule> defaultBFloat16MatmulSchedule(const Workload& workload, const Target& target) {

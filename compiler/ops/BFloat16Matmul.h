@@ -14,9 +14,6 @@ namespace tessel {
 /// dot_16x2_bf16 reads. n must be a multiple of 16 and k of 2.
 Workload bfloat16Matmul(int64_t m, int64_t n, int64_t k);
 
-/// The bfloat16 value nearest to `value` (ties to even), as its 16 bits.
-uint16_t toBFloat16Bits(float value);
-
 /// Column blocks in parallel; per block, rows in groups of 4 whose 4 x 16 sums stay in
 /// registers, and the reduction in pairs, each pair of 16 columns one dot_16x2_bf16 (or
 /// dot_8x2_bf16 on a 256-bit target). A message when n or k does not divide.

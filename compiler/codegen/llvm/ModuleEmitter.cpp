@@ -30,6 +30,7 @@
 #include "compiler/codegen/llvm/TensorDot.h"
 #include "compiler/codegen/llvm/VectorMath.h"
 #include "core/ir/IRPrinter.h"
+#include "runtime/BFloat16.h"
 
 namespace tessel {
 
@@ -102,16 +103,7 @@ bool isReservedName(const std::string& name) {
 // --- bfloat16 ----------------------------------------------------------------------------
 
 /// The bfloat16 nearest to `value` (ties to even), as a float.
-float roundToBfloat16(float value) {
-  if (value != value) return value;
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  bits += 0x7FFF + ((bits >> 16) & 1);
-  bits &= 0xFFFF0000u;
-  float out;
-  std::memcpy(&out, &bits, sizeof out);
-  return out;
-}
+float roundToBfloat16(float value) { return runtime::bfloat16ToFloat(runtime::floatToBFloat16(value)); }
 
 // --- vector indices -----------------------------------------------------------------------
 

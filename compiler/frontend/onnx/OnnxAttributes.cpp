@@ -8,6 +8,7 @@
 
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxTensor.h"
+#include "runtime/BFloat16.h"
 
 namespace tessel::frontend {
 namespace {
@@ -21,8 +22,6 @@ double halfBitsToDouble(uint16_t bits) {
                                       : std::ldexp(mantissa + 1024, exponent - 25);
   return sign ? -magnitude : magnitude;
 }
-
-double bfloat16BitsToDouble(uint16_t bits) { return std::bit_cast<float>(uint32_t(bits) << 16); }
 
 template <class T, class Out>
 void appendAll(const runtime::NDArray& array, std::vector<Out>& out) {
@@ -74,7 +73,7 @@ std::vector<double> arrayToDoubles(const runtime::NDArray& array) {
     for (int64_t i = 0; i < array.numElements(); ++i) out.push_back(halfBitsToDouble(bits[i]));
   } else if (dtype.code == Code::BFloat) {
     const auto* bits = static_cast<const uint16_t*>(array.data());
-    for (int64_t i = 0; i < array.numElements(); ++i) out.push_back(bfloat16BitsToDouble(bits[i]));
+    for (int64_t i = 0; i < array.numElements(); ++i) out.push_back(runtime::bfloat16ToFloat(bits[i]));
   } else if (dtype.code == Code::Float && dtype.bits == 32) {
     appendAll<float>(array, out);
   } else if (dtype.code == Code::Float && dtype.bits == 64) {

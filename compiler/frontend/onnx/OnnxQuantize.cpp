@@ -164,9 +164,9 @@ Expected<QuantizableModel> findQuantizableLayers(const std::string& path) {
       // Dense convolutions and depthwise ones (one filter per channel: weight [C, 1, R, S]);
       // other grouped ones have no int8 kernel and stay float.
       if (node.input_size() < 2 || !constantFloat(node.input(1), 4)) continue;
+      const onnx::TensorProto& weight = *initializers.at(node.input(1));
       int64_t group = groupOf(node);
-      if (group != 1 && !(initializers.at(node.input(1))->dims(0) == group && initializers.at(node.input(1))->dims(1) == 1))
-        continue;
+      if (group != 1 && !(weight.dims(0) == group && weight.dims(1) == 1)) continue;
       layer.weightAxis = 0;
     } else if (node.op_type() == "Gemm") {
       // Y = A B' + C with A as is and alpha 1 (PyTorch's Linear exports transB = 1).

@@ -4,9 +4,31 @@
 
 #include <map>
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace tessel::runtime {
 
 namespace {
+
+// AMX's tile registers are 8 KiB of state that Linux (5.16 and later) only saves for a process
+// that asked for them; the first tile instruction of any other dies as illegal. The request is
+// process-wide and made once; a kernel without AMX support refuses it, and then the CPU's AMX
+// counts as absent.
+bool tileRegistersGranted() {
+#if defined(__linux__) && defined(__x86_64__)
+  static const bool granted = [] {
+    constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+    constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
+    return __builtin_cpu_supports("amx-tile") && syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  }();
+  return granted;
+#else
+  return false;
+#endif
+}
 
 // LLVM feature name -> run-time check. __builtin_cpu_supports needs a literal, hence a table of
 // lambdas. Intel-only and AMD-only extensions are both listed, so any x86 machine lacks some.
@@ -31,7 +53,9 @@ const std::map<std::string, bool (*)()>& featureChecks() {
       TESSEL_CPU_FEATURE("avx512bf16", "avx512bf16"),
       TESSEL_CPU_FEATURE("avx512fp16", "avx512fp16"),
       TESSEL_CPU_FEATURE("avx512vp2intersect", "avx512vp2intersect"),
-      TESSEL_CPU_FEATURE("amx-tile", "amx-tile"),
+      {"amx-tile", tileRegistersGranted},
+      {"amx-int8", [] { return tileRegistersGranted() && bool(__builtin_cpu_supports("amx-int8")); }},
+      {"amx-bf16", [] { return tileRegistersGranted() && bool(__builtin_cpu_supports("amx-bf16")); }},
   };
 #undef TESSEL_CPU_FEATURE
 #else
@@ -41,6 +65,16 @@ const std::map<std::string, bool (*)()>& featureChecks() {
 }
 
 }  // namespace
+
+#if defined(__x86_64__)
+static void tileRelease() { asm volatile("tilerelease" ::: "memory"); }
+#endif
+
+void releaseTileRegisters() {
+#if defined(__x86_64__)
+  if (tileRegistersGranted()) tileRelease();
+#endif
+}
 
 bool isCheckableCpuFeature(const std::string& feature) { return featureChecks().count(feature) != 0; }
 

@@ -12,6 +12,11 @@ namespace tessel::runtime {
 /// "sse4.1", ...); true for a name isCheckableCpuFeature does not know.
 bool hostHasCpuFeature(const std::string& feature);
 
+/// Returns this thread's AMX tile registers to their initial state (tilerelease) when the
+/// process may use them; nothing elsewhere. A thread that stops or sleeps with tiles in use
+/// makes every switch of the core save and restore their 8 KiB.
+void releaseTileRegisters();
+
 /// Whether hostHasCpuFeature knows how to check `feature`. Features it cannot check (most
 /// of LLVM's long list: "cx16", "movbe", ...) are assumed present.
 bool isCheckableCpuFeature(const std::string& feature);

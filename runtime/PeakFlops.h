@@ -12,10 +12,11 @@ class ThreadPool;
 /// vpdpbusd, 64 uint8 x int8 multiply-adds per instruction, counted as two operations each
 /// like an FMA, so its GOP/s compare with an int8 kernel's as FLOP/s do with a float one's.
 /// BFloat16Dot is the bfloat16 ceiling the same way: vdpbf16ps, 32 bfloat16 multiply-adds
-/// into float32 per instruction. bestFmaKernel() picks neither.
-enum class FmaKernel { Scalar, AVX2, AVX512, Int8VNNI, BFloat16Dot };
+/// into float32 per instruction. Int8Tile is the AMX int8 ceiling: tdpbusd, 16 x 16 x 64
+/// multiply-adds per instruction on tile registers. bestFmaKernel() picks none of these.
+enum class FmaKernel { Scalar, AVX2, AVX512, Int8VNNI, BFloat16Dot, Int8Tile };
 
-/// "scalar", "avx2", "avx512", "int8-vnni", "bf16-dot".
+/// "scalar", "avx2", "avx512", "int8-vnni", "bf16-dot", "int8-amx".
 const char* toString(FmaKernel kernel);
 
 /// True when this CPU can run `kernel` (checked at run time, not at compile time).

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/CpuFeatures.h"
 #include "runtime/Error.h"
 
 #if defined(__linux__)
@@ -181,11 +182,14 @@ void ThreadPool::runChunk(int chunkIndex) {
   } catch (...) {
     outcome.exception = std::current_exception();
   }
+  releaseTileRegisters();
 }
 
 int32_t ThreadPool::runInline(int64_t extent, ChunkFunction chunk, void* context) {
   ParallelBodyScope scope;
-  return chunk(0, extent, context);
+  int32_t status = chunk(0, extent, context);
+  releaseTileRegisters();
+  return status;
 }
 
 int32_t ThreadPool::parallelForChunks(int64_t extent, ChunkFunction chunk, void* context) {

@@ -77,7 +77,8 @@ int runModelBench(const std::vector<std::string>& args) {
           "roofline: the fraction of its bound its fastest run reaches, where the bound is the larger of\n"
           "its flops at the measured FMA peak (peak_gflops=) and its least bytes (each input read and\n"
           "output written once) at the measured memory bandwidth (bandwidth_gbps=, DRAM: the standard\n"
-          "roofline; an int8 kernel's flops count against the int8 vpdpbusd peak, int8_peak_gops=), and\n"
+          "roofline; an int8 kernel's flops count against the int8 vpdpbusd peak, int8_peak_gops=, or\n"
+          "on AMX tiles against the tdpbusd peak, int8_tile_peak_gops=), and\n"
           "which of the two binds (compute or memory). Runs and probes alike count their\n"
           "fastest (a busy machine only slows them down). A kernel whose data stays in cache can pass\n"
           "100%; '-' when a module directory does not say how many flops a kernel does.\n"
@@ -138,9 +139,13 @@ int runModelBench(const std::vector<std::string>& args) {
     if (std::any_of(kernels.begin(), kernels.end(),
                     [](const auto& k) { return k.function.defined() && driver::usesIntegerDot(k.function); }))
       roof.int8PeakGops = driver::machineInt8PeakGops(profile->threads);
+    if (std::any_of(kernels.begin(), kernels.end(),
+                    [](const auto& k) { return k.function.defined() && driver::usesIntegerTiles(k.function); }))
+      roof.int8TilePeakGops = driver::machineInt8TilePeakGops(profile->threads);
     driver::addRooflines(*profile, kernels, roof);
     std::printf("peak_gflops=%.1f\nbandwidth_gbps=%.1f\n", roof.peakGflops, roof.bandwidthGBps);
     if (roof.int8PeakGops > 0) std::printf("int8_peak_gops=%.1f\n", roof.int8PeakGops);
+    if (roof.int8TilePeakGops > 0) std::printf("int8_tile_peak_gops=%.1f\n", roof.int8TilePeakGops);
   }
   if (line.has("save-profile")) {
     std::string path = line.get("save-profile");

@@ -60,6 +60,7 @@ struct PeakCache {
   std::map<int, double> gflopsByThreads;
   std::map<int, double> bandwidthByThreads;
   std::map<int, double> int8GopsByThreads;
+  std::map<int, double> int8TileGopsByThreads;
   std::map<int, double> bfloat16GflopsByThreads;
 };
 PeakCache& peakCache() {
@@ -99,6 +100,12 @@ double machineInt8PeakGops(int threads) {
   if (!runtime::supportsFmaKernel(runtime::FmaKernel::Int8VNNI)) return 0;
   return measuredOnce(&PeakCache::int8GopsByThreads, threads,
                       [](int count) { return runtime::measurePeakGflops(count, runtime::FmaKernel::Int8VNNI); });
+}
+
+double machineInt8TilePeakGops(int threads) {
+  if (!runtime::supportsFmaKernel(runtime::FmaKernel::Int8Tile)) return 0;
+  return measuredOnce(&PeakCache::int8TileGopsByThreads, threads,
+                      [](int count) { return runtime::measurePeakGflops(count, runtime::FmaKernel::Int8Tile); });
 }
 
 double machineBFloat16PeakGflops(int threads) {
@@ -300,7 +307,8 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
   // A given peak below what the kernel reached was taken at a slow moment: the kernel is at 100 %.
   // A kernel of int8 dot products is held to the int8 ceiling (4x the float one with VNNI),
   // one of bfloat16 dot products to the bfloat16 one (2x).
-  double dotPeak = usesIntegerDot(built->lowered.func)    ? machineInt8PeakGops(m.threads)
+  double dotPeak = usesIntegerTiles(built->lowered.func)  ? machineInt8TilePeakGops(m.threads)
+                   : usesIntegerDot(built->lowered.func)  ? machineInt8PeakGops(m.threads)
                    : usesBFloat16Dot(built->lowered.func) ? machineBFloat16PeakGflops(m.threads)
                                                           : 0;
   m.peakGflops = options.peakGflops > 0 ? std::max(options.peakGflops, m.gflops)

@@ -59,7 +59,8 @@ struct Measurement {
   double flops = 0;         ///< Floating-point operations per call (the workload's count).
   double gflops = 0;        ///< flops / median latency, in 10^9 per second.
   /// The machine's peak with `threads` threads: machinePeakGflops, or machineInt8PeakGops
-  /// for a kernel of int8 dot products (usesIntegerDot), or machineBFloat16PeakGflops for one
+  /// for a kernel of int8 dot products (usesIntegerDot), machineInt8TilePeakGops for one on
+  /// AMX tiles (usesIntegerTiles), or machineBFloat16PeakGflops for one
   /// of bfloat16 dot products (usesBFloat16Dot).
   double peakGflops = 0;
   double fractionOfPeak = 0;  ///< gflops / peakGflops.
@@ -125,6 +126,10 @@ double machinePeakGflops(int threads = 0);
 /// The int8 ceiling the same way: vpdpbusd multiply-adds (two operations each) in GOP/s;
 /// 0 on a CPU without AVX-512 VNNI.
 double machineInt8PeakGops(int threads = 0);
+
+/// The AMX int8 ceiling the same way: tdpbusd multiply-adds (two operations each) in GOP/s;
+/// 0 on a CPU without AMX, or whose kernel does not let the process use the tiles.
+double machineInt8TilePeakGops(int threads = 0);
 
 /// The bfloat16 ceiling the same way: vdpbf16ps multiply-adds (two operations each) in
 /// GFLOP/s; 0 on a CPU without AVX-512 BF16 (where a bfloat16 dot runs as float32 arithmetic,

@@ -123,6 +123,7 @@ std::string modelProfileJson(const ModelProfile& profile) {
     header["bandwidth_gbps"] = profile.roof.bandwidthGBps;
   }
   if (profile.roof.int8PeakGops > 0) header["int8_peak_gops"] = profile.roof.int8PeakGops;
+  if (profile.roof.int8TilePeakGops > 0) header["int8_tile_peak_gops"] = profile.roof.int8TilePeakGops;
   // One node per line: a diff of two profiles reads node by node.
   std::string text = header.dump(1);
   text.resize(text.rfind('\n'));  // up to the closing brace
@@ -132,6 +133,7 @@ std::string modelProfileJson(const ModelProfile& profile) {
     nlohmann::ordered_json line = {{"node", node.node}, {"kernel", node.kernel}, {"ms", node.milliseconds}};
     if (!node.op.empty()) line["op"] = node.op;
     if (node.integerDot) line["int8"] = true;
+    if (node.integerTiles) line["int8_tiles"] = true;
     for (auto [field, value] : optionalNodeNumbers(node))
       if (*value) line[field] = **value;
     // Derived, not read back: for scripts, which then need no roofline arithmetic of their own.
@@ -163,7 +165,8 @@ Expected<ModelProfile> parseModelProfile(const std::string& text, const std::str
                              {"min_ms", &profile.minMs}, {"tuned_kernels", &tuned}})
     if (!number(field, into)) return profileError(source, std::string("\"") + field + "\" is missing or not a number >= 0");
   for (auto [field, into] : {std::pair{"peak_gflops", &profile.roof.peakGflops}, {"bandwidth_gbps", &profile.roof.bandwidthGBps},
-                             {"int8_peak_gops", &profile.roof.int8PeakGops}})
+                             {"int8_peak_gops", &profile.roof.int8PeakGops},
+                             {"int8_tile_peak_gops", &profile.roof.int8TilePeakGops}})
     if (json.contains(field) && !number(field, into))
       return profileError(source, std::string("\"") + field + "\" is not a number >= 0");
   profile.runs = int(runs);

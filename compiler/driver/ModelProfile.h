@@ -27,6 +27,7 @@ struct ProfiledNode {
   std::optional<double> flops;             ///< Per call.
   std::optional<double> bytes;             ///< The least a call moves (leastBytesMoved).
   bool integerDot = false;                 ///< Its arithmetic is int8 dot products (usesIntegerDot).
+  bool integerTiles = false;               ///< Its arithmetic is on AMX tiles (usesIntegerTiles).
   /// Roofline bound / the fastest run: the probes keep their fastest samples too, since
   /// interference (a shared or loaded machine) only ever slows a run down.
   std::optional<double> rooflineFraction;

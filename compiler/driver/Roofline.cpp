@@ -7,7 +7,9 @@
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ModelProfile.h"
 #include "compiler/driver/ScheduleTask.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 #include "core/ir/IRVisitor.h"
+#include "runtime/PeakFlops.h"
 
 namespace tessel::driver {
 
@@ -67,8 +69,25 @@ bool usesIntegerDot(const PrimFunc& function) { return callsIntrinsic(function, 
 
 bool usesBFloat16Dot(const PrimFunc& function) { return callsIntrinsic(function, Intrinsic::DotBF16); }
 
+bool usesIntegerTiles(const PrimFunc& function) {
+  struct : IRVisitor {
+    bool found = false;
+    void visit(const AttrStmtNode* node) override {
+      found = found || node->key == kTileDotAttr;
+      IRVisitor::visit(node);
+    }
+  } finder;
+  finder.visitStmt(function->body);
+  return finder.found && runtime::supportsFmaKernel(runtime::FmaKernel::Int8Tile);
+}
+
 std::optional<RooflineBound> rooflineBound(const ProfiledNode& node, const MachineRoof& roof) {
   if (!node.flops || !node.bytes) return std::nullopt;
+  if (node.integerTiles && roof.int8TilePeakGops > 0) {
+    MachineRoof tiles = roof;
+    tiles.peakGflops = roof.int8TilePeakGops;
+    return rooflineBound(*node.flops, *node.bytes, tiles);
+  }
   if (node.integerDot && roof.int8PeakGops > 0) {
     MachineRoof integer = roof;
     integer.peakGflops = roof.int8PeakGops;
@@ -89,6 +108,7 @@ void addRooflines(ModelProfile& profile, const std::vector<CompiledKernel>& kern
     node.op = kernel.node ? operationSummary(*kernel.node) : "copy";
     node.flops = kernel.flops;
     node.integerDot = kernel.function.defined() && usesIntegerDot(kernel.function);
+    node.integerTiles = kernel.function.defined() && usesIntegerTiles(kernel.function);
     double bytes = kernel.function.defined() ? leastBytesMoved(kernel.function) : 0;
     if (bytes > 0) node.bytes = bytes;
     if (auto bound = rooflineBound(node, roof))

@@ -21,6 +21,9 @@ struct MachineRoof {
   /// int8 vpdpbusd peak, GOP/s: the compute ceiling of kernels whose arithmetic is int8 dot
   /// products (usesIntegerDot); 0 when not measured or the CPU has no VNNI.
   double int8PeakGops = 0;
+  /// int8 AMX tdpbusd peak, GOP/s: the ceiling of kernels on tiles (usesIntegerTiles); 0 when
+  /// not measured or the CPU (or its kernel) has no AMX.
+  double int8TilePeakGops = 0;
   bool known() const { return peakGflops > 0 && bandwidthGBps > 0; }
 };
 
@@ -53,6 +56,9 @@ double leastBytesMoved(const PrimFunc& function);
 
 /// Whether `function` does its arithmetic in tensorized int8 dot products (dot_u8i8).
 bool usesIntegerDot(const PrimFunc& function);
+/// Whether `function` does its arithmetic on AMX tiles: a tile_u8i8 nest, and this CPU lets
+/// the process use its tiles (elsewhere the nest runs as plain loops).
+bool usesIntegerTiles(const PrimFunc& function);
 /// Whether `function` does its arithmetic in tensorized bfloat16 dot products (dot_bf16).
 bool usesBFloat16Dot(const PrimFunc& function);
 

@@ -1,6 +1,7 @@
 // QLinearConv -> QLinearConvPrepacked (or, depthwise over channel blocks,
 // QLinearDepthwiseConvPrepacked): the weight packed and the per-filter terms folded once.
 #include "compiler/graph/QuantizedConvPacking.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 
 #include "compiler/opdefs/OpRegistry.h"
 #include "compiler/ops/Int8Conv2d.h"
@@ -101,7 +102,9 @@ std::optional<std::vector<Value>> packQuantizedConv(const OperationNode& op, con
   params.nchwInput = params.nchwOutput = true;
   const int64_t channels = params.paddedChannels();
   params.inputBlock = channels % 16 == 0 ? 16 : channels % 8 == 0 ? 8 : 4;
-  params.filterBlock = filters % 32 == 0 ? 32 : 16;
+  // With AMX, blocks of 64 filters: the next convolution reads them as blocks of 64 channels,
+  // one tile row (int8Conv2dUsesTiles).
+  params.filterBlock = hasIntegerTiles(target) && filters % 64 == 0 ? 64 : filters % 32 == 0 ? 32 : 16;
   params.dataType = x.dtype;
   params.outputType = outputType;
   params.dataZeroPoint = int64_t(read->element(2, 0));

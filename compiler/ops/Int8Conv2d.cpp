@@ -11,6 +11,8 @@ namespace {
 // The intrinsic's lanes and products per lane: 16 int32 outputs, 4 channels each.
 constexpr int64_t kLanes = 16;
 constexpr int64_t kChannelsPerLane = 4;
+// The channels of a tile row: 64 bytes, one tdpbusd's reduction.
+constexpr int64_t kTileChannels = 64;
 }  // namespace
 
 std::vector<int64_t> Int8Conv2dParams::weightShape() const {
@@ -21,7 +23,7 @@ std::vector<int64_t> Int8Conv2dParams::weightShape() const {
 std::string Int8Conv2dParams::validate() const {
   if (std::string problem = conv.validate(); !problem.empty()) return problem;
   if (conv.groups != 1) return "groups is " + std::to_string(conv.groups) + "; the int8 kernel takes dense convolutions";
-  if (filterBlock != 16 && filterBlock != 32) return "filterBlock must be 16 or 32";
+  if (filterBlock != 16 && filterBlock != 32 && filterBlock != 64) return "filterBlock must be 16, 32 or 64";
   if (!nchwOutput && conv.filters % filterBlock != 0)
     return std::to_string(conv.filters) + " filters do not divide into blocks of " + std::to_string(filterBlock);
   // NCHW data is regrouped into blocks anyway, so its channels may be padded to a multiple of 4.
@@ -154,8 +156,54 @@ std::vector<int8_t> packInt8Conv2dWeight(const Int8Conv2dParams& params, const i
   return packed;
 }
 
+bool int8Conv2dUsesTiles(const Int8Conv2dParams& params, const Target& target) {
+  return hasIntegerTiles(target) && !params.nchwInput && !params.nchwOutput && params.inputBlock == kTileChannels &&
+         params.filterBlock % 16 == 0;
+}
+
+namespace {
+// The AMX schedule: per tile of pixels (at most two groups of 16 rows, the tiles' rows) the
+// whole reduction in tile registers (tile_u8i8), then the requantization vectorized over the
+// filter block from the accumulators it left in L1.
+Expected<Schedule> tileInt8Conv2dSchedule(const Workload& workload, const Int8Conv2dParams& params,
+                                          const Target& target) {
+  const Conv2dParams& p = params.conv;
+  // The widest divisor of the row that fills at most two tile-row groups: a tile is as fast
+  // with 14 rows as with 16, but a guard for a partial one would break the nest.
+  int64_t xb = 1;
+  for (int64_t d = std::min<int64_t>(p.outWidth(), 32); d >= 1; --d)
+    if (p.outWidth() % d == 0) {
+      xb = d;
+      break;
+    }
+  Schedule s(workload.outputs);
+  std::vector<Status> steps = {
+      s.split("conv", "x", xb, "xo", "xi"),
+      s.reorder("conv", {"n", "ko", "y", "xo", "xi", "ki"}),
+      s.vectorize("conv", "ki"),
+      s.fuse("conv", {"n", "ko", "y"}, "rows"),
+      s.parallel("conv", "rows"),
+      s.computeAt("conv.acc", "conv", "xo"),
+      s.reorder("conv.acc", {"x", "ki", "co", "r", "s", "cg", "ci"}),
+      s.tensorize("conv.acc", "x", "tile_u8i8"),
+  };
+  bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
+  if (padded || params.dataType != DataType::uint8()) {
+    int64_t rows = p.batch * (p.channels / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
+    parallelizeRows(s, "data.pad", {"n", "co", "y"}, rows, target, steps);
+    steps.push_back(s.vectorize("data.pad", "ci"));
+  } else {
+    steps.push_back(s.computeInline("data.pad"));
+  }
+  for (const Status& status : steps)
+    if (!status) return status.error();
+  return s;
+}
+}  // namespace
+
 Expected<Schedule> defaultInt8Conv2dSchedule(const Workload& workload, const Int8Conv2dParams& params,
                                              const Target& target) {
+  if (int8Conv2dUsesTiles(params, target)) return tileInt8Conv2dSchedule(workload, params, target);
   const Conv2dParams& p = params.conv;
   int64_t filterVectors = params.filterBlock / kLanes;
   int64_t xb = conv2dPixelBlock(p.outWidth(), filterVectors, target);
@@ -187,7 +235,10 @@ Expected<Schedule> defaultInt8Conv2dSchedule(const Workload& workload, const Int
       s.tensorize("conv.acc", "kl", intrinsic),
   });
   bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
-  if (padded || params.nchwInput || params.dataType != DataType::uint8()) {
+  // A pixel tile that does not divide the row guards its loads; inlined, the guard would sit
+  // inside the product tensorize matches, so the (small) copy is made instead.
+  bool tail = p.outWidth() % xb != 0;
+  if (padded || tail || params.nchwInput || params.dataType != DataType::uint8()) {
     int64_t channels = params.paddedChannels();
     int64_t rows = p.batch * (channels / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
     parallelizeRows(s, "data.pad", {"n", "co", "y"}, rows, target, steps);

@@ -12,7 +12,7 @@ namespace tessel {
 struct Int8Conv2dParams {
   Conv2dParams conv;          ///< groups must be 1 (depthwise convolutions are not tensorized).
   int64_t inputBlock = 16;    ///< Activations are NCHW<inputBlock>c; a multiple of 4 dividing the channels.
-  int64_t filterBlock = 32;   ///< Output NCHW<filterBlock>c; 16 or 32, dividing the filters.
+  int64_t filterBlock = 32;   ///< Output NCHW<filterBlock>c; 16, 32 or 64, dividing the filters.
   int64_t dataZeroPoint = 0;    ///< The input's zero (in its own type): what padding reads.
   int64_t outputZeroPoint = 0;  ///< The output's zero, in its own type.
   bool relu = false;            ///< Clamp the output below at its zero (a fused Relu).
@@ -50,7 +50,12 @@ Workload int8Conv2d(const Int8Conv2dParams& params);
 /// An OIHW int8 weight (row-major, K * C * R * S values) in int8Conv2d's packed layout.
 std::vector<int8_t> packInt8Conv2dWeight(const Int8Conv2dParams& params, const int8_t* oihw);
 
-/// The VNNI schedule: rows of output tiles in parallel; per tile, the reduction outermost,
+/// Whether the default schedule runs on AMX tiles (tile_u8i8): the target has them, the
+/// activations are blocked in 64 channels (a tile row) and the filters in multiples of 16.
+bool int8Conv2dUsesTiles(const Int8Conv2dParams& params, const Target& target);
+
+/// With AMX (int8Conv2dUsesTiles), the whole reduction of a tile of pixels x filters in tile
+/// registers. Otherwise the VNNI schedule: rows of output tiles in parallel; per tile, the reduction outermost,
 /// pixels and filter vectors unrolled, each 16 filters x 4 channels one dot_16x4_u8i8, and
 /// the requantization vectorized over the filter block.
 Expected<Schedule> defaultInt8Conv2dSchedule(const Workload& workload, const Int8Conv2dParams& params,

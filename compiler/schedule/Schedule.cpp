@@ -542,6 +542,28 @@ Status Schedule::applyTensorize(const Primitive& p, Stage& stage) {
                          intrinsic->name + " computes " + intrinsic->summary);
   const auto& leaves = stage.leafIterVars;
   int position = stage.leafPosition(*iv);
+  if (intrinsic->wholeReduction) {
+    // The rows loop, the columns loop, then every reduction loop of the stage.
+    auto isReduction = [](const IterVar& loop) { return loop.type() == IterVarType::Reduce; };
+    bool shaped = position + 2 < int(leaves.size()) && !isReduction(leaves[size_t(position)]) &&
+                  !isReduction(leaves[size_t(position) + 1]);
+    for (size_t i = size_t(position) + 2; shaped && i < leaves.size(); ++i) shaped = isReduction(leaves[i]);
+    if (!shaped)
+      return scheduleError(p, "loop '" + p.axes[0] + "' of " + stage.name +
+                                  " must be the rows loop of a tile: it, one more data-parallel loop (the columns), "
+                                  "then only reduction loops",
+                           "reorder so that " + p.axes[0] + ", the 16-column loop and the reduction loops come last; " +
+                               intrinsic->name + " computes " + intrinsic->summary);
+    for (size_t i = size_t(position); i < leaves.size(); ++i)
+      if (const IterVarAttr* attr = stage.attr(leaves[i]); attr && attr->forKind != ForKind::Serial)
+        return scheduleError(p, "loop '" + leaves[i].name() + "' of " + stage.name + " is already " +
+                                    forKindName(attr->forKind) + "; the intrinsic does the whole nest",
+                             "leave the loops inside a tensorized loop plain");
+    IterVarAttr& attr = stage.attrs[iv->get()];
+    attr.tensorize = intrinsic->name;
+    attr.setAt = p.location;
+    return Status::success();
+  }
   if (position != int(leaves.size()) - 2)
     return scheduleError(p, "loop '" + p.axes[0] + "' of " + stage.name + " must be the outer of its two innermost loops",
                          "reorder so that " + p.axes[0] + " and one loop inside it come last; " + intrinsic->name +

@@ -34,9 +34,38 @@ TensorIntrinsic bfloat16Dot(int64_t lanes) {
   intrinsic.instructionSet = "avx512bf16";
   return intrinsic;
 }
+TensorIntrinsic integerTile() {
+  TensorIntrinsic intrinsic;
+  intrinsic.name = "tile_u8i8";
+  intrinsic.summary =
+      "int32 tiles of up to 16 rows x 16 columns += uint8 x int8 products over a whole reduction, 64 per "
+      "output and instruction (x86 AMX tdpbusd; the plain loops without AMX)";
+  intrinsic.lanes = 16;
+  intrinsic.reduction = 64;
+  intrinsic.instructionSet = "amx-int8";
+  intrinsic.wholeReduction = true;
+  return intrinsic;
+}
 }  // namespace
 
 std::vector<te::Tensor> TensorIntrinsic::declaration() const {
+  if (wholeReduction) {
+    // One instruction's tile: out[i, j] = sum over k of data[i, k] * weight[k / 4, j, k % 4].
+    te::Tensor data = te::placeholder({Expr(int64_t(16)), Expr(reduction)}, dataType, "data");
+    te::Tensor weight =
+        te::placeholder({Expr(reduction / 4), Expr(lanes), Expr(int64_t(4))}, weightType, "weight");
+    IterVar k = te::reduceAxis(Expr(reduction), "k");
+    te::Tensor out = te::compute(
+        {Expr(int64_t(16)), Expr(lanes)},
+        [&](const std::vector<Var>& at) {
+          return te::sum(cast(accumulatorType, data(at[0], k)) *
+                             cast(accumulatorType, weight(floordiv(Expr(k), Expr(int64_t(4))), at[1],
+                                                          floormod(Expr(k), Expr(int64_t(4))))),
+                         {k});
+        },
+        "out", {"i", "j"});
+    return {data, weight, out};
+  }
   te::Tensor data = te::placeholder({Expr(reduction)}, dataType, "data");
   te::Tensor weight = te::placeholder({Expr(lanes), Expr(reduction)}, weightType, "weight");
   IterVar k = te::reduceAxis(Expr(reduction), "k");
@@ -52,7 +81,8 @@ std::vector<te::Tensor> TensorIntrinsic::declaration() const {
 
 const std::vector<TensorIntrinsic>& tensorIntrinsics() {
   // 16 lanes fill a 512-bit register, 8 a 256-bit one.
-  static const std::vector<TensorIntrinsic> all = {integerDot(16), integerDot(8), bfloat16Dot(16), bfloat16Dot(8)};
+  static const std::vector<TensorIntrinsic> all = {integerDot(16), integerDot(8), bfloat16Dot(16), bfloat16Dot(8),
+                                                   integerTile()};
   return all;
 }
 

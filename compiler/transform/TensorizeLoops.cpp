@@ -4,6 +4,7 @@
 #include "compiler/arith/Analyzer.h"
 #include "compiler/arith/Simplify.h"
 #include "compiler/schedule/TensorIntrinsic.h"
+#include "compiler/transform/TileDotNest.h"
 #include "core/ir/IRMutator.h"
 #include "core/ir/IROperators.h"
 #include "core/ir/IRPrinter.h"
@@ -39,6 +40,16 @@ public:
     if (!outer) {
       *mismatch_ = TensorizeMismatch{"?", "the tensorize mark is not on a loop", ""};
       return self;
+    }
+    if (intrinsic->wholeReduction) {
+      // The nest stays as it is, marked for codegen, which writes tiles where the target
+      // has them; matching it here makes a schedule that does not fit fail at its line.
+      auto nest = matchTileDotNest(outer);
+      if (!nest) {
+        *mismatch_ = TensorizeMismatch{outer->loopVar.name(), nest.error().message, nest.error().hint};
+        return self;
+      }
+      return AttrStmtNode::make(kTileDotAttr, Expr(int64_t(0)), node->body);
     }
     auto replaced = replace(*intrinsic, outer);
     if (!replaced) {

@@ -23,6 +23,8 @@ struct TensorizeMismatch {
 ///   [if (c)] C[ramp(c0, 1, lanes)] = dot_u8i8(C[ramp(c0, 1, lanes)],
 ///       broadcast(reinterpret<int32>(A[ramp(a0, 1, 4)]), lanes),
 ///       reinterpret<int32xlanes>(B[ramp(b0, 1, 4 * lanes)]))
+/// A nest marked with tile_u8i8 is checked with matchTileDotNest (TileDotNest.h) and kept,
+/// under an AttrStmt kTileDotAttr, for codegen.
 /// The first nest that does not match sets `mismatch` and the function is returned unchanged.
 PrimFunc tensorizeLoops(const PrimFunc& f, std::optional<TensorizeMismatch>* mismatch);
 

@@ -1,6 +1,7 @@
 // The int8 VNNI convolution against a plain C++ reference of the same quantized arithmetic:
-// padding with the input's zero point, strides, 1x1 and 3x3 kernels, both filter blocks, a
-// fused Relu, and the same kernel on a CPU without VNNI (its AVX-512BW form) and without AVX.
+// padding with the input's zero point, strides, 1x1 and 3x3 kernels, every filter block, a
+// fused Relu, and the same kernel on a CPU without VNNI (its AVX-512BW form) and without AVX;
+// blocks of 64 on AMX tiles (when the CPU has them) and without.
 #include <QtTest>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "compiler/codegen/llvm/HostTarget.h"
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Int8Conv2d.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 #include "core/ir/IRPrinter.h"
 
 using namespace tessel;
@@ -22,6 +24,12 @@ Target withoutFeatures(bool vnni, bool avx) {
     return !avx && (f.rfind("avx", 0) == 0 || f == "fma" || f == "f16c");
   });
   target.vectorBits = Target::vectorBitsForFeatures(target.features);
+  return target;
+}
+
+Target withoutTiles() {
+  Target target = hostTarget();
+  std::erase_if(target.features, [](const std::string& f) { return f.rfind("amx", 0) == 0; });
   return target;
 }
 
@@ -48,7 +56,7 @@ private slots:
     QTest::addColumn<int>("inputBlock");
     QTest::addColumn<int>("filterBlock");
     QTest::addColumn<bool>("relu");
-    QTest::addColumn<int>("cpu");  // 0 host, 1 without VNNI, 2 without AVX
+    QTest::addColumn<int>("cpu");  // 0 host, 1 without VNNI, 2 without AVX, 3 without AMX
     QTest::addColumn<bool>("nchw");
     QTest::addColumn<bool>("signedTypes");  // int8 data and output
     QTest::newRow("3x3 pad 1") << 32 << 9 << 64 << 3 << 1 << 1 << 16 << 32 << false << 0 << false << false;
@@ -61,6 +69,13 @@ private slots:
     QTest::newRow("NCHW 3 channels, stride 2") << 3 << 11 << 16 << 3 << 2 << 1 << 4 << 16 << false << 0 << true << false;
     QTest::newRow("NCHW 24 filters in a block of 16") << 16 << 7 << 24 << 1 << 1 << 0 << 16 << 16 << false << 0 << true << false;
     QTest::newRow("int8 3x3 stride 2") << 16 << 9 << 32 << 3 << 2 << 1 << 8 << 32 << false << 0 << false << true;
+    // Blocks of 64 channels and filters: AMX tiles where the CPU has them (int8Conv2dUsesTiles).
+    QTest::newRow("64-blocks 3x3 pad 1") << 64 << 9 << 128 << 3 << 1 << 1 << 64 << 64 << true << 0 << false << false;
+    QTest::newRow("64-blocks 3x3, 28 wide") << 128 << 28 << 64 << 3 << 1 << 1 << 64 << 64 << false << 0 << false << false;
+    QTest::newRow("64-blocks 1x1 stride 2") << 128 << 14 << 64 << 1 << 2 << 0 << 64 << 64 << false << 0 << false << false;
+    QTest::newRow("64-blocks int8 3x3") << 64 << 7 << 64 << 3 << 1 << 1 << 64 << 64 << false << 0 << false << true;
+    QTest::newRow("64-blocks without AMX") << 64 << 9 << 128 << 3 << 1 << 1 << 64 << 64 << true << 3 << false << false;
+    QTest::newRow("64-blocks 1x1, 7 wide without AMX: a pixel tail") << 64 << 7 << 64 << 1 << 1 << 0 << 64 << 64 << false << 3 << false << false;
   }
   void matchesReference() {
     QFETCH(int, channels);
@@ -90,13 +105,15 @@ private slots:
     params.relu = relu;
     params.nchwInput = params.nchwOutput = nchw;
     QVERIFY2(params.validate().empty(), params.validate().c_str());
-    Target target = cpu == 0 ? hostTarget() : withoutFeatures(false, cpu == 1);
+    Target target = cpu == 0 ? hostTarget() : cpu == 3 ? withoutTiles() : withoutFeatures(false, cpu == 1);
     Workload w = int8Conv2d(params);
     auto schedule = defaultInt8Conv2dSchedule(w, params, target);
     QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
     auto built = build(*schedule, w.args(), w.name, target);
     QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
-    QVERIFY(toString(built->lowered.func).find("dot_u8i8(") != std::string::npos);
+    bool tiles = int8Conv2dUsesTiles(params, target);
+    QCOMPARE(tiles, hasIntegerTiles(target) && inputBlock == 64);
+    QVERIFY(toString(built->lowered.func).find(tiles ? kTileDotAttr : "dot_u8i8(") != std::string::npos);
 
     const int64_t C = channels, H = size, W = size, K = filters, R = kernel;
     const int64_t OH = params.conv.outHeight(), OW = params.conv.outWidth();

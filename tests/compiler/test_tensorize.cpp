@@ -78,6 +78,7 @@ private slots:
     QTest::addColumn<QString>("intrinsic");
     QTest::addColumn<int>("form");
     for (auto& intrinsic : tensorIntrinsics())
+      if (!intrinsic.wholeReduction)  // tile_u8i8: tileMatmulIsExact
       for (auto [form, name] : {std::pair{Form::Host, std::string("host")},
                                 {Form::Fallback, "no " + intrinsic.instructionSet},
                                 {Form::Widened, std::string("no AVX")}})
@@ -189,6 +190,95 @@ private slots:
           sum += int32_t(a[i * k + p]) * int32_t(w[((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4]);
         QCOMPARE(c[i * n + j], sum);
       }
+  }
+
+  // tile_u8i8 over a packed int8 matmul: AMX tiles where the CPU has them (tdpbusd in the
+  // assembly), the loops as written where it does not, and the exact integer sums either way;
+  // rows beyond one tile (40 = 3 groups), a reduction beyond one tile row (256 = 4 x 64), and
+  // columns that are not a multiple of the two tiles a pass takes (48 = 3 x 16).
+  void tileMatmulIsExact_data() {
+    QTest::addColumn<int>("m");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<bool>("hideTiles");
+    QTest::newRow("5x48x36 host") << 5 << 48 << 36 << false;
+    QTest::newRow("40x32x256 host") << 40 << 32 << 256 << false;
+    QTest::newRow("40x32x256 without AMX") << 40 << 32 << 256 << true;
+    QTest::newRow("16x16x4 host") << 16 << 16 << 4 << false;
+  }
+  void tileMatmulIsExact() {
+    QFETCH(int, m);
+    QFETCH(int, n);
+    QFETCH(int, k);
+    QFETCH(bool, hideTiles);
+    auto workload = testing::int8MatmulWorkload(m, n, k);
+    std::string text = "jo, ji = split(C, j, factor=16)\n"
+                       "ko, ki = split(C, k, factor=4)\n";
+    text += k > 64 ? "kc, kg = split(C, ko, factor=16)\nreorder(C, jo, i, ji, kc, kg, ki)\n"
+                   : "reorder(C, jo, i, ji, ko, ki)\n";
+    text += "tensorize(C, i, tile_u8i8)\n";
+    auto schedule = scheduleFromText(workload.outputs, text);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    Target target = hostTarget();
+    if (hideTiles) std::erase_if(target.features, [](const std::string& f) { return f.rfind("amx", 0) == 0; });
+    auto built = build(*schedule, workload.args(), "int8_tile_matmul", target);
+    QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
+    QVERIFY(toString(built->lowered.func).find(kTileDotAttr) != std::string::npos);
+    std::string assembly = emitAssembly({built->lowered.func}, target);
+    QCOMPARE(assembly.find("tdpbusd") != std::string::npos, hasIntegerTiles(target));
+    if (hideTiles) QVERIFY(!hasIntegerTiles(target));
+
+    std::mt19937 rng(5);
+    auto aBytes = randomBytes(size_t(m * k), rng), wBytes = randomBytes(size_t(n * k), rng);
+    auto A = runtime::NDArray::empty({m, k}, runtime::DataType::uint8());
+    auto W = runtime::NDArray::empty({n / 16, k / 4, 16, 4}, runtime::DataType::int8());
+    auto C = runtime::NDArray::empty({m, n}, runtime::DataType::int32());
+    A.copyFrom(aBytes.data(), aBytes.size());
+    W.copyFrom(wBytes.data(), wBytes.size());
+    built->function(A, W, C);
+    const uint8_t* a = A.dataAs<uint8_t>();
+    const int8_t* w = W.dataAs<int8_t>();
+    const int32_t* c = C.dataAs<int32_t>();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += int32_t(a[i * k + p]) * int32_t(w[((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4]);
+        QCOMPARE(c[i * n + j], sum);
+      }
+  }
+
+  // A nest tile_u8i8 cannot take is refused at the tensorize line, saying what differs.
+  void tileMismatchesAreDiagnosed_data() {
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("8 columns") << "jo, ji = split(C, j, factor=8)\nko, ki = split(C, k, factor=4)\n"
+                                  "reorder(C, jo, i, ji, ko, ki)\ntensorize(C, i, tile_u8i8)\n"
+                               << "runs 8 times, not a multiple of 16";
+    QTest::newRow("reduction not split by 4") << "jo, ji = split(C, j, factor=16)\nreorder(C, jo, i, ji, k)\n"
+                                                 "tensorize(C, i, tile_u8i8)\n"
+                                              << "not a sum of constant multiples of the nest's loop variables";
+    QTest::newRow("on the columns loop") << "jo, ji = split(C, j, factor=16)\nko, ki = split(C, k, factor=4)\n"
+                                            "reorder(C, jo, i, ji, ko, ki)\ntensorize(C, ji, tile_u8i8)\n"
+                                         << "must be the rows loop of a tile";
+    QTest::newRow("bytes not innermost") << "jo, ji = split(C, j, factor=16)\nko, ki = split(C, k, factor=4)\n"
+                                            "reorder(C, jo, i, ji, ki, ko)\ntensorize(C, i, tile_u8i8)\n"
+                                         << "is not 4 consecutive bytes of both operands";
+  }
+  void tileMismatchesAreDiagnosed() {
+    QFETCH(QString, schedule);
+    QFETCH(QString, expected);
+    auto workload = testing::int8MatmulWorkload(4, 32, 16);
+    auto scheduled = scheduleFromText(workload.outputs, schedule.toStdString());
+    std::string message;
+    if (!scheduled.ok()) {
+      message = scheduled.error().toString();
+    } else {
+      auto built = build(*scheduled, workload.args(), "int8_tile_matmul");
+      QVERIFY(!built.ok());
+      message = built.error().toString();
+    }
+    QVERIFY2(message.find(expected.toStdString()) != std::string::npos, message.c_str());
   }
 
   // Every bfloat16 form agrees with a float32 sum of the same products to float32 rounding.

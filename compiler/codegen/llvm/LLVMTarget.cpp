@@ -1,5 +1,6 @@
 // Host detection, target machines and the O3 optimization pipeline.
 #include "compiler/codegen/llvm/LLVMTarget.h"
+#include "runtime/CpuFeatures.h"
 
 #include <unistd.h>
 
@@ -78,8 +79,10 @@ Target detectHostMachine() {
   llvm::StringMap<bool> hostFeatures;
   llvm::sys::getHostCPUFeatures(hostFeatures);
 #endif
+  // A feature the runtime can check counts only when it holds: AMX also needs the operating
+  // system to let this process use the tile registers (runtime/CpuFeatures.cpp).
   for (auto& entry : hostFeatures)
-    if (entry.second) target.features.push_back(entry.first().str());
+    if (entry.second && runtime::hostHasCpuFeature(entry.first().str())) target.features.push_back(entry.first().str());
   // StringMap order is unspecified; sorting keeps the string (and anything keyed by it) stable.
   std::sort(target.features.begin(), target.features.end());
   target.vectorBits = Target::vectorBitsForFeatures(target.features);

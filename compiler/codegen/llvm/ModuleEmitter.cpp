@@ -28,6 +28,9 @@
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "compiler/codegen/llvm/FreeVariables.h"
 #include "compiler/codegen/llvm/TensorDot.h"
+#include "compiler/codegen/llvm/TileDot.h"
+#include "compiler/schedule/TensorIntrinsic.h"
+#include "compiler/transform/TileDotNest.h"
 #include "compiler/codegen/llvm/VectorMath.h"
 #include "core/ir/IRPrinter.h"
 #include "runtime/BFloat16.h"
@@ -995,6 +998,7 @@ private:
         // interleave it, as it sees fit.
         if (attr->key.rfind("pragma_", 0) == 0 && attr->key.find("unroll") != std::string::npos)
           pendingUnrollHint_ = isConstInt(attr->value, 0) ? UnrollPragma::Disable : UnrollPragma::Enable;
+        if (attr->key == kTileDotAttr && hasIntegerTiles(target_)) return emitTileNest(attr);
         return emitStmt(attr->body);
       }
       case NodeKind::BufferStore: return emitStore(s.as<BufferStoreNode>());
@@ -1005,6 +1009,22 @@ private:
       default: break;
     }
     TESSEL_ICHECK(false) << "codegen does not know statement kind " << nodeKindName(s->kind());
+  }
+
+  // A nest TensorizeLoops matched to tile_u8i8, as AMX tiles. The passes after tensorize
+  // keep the nest's shape (it has no conditions to partition, no loop to vectorize or unroll).
+  void emitTileNest(const AttrStmtNode* attr) {
+    const auto* rows = attr->body.as<ForNode>();
+    auto nest = rows ? matchTileDotNest(rows) : Expected<TileDotNest>(Diagnostic{"not a loop"});
+    TESSEL_ICHECK(nest.ok()) << "the tile_u8i8 nest of " << func_->name << " changed after tensorize: "
+                             << nest.error().message;
+    auto bytePointer = [&](const Buffer& buffer, const Expr& index) {
+      llvm::Type* element = memoryType(buffer.dtype());
+      llvm::Value* address = builder_.CreateInBoundsGEP(element, bufferBase(buffer, element), emitIndex(index));
+      return builder_.CreatePointerCast(address, pointerTo(builder_.getInt8Ty()));
+    };
+    emitTileDot(builder_, module_, *nest, bytePointer(nest->acc, nest->accBase), bytePointer(nest->data, nest->dataBase),
+                bytePointer(nest->weight, nest->weightBase));
   }
 
   void emitIfThenElse(const IfThenElseNode* node) {

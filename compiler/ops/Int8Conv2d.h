@@ -51,7 +51,7 @@ Workload int8Conv2d(const Int8Conv2dParams& params);
 std::vector<int8_t> packInt8Conv2dWeight(const Int8Conv2dParams& params, const int8_t* oihw);
 
 /// Whether the default schedule runs on AMX tiles (tile_u8i8): the target has them, the
-/// activations are blocked in 64 channels (a tile row) and the filters in multiples of 16.
+/// activations come blocked by 64 channels (a tile row) and the filters in multiples of 16.
 bool int8Conv2dUsesTiles(const Int8Conv2dParams& params, const Target& target);
 
 /// With AMX (int8Conv2dUsesTiles), the whole reduction of a tile of pixels x filters in tile

@@ -543,15 +543,18 @@ Status Schedule::applyTensorize(const Primitive& p, Stage& stage) {
   const auto& leaves = stage.leafIterVars;
   int position = stage.leafPosition(*iv);
   if (intrinsic->wholeReduction) {
-    // The rows loop, the columns loop, then every reduction loop of the stage.
+    // The rows loop (or blocks of rows and rows), the columns loop, then every reduction loop
+    // of the stage.
     auto isReduction = [](const IterVar& loop) { return loop.type() == IterVarType::Reduce; };
-    bool shaped = position + 2 < int(leaves.size()) && !isReduction(leaves[size_t(position)]) &&
-                  !isReduction(leaves[size_t(position) + 1]);
-    for (size_t i = size_t(position) + 2; shaped && i < leaves.size(); ++i) shaped = isReduction(leaves[i]);
+    size_t dataParallel = 0;
+    while (size_t(position) + dataParallel < leaves.size() && !isReduction(leaves[size_t(position) + dataParallel]))
+      ++dataParallel;
+    bool shaped = (dataParallel == 2 || dataParallel == 3) && size_t(position) + dataParallel < leaves.size();
+    for (size_t i = size_t(position) + dataParallel; shaped && i < leaves.size(); ++i) shaped = isReduction(leaves[i]);
     if (!shaped)
       return scheduleError(p, "loop '" + p.axes[0] + "' of " + stage.name +
-                                  " must be the rows loop of a tile: it, one more data-parallel loop (the columns), "
-                                  "then only reduction loops",
+                                  " must be the rows loop of a tile: it, one or two more data-parallel loops (rows, "
+                                  "then the columns), then only reduction loops",
                            "reorder so that " + p.axes[0] + ", the 16-column loop and the reduction loops come last; " +
                                intrinsic->name + " computes " + intrinsic->summary);
     for (size_t i = size_t(position); i < leaves.size(); ++i)

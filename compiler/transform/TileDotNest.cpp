@@ -113,7 +113,6 @@ Expected<TileDotNest> matchTileDotNest(const ForNode* rowsLoop) {
     return mismatch("the innermost body under '" + rowsLoop->loopVar.name() + "' is not a single update (a condition "
                     "or a second statement is in the way)",
                     "choose split factors that divide the loops, or pad the tensors; " + tileHint);
-  if (loops.size() < 3) return mismatch("the nest under '" + rowsLoop->loopVar.name() + "' has no reduction loop", tileHint);
   for (const ForNode* loop : loops) {
     if (loop->forKind != ForKind::Serial)
       return mismatch("the loop '" + loop->loopVar.name() + "' is " + forKindName(loop->forKind),
@@ -151,16 +150,25 @@ Expected<TileDotNest> matchTileDotNest(const ForNode* rowsLoop) {
   nest.accBase = c->base;
   nest.dataBase = a->base;
   nest.weightBase = b->base;
-  const ForNode* rows = loops[0];
-  const ForNode* columns = loops[1];
+  // Two data-parallel loops (rows, columns) or three (blocks of rows, rows, columns): the
+  // loops the output moves with, outside every reduction loop.
+  size_t parallel = 0;
+  while (parallel < loops.size() && c->stride(loops[parallel]->loopVar) != 0) ++parallel;
+  auto name = [](const ForNode* loop) { return "'" + loop->loopVar.name() + "'"; };
+  if (parallel < 2 || parallel > 3)
+    return mismatch("the output moves with " + std::to_string(parallel) + " loops of the nest; tile_u8i8 takes 2 or 3 " +
+                        "(rows, or blocks of rows and rows, then columns)",
+                    tileHint);
+  for (size_t i = parallel; i < loops.size(); ++i)
+    if (c->stride(loops[i]->loopVar) != 0)
+      return mismatch("the output moves with " + name(loops[i]) + ", which should be a reduction loop", tileHint);
+  const ForNode* blocks = parallel == 3 ? loops[0] : nullptr;
+  const ForNode* rows = loops[parallel - 2];
+  const ForNode* columns = loops[parallel - 1];
   nest.rowVar = rows->loopVar;
   nest.columnVar = columns->loopVar;
   nest.rows = *asConstInt(rows->extent);
   nest.columns = *asConstInt(columns->extent);
-  auto name = [](const ForNode* loop) { return "'" + loop->loopVar.name() + "'"; };
-  for (size_t i = 2; i < loops.size(); ++i)
-    if (c->stride(loops[i]->loopVar) != 0)
-      return mismatch("the output moves with " + name(loops[i]) + ", which should be a reduction loop", tileHint);
   if (c->stride(columns->loopVar) != 1 || b->stride(columns->loopVar) != 4 || a->stride(columns->loopVar) != 0)
     return mismatch("the loop " + name(columns) + " is not a loop over output columns (contiguous in " +
                         nest.acc.name() + ", 4 bytes apart in " + nest.weight.name() + ")",
@@ -169,16 +177,27 @@ Expected<TileDotNest> matchTileDotNest(const ForNode* rowsLoop) {
     return mismatch("the columns loop " + name(columns) + " runs " + std::to_string(nest.columns) +
                         " times, not a multiple of 16",
                     "split it by 16, 32 or 64");
+  auto isRowLoop = [&](const ForNode* loop) {
+    return c->stride(loop->loopVar) >= nest.columns && b->stride(loop->loopVar) == 0 && a->stride(loop->loopVar) > 0;
+  };
+  for (const ForNode* loop : {blocks, rows})
+    if (loop && !isRowLoop(loop))
+      return mismatch("the loop " + name(loop) + " is not a loop over output rows (each row's columns apart in " +
+                          nest.acc.name() + ", one input row of " + nest.data.name() + " each)",
+                      tileHint);
   nest.accRowStride = c->stride(rows->loopVar);
   nest.dataRowStride = a->stride(rows->loopVar);
-  if (nest.accRowStride < nest.columns || b->stride(rows->loopVar) != 0 || nest.dataRowStride <= 0)
-    return mismatch("the loop " + name(rows) + " is not a loop over output rows (each row's columns apart in " +
-                        nest.acc.name() + ", one input row of " + nest.data.name() + " each)",
-                    tileHint);
+  if (blocks) {
+    nest.rowBlocks = *asConstInt(blocks->extent);
+    nest.accRowBlockStride = c->stride(blocks->loopVar);
+    nest.dataRowBlockStride = a->stride(blocks->loopVar);
+  }
   if (init) {
     auto zeroed = linearIn(init->indices[0], loops);
-    if (initDepth != 2 || !init->buffer.same(nest.acc) || !zeroed || !structuralEqual(zeroed->base, nest.accBase) ||
-        zeroed->stride(rows->loopVar) != nest.accRowStride || zeroed->stride(columns->loopVar) != 1)
+    bool same = zeroed && structuralEqual(zeroed->base, nest.accBase);
+    for (size_t i = 0; same && i < parallel; ++i)
+      same = zeroed->stride(loops[i]->loopVar) == c->stride(loops[i]->loopVar);
+    if (initDepth != parallel || !init->buffer.same(nest.acc) || !same)
       return mismatch("the initialization inside the nest is not of the outputs the update accumulates", tileHint);
     nest.initializes = true;
   }
@@ -191,7 +210,7 @@ Expected<TileDotNest> matchTileDotNest(const ForNode* rowsLoop) {
                     "split the channels by 4 and put that loop innermost, with a packed weight whose innermost axis "
                     "holds the same 4 channels");
   size_t outer = loops.size() - 1;
-  if (outer > 2) {
+  if (outer > parallel) {
     const ForNode* group = loops[outer - 1];
     if (a->stride(group->loopVar) == 4 && *asConstInt(group->extent) <= 16 && b->stride(group->loopVar) != 0) {
       nest.groups = *asConstInt(group->extent);
@@ -200,7 +219,7 @@ Expected<TileDotNest> matchTileDotNest(const ForNode* rowsLoop) {
     }
   }
   if (nest.groups == 1) nest.weightGroupStride = 4 * nest.columns;  // one B row; any stride reads it
-  for (size_t i = 2; i < outer; ++i)
+  for (size_t i = parallel; i < outer; ++i)
     nest.outerReductions.push_back({loops[i]->loopVar, *asConstInt(loops[i]->extent), a->stride(loops[i]->loopVar),
                                     b->stride(loops[i]->loopVar)});
   return nest;

@@ -59,23 +59,26 @@ private slots:
     QTest::addColumn<int>("cpu");  // 0 host, 1 without VNNI, 2 without AVX, 3 without AMX
     QTest::addColumn<bool>("nchw");
     QTest::addColumn<bool>("signedTypes");  // int8 data and output
-    QTest::newRow("3x3 pad 1") << 32 << 9 << 64 << 3 << 1 << 1 << 16 << 32 << false << 0 << false << false;
-    QTest::newRow("1x1 stride 2 relu") << 16 << 8 << 32 << 1 << 2 << 0 << 4 << 16 << true << 0 << false << false;
-    QTest::newRow("7 wide: a tile tail") << 8 << 7 << 32 << 3 << 1 << 1 << 8 << 32 << false << 0 << false << false;
-    QTest::newRow("3x3 without VNNI") << 32 << 9 << 64 << 3 << 1 << 1 << 16 << 32 << true << 1 << false << false;
-    QTest::newRow("3x3 without AVX") << 16 << 6 << 32 << 3 << 1 << 1 << 16 << 16 << false << 2 << false << false;
-    QTest::newRow("NCHW in and out") << 32 << 9 << 64 << 3 << 1 << 1 << 16 << 32 << false << 0 << true << false;
-    QTest::newRow("NCHW int8 1x1") << 16 << 7 << 32 << 1 << 1 << 0 << 16 << 16 << true << 0 << true << true;
-    QTest::newRow("NCHW 3 channels, stride 2") << 3 << 11 << 16 << 3 << 2 << 1 << 4 << 16 << false << 0 << true << false;
-    QTest::newRow("NCHW 24 filters in a block of 16") << 16 << 7 << 24 << 1 << 1 << 0 << 16 << 16 << false << 0 << true << false;
-    QTest::newRow("int8 3x3 stride 2") << 16 << 9 << 32 << 3 << 2 << 1 << 8 << 32 << false << 0 << false << true;
+    QTest::addColumn<bool>("nchwOutputOnly");  // blocked input, NCHW output
+    QTest::newRow("3x3 pad 1") << 32 << 9 << 64 << 3 << 1 << 1 << 16 << 32 << false << 0 << false << false << false;
+    QTest::newRow("1x1 stride 2 relu") << 16 << 8 << 32 << 1 << 2 << 0 << 4 << 16 << true << 0 << false << false << false;
+    QTest::newRow("7 wide: a tile tail") << 8 << 7 << 32 << 3 << 1 << 1 << 8 << 32 << false << 0 << false << false << false;
+    QTest::newRow("3x3 without VNNI") << 32 << 9 << 64 << 3 << 1 << 1 << 16 << 32 << true << 1 << false << false << false;
+    QTest::newRow("3x3 without AVX") << 16 << 6 << 32 << 3 << 1 << 1 << 16 << 16 << false << 2 << false << false << false;
+    QTest::newRow("NCHW in and out") << 32 << 9 << 64 << 3 << 1 << 1 << 16 << 32 << false << 0 << true << false << false;
+    QTest::newRow("NCHW int8 1x1") << 16 << 7 << 32 << 1 << 1 << 0 << 16 << 16 << true << 0 << true << true << false;
+    QTest::newRow("NCHW 3 channels, stride 2") << 3 << 11 << 16 << 3 << 2 << 1 << 4 << 16 << false << 0 << true << false << false;
+    QTest::newRow("NCHW 24 filters in a block of 16") << 16 << 7 << 24 << 1 << 1 << 0 << 16 << 16 << false << 0 << true << false << false;
+    QTest::newRow("int8 3x3 stride 2") << 16 << 9 << 32 << 3 << 2 << 1 << 8 << 32 << false << 0 << false << true << false;
     // Blocks of 64 channels and filters: AMX tiles where the CPU has them (int8Conv2dUsesTiles).
-    QTest::newRow("64-blocks 3x3 pad 1") << 64 << 9 << 128 << 3 << 1 << 1 << 64 << 64 << true << 0 << false << false;
-    QTest::newRow("64-blocks 3x3, 28 wide") << 128 << 28 << 64 << 3 << 1 << 1 << 64 << 64 << false << 0 << false << false;
-    QTest::newRow("64-blocks 1x1 stride 2") << 128 << 14 << 64 << 1 << 2 << 0 << 64 << 64 << false << 0 << false << false;
-    QTest::newRow("64-blocks int8 3x3") << 64 << 7 << 64 << 3 << 1 << 1 << 64 << 64 << false << 0 << false << true;
-    QTest::newRow("64-blocks without AMX") << 64 << 9 << 128 << 3 << 1 << 1 << 64 << 64 << true << 3 << false << false;
-    QTest::newRow("64-blocks 1x1, 7 wide without AMX: a pixel tail") << 64 << 7 << 64 << 1 << 1 << 0 << 64 << 64 << false << 3 << false << false;
+    QTest::newRow("64-blocks 3x3 pad 1") << 64 << 9 << 128 << 3 << 1 << 1 << 64 << 64 << true << 0 << false << false << false;
+    QTest::newRow("64-blocks 3x3, 28 wide") << 128 << 28 << 64 << 3 << 1 << 1 << 64 << 64 << false << 0 << false << false << false;
+    QTest::newRow("64-blocks 1x1 stride 2") << 128 << 14 << 64 << 1 << 2 << 0 << 64 << 64 << false << 0 << false << false << false;
+    QTest::newRow("64-blocks int8 3x3") << 64 << 7 << 64 << 3 << 1 << 1 << 64 << 64 << false << 0 << false << true << false;
+    QTest::newRow("64-blocks in, NCHW out") << 64 << 7 << 96 << 3 << 1 << 1 << 64 << 32 << false << 0 << false << false << true;
+    QTest::newRow("64-blocks without AMX") << 64 << 9 << 128 << 3 << 1 << 1 << 64 << 64 << true << 3 << false << false << false;
+    QTest::newRow("NCHW 3 channels 7x7 stride 2, 64 filters") << 3 << 23 << 64 << 7 << 2 << 3 << 4 << 64 << true << 0 << true << false << false;
+    QTest::newRow("64-blocks 1x1, 7 wide without AMX: a pixel tail") << 64 << 7 << 64 << 1 << 1 << 0 << 64 << 64 << false << 3 << false << false << false;
   }
   void matchesReference() {
     QFETCH(int, channels);
@@ -90,6 +93,7 @@ private slots:
     QFETCH(int, cpu);
     QFETCH(bool, nchw);
     QFETCH(bool, signedTypes);
+    QFETCH(bool, nchwOutputOnly);
     Int8Conv2dParams params;
     params.conv.channels = channels;
     params.conv.height = params.conv.width = size;
@@ -103,7 +107,8 @@ private slots:
     params.dataZeroPoint = signedTypes ? -5 : 3;
     params.outputZeroPoint = signedTypes ? -8 : 120;
     params.relu = relu;
-    params.nchwInput = params.nchwOutput = nchw;
+    params.nchwInput = nchw;
+    params.nchwOutput = nchw || nchwOutputOnly;
     QVERIFY2(params.validate().empty(), params.validate().c_str());
     Target target = cpu == 0 ? hostTarget() : cpu == 3 ? withoutTiles() : withoutFeatures(false, cpu == 1);
     Workload w = int8Conv2d(params);
@@ -112,7 +117,7 @@ private slots:
     auto built = build(*schedule, w.args(), w.name, target);
     QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
     bool tiles = int8Conv2dUsesTiles(params, target);
-    QCOMPARE(tiles, hasIntegerTiles(target) && inputBlock == 64);
+    QCOMPARE(tiles, hasIntegerTiles(target) && inputBlock == 64 && !nchw && cpu != 3);
     QVERIFY(toString(built->lowered.func).find(tiles ? kTileDotAttr : "dot_u8i8(") != std::string::npos);
 
     const int64_t C = channels, H = size, W = size, K = filters, R = kernel;
@@ -148,7 +153,7 @@ private slots:
     offsetArray.copyFrom(offset.data(), offset.size() * sizeof(int32_t));
     auto scaleArray = runtime::NDArray::empty({K}, runtime::DataType::float32());
     scaleArray.copyFrom(scale.data(), scale.size() * sizeof(float));
-    auto out = nchw ? runtime::NDArray::empty({1, K, OH, OW}, byteType)
+    auto out = nchw || nchwOutputOnly ? runtime::NDArray::empty({1, K, OH, OW}, byteType)
                     : runtime::NDArray::empty({1, K / filterBlock, OH, OW, filterBlock}, byteType);
     built->function(data, weight, offsetArray, scaleArray, out);
 
@@ -168,7 +173,7 @@ private slots:
               }
           int expected =
               requantized(acc + bias[size_t(k)], scale[size_t(k)], params.outputZeroPoint, relu, signedTypes);
-          uint8_t stored = y[nchw ? (k * OH + oy) * OW + ox
+          uint8_t stored = y[nchw || nchwOutputOnly ? (k * OH + oy) * OW + ox
                                   : (((k / filterBlock) * OH + oy) * OW + ox) * filterBlock + k % filterBlock];
           int got = signedTypes ? int(int8_t(stored)) : int(stored);
           // float32 products may round a tie differently; anything more is a wrong sum.

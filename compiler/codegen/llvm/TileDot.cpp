@@ -19,17 +19,22 @@ constexpr int64_t kTileRows = 16;     // rows of a tile register
 constexpr int64_t kTileBytes = 64;    // bytes of a tile row
 constexpr int64_t kTileColumns = 16;  // int32 accumulators of a tile row
 
+// One tile's rows: where its first row starts in the accumulators and in the data (elements
+// from the nest's origin), and how many rows it has.
 struct Rows {
-  int64_t first, count;
+  int64_t accOffset, dataOffset, count;
 };
 
-// The rows cut into the fewest groups of at most 16, as even as can be: a tdpbusd costs the
-// same for 14 rows as for 16, so 28 rows are two tiles of 14, not 16 and 12.
-std::vector<Rows> rowGroups(int64_t rows) {
-  int64_t groups = (rows + kTileRows - 1) / kTileRows;
-  int64_t each = (rows + groups - 1) / groups;
+// Each block's rows cut into the fewest groups of at most 16, as even as can be: a tdpbusd
+// costs the same for 14 rows as for 16, so 28 rows are two tiles of 14, not 16 and 12.
+std::vector<Rows> rowGroups(const TileDotNest& nest) {
+  int64_t groups = (nest.rows + kTileRows - 1) / kTileRows;
+  int64_t each = (nest.rows + groups - 1) / groups;
   std::vector<Rows> result;
-  for (int64_t first = 0; first < rows; first += each) result.push_back({first, std::min(each, rows - first)});
+  for (int64_t block = 0; block < nest.rowBlocks; ++block)
+    for (int64_t first = 0; first < nest.rows; first += each)
+      result.push_back({block * nest.accRowBlockStride + first * nest.accRowStride,
+                        block * nest.dataRowBlockStride + first * nest.dataRowStride, std::min(each, nest.rows - first)});
   return result;
 }
 
@@ -39,7 +44,7 @@ public:
       : b_(builder), module_(module), nest_(nest) {}
 
   void emit(llvm::Value* acc, llvm::Value* data, llvm::Value* weight) {
-    std::vector<Rows> groups = rowGroups(nest_.rows);
+    std::vector<Rows> groups = rowGroups(nest_);
     int64_t columnTiles = nest_.columns / kTileColumns;
     for (size_t g = 0; g < groups.size(); g += 2)
       for (int64_t j = 0; j < columnTiles; j += 2) {
@@ -64,7 +69,7 @@ private:
                 const std::vector<int64_t>& columns) {
     const int64_t accRowBytes = nest_.accRowStride * 4;
     auto accAt = [&](const Rows& r, int64_t column) {
-      return bytesAt(acc, i64((r.first * nest_.accRowStride + column * kTileColumns) * 4));
+      return bytesAt(acc, i64((r.accOffset + column * kTileColumns) * 4));
     };
     std::vector<llvm::Value*> tiles;
     for (const Rows& r : rows)
@@ -126,7 +131,7 @@ private:
     const int64_t rowBytes = 4 * nest_.groups;
     std::vector<llvm::Value*> dataTiles, weightTiles;
     for (const Rows& r : rows) {
-      llvm::Value* at = bytesAt(data, b_.CreateAdd(dataOffset, i64(r.first * nest_.dataRowStride)));
+      llvm::Value* at = bytesAt(data, b_.CreateAdd(dataOffset, i64(r.dataOffset)));
       dataTiles.push_back(call(llvm::Intrinsic::x86_tileloadd64_internal,
                                {i16(r.count), i16(rowBytes), at, i64(nest_.dataRowStride)}));
     }

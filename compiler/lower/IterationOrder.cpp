@@ -1,5 +1,6 @@
 // An interpreter of lowered loop nests that records when each output element is produced.
 #include "compiler/lower/IterationOrder.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 
 #include <algorithm>
 #include <map>
@@ -125,11 +126,22 @@ private:
       case NodeKind::LetStmt: execLet(s.as<LetStmtNode>()); break;
       case NodeKind::IfThenElse: execIf(s.as<IfThenElseNode>()); break;
       case NodeKind::Allocate: exec(s.as<AllocateNode>()->body); break;
-      case NodeKind::AttrStmt: exec(s.as<AttrStmtNode>()->body); break;
+      case NodeKind::AttrStmt: execAttr(s.as<AttrStmtNode>()); break;
       case NodeKind::BufferRealize: exec(s.as<BufferRealizeNode>()->body); break;
       case NodeKind::BufferStore: execStore(s.as<BufferStoreNode>()); break;
       default: break;  // Evaluate and anything else writes no output element
     }
+  }
+
+  // A tile_u8i8 nest is one instruction's worth of outputs, as a vectorized loop is: its
+  // stores share one step and one instruction, whatever loops it keeps inside.
+  void execAttr(const AttrStmtNode* attr) {
+    if (attr->key != kTileDotAttr || vectorGroup_ >= 0) return exec(attr->body);
+    vectorGroup_ = nextVectorInstruction_++;
+    vectorGroupTime_ = -1;
+    vectorGroupLane_ = 0;
+    exec(attr->body);
+    vectorGroup_ = -1;
   }
 
   void execFor(const ForNode* loop) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 #include <random>
 #include <set>
 
@@ -433,6 +434,24 @@ private slots:
     std::set<int64_t> instructions;
     for (auto& cell : order->cells) instructions.insert(cell.vectorInstruction);
     QCOMPARE(instructions.size(), size_t(4));
+  }
+
+  // A tile_u8i8 nest is one instruction too: each jo's 2 x 16 outputs, whatever loops remain.
+  void iterationOrderCountsTheTileAsOneInstruction() {
+    auto workload = testing::int8MatmulWorkload(2, 32, 8);
+    auto schedule = scheduleFromText(workload.outputs,
+                                     "jo, ji = split(C, j, factor=16)\nko, ki = split(C, k, factor=4)\n"
+                                     "reorder(C, jo, i, ji, ko, ki)\ntensorize(C, i, tile_u8i8)\n");
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, workload.args(), "f");
+    QVERIFY2(lowered.ok(), lowered.ok() ? "" : lowered.error().toString().c_str());
+    auto order = iterationOrder(lowered->func);
+    QVERIFY2(order.ok(), order.ok() ? "" : order.error().toString().c_str());
+    QCOMPARE(order->cells.size(), size_t(2 * 32));
+    std::map<int64_t, int> outputsPerInstruction;
+    for (auto& cell : order->cells) ++outputsPerInstruction[cell.vectorInstruction];
+    QCOMPARE(outputsPerInstruction.size(), size_t(2));
+    for (auto [instruction, outputs] : outputsPerInstruction) QCOMPARE(outputs, 2 * 16);
   }
 
   void traceTextRoundTrips() {

@@ -55,7 +55,13 @@ Workload int8Dense(const Int8DenseParams& params);
 /// A [K, N] (or, `transposed`, [N, K]) int8 weight in int8Dense's packed layout.
 std::vector<int8_t> packInt8DenseWeight(const Int8DenseParams& params, const int8_t* weight, bool transposed);
 
-/// The VNNI schedule: tiles of rows x one column block in parallel; per tile the reduction
+/// Whether the default schedule runs on AMX tiles (tile_u8i8): the target has them, K is a
+/// multiple of 64 (a tile row), the columns fill whole blocks of a multiple of 16, and the
+/// row axis has a divisor of at least 8 (the rows of a tile, up to 128).
+bool int8DenseUsesTiles(const Int8DenseParams& params, const Target& target);
+
+/// With AMX (int8DenseUsesTiles), per tile of rows x one column block the whole reduction in
+/// tile registers. Otherwise the VNNI schedule: tiles of rows x one column block in parallel; per tile the reduction
 /// outermost, rows and column vectors unrolled (accumulators in registers), each 16 columns
 /// x 4 products one dot_16x4_u8i8, and the epilogue vectorized along the block. A layer of
 /// fewer columns than a block is not tensorized (plain vector multiply-adds).

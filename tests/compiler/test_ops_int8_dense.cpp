@@ -11,6 +11,7 @@
 #include "compiler/codegen/llvm/HostTarget.h"
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Int8Dense.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 #include "core/ir/IRPrinter.h"
 
 using namespace tessel;
@@ -27,6 +28,12 @@ Target withoutFeatures(bool avx) {
   return target;
 }
 
+Target withoutTiles() {
+  Target target = hostTarget();
+  std::erase_if(target.features, [](const std::string& f) { return f.rfind("amx", 0) == 0; });
+  return target;
+}
+
 }  // namespace
 
 class TestOpsInt8Dense : public QObject {
@@ -38,7 +45,7 @@ private slots:
     QTest::addColumn<int>("block");
     QTest::addColumn<QString>("types");  // data -> output
     QTest::addColumn<bool>("relu");
-    QTest::addColumn<int>("cpu");  // 0 host, 1 without VNNI, 2 without AVX
+    QTest::addColumn<int>("cpu");  // 0 host, 1 without VNNI, 2 without AVX, 3 without AMX
     QTest::newRow("one row, float logits") << QList<int>{1, 512} << 1000 << 32 << "uint8 float32" << false << 0;
     QTest::newRow("rows in tiles, uint8") << QList<int>{24, 64} << 64 << 32 << "uint8 uint8" << false << 0;
     QTest::newRow("int8 data and output, relu") << QList<int>{12, 48} << 48 << 16 << "int8 int8" << true << 0;
@@ -47,6 +54,10 @@ private slots:
     QTest::newRow("without VNNI") << QList<int>{8, 64} << 64 << 32 << "uint8 uint8" << true << 1;
     QTest::newRow("10 classes: fewer columns than a block") << QList<int>{3, 64} << 10 << 16 << "uint8 uint8" << false << 0;
     QTest::newRow("without AVX") << QList<int>{6, 36} << 24 << 16 << "int8 float32" << false << 2;
+    // K a multiple of 64 and at least 8 rows per tile: AMX tiles where the CPU has them.
+    QTest::newRow("tiles: 2 x 24 rows, K 192") << QList<int>{2, 24, 192} << 64 << 32 << "uint8 uint8" << true << 0;
+    QTest::newRow("tiles: int8 data, float out") << QList<int>{40, 128} << 48 << 16 << "int8 float32" << false << 0;
+    QTest::newRow("tiles hidden: K 192") << QList<int>{2, 24, 192} << 64 << 32 << "uint8 uint8" << true << 3;
   }
   void matchesReference() {
     QFETCH(QList<int>, shape);
@@ -67,13 +78,15 @@ private slots:
     params.outputZeroPoint = floatOutput ? 0 : params.outputType == DataType::int8() ? -8 : 120;
     params.relu = relu;
     QVERIFY2(params.validate().empty(), params.validate().c_str());
-    Target target = cpu == 0 ? hostTarget() : withoutFeatures(cpu == 1);
+    Target target = cpu == 0 ? hostTarget() : cpu == 3 ? withoutTiles() : withoutFeatures(cpu == 1);
     Workload w = int8Dense(params);
     auto schedule = defaultInt8DenseSchedule(w, params, target);
     QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
     auto built = build(*schedule, w.args(), w.name, target);
     QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
-    bool tensorized = toString(built->lowered.func).find("dot_u8i8(") != std::string::npos;
+    bool tiles = int8DenseUsesTiles(params, target);
+    QCOMPARE(tiles, hasIntegerTiles(target) && shape.back() % 64 == 0 && columns >= block && shape[shape.size() - 2] >= 8);
+    bool tensorized = toString(built->lowered.func).find(tiles ? kTileDotAttr : "dot_u8i8(") != std::string::npos;
     QCOMPARE(tensorized, columns >= block);  // fewer columns than a block: plain multiply-adds
 
     const int64_t M = params.rows(), K = params.depth(), N = columns;

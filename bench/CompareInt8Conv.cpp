@@ -1,9 +1,10 @@
-// tessel-compare-int8-conv: Tessel's int8 VNNI convolution against its float32 convolution
-// on the same layer, each in the layout a compiled model runs it in (NCHW16c activations,
-// weights packed at compile time), plus both machine ceilings: the float32 FMA probe and the
-// int8 vpdpbusd probe. The four run in alternating blocks of 0.2 s and every figure is a
-// median over rounds (the ratios are medians of per-round ratios): on a shared or virtual
-// machine whose speed drifts, only side-by-side blocks compare.
+// tessel-compare-int8-conv: Tessel's int8 convolution against its float32 convolution on the
+// same layer, each in the layout a compiled model runs it in (float NCHW16c activations; int8
+// in blocks of 64 on AMX tiles where the CPU has them and the channels allow, else NCHW16c on
+// VNNI; weights packed at compile time), plus the machine ceilings: the float32 FMA probe,
+// the int8 vpdpbusd probe, and the AMX tdpbusd probe. They run in alternating blocks of 0.2 s
+// and every figure is a median over rounds (the ratios are medians of per-round ratios): on
+// a shared or virtual machine whose speed drifts, only side-by-side blocks compare.
 //
 //   tessel-compare-int8-conv [--layers resnet18|resnet50] [--rounds 7]
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "compiler/codegen/llvm/HostTarget.h"
 #include "compiler/lower/Build.h"
 #include "compiler/ops/Int8Conv2d.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 #include "runtime/NDArray.h"
 #include "runtime/PeakFlops.h"
 #include "runtime/ThreadPool.h"
@@ -110,15 +112,20 @@ int main(int argc, char** argv) {
   Target target = hostTarget();
   auto& pool = runtime::ThreadPool::global();
   runtime::PeakProbe floatProbe(pool, runtime::bestFmaKernel());
-  std::optional<runtime::PeakProbe> int8Probe;
+  std::optional<runtime::PeakProbe> int8Probe, tileProbe;
   if (runtime::supportsFmaKernel(runtime::FmaKernel::Int8VNNI)) int8Probe.emplace(pool, runtime::FmaKernel::Int8VNNI);
+  if (runtime::supportsFmaKernel(runtime::FmaKernel::Int8Tile)) tileProbe.emplace(pool, runtime::FmaKernel::Int8Tile);
   std::printf("target: %s\nthreads: %d, rounds: %d of %.1f s blocks\n", target.toString().c_str(),
               pool.numThreads(), rounds, kBlockSeconds);
-  std::printf("float32 FMA peak now: %.0f GFLOP/s; int8 vpdpbusd peak now: %s GOP/s\n\n",
-              floatProbe.sustainedGflops(kBlockSeconds),
-              int8Probe ? std::to_string(int(int8Probe->sustainedGflops(kBlockSeconds))).c_str() : "-");
-  std::printf("%-18s %10s %10s %9s %12s %12s\n", "layer", "fp32 ms", "int8 ms", "speedup", "fp32 % peak",
-              "int8 % peak");
+  auto sustained = [](std::optional<runtime::PeakProbe>& probe) {
+    return probe ? std::to_string(int(probe->sustainedGflops(kBlockSeconds))) : std::string("-");
+  };
+  std::printf("float32 FMA peak now: %.0f GFLOP/s; int8 vpdpbusd peak now: %s GOP/s; AMX tdpbusd peak now: %s GOP/s\n\n",
+              floatProbe.sustainedGflops(kBlockSeconds), sustained(int8Probe).c_str(), sustained(tileProbe).c_str());
+  // int8 % peak: of the kernel's own ceiling (tdpbusd on tiles, vpdpbusd otherwise); vnni %:
+  // of the vpdpbusd ceiling whatever the kernel runs on.
+  std::printf("%-18s %10s %10s %9s %12s %6s %12s %9s\n", "layer", "fp32 ms", "int8 ms", "speedup", "fp32 % peak",
+              "int8", "int8 % peak", "vnni %");
   std::mt19937 rng(42);
   for (const Layer& layer : layers) {
     Conv2dParams p;
@@ -138,6 +145,9 @@ int main(int argc, char** argv) {
     q.dataZeroPoint = 128;
     q.outputZeroPoint = 0;
     q.relu = true;
+    bool tiles = hasIntegerTiles(target) && p.channels % 64 == 0 && p.filters % 64 == 0;
+    if (tiles) q.inputBlock = q.filterBlock = 64;  // what AlterLayout chooses on AMX
+    tiles = int8Conv2dUsesTiles(q, target);
     Workload int8 = int8Conv2d(q);
     auto int8Schedule = defaultInt8Conv2dSchedule(int8, q, target);
     if (!fp32Schedule || !int8Schedule) {
@@ -158,7 +168,8 @@ int main(int argc, char** argv) {
     auto runInt8 = [&] { int8Built->function.callPacked(int8Call); };
     runFp32();
     runInt8();
-    std::vector<double> fp32Ms, int8Ms, speedups, fp32Peak, int8Peak;
+    std::vector<double> fp32Ms, int8Ms, speedups, fp32Peak, int8Peak, vnniPeak;
+    std::optional<runtime::PeakProbe>& ownProbe = tiles ? tileProbe : int8Probe;
     for (int round = 0; round < rounds; ++round) {
       double fp32Rate = blockRate(runFp32, fp32.flops);
       double floatCeiling = floatProbe.sustainedGflops(kBlockSeconds);
@@ -167,12 +178,18 @@ int main(int argc, char** argv) {
       int8Ms.push_back(int8.flops / int8Rate * 1e-6);
       speedups.push_back(fp32Ms.back() / int8Ms.back());
       fp32Peak.push_back(fp32Rate / floatCeiling);
-      if (int8Probe) int8Peak.push_back(int8Rate / int8Probe->sustainedGflops(kBlockSeconds));
+      if (ownProbe) int8Peak.push_back(int8Rate / ownProbe->sustainedGflops(kBlockSeconds));
+      if (tiles && int8Probe) vnniPeak.push_back(int8Rate / int8Probe->sustainedGflops(kBlockSeconds));
     }
-    char int8Share[32] = "-";
-    if (!int8Peak.empty()) std::snprintf(int8Share, sizeof int8Share, "%.1f%%", 100 * runtime::median(int8Peak));
-    std::printf("%-18s %10.4f %10.4f %8.2fx %11.1f%% %12s\n", layer.name, runtime::median(fp32Ms),
-                runtime::median(int8Ms), runtime::median(speedups), 100 * runtime::median(fp32Peak), int8Share);
+    if (!tiles) vnniPeak = int8Peak;
+    auto share = [](const std::vector<double>& fractions) {
+      char text[32] = "-";
+      if (!fractions.empty()) std::snprintf(text, sizeof text, "%.1f%%", 100 * runtime::median(fractions));
+      return std::string(text);
+    };
+    std::printf("%-18s %10.4f %10.4f %8.2fx %11.1f%% %6s %12s %9s\n", layer.name, runtime::median(fp32Ms),
+                runtime::median(int8Ms), runtime::median(speedups), 100 * runtime::median(fp32Peak),
+                tiles ? "amx" : "vnni", share(int8Peak).c_str(), share(vnniPeak).c_str());
     std::fflush(stdout);
   }
   return 0;

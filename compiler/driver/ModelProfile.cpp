@@ -195,6 +195,11 @@ Expected<ModelProfile> parseModelProfile(const std::string& text, const std::str
       if (!node["int8"].is_boolean()) return profileError(source, where + ": \"int8\" is not true or false");
       read.integerDot = node["int8"].get<bool>();
     }
+    if (node.contains("int8_tiles")) {
+      if (!node["int8_tiles"].is_boolean())
+        return profileError(source, where + ": \"int8_tiles\" is not true or false");
+      read.integerTiles = node["int8_tiles"].get<bool>();
+    }
     for (auto [field, value] : optionalNodeNumbers(read)) {
       auto found = node.find(field);
       if (found == node.end()) continue;

@@ -6,7 +6,9 @@
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ModelProfile.h"
 #include "compiler/driver/Roofline.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 #include "core/ir/IR.h"
+#include "runtime/PeakFlops.h"
 
 using namespace tessel;
 using driver::MachineRoof;
@@ -156,6 +158,35 @@ private slots:
     QCOMPARE(back->roof.int8PeakGops, 400.0);
     QVERIFY(back->nodes[0].integerDot);
     QCOMPARE(driver::rooflineBound(back->nodes[0], back->roof)->milliseconds, 0.01);
+  }
+
+  // A kernel on AMX tiles is bounded by the tdpbusd peak (where this CPU lets Tessel use its
+  // tiles; elsewhere the nest runs as loops and counts against the float peak).
+  void tileKernelsCountAgainstTheTilePeak() {
+    Buffer acc("acc", DataType::int32(), {Expr(16)}), a("a", DataType::int32(), {Expr(16)});
+    Stmt nest = AttrStmtNode::make(kTileDotAttr, Expr(int64_t(0)),
+                                   BufferStoreNode::make(acc, BufferLoadNode::make(a, {Expr(int64_t(0))}), {Expr(int64_t(0))}));
+    driver::CompiledKernel kernel;
+    kernel.name = "tconv";
+    kernel.flops = 4e6;
+    kernel.function = PrimFunc("tconv", {acc, a}, nest);
+    const bool amx = runtime::supportsFmaKernel(runtime::FmaKernel::Int8Tile);
+    QCOMPARE(driver::usesIntegerTiles(kernel.function), amx);
+    QVERIFY(!driver::usesIntegerDot(kernel.function));
+
+    driver::ModelProfile profile;
+    profile.nodes = {profiledNode("tconv", 0.02)};
+    driver::MachineRoof roof = kRoof;
+    roof.int8PeakGops = 400;
+    roof.int8TilePeakGops = 800;
+    driver::addRooflines(profile, {kernel}, roof);
+    QCOMPARE(profile.nodes[0].integerTiles, amx);
+    // 4 MOP at 800 GOP/s: 5 us of the 20 us run; at the float peak of 100, 40 us.
+    QCOMPARE(*profile.nodes[0].rooflineFraction, amx ? 0.25 : 2.0);
+    auto back = driver::parseModelProfile(driver::modelProfileJson(profile), "p.json");
+    QVERIFY2(back, back ? "" : back.error().toString().c_str());
+    QCOMPARE(back->roof.int8TilePeakGops, 800.0);
+    QCOMPARE(back->nodes[0].integerTiles, amx);
   }
 
   void profileSavedBeforeTheRooflineStillReads() {

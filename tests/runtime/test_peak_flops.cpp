@@ -30,7 +30,8 @@ private slots:
   }
 
   void probeRefusesKernelsTheCpuLacks() {
-    for (FmaKernel kernel : {FmaKernel::AVX2, FmaKernel::AVX512, FmaKernel::Int8VNNI, FmaKernel::BFloat16Dot}) {
+    for (FmaKernel kernel :
+         {FmaKernel::AVX2, FmaKernel::AVX512, FmaKernel::Int8VNNI, FmaKernel::BFloat16Dot, FmaKernel::Int8Tile}) {
       if (supportsFmaKernel(kernel)) continue;
       ThreadPool pool(1);
       QVERIFY_THROWS_EXCEPTION(Error, PeakProbe(pool, kernel));
@@ -49,7 +50,7 @@ private slots:
     QTest::addColumn<int>("kernel");
     QTest::addColumn<int>("threads");
     for (FmaKernel kernel : {FmaKernel::Scalar, FmaKernel::AVX2, FmaKernel::AVX512, FmaKernel::Int8VNNI,
-                              FmaKernel::BFloat16Dot}) {
+                              FmaKernel::BFloat16Dot, FmaKernel::Int8Tile}) {
       QTest::addRow("%s, 1 thread", toString(kernel)) << int(kernel) << 1;
       QTest::addRow("%s, 2 threads", toString(kernel)) << int(kernel) << 2;
     }

@@ -11,6 +11,7 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
 #include "app/cli/OperatorSpec.h"
+#include "compiler/driver/Roofline.h"
 #include "compiler/lower/Build.h"
 #include "runtime/BFloat16.h"
 #include "runtime/NDArray.h"
@@ -58,7 +59,8 @@ int runBench(const std::vector<std::string>& args) {
           "bench", args, flags,
           "Checks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
           "machine's float32 FMA peak, measured now; for bf16_matmul its vdpbf16ps peak where the CPU\n"
-          "has AVX-512 BF16) and fraction_of_peak=. tuned_kernels= is 1 when the\n"
+          "has AVX-512 BF16; for int8_matmul its tdpbusd peak on AMX tiles, else its vpdpbusd one with\n"
+          "VNNI) and fraction_of_peak=. tuned_kernels= is 1 when the\n"
           "schedule is the operator's tuning record (--tuning-records), 0 for the default or --schedule.\n"
           "`tessel bench MODEL` (an .onnx file or a module directory) times a whole model instead;\n"
           "see `tessel bench MODEL --help`.\n",
@@ -82,11 +84,27 @@ int runBench(const std::vector<std::string>& args) {
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   std::vector<runtime::NDArray> arrays;
   std::vector<const float*> inputs;
-  // A bfloat16 input holds the rounded values; the reference reads the same values as floats.
+  // A bfloat16 input holds the rounded values, a byte input random bytes; the reference reads
+  // the same values as floats.
   std::vector<std::vector<float>> roundedInputs;
   roundedInputs.reserve(w.inputs.size());
   bool bfloat16Kernel = false;
   for (auto& input : w.inputs) {
+    if (input.dtype() == DataType::uint8() || input.dtype() == DataType::int8()) {
+      bool isSigned = input.dtype() == DataType::int8();
+      auto array = runtime::NDArray::empty(shapeOf(input), isSigned ? runtime::DataType::int8() : runtime::DataType::uint8());
+      auto* bytes = static_cast<uint8_t*>(array.data());
+      std::uniform_int_distribution<int> byte(isSigned ? -128 : 0, isSigned ? 127 : 255);
+      std::vector<float>& values = roundedInputs.emplace_back(size_t(array.numElements()));
+      for (size_t i = 0; i < values.size(); ++i) {
+        int value = byte(rng);
+        bytes[i] = uint8_t(value);
+        values[i] = float(value);
+      }
+      inputs.push_back(values.data());
+      arrays.push_back(array);
+      continue;
+    }
     if (input.dtype() == DataType::bfloat16()) {
       bfloat16Kernel = true;
       auto array = runtime::NDArray::empty(shapeOf(input), runtime::DataType::bfloat16());
@@ -105,7 +123,10 @@ int runBench(const std::vector<std::string>& args) {
     inputs.push_back(array.dataAs<float>());
     arrays.push_back(array);
   }
-  auto output = runtime::NDArray::empty(shapeOf(w.outputs[0]), runtime::DataType::float32());
+  // An int32 output (int8_matmul) is compared as floats; its sums are exact integers.
+  const bool integerOutput = w.outputs[0].dtype() == DataType::int32();
+  auto output = runtime::NDArray::empty(shapeOf(w.outputs[0]),
+                                        integerOutput ? runtime::DataType::int32() : runtime::DataType::float32());
   arrays.push_back(output);
   std::vector<runtime::Value> callArgs(arrays.begin(), arrays.end());
   try {
@@ -114,9 +135,11 @@ int runBench(const std::vector<std::string>& args) {
     std::cerr << "tessel bench: running " << w.name << " failed: " << error.what() << "\n";
     return kExitError;
   }
-  std::vector<float> expected(output.numElements());
+  std::vector<float> expected(output.numElements()), got(output.numElements());
   command.spec->reference(inputs, expected.data());
-  Comparison check = compare(output.dataAs<float>(), expected.data(), output.numElements(), 1e-3, 1e-3);
+  for (size_t i = 0; i < got.size(); ++i)
+    got[i] = integerOutput ? float(output.dataAs<int32_t>()[i]) : output.dataAs<float>()[i];
+  Comparison check = compare(got.data(), expected.data(), output.numElements(), 1e-3, 1e-3);
   if (check.worstRatio > 1) {
     std::cerr << "tessel bench: " << w.name << " gives wrong results: element " << check.worstIndex << " is "
               << check.got << ", expected " << check.expected << "\n";
@@ -129,9 +152,16 @@ int runBench(const std::vector<std::string>& args) {
   // may run a burst at full speed and then be throttled for the rest of a ~100 ms period.
   constexpr double kBlockSeconds = 0.2;
   auto& pool = runtime::ThreadPool::global();
-  // A bfloat16 kernel is held to the vdpbf16ps ceiling where the CPU has one.
-  bool bfloat16Peak = bfloat16Kernel && runtime::supportsFmaKernel(runtime::FmaKernel::BFloat16Dot);
-  runtime::PeakProbe probe(pool, bfloat16Peak ? runtime::FmaKernel::BFloat16Dot : runtime::bestFmaKernel());
+  // A bfloat16 kernel is held to the vdpbf16ps ceiling where the CPU has one, an int8 kernel
+  // to the tdpbusd one on AMX tiles or the vpdpbusd one on VNNI.
+  runtime::FmaKernel ceiling = runtime::bestFmaKernel();
+  if (bfloat16Kernel && runtime::supportsFmaKernel(runtime::FmaKernel::BFloat16Dot))
+    ceiling = runtime::FmaKernel::BFloat16Dot;
+  else if (driver::usesIntegerTiles(built->lowered.func))
+    ceiling = runtime::FmaKernel::Int8Tile;
+  else if (driver::usesIntegerDot(built->lowered.func) && runtime::supportsFmaKernel(runtime::FmaKernel::Int8VNNI))
+    ceiling = runtime::FmaKernel::Int8VNNI;
+  runtime::PeakProbe probe(pool, ceiling);
   auto kernelBlockGflops = [&] {
     auto blockStart = std::chrono::steady_clock::now();
     double elapsed = 0;

@@ -8,12 +8,12 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
 #include "app/cli/TuningRecordsFlag.h"
-#include "compiler/ops/BFloat16Matmul.h"
+#include "compiler/ops/PackedMatmul.h"
 #include "compiler/schedule/TraceText.h"
 
 namespace tessel::cli {
 
-std::vector<std::string> operatorNames() { return {"matmul", "dense", "conv2d", "bf16_matmul"}; }
+std::vector<std::string> operatorNames() { return {"matmul", "dense", "conv2d", "bf16_matmul", "int8_matmul"}; }
 
 std::vector<FlagSpec> operatorFlags(const std::string& op) {
   if (op == "matmul")
@@ -25,6 +25,9 @@ std::vector<FlagSpec> operatorFlags(const std::string& op) {
   if (op == "bf16_matmul")
     return {{"m", "rows of A and C", true, "256"}, {"n", "columns of C (a multiple of 16)", true, "1024"},
             {"k", "columns of A, rows of the weight (a multiple of 2)", true, "1024"}};
+  if (op == "int8_matmul")
+    return {{"m", "rows of A and C", true, "256"}, {"n", "columns of C (a multiple of 16)", true, "1024"},
+            {"k", "columns of A, rows of the weight (a multiple of 4)", true, "1024"}};
   if (op == "conv2d")
     return {{"n", "batch size", true, "1"},        {"c", "input channels", true, "64"},
             {"h", "input height", true, "56"},     {"w", "input width", true, "56"},
@@ -58,23 +61,25 @@ std::optional<std::string> makeOperator(const std::string& op, const CommandLine
           for (int64_t j = 0; j < n; ++j) c[i * n + j] += av * (transposed ? b[j * k + p] : b[p * n + j]);
         }
     };
-  } else if (op == "bf16_matmul") {
+  } else if (op == "bf16_matmul" || op == "int8_matmul") {
     int64_t m, n, k;
     if (auto e = flags.getInt("m", &m)) return e;
     if (auto e = flags.getInt("n", &n)) return e;
     if (auto e = flags.getInt("k", &k)) return e;
-    if (m < 1 || n < 16 || n % 16 != 0 || k < 2 || k % 2 != 0)
-      return "bf16_matmul: n must be a multiple of 16 and k of 2 (the weight is packed in [16][2] blocks), m at least 1";
-    spec->workload = bfloat16Matmul(m, n, k);
+    PackedMatmulKind kind = op == "bf16_matmul" ? PackedMatmulKind::BFloat16 : PackedMatmulKind::Int8;
+    if (std::string problem = packedMatmulProblem(m, n, k, kind); !problem.empty()) return problem;
+    spec->workload = packedMatmul(m, n, k, kind);
     Workload w = spec->workload;
-    spec->defaultSchedule = [w, target] { return defaultBFloat16MatmulSchedule(w, target); };
-    // The inputs arrive as the bfloat16 values the kernel reads; W in its packed layout.
-    spec->reference = [m, n, k](const std::vector<const float*>& in, float* c) {
+    spec->defaultSchedule = [w, kind, target] { return defaultPackedMatmulSchedule(w, kind, target); };
+    // The inputs arrive as the values the kernel reads (bfloat16 or bytes, as floats); W in
+    // its packed layout of g-element words. Integer sums stay exact in double.
+    const int64_t g = kind == PackedMatmulKind::BFloat16 ? 2 : 4;
+    spec->reference = [m, n, k, g](const std::vector<const float*>& in, float* c) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           double sum = 0;
           for (int64_t p = 0; p < k; ++p)
-            sum += double(in[0][i * k + p]) * in[1][((j / 16 * (k / 2) + p / 2) * 16 + j % 16) * 2 + p % 2];
+            sum += double(in[0][i * k + p]) * in[1][((j / 16 * (k / g) + p / g) * 16 + j % 16) * g + p % g];
           c[i * n + j] = float(sum);
         }
     };

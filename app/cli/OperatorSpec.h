@@ -23,7 +23,7 @@ struct OperatorSpec {
   std::function<void(const std::vector<const float*>& inputs, float* output)> reference;
 };
 
-/// Flags of an operator ("matmul", "dense", "bf16_matmul": m, n, k; "conv2d": n, c, h, w,
+/// Flags of an operator ("matmul", "dense", "bf16_matmul", "int8_matmul": m, n, k; "conv2d": n, c, h, w,
 /// k, r, s, stride, pad).
 std::vector<FlagSpec> operatorFlags(const std::string& op);
 /// Known operator names, for help text.

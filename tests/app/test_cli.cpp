@@ -5,7 +5,9 @@
 
 #include "CliTestSupport.h"
 
+#include "compiler/codegen/llvm/HostTarget.h"
 #include "compiler/lower/Lower.h"
+#include "compiler/schedule/TensorIntrinsic.h"
 
 namespace {
 
@@ -213,6 +215,29 @@ private slots:
     QVERIFY2(refused.exitCode == 2 && refused.err.contains("multiple of 16"), qPrintable(describe(odd, refused)));
   }
 
+  // The int8 matmul runs on AMX tiles where /proc/cpuinfo has amx_int8 (a tile_u8i8 nest,
+  // tdpbusd in the assembly), else on dot_u8i8 (vpdpbusd with VNNI); k must fill 32-bit words.
+  // (Where the kernel refuses the tiles the schedule falls back too; this machine's allows.)
+  void lowerInt8MatmulTensorizes() {
+    QStringList args = {"lower", "int8_matmul", "--m", "32", "--n", "32", "--k", "128"};
+    Run run = runTessel(args);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(args, run)));
+    QFile cpuinfo("/proc/cpuinfo");
+    QByteArray flags = cpuinfo.open(QIODevice::ReadOnly) ? cpuinfo.readAll() : QByteArray();
+    bool tiles = tessel::hasIntegerTiles(tessel::hostTarget());
+    QVERIFY(!tiles || flags.contains("amx_int8"));
+    QVERIFY2(run.out.contains(tiles ? "attr tile_dot_u8i8" : "dot_u8i8(") && run.out.contains("A: uint8[32, 128]"),
+             qPrintable(run.out));
+    QStringList assembly = args + QStringList{"--emit", "asm"};
+    Run emitted = runTessel(assembly);
+    QVERIFY2(emitted.exitCode == 0, qPrintable(describe(assembly, emitted)));
+    QCOMPARE(emitted.out.contains("tdpbusd"), tiles);
+    if (!tiles) QCOMPARE(emitted.out.contains("vpdpbusd"), flags.contains("avx512_vnni"));
+    QStringList odd = {"lower", "int8_matmul", "--k", "30"};
+    Run refused = runTessel(odd);
+    QVERIFY2(refused.exitCode == 2 && refused.err.contains("k of 4"), qPrintable(describe(odd, refused)));
+  }
+
   void lowerConv2dWithSmallSizes() {
     // 9x9 input, 3x3 kernel, stride 2, pad 1: (9 + 2 - 3) / 2 + 1 = 5 outputs per side.
     QStringList arguments{"lower", "conv2d", "--n", "1", "--c", "3", "--h", "9", "--w", "9", "--k", "4",
@@ -296,6 +321,10 @@ private slots:
                             << "conv2d_n1c8h16w16k16r3s3st1p1";
     QTest::newRow("bf16_matmul") << QStringList{"bf16_matmul", "--m", "6", "--n", "48", "--k", "34"}
                                  << "bf16_matmul_6x48x34";
+    QTest::newRow("int8_matmul on tiles") << QStringList{"int8_matmul", "--m", "40", "--n", "48", "--k", "192"}
+                                          << "int8_matmul_40x48x192";
+    QTest::newRow("int8_matmul on dot_u8i8") << QStringList{"int8_matmul", "--m", "5", "--n", "32", "--k", "36"}
+                                             << "int8_matmul_5x32x36";
   }
   void benchReportsThroughputOfCorrectResults() {
     QFETCH(QStringList, arguments);

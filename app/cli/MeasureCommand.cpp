@@ -35,8 +35,8 @@ const char* kDescription =
     "\n"
     "The model is imported and compiled with the given flags exactly as `tessel compile` and the\n"
     "Studio do, so the same flags give the same kernel names (--list-tasks prints them).\n"
-    "--operator times an operator `tessel bench` knows (matmul, dense, conv2d) with its flags\n"
-    "(`tessel bench OP --help` lists them) instead of a model's task.\n"
+    "--operator times an operator `tessel bench` knows (matmul, dense, conv2d, bf16_matmul,\n"
+    "int8_matmul) with its flags (`tessel bench OP --help` lists them) instead of a model's task.\n"
     "--schedule replays a schedule text file (as the Studio's editor shows it) instead of the\n"
     "default schedule; a schedule error names the file, line and column.\n"
     "\n"
@@ -51,7 +51,7 @@ std::vector<FlagSpec> measureFlags(const std::string& op) {
   std::vector<FlagSpec> flags = {
       {"task", "the kernel to measure (its symbol; see --list-tasks)", true, ""},
       {"list-tasks", "print the model's task (kernel) names and stop", false, ""},
-      {"operator", "OP: measure a bare operator (matmul, dense, conv2d) instead of a model's task", true, ""},
+      {"operator", "OP: measure a bare operator (matmul, dense, conv2d, bf16_matmul, int8_matmul) instead of a model's task", true, ""},
       {"schedule", "schedule text file replacing the default schedule", true, ""},
       threadsFlag(),
       {"min-seconds", "keep sampling until the samples add up to this many seconds", true, "0.2"},

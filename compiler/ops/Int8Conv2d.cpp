@@ -165,18 +165,29 @@ bool int8Conv2dUsesTiles(const Int8Conv2dParams& params, const Target& target) {
 }
 
 namespace {
+// "data.pad": a copy made in parallel rows when it pads, regroups NCHW channels, shifts int8
+// to uint8, or when a pixel tile does not divide the row (`tail`: inlined, the tile's guard
+// would sit inside the product tensorize matches); else read in place.
+void scheduleDataCopy(Schedule& s, const Int8Conv2dParams& params, bool tail, const Target& target,
+                      std::vector<Status>& steps) {
+  const Conv2dParams& p = params.conv;
+  bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
+  if (padded || tail || params.nchwInput || params.dataType != DataType::uint8()) {
+    int64_t rows =
+        p.batch * (params.paddedChannels() / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
+    parallelizeRows(s, "data.pad", {"n", "co", "y"}, rows, target, steps);
+    steps.push_back(s.vectorize("data.pad", "ci"));
+  } else {
+    steps.push_back(s.computeInline("data.pad"));
+  }
+}
+
 // The AMX schedule: per tile of pixels (of one output row, or of several when rows are short)
 // the whole reduction in tile registers (tile_u8i8), then the requantization vectorized over
 // the filter block from the accumulators it left in L1.
 Expected<Schedule> tileInt8Conv2dSchedule(const Workload& workload, const Int8Conv2dParams& params,
                                           const Target& target) {
   const Conv2dParams& p = params.conv;
-  // The widest divisor (a guard for a partial tile would break the nest) of at most `limit`.
-  auto widestDivisor = [](int64_t n, int64_t limit) {
-    for (int64_t d = std::min(n, limit); d > 1; --d)
-      if (n % d == 0) return d;
-    return int64_t(1);
-  };
   // Pixels of a row fill at most two tiles (a tile is as fast with 14 rows as with 16). A row
   // shorter than a tile leaves its rows part empty and each weight tile feeds few products,
   // so such a tile takes several output rows, each its own tile (up to 64 pixels in all).
@@ -199,14 +210,7 @@ Expected<Schedule> tileInt8Conv2dSchedule(const Workload& workload, const Int8Co
       s.reorder("conv.acc", {"y", "x", "ki", "co", "r", "s", "cg", "ci"}),
       s.tensorize("conv.acc", yb > 1 ? "y" : "x", "tile_u8i8"),
   });
-  bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
-  if (padded || params.dataType != DataType::uint8()) {
-    int64_t rows = p.batch * (p.channels / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
-    parallelizeRows(s, "data.pad", {"n", "co", "y"}, rows, target, steps);
-    steps.push_back(s.vectorize("data.pad", "ci"));
-  } else {
-    steps.push_back(s.computeInline("data.pad"));
-  }
+  scheduleDataCopy(s, params, /*tail=*/false, target, steps);
   for (const Status& status : steps)
     if (!status) return status.error();
   return s;
@@ -246,18 +250,7 @@ Expected<Schedule> defaultInt8Conv2dSchedule(const Workload& workload, const Int
       s.unroll("conv.acc", "kv"),
       s.tensorize("conv.acc", "kl", intrinsic),
   });
-  bool padded = p.paddingTop() || p.paddingLeft() || p.paddingBottom() || p.paddingRight();
-  // A pixel tile that does not divide the row guards its loads; inlined, the guard would sit
-  // inside the product tensorize matches, so the (small) copy is made instead.
-  bool tail = p.outWidth() % xb != 0;
-  if (padded || tail || params.nchwInput || params.dataType != DataType::uint8()) {
-    int64_t channels = params.paddedChannels();
-    int64_t rows = p.batch * (channels / params.inputBlock) * (p.height + p.paddingTop() + p.paddingBottom());
-    parallelizeRows(s, "data.pad", {"n", "co", "y"}, rows, target, steps);
-    steps.push_back(s.vectorize("data.pad", "ci"));
-  } else {
-    steps.push_back(s.computeInline("data.pad"));
-  }
+  scheduleDataCopy(s, params, p.outWidth() % xb != 0, target, steps);
   for (const Status& status : steps)
     if (!status) return status.error();
   return s;

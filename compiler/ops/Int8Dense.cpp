@@ -14,6 +14,10 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t kProductsPerLane = 4;
 // Groups of 4 bytes in a 64-byte AMX tile row: one tdpbusd's reduction.
 constexpr int64_t kTileQuads = 16;
+// Rows per AMX tile of the layer, at most: 16 KiB of accumulators for 32 columns, in L1, and
+// each block of the weight (the bulk of the bytes) read from memory once per 128 rows
+// (BERT's 768 x 3072 layer: 0.25-0.36 ms against 0.42-0.68 with 32 rows).
+constexpr int64_t kTileRowLimit = 128;
 
 int64_t roundUp(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
@@ -181,11 +185,10 @@ std::vector<int8_t> packInt8DenseWeight(const Int8DenseParams& params, const int
 
 namespace {
 
-// Tiles of rows x one column block in parallel, the accumulators computed per tile: the
-// reduction outermost (the packed weights in memory order), then rows and column vectors
-// unrolled with their accumulators in registers, 4 products per lane one instruction.
+// Tiles of rows x one column block in parallel, the accumulators computed per tile and the
+// epilogue vectorized along the block; the caller then schedules "dense.acc" inside a tile.
 std::vector<Status> tiledSteps(Schedule& s, const std::vector<std::string>& leading, int64_t rowBlock,
-                               int64_t columnBlock, int64_t lanes, const char* intrinsic) {
+                               int64_t columnBlock) {
   std::vector<std::string> tileOrder = leading, rowsOfTiles = leading;
   tileOrder.insert(tileOrder.end(), {"io", "jo", "ii", "ji"});
   rowsOfTiles.insert(rowsOfTiles.end(), {"io", "jo"});
@@ -197,41 +200,7 @@ std::vector<Status> tiledSteps(Schedule& s, const std::vector<std::string>& lead
       s.fuse("dense", rowsOfTiles, "tiles"),
       s.parallel("dense", "tiles"),
       s.computeAt("dense.acc", "dense", "tiles"),
-      s.split("dense.acc", "ni", lanes, "nv", "nl"),
-      s.reorder("dense.acc", {"kq", "i", "nv", "nl", "kl"}),
-      s.unroll("dense.acc", "i"),
-      s.unroll("dense.acc", "nv"),
-      s.tensorize("dense.acc", "nl", intrinsic),
   };
-}
-
-// The AMX form of tiledSteps: per tile of rows x one column block, the whole reduction in
-// tile registers (tile_u8i8), 64 bytes of each row per instruction, then the epilogue
-// vectorized along the block.
-std::vector<Status> tileSteps(Schedule& s, const std::vector<std::string>& leading, int64_t rowBlock,
-                              int64_t columnBlock) {
-  std::vector<std::string> tileOrder = leading, rowsOfTiles = leading;
-  tileOrder.insert(tileOrder.end(), {"io", "jo", "ii", "ji"});
-  rowsOfTiles.insert(rowsOfTiles.end(), {"io", "jo"});
-  return {
-      s.split("dense", "j", columnBlock, "jo", "ji"),
-      s.split("dense", "i", rowBlock, "io", "ii"),
-      s.reorder("dense", tileOrder),
-      s.vectorize("dense", "ji"),
-      s.fuse("dense", rowsOfTiles, "tiles"),
-      s.parallel("dense", "tiles"),
-      s.computeAt("dense.acc", "dense", "tiles"),
-      s.split("dense.acc", "kq", kTileQuads, "kc", "kg"),
-      s.reorder("dense.acc", {"i", "no", "ni", "kc", "kg", "kl"}),
-      s.tensorize("dense.acc", "i", "tile_u8i8"),
-  };
-}
-
-// The widest divisor of n that is at most `limit` (1 when none is larger).
-int64_t widestDivisor(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
 }
 
 // Fewer columns than a block (a classifier's 10 classes): the epilogue needs only part of
@@ -250,7 +219,7 @@ bool int8DenseUsesTiles(const Int8DenseParams& params, const Target& target) {
   // Fewer than 8 rows per tile (one token, a batch-1 classifier) waste most of each
   // instruction: those stay on VNNI.
   return hasIntegerTiles(target) && params.columns >= params.columnBlock && params.columnBlock % 16 == 0 &&
-         params.paddedDepth() % (kTileQuads * kProductsPerLane) == 0 && widestDivisor(rowExtent, 32) >= 8;
+         params.paddedDepth() % (kTileQuads * kProductsPerLane) == 0 && widestDivisor(rowExtent, kTileRowLimit) >= 8;
 }
 
 Expected<Schedule> defaultInt8DenseSchedule(const Workload& workload, const Int8DenseParams& params,
@@ -268,12 +237,20 @@ Expected<Schedule> defaultInt8DenseSchedule(const Workload& workload, const Int8
   if (params.columns < params.columnBlock) {
     steps = narrowSteps(s, rank);
   } else if (int8DenseUsesTiles(params, target)) {
-    // Up to 128 rows per tile (16 KiB of accumulators for 32 columns, in L1): each block of the
-    // weight, which is the bulk of the bytes, is then read from memory once for 128 rows
-    // (BERT's 768 x 3072 layer: 0.25-0.36 ms against 0.42-0.68 with 32 rows).
-    steps = tileSteps(s, leading, widestDivisor(rowExtent, 128), params.columnBlock);
+    // Per tile the whole reduction in tile registers (tile_u8i8), 64 bytes of each row per
+    // instruction (steps apply as they are made, so these come after the tile's).
+    steps = tiledSteps(s, leading, widestDivisor(rowExtent, kTileRowLimit), params.columnBlock);
+    steps.insert(steps.end(), {s.split("dense.acc", "kq", kTileQuads, "kc", "kg"),
+                               s.reorder("dense.acc", {"i", "no", "ni", "kc", "kg", "kl"}),
+                               s.tensorize("dense.acc", "i", "tile_u8i8")});
   } else {
-    steps = tiledSteps(s, leading, rowBlock, params.columnBlock, lanes, intrinsic);
+    steps = tiledSteps(s, leading, rowBlock, params.columnBlock);
+    // The reduction outermost (the packed weights in memory order), then rows and column
+    // vectors unrolled with their accumulators in registers, 4 products per lane one
+    // instruction.
+    steps.insert(steps.end(), {s.split("dense.acc", "ni", lanes, "nv", "nl"),
+                               s.reorder("dense.acc", {"kq", "i", "nv", "nl", "kl"}), s.unroll("dense.acc", "i"),
+                               s.unroll("dense.acc", "nv"), s.tensorize("dense.acc", "nl", intrinsic)});
   }
   if (params.copiesData()) {
     parallelizeRows(s, "data.u8", rowAxes(rank), params.rows(), target, steps);

@@ -9,13 +9,6 @@ namespace tessel {
 namespace {
 // Elements of A (and W) in one packed 32-bit word.
 int64_t wordElements(PackedMatmulKind kind) { return kind == PackedMatmulKind::BFloat16 ? 2 : 4; }
-
-// The widest divisor of n that is at most `limit` (1 when none is larger).
-int64_t widestDivisor(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0) return d;
-  return 1;
-}
 }  // namespace
 
 std::string packedMatmulProblem(int64_t m, int64_t n, int64_t k, PackedMatmulKind kind) {

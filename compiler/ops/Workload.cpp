@@ -42,6 +42,12 @@ std::string convOperandProblem(const std::vector<int64_t>& inputShape, const std
   return "";
 }
 
+int64_t widestDivisor(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
 void parallelizeRows(Schedule& schedule, const std::string& stage, const std::vector<std::string>& axes,
                      int64_t rows, const Target& target, std::vector<Status>& steps) {
   if (axes.empty() || rows < 2 || target.cores < 2) return;

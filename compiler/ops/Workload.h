@@ -41,6 +41,10 @@ int64_t elementCount(const std::vector<int64_t>& shape);
 /// the first problem, or empty.
 std::string convOperandProblem(const std::vector<int64_t>& inputShape, const std::vector<int64_t>& weightShape);
 
+/// The widest divisor of `n` that is at most `limit` (1 when none is larger): a split factor
+/// that leaves no partial tile (whose guard would break a tensorized nest).
+int64_t widestDivisor(int64_t n, int64_t limit);
+
 /// Fuses `axes` (outermost loops of `stage`) into one loop named "rows" and runs it in
 /// parallel, when there are `rows` >= 2 of them and more than one thread; each step's
 /// status is appended to `steps`.

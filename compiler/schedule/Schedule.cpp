@@ -557,29 +557,22 @@ Status Schedule::applyTensorize(const Primitive& p, Stage& stage) {
                                   "then the columns), then only reduction loops",
                            "reorder so that " + p.axes[0] + ", the 16-column loop and the reduction loops come last; " +
                                intrinsic->name + " computes " + intrinsic->summary);
-    for (size_t i = size_t(position); i < leaves.size(); ++i)
-      if (const IterVarAttr* attr = stage.attr(leaves[i]); attr && attr->forKind != ForKind::Serial)
-        return scheduleError(p, "loop '" + leaves[i].name() + "' of " + stage.name + " is already " +
-                                    forKindName(attr->forKind) + "; the intrinsic does the whole nest",
-                             "leave the loops inside a tensorized loop plain");
-    IterVarAttr& attr = stage.attrs[iv->get()];
-    attr.tensorize = intrinsic->name;
-    attr.setAt = p.location;
-    return Status::success();
+  } else {
+    if (position != int(leaves.size()) - 2)
+      return scheduleError(p, "loop '" + p.axes[0] + "' of " + stage.name + " must be the outer of its two innermost loops",
+                           "reorder so that " + p.axes[0] + " and one loop inside it come last; " + intrinsic->name +
+                               " replaces a loop of " + std::to_string(intrinsic->lanes) + " outputs around a reduction of " +
+                               std::to_string(intrinsic->reduction));
+    const IterVar& inner = leaves.back();
+    if ((iv->type() == IterVarType::Reduce) == (inner.type() == IterVarType::Reduce))
+      return scheduleError(p, "loops '" + p.axes[0] + "' and '" + inner.name() + "' of " + stage.name +
+                                  " must be one data-parallel loop and one reduction loop",
+                           intrinsic->name + " computes " + intrinsic->summary);
   }
-  if (position != int(leaves.size()) - 2)
-    return scheduleError(p, "loop '" + p.axes[0] + "' of " + stage.name + " must be the outer of its two innermost loops",
-                         "reorder so that " + p.axes[0] + " and one loop inside it come last; " + intrinsic->name +
-                             " replaces a loop of " + std::to_string(intrinsic->lanes) + " outputs around a reduction of " +
-                             std::to_string(intrinsic->reduction));
-  const IterVar& inner = leaves.back();
-  if ((iv->type() == IterVarType::Reduce) == (inner.type() == IterVarType::Reduce))
-    return scheduleError(p, "loops '" + p.axes[0] + "' and '" + inner.name() + "' of " + stage.name +
-                                " must be one data-parallel loop and one reduction loop",
-                         intrinsic->name + " computes " + intrinsic->summary);
-  for (const IterVar& loop : {*iv, inner})
-    if (const IterVarAttr* attr = stage.attr(loop); attr && attr->forKind != ForKind::Serial)
-      return scheduleError(p, "loop '" + loop.name() + "' of " + stage.name + " is already " +
+  // The loops from the marked one inward are the intrinsic's: they stay plain.
+  for (size_t i = size_t(position); i < leaves.size(); ++i)
+    if (const IterVarAttr* attr = stage.attr(leaves[i]); attr && attr->forKind != ForKind::Serial)
+      return scheduleError(p, "loop '" + leaves[i].name() + "' of " + stage.name + " is already " +
                                   forKindName(attr->forKind) + "; the intrinsic does the whole nest",
                            "leave the loops inside a tensorized loop plain");
   IterVarAttr& attr = stage.attrs[iv->get()];

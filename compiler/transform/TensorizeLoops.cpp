@@ -4,29 +4,15 @@
 #include "compiler/arith/Analyzer.h"
 #include "compiler/arith/Simplify.h"
 #include "compiler/schedule/TensorIntrinsic.h"
+#include "compiler/transform/AccumulationPattern.h"
 #include "compiler/transform/TileDotNest.h"
 #include "core/ir/IRMutator.h"
 #include "core/ir/IROperators.h"
 #include "core/ir/IRPrinter.h"
-#include "core/ir/StructuralEqual.h"
 
 namespace tessel {
 
 namespace {
-
-// cast(int32, X[i]) with a scalar load X: the load, else null.
-const BufferLoadNode* widenedLoad(const Expr& e, DataType accumulator) {
-  const auto* cast = e.as<CastNode>();
-  if (!cast || cast->dtype != accumulator) return nullptr;
-  const auto* load = cast->value.as<BufferLoadNode>();
-  return load && load->dtype.isScalar() && load->indices.size() == 1 ? load : nullptr;
-}
-
-// The integer or float constant 0: what a sum's initialization stores.
-bool isZero(const Expr& e) {
-  if (const auto* imm = e.as<FloatImmNode>()) return imm->value == 0;
-  return isConstInt(e, 0);
-}
 
 class Tensorizer : public IRMutator {
 public:
@@ -74,7 +60,7 @@ private:
     if (const auto* seq = outer->body.as<SeqStmtNode>(); seq && seq->seq.size() == 2) {
       init = seq->seq[0].as<BufferStoreNode>();
       inner = seq->seq[1].as<ForNode>();
-      if (!init || init->indices.size() != 1 || !isZero(init->value)) inner = nullptr;
+      if (!init || init->indices.size() != 1 || !isZeroConstant(init->value)) inner = nullptr;
     }
     if (!inner)
       return mismatch("the loop '" + outer->loopVar.name() + "' holds more than one loop",
@@ -105,9 +91,9 @@ private:
     const auto* add = store->value.as<AddNode>();
     if (!add) return mismatch("the update is not an accumulation", what);
     Expr product = add->b;
-    if (!isSameLoad(add->a, store)) {
+    if (!loadsStoredElement(add->a, store)) {
       product = add->a;
-      if (!isSameLoad(add->b, store)) return mismatch("the update does not add to the element it stores", what);
+      if (!loadsStoredElement(add->b, store)) return mismatch("the update does not add to the element it stores", what);
     }
     const auto* mul = product.as<MulNode>();
     const BufferLoadNode* data = mul ? widenedLoad(mul->a, intrinsic.accumulatorType) : nullptr;
@@ -188,12 +174,6 @@ private:
       result = SeqStmtNode::make({zero, result});
     }
     return result;
-  }
-
-  static bool isSameLoad(const Expr& e, const BufferStoreNode* store) {
-    const auto* load = e.as<BufferLoadNode>();
-    return load && load->buffer.same(store->buffer) && load->indices.size() == 1 &&
-           structuralEqual(load->indices[0], store->indices[0]);
   }
 
   std::optional<TensorizeMismatch>* mismatch_;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/arith/Simplify.h"
+#include "compiler/transform/AccumulationPattern.h"
 #include "core/ir/IRMutator.h"
 #include "core/ir/IROperators.h"
 #include "core/ir/IRPrinter.h"
@@ -16,14 +17,6 @@ namespace {
 
 Diagnostic mismatch(std::string message, std::string hint = "") {
   return Diagnostic{std::move(message), "", 0, 0, std::move(hint)};
-}
-
-// cast(int32, X[i]) of a scalar load: the load, else null.
-const BufferLoadNode* widenedLoad(const Expr& e) {
-  const auto* cast = e.as<CastNode>();
-  if (!cast || cast->dtype != DataType::int32()) return nullptr;
-  const auto* load = cast->value.as<BufferLoadNode>();
-  return load && load->dtype.isScalar() && load->indices.size() == 1 ? load : nullptr;
 }
 
 // An index as base + sum of constant multiples of the nest's variables, read off the
@@ -76,14 +69,6 @@ std::optional<LinearIndex> linearIn(const Expr& index, const std::vector<const F
   return linear;
 }
 
-bool isZero(const Expr& e) { return isConstInt(e, 0); }
-
-bool isSameLoad(const Expr& e, const BufferStoreNode* store) {
-  const auto* load = e.as<BufferLoadNode>();
-  return load && load->buffer.same(store->buffer) && load->indices.size() == 1 &&
-         structuralEqual(load->indices[0], store->indices[0]);
-}
-
 }  // namespace
 
 Expected<TileDotNest> matchTileDotNest(const ForNode* rowsLoop) {
@@ -102,7 +87,7 @@ Expected<TileDotNest> matchTileDotNest(const ForNode* rowsLoop) {
     if (const auto* seq = body.as<SeqStmtNode>(); seq && !init && seq->seq.size() == 2) {
       init = seq->seq[0].as<BufferStoreNode>();
       loop = seq->seq[1].as<ForNode>();
-      if (!init || !loop || init->indices.size() != 1 || !isZero(init->value))
+      if (!init || !loop || init->indices.size() != 1 || !isZeroConstant(init->value))
         return mismatch("the nest under '" + rowsLoop->loopVar.name() + "' holds more than its initialization and one loop",
                         tileHint);
       initDepth = loops.size();
@@ -124,10 +109,10 @@ Expected<TileDotNest> matchTileDotNest(const ForNode* rowsLoop) {
     return mismatch("the update writes " + store->buffer.dtype().toString() + ", not int32");
   const auto* add = store->value.as<AddNode>();
   Expr product = add ? add->b : Expr();
-  if (add && !isSameLoad(add->a, store)) product = isSameLoad(add->b, store) ? add->a : Expr();
+  if (add && !loadsStoredElement(add->a, store)) product = loadsStoredElement(add->b, store) ? add->a : Expr();
   const auto* mul = product.defined() ? product.as<MulNode>() : nullptr;
-  const BufferLoadNode* data = mul ? widenedLoad(mul->a) : nullptr;
-  const BufferLoadNode* weight = mul ? widenedLoad(mul->b) : nullptr;
+  const BufferLoadNode* data = mul ? widenedLoad(mul->a, DataType::int32()) : nullptr;
+  const BufferLoadNode* weight = mul ? widenedLoad(mul->b, DataType::int32()) : nullptr;
   if (!data || !weight)
     return mismatch("the update is not C += int32(A) * int32(B)", "tile_u8i8 accumulates products of two widened loads");
   if (data->dtype != DataType::uint8()) std::swap(data, weight);

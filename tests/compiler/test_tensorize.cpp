@@ -64,6 +64,30 @@ std::vector<uint16_t> randomBFloat16(size_t count, std::mt19937& rng, std::vecto
   return bits;
 }
 
+// Runs a matmul in testing::int8MatmulWorkload's layout (uint8 A [m, k], int8 W packed in
+// [16][4] blocks, int32 C) on random bytes and compares every sum with a plain one.
+template <class Function>
+void expectExactInt8Matmul(Function& function, int64_t m, int64_t n, int64_t k) {
+    std::mt19937 rng(5);
+    auto aBytes = randomBytes(size_t(m * k), rng), wBytes = randomBytes(size_t(n * k), rng);
+    auto A = runtime::NDArray::empty({m, k}, runtime::DataType::uint8());
+    auto W = runtime::NDArray::empty({n / 16, k / 4, 16, 4}, runtime::DataType::int8());
+    auto C = runtime::NDArray::empty({m, n}, runtime::DataType::int32());
+    A.copyFrom(aBytes.data(), aBytes.size());
+    W.copyFrom(wBytes.data(), wBytes.size());
+    function(A, W, C);
+    const uint8_t* a = A.dataAs<uint8_t>();
+    const int8_t* w = W.dataAs<int8_t>();
+    const int32_t* c = C.dataAs<int32_t>();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += int32_t(a[i * k + p]) * int32_t(w[((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4]);
+        QCOMPARE(c[i * n + j], sum);
+      }
+}
+
 Expected<Schedule> scheduleFromText(const std::vector<te::Tensor>& outputs, const std::string& text) {
   auto trace = parseTraceText(text);
   if (!trace) return trace.error();
@@ -173,24 +197,7 @@ private slots:
     auto built = build(*schedule, workload.args(), "int8_matmul");
     QVERIFY2(built.ok(), built.ok() ? "" : built.error().toString().c_str());
 
-    std::mt19937 rng(5);
-    auto aBytes = randomBytes(size_t(m * k), rng), wBytes = randomBytes(size_t(n * k), rng);
-    auto A = runtime::NDArray::empty({m, k}, runtime::DataType::uint8());
-    auto W = runtime::NDArray::empty({n / 16, k / 4, 16, 4}, runtime::DataType::int8());
-    auto C = runtime::NDArray::empty({m, n}, runtime::DataType::int32());
-    A.copyFrom(aBytes.data(), aBytes.size());
-    W.copyFrom(wBytes.data(), wBytes.size());
-    built->function(A, W, C);
-    const uint8_t* a = A.dataAs<uint8_t>();
-    const int8_t* w = W.dataAs<int8_t>();
-    const int32_t* c = C.dataAs<int32_t>();
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        int32_t sum = 0;
-        for (int64_t p = 0; p < k; ++p)
-          sum += int32_t(a[i * k + p]) * int32_t(w[((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4]);
-        QCOMPARE(c[i * n + j], sum);
-      }
+    expectExactInt8Matmul(built->function, m, n, k);
   }
 
   // tile_u8i8 over a packed int8 matmul: AMX tiles where the CPU has them (tdpbusd in the
@@ -229,24 +236,7 @@ private slots:
     QCOMPARE(assembly.find("tdpbusd") != std::string::npos, hasIntegerTiles(target));
     if (hideTiles) QVERIFY(!hasIntegerTiles(target));
 
-    std::mt19937 rng(5);
-    auto aBytes = randomBytes(size_t(m * k), rng), wBytes = randomBytes(size_t(n * k), rng);
-    auto A = runtime::NDArray::empty({m, k}, runtime::DataType::uint8());
-    auto W = runtime::NDArray::empty({n / 16, k / 4, 16, 4}, runtime::DataType::int8());
-    auto C = runtime::NDArray::empty({m, n}, runtime::DataType::int32());
-    A.copyFrom(aBytes.data(), aBytes.size());
-    W.copyFrom(wBytes.data(), wBytes.size());
-    built->function(A, W, C);
-    const uint8_t* a = A.dataAs<uint8_t>();
-    const int8_t* w = W.dataAs<int8_t>();
-    const int32_t* c = C.dataAs<int32_t>();
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        int32_t sum = 0;
-        for (int64_t p = 0; p < k; ++p)
-          sum += int32_t(a[i * k + p]) * int32_t(w[((j / 16 * (k / 4) + p / 4) * 16 + j % 16) * 4 + p % 4]);
-        QCOMPARE(c[i * n + j], sum);
-      }
+    expectExactInt8Matmul(built->function, m, n, k);
   }
 
   // A nest tile_u8i8 cannot take is refused at the tensorize line, saying what differs.

@@ -16,6 +16,7 @@
 #include "compiler/ops/LayoutTransform.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/ops/PackedConvParams.h"
+#include "compiler/ops/WinogradConv2d.h"
 
 namespace tessel::graph {
 
@@ -26,7 +27,7 @@ bool packableType(const TensorType& type) {
 
 class WeightPacker {
 public:
-  explicit WeightPacker(const Target& target) : target_(target) {}
+  WeightPacker(const Target& target, bool winograd) : target_(target), winograd_(winograd) {}
 
   std::optional<std::vector<Value>> rewrite(const OperationNode& op, const std::vector<Value>& inputs) {
     if (op.isFused() || op.outputTypes.size() != 1) return std::nullopt;
@@ -75,11 +76,13 @@ private:
     }
     if (params->isDepthwise()) return std::nullopt;  // its kernel reads OIHW directly
     Conv2dParams p = *params;
+    if (winograd_) p.winogradTile = winogradTileFor(p, target_);
     std::string layout = conv2dPackedWeightLayout(p, target_);
     Value packed = packedConstant(*weight, layout, layout,
                                   [&] { return packConv2dWeight(p, weight->data, target_); });
     Attributes attributes = op.attributes;
     attributes["weight_shape"] = weight->outputTypes[0].shape;
+    if (p.winogradTile) attributes["winograd_tile"] = p.winogradTile;
     std::vector<Value> newInputs = {inputs[0], packed};
     if (hasBias) newInputs.push_back(inputs[2]);
     return makeOperation(op.name, "ConvPrepacked", newInputs, attributes, op.outputTypes, op.provenance);
@@ -133,6 +136,7 @@ private:
   }
 
   Target target_;
+  bool winograd_ = true;
   std::map<std::pair<const GraphNode*, std::string>, Value> packed_;
 };
 
@@ -583,7 +587,9 @@ private:
 }  // namespace
 
 std::vector<PassOption> AlterLayoutOptions::declared() {
-  return {PassOption::flag("blocked_activations", true,
+  return {PassOption::flag("winograd", true,
+                           "compute dense 3x3 stride-1 convolutions with enough channels by Winograd F(4x4, 3x3)"),
+          PassOption::flag("blocked_activations", true,
                            "keep activations between convolutions channel-blocked (NCHW<b>c)"),
           PassOption::flag("pack_weights", true,
                            "pack constant Conv/MatMul/Gemm weights at compile time (false: AlterLayout does nothing)")};
@@ -593,6 +599,7 @@ AlterLayoutOptions AlterLayoutOptions::fromConfig(const PassConfig& config) {
   AlterLayoutOptions options;
   options.packWeights = config.flag("pack_weights");
   options.blockedActivations = config.flag("blocked_activations");
+  options.winograd = config.flag("winograd");
   return options;
 }
 
@@ -602,7 +609,7 @@ Expected<Graph> alterLayout(const Graph& graph, const Target& target) {
 
 Expected<Graph> alterLayout(const Graph& graph, const Target& target, const AlterLayoutOptions& options) {
   if (!options.packWeights) return graph;
-  WeightPacker packer(target);
+  WeightPacker packer(target, options.winograd);
   Graph packed = rewriteGraph(graph, [&](const OperationNode& op, const std::vector<Value>& inputs) {
     return packer.rewrite(op, inputs);
   });

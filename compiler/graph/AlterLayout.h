@@ -57,10 +57,13 @@ Expected<Graph> alterLayout(const Graph& graph, const Target& target = hostTarge
 struct AlterLayoutOptions {
   bool packWeights = true;        ///< Constant weights packed (ConvPrepacked, DensePrepacked).
   bool blockedActivations = true;  ///< Activations between convolutions in NCHW<kb>c (needs packWeights).
+  /// Dense 3x3 stride-1 convolutions with enough channels and filters (winogradTileFor) packed
+  /// for Winograd's F(4x4, 3x3): attribute "winograd_tile", weight G g G^T (needs packWeights).
+  bool winograd = true;
 
   /// The options the AlterLayout pass declares to the pass manager (keys
-  /// "AlterLayout.pack_weights" and "AlterLayout.blocked_activations", true or false, both
-  /// true by default).
+  /// "AlterLayout.pack_weights", "AlterLayout.blocked_activations" and "AlterLayout.winograd",
+  /// true or false, all true by default).
   static std::vector<PassOption> declared();
   /// The options a pass manager's config for AlterLayout (see declared()) asks for.
   static AlterLayoutOptions fromConfig(const PassConfig& config);

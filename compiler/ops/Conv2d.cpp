@@ -2,6 +2,7 @@
 // along the output width).
 #include "compiler/ops/Conv2d.h"
 
+#include "compiler/ops/WinogradConv2d.h"
 #include "core/ir/IROperators.h"
 
 namespace tessel {
@@ -170,6 +171,9 @@ std::string Conv2dParams::validate() const {
     return "groups (" + std::to_string(groups) + ") must divide the channels (" + std::to_string(channels) +
            ") and the filters (" + std::to_string(filters) + ")";
   if (outHeight() < 1 || outWidth() < 1) return "the kernel is larger than the padded input";
+  if (winogradTile != 0 && ((winogradTile != 2 && winogradTile != 4) || !winogradApplies(*this)))
+    return "winograd_tile " + std::to_string(winogradTile) +
+           " needs a dense 3x3 convolution of stride 1 whose output splits into its dilation's phases, and a tile of 2 or 4";
   return "";
 }
 
@@ -197,6 +201,10 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
   TESSEL_ICHECK(p.validate().empty()) << "conv2d with invalid parameters: " << p.validate();
   TESSEL_ICHECK(conv2dSupportsActivationLayout(p, activations, target))
       << "conv2d cannot read NCHW" << activations.inputBlock << "c or write blocked output for these parameters";
+  if (p.winogradTile) {
+    TESSEL_ICHECK(layout == Conv2dWeightLayout::Packed) << "a Winograd convolution reads its weight transformed";
+    return winogradConv2d(p, activations, dtype, target);
+  }
   int64_t cpg = p.channelsPerGroup();
   int64_t inputBlock = activations.inputBlock;
   // An NCHW depthwise convolution reads OIHW whichever layout was asked for.
@@ -345,6 +353,7 @@ std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& p, const Target
 
 std::vector<int64_t> conv2dPackedWeightShape(const Conv2dParams& p, const Conv2dActivationLayout& activations,
                                              const Target& target) {
+  if (p.winogradTile) return winogradPackedWeightShape(p, target);
   int64_t kb = conv2dFilterBlock(p, activations, target);
   return {(p.filters + kb - 1) / kb, p.channelsPerGroup(), p.kernelH, p.kernelW, kb};
 }
@@ -355,7 +364,10 @@ std::string conv2dPackedWeightLayout(const Conv2dParams& p, const Target& target
 
 std::string conv2dPackedWeightLayout(const Conv2dParams& p, const Conv2dActivationLayout& activations,
                                      const Target& target) {
-  return "OIHW" + std::to_string(conv2dFilterBlock(p, activations, target)) + "o";
+  std::string blocks = std::to_string(conv2dFilterBlock(p, activations, target)) + "o";
+  // [K / kb][alpha][alpha][C][kb]: each filter's transformed taps before its channels.
+  if (p.winogradTile) return "O" + std::to_string(p.winogradTile + 2) + "x" + std::to_string(p.winogradTile + 2) + "I" + blocks;
+  return "OIHW" + blocks;
 }
 
 namespace {
@@ -382,6 +394,7 @@ runtime::NDArray packConv2dWeight(const Conv2dParams& p, const Conv2dActivationL
                                                                               p.kernelH, p.kernelW}))
       << "packConv2dWeight: the weight is not [K, C/G, R, S] of the convolution";
   if (p.isDepthwise() && activations.inputBlock == 0) return weight;
+  if (p.winogradTile) return packWinogradWeight(p, weight, target);
   runtime::NDArray packed = runtime::NDArray::empty(conv2dPackedWeightShape(p, activations, target), weight.dtype());
   int64_t kb = conv2dFilterBlock(p, activations, target);
   if (weight.dtype() == runtime::DataType::float32())
@@ -557,6 +570,7 @@ Expected<Schedule> blockedActivationSchedule(const Workload& workload, const Con
 
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& p,
                                          const Conv2dActivationLayout& activations, const Target& target) {
+  if (p.winogradTile) return defaultWinogradConv2dSchedule(workload, p, activations, target);
   if (p.isDepthwise() && activations.inputBlock > 0)
     return blockedDepthwiseSchedule(workload, p, activations.inputBlock, target);
   if (p.isDepthwise()) return depthwiseSchedule(workload, p, target);

@@ -22,6 +22,9 @@ struct Conv2dParams {
   /// a depthwise convolution (MobileNet).
   int64_t groups = 1;
   bool bias = false;  ///< A third input "bias" [filters], added to every output of its filter.
+  /// 0: computed directly. 2 or 4: by Winograd's F(m x m, 3 x 3) over a weight packed by
+  /// packWinogradWeight (compiler/ops/WinogradConv2d.h); the graph attribute "winograd_tile".
+  int64_t winogradTile = 0;
 
   int64_t strideAlongHeight() const { return strideH.value_or(stride); }
   int64_t strideAlongWidth() const { return strideW.value_or(stride); }

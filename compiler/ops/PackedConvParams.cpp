@@ -89,6 +89,11 @@ Expected<Conv2dParams> conv2dParamsFromOnnx(const graph::Attributes& attributes,
   p.padLeft = padding[1];
   p.padBottom = padding[2];
   p.padRight = padding[3];
+  if (auto tile = attributes.find("winograd_tile"); tile != attributes.end()) {
+    auto* value = std::get_if<int64_t>(&tile->second);
+    if (!value) return convError("attribute 'winograd_tile' must be an int");
+    p.winogradTile = *value;
+  }
   if (std::string problem = p.validate(); !problem.empty()) return convError(problem);
   return p;
 }

@@ -1,13 +1,15 @@
 // The compute-heavy ONNX operators under their default schedules: Conv (grouped, depthwise,
 // dilated, strided per axis, asymmetrically padded, with bias) against a direct C++ loop,
 // and Gemm (transposes, alpha, beta, broadcast C) against a plain triple loop; the same
-// convolutions and matrix products with weights packed at compile time (what AlterLayout does).
+// convolutions and matrix products with weights packed at compile time (what AlterLayout does),
+// and 3x3 convolutions by Winograd's F(m x m, 3 x 3) in every layout and dilation it takes.
 #include <QtTest>
 
 #include "OpsTestSupport.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/Gemm.h"
 #include "compiler/ops/Matmul.h"
+#include "compiler/ops/WinogradConv2d.h"
 #include "core/ir/IRPrinter.h"
 
 using namespace tessel;
@@ -23,10 +25,12 @@ HostTensor smallValues(const Shape& shape, int seed) {
   return makeTensor(shape, [seed](int64_t i) { return double(((i + seed) * 7919 + seed * 104729) % 2001) / 1000.0 - 1.0; });
 }
 
-// A sum of products matches within float32 rounding of its terms' magnitudes.
-std::string compareSums(const HostTensor& got, const HostTensor& value, const HostTensor& magnitude, int64_t terms) {
+// A sum of products matches within float32 rounding of its terms' magnitudes (times `slack`
+// for algorithms that round more, such as Winograd's transforms).
+std::string compareSums(const HostTensor& got, const HostTensor& value, const HostTensor& magnitude, int64_t terms,
+                        double slack = 1) {
   if (got.shape != value.shape) return "shapes differ";
-  double epsilon = 4e-7 * double(terms + 4);
+  double epsilon = 4e-7 * double(terms + 4) * slack;
   for (size_t i = 0; i < got.values.size(); ++i)
     if (!(std::abs(got.values[i] - value.values[i]) <= epsilon * (magnitude.values[i] + 1e-3)))
       return "element " + std::to_string(i) + ": got " + std::to_string(got.values[i]) + ", expected " +
@@ -230,6 +234,119 @@ private slots:
     convReference(p, data, weight, bias ? &biasValues : nullptr, value, magnitude);
     std::string problem = compareSums(got[0], value, magnitude, p.channels / p.groups * p.kernelH * p.kernelW);
     QVERIFY2(problem.empty(), problem.c_str());
+  }
+
+  void winogradConvMatchesDirectLoop_data() {
+    QTest::addColumn<Shape>("input");
+    QTest::addColumn<int>("filters");
+    QTest::addColumn<int>("pad");
+    QTest::addColumn<int>("dilation");
+    QTest::addColumn<int>("tile");
+    QTest::addColumn<int>("inputBlock");
+    QTest::addColumn<bool>("blockedOutput");
+    QTest::addColumn<bool>("bias");
+    QTest::addColumn<int>("lanes");
+    for (int lanes : {8, 16}) {
+      auto row = [&](const char* name) -> QTestData& {
+        return QTest::newRow((std::string(name) + " x" + std::to_string(lanes)).c_str());
+      };
+      int block = lanes;
+      row("F4, whole tiles, blocked") << Shape{1, 32, 8, 8} << 32 << 1 << 1 << 4 << block << true << false << lanes;
+      row("F4, partial tiles, bias") << Shape{1, 16, 10, 11} << 32 << 1 << 1 << 4 << block << true << true << lanes;
+      row("F4, no padding") << Shape{1, 16, 9, 9} << 32 << 0 << 1 << 4 << block << true << false << lanes;
+      row("F2, batch 2") << Shape{2, 16, 7, 6} << 32 << 1 << 1 << 2 << block << true << true << lanes;
+      row("F4, NCHW in and out") << Shape{1, 16, 9, 10} << 32 << 1 << 1 << 4 << 0 << false << true << lanes;
+      row("F4, blocked in, NCHW out") << Shape{1, 32, 6, 6} << 64 << 1 << 1 << 4 << block << false << false << lanes;
+      row("F4, dilation 2 (fcn)") << Shape{1, 16, 12, 12} << 32 << 2 << 2 << 4 << block << true << true << lanes;
+      row("F4, dilation 4, 7 per phase") << Shape{1, 16, 28, 28} << 32 << 4 << 4 << 4 << block << true << false
+                                         << lanes;
+      row("F2, dilation 2, NCHW out") << Shape{1, 16, 8, 8} << 32 << 2 << 2 << 2 << block << false << true << lanes;
+    }
+  }
+  void winogradConvMatchesDirectLoop() {
+    QFETCH(Shape, input);
+    QFETCH(int, filters);
+    QFETCH(int, pad);
+    QFETCH(int, dilation);
+    QFETCH(int, tile);
+    QFETCH(int, inputBlock);
+    QFETCH(bool, blockedOutput);
+    QFETCH(bool, bias);
+    QFETCH(int, lanes);
+    Conv2dParams p = convParams(input, filters, 3, 3);
+    p.pad = pad;
+    p.dilationH = p.dilationW = dilation;
+    p.bias = bias;
+    p.winogradTile = tile;
+    QVERIFY2(p.validate().empty(), p.validate().c_str());
+    Target target = targetWithLanes(lanes);
+    Conv2dActivationLayout layout{inputBlock, blockedOutput};
+    QVERIFY(conv2dSupportsActivationLayout(p, layout, target));
+    HostTensor data = smallValues(input, 1);
+    HostTensor weight = smallValues({p.filters, p.channels, 3, 3}, 2);
+    HostTensor biasValues = smallValues({p.filters}, 3);
+    runtime::NDArray packed = packConv2dWeight(p, layout, toArray(weight), target);
+    QCOMPARE(packed.shape(), winogradPackedWeightShape(p, target));
+    Workload w = conv2d(p, Conv2dWeightLayout::Packed, layout, DataType::float32(), target);
+    QVERIFY(QString::fromStdString(w.name).contains("winograd"));
+    auto schedule = defaultConv2dSchedule(w, p, layout, target);
+    QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
+    std::vector<HostTensor> inputs{inputBlock ? blockedCopy(data, inputBlock) : data, fromArray(packed)};
+    if (bias) inputs.push_back(biasValues);
+    auto got = runWorkload(w, *schedule, inputs);
+    QCOMPARE(got.size(), size_t(1));
+    HostTensor result = blockedOutput ? nchwCopy(got[0], conv2dFilterBlock(p, target)) : got[0];
+    HostTensor value, magnitude;
+    convReference(p, data, weight, bias ? &biasValues : nullptr, value, magnitude);
+    // F(4, 3)'s transforms scale values by up to 8 and 1/24 on the way: a few more roundings.
+    std::string problem = compareSums(result, value, magnitude, p.channels * 9, 16);
+    QVERIFY2(problem.empty(), problem.c_str());
+  }
+
+  void winogradTransformsFoldToConstants() {
+    // Each unrolled copy of a transform keeps only its row's non-zero coefficients: no select
+    // on the row index survives lowering, and the products loop over channels with the
+    // transformed tiles as scalars against filter vectors.
+    Conv2dParams p = convParams({1, 64, 14, 14}, 64, 3, 3);
+    p.pad = 1;
+    p.winogradTile = 4;
+    Target target = targetWithLanes(16);
+    Conv2dActivationLayout layout{16, true};
+    Workload w = conv2d(p, Conv2dWeightLayout::Packed, layout, DataType::float32(), target);
+    auto schedule = defaultConv2dSchedule(w, p, layout, target);
+    QVERIFY(schedule.ok());
+    QString text = loweredText(w, *schedule);
+    for (const QString& line : text.split('\n'))
+      if (line.contains("winograd") || line.contains("conv["))
+        QVERIFY2(!line.contains("select("), qPrintable(line));
+    QVERIFY2(text.contains("winograd.product.local"), qPrintable(text.left(4000)));
+  }
+
+  void winogradIsChosenOnlyWhereItPays() {
+    Target target = targetWithLanes(16);
+    Conv2dParams resnet = convParams({1, 64, 56, 56}, 64, 3, 3);
+    resnet.pad = 1;
+    QCOMPARE(winogradTileFor(resnet, target), int64_t(4));
+    Conv2dParams fcn = convParams({1, 256, 28, 28}, 256, 3, 3);
+    fcn.pad = fcn.dilationH = fcn.dilationW = 2;
+    QCOMPARE(winogradTileFor(fcn, target), int64_t(4));
+    Conv2dParams strided = resnet;
+    strided.stride = 2;
+    QCOMPARE(winogradTileFor(strided, target), int64_t(0));
+    Conv2dParams few = resnet;
+    few.channels = 3;
+    QCOMPARE(winogradTileFor(few, target), int64_t(0));
+    Conv2dParams grouped = resnet;
+    grouped.groups = 2;
+    QCOMPARE(winogradTileFor(grouped, target), int64_t(0));
+    // 7x7 outputs make 4 tiles: the transformed weights (4x the direct ones) would be read for
+    // too few tiles to pay for themselves.
+    Conv2dParams small = convParams({1, 512, 7, 7}, 512, 3, 3);
+    small.pad = 1;
+    QCOMPARE(winogradTileFor(small, target), int64_t(0));
+    Conv2dParams badTile = resnet;
+    badTile.winogradTile = 3;
+    QVERIFY(QString::fromStdString(badTile.validate()).contains("winograd_tile"));
   }
 
   void prepackedConvDoesNotRepackPerCall() {

@@ -294,7 +294,10 @@ private:
       }
     form.workload.name = identifierFrom(node_.op) + "_" + shapeName(constantShape(form.workload.outputs[0]));
     form.workload.flops = 0;
-    for (const BodyOperation& op : operations_) form.workload.flops += op.kernel.workload.flops;
+    for (const BodyOperation& op : operations_) {
+      form.workload.flops += op.kernel.workload.flops;
+      form.workload.fixedStructure = form.workload.fixedStructure || op.kernel.workload.fixedStructure;
+    }
   }
 
   // A schedule of `outputs` with every stage outside the anchor inlined where it can be

@@ -276,6 +276,7 @@ Workload winogradConv2d(const Conv2dParams& p, const Conv2dActivationLayout& act
                              "conv", {"n", "k", "y", "x"}, "layout");
   Workload w;
   w.outputs = {out};
+  w.fixedStructure = true;
   w.inputs = {data, weight};
   if (p.bias) w.inputs.push_back(bias);
   w.name = conv2dName(p) + "_winograd" + std::to_string(m);

@@ -15,6 +15,11 @@ struct Workload {
   std::vector<te::Tensor> inputs;    ///< Placeholders, in argument order.
   std::vector<te::Tensor> outputs;   ///< Results, after the inputs in argument order.
   double flops = 0;                  ///< Floating-point operations per call (multiply-add = 2).
+  /// The stages are an algorithm whose arrangement the schedule must keep (Winograd's
+  /// transforms around its matrix products: inlined or retiled, they recompute each other's
+  /// work or stop folding to constants). The tuner then opens only the register tile of the
+  /// main reduction and generates no schedules of its own.
+  bool fixedStructure = false;
 
   std::vector<te::Tensor> args() const {
     std::vector<te::Tensor> all = inputs;

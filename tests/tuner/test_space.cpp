@@ -12,6 +12,7 @@
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/Elementwise.h"
 #include "compiler/ops/Matmul.h"
+#include "compiler/ops/WinogradConv2d.h"
 #include "compiler/schedule/TraceText.h"
 #include "tuner/space/SearchSpace.h"
 
@@ -71,6 +72,15 @@ Family family(const QString& name) {
     Workload w = conv2d(p, DataType::float32(), target);
     return {w, defaultConv2dSchedule(w, p, target)->trace()};
   }
+  if (name == "conv2d winograd") {
+    // F(4x4, 3x3) over blocked activations: 3 x 3 tiles of a 12x12 output, bias.
+    Conv2dParams p;
+    p.channels = 32, p.height = 12, p.width = 12, p.filters = 32, p.kernelH = 3, p.kernelW = 3, p.pad = 1;
+    p.bias = true, p.winogradTile = 4;
+    Conv2dActivationLayout layout{target.vectorLanes(), true};
+    Workload w = conv2d(p, Conv2dWeightLayout::Packed, layout, DataType::float32(), target);
+    return {w, defaultConv2dSchedule(w, p, layout, target)->trace()};
+  }
   Workload w = unaryElementwise(UnaryOp::Relu, {3, 20, 37});
   return {w, defaultElementwiseSchedule(w, target)->trace()};
 }
@@ -100,7 +110,7 @@ private slots:
   }
 
   void sampledCandidatesComputeWhatTheDefaultComputes_data() {
-    addFamilies({"matmul", "dense", "conv2d", "conv2d ragged", "relu"});
+    addFamilies({"matmul", "dense", "conv2d", "conv2d ragged", "conv2d winograd", "relu"});
   }
   void sampledCandidatesComputeWhatTheDefaultComputes() {
     QFETCH(QString, name);
@@ -127,6 +137,20 @@ private slots:
     }
     // Most points lower: a space mostly of broken schedules would waste the tuner's trials.
     QVERIFY2(lowered * 4 >= tried * 3, qPrintable(QString("%1 of %2 lowered").arg(lowered).arg(tried)));
+  }
+
+  void aFixedStructureOpensOnlyItsProductTiles() {
+    // Winograd's transforms are its structure: generated sketches would inline them into the
+    // products (recomputing each tile's transform per filter block), and a dropped unroll
+    // leaves their constant matrices as selects. Only the products' register tile is tuned.
+    Family f = family("conv2d winograd");
+    QVERIFY(f.workload.fixedStructure);
+    SearchSpace space = SearchSpace::generate(f.workload, f.defaultTrace, hostTarget());
+    QCOMPARE(space.sketches().size(), size_t(1));
+    QVERIFY(space.hasDefault());
+    QVERIFY(!space.sketches()[0].decisions.empty());
+    for (const Decision& decision : space.sketches()[0].decisions)
+      QVERIFY2(QString::fromStdString(decision.name).contains("winograd.product"), decision.name.c_str());
   }
 
   void generatedSketchesStandWithoutTheDefaults_data() { addFamilies({"matmul", "conv2d", "conv2d ragged", "relu"}); }

@@ -125,14 +125,46 @@ bool isSmallWork(const Workload& workload) {
   return work < double(1 << 17);
 }
 
+// The stages a generated sketch arranges: the main reduction (the computed stage with
+// reduction axes doing the most work; empty when there is none), the output, and every other
+// computed stage.
+struct SketchStages {
+  std::string reduction, output;
+  std::vector<std::string> others;
+};
+
+SketchStages sketchStages(const Schedule& s) {
+  SketchStages stages;
+  int64_t mostWork = -1;
+  for (const Stage& stage : s.stages()) {
+    if (stage.isOutput) stages.output = stage.name;
+    auto* compute = te::asCompute(stage.op);
+    if (compute && !compute->reduceAxes.empty() && stageWork(*compute) > mostWork) {
+      mostWork = stageWork(*compute);
+      stages.reduction = stage.name;
+    }
+  }
+  for (const Stage& stage : s.stages())
+    if (te::asCompute(stage.op) && stage.name != stages.reduction && stage.name != stages.output)
+      stages.others.push_back(stage.name);
+  return stages;
+}
+
 // The hand-written schedule with its numbers opened: every split and tile factor, and whether
 // each unroll is kept. Its first choices reproduce the schedule exactly.
 std::optional<Sketch> defaultSketch(const Workload& workload, const Trace& trace, const Target& target) {
   Sketch sketch{"default", trace, {}};
   Schedule schedule(workload.outputs);
   int lanes = target.vectorLanes();
+  // A fixed structure opens only the main reduction's tiles: its other splits and unrolls are
+  // what makes the algorithm's transforms fold to constants.
+  const std::string reduction = workload.fixedStructure ? sketchStages(schedule).reduction : "";
   for (size_t i = 0; i < trace.primitives.size(); ++i) {
     const Primitive& p = trace.primitives[i];
+    if (workload.fixedStructure && p.stage != reduction) {
+      if (!schedule.apply(p)) return std::nullopt;
+      continue;
+    }
     const Stage* stage = schedule.findStage(p.stage);
     if (stage && p.kind == PrimitiveKind::Split && p.values.size() == 1 && p.results.size() == 2) {
       auto extents = loopExtents(*stage);
@@ -187,31 +219,6 @@ private:
   Sketch sketch_;
   bool ok_ = true;
 };
-
-// The stages a generated sketch arranges: the main reduction (the computed stage with
-// reduction axes doing the most work; empty when there is none), the output, and every other
-// computed stage.
-struct SketchStages {
-  std::string reduction, output;
-  std::vector<std::string> others;
-};
-
-SketchStages sketchStages(const Schedule& s) {
-  SketchStages stages;
-  int64_t mostWork = -1;
-  for (const Stage& stage : s.stages()) {
-    if (stage.isOutput) stages.output = stage.name;
-    auto* compute = te::asCompute(stage.op);
-    if (compute && !compute->reduceAxes.empty() && stageWork(*compute) > mostWork) {
-      mostWork = stageWork(*compute);
-      stages.reduction = stage.name;
-    }
-  }
-  for (const Stage& stage : s.stages())
-    if (te::asCompute(stage.op) && stage.name != stages.reduction && stage.name != stages.output)
-      stages.others.push_back(stage.name);
-  return stages;
-}
 
 // The loop to run in parallel over a stage of its own: the outermost with more than one
 // iteration (a batch of one has nothing to share out).
@@ -601,6 +608,7 @@ SearchSpace SearchSpace::generate(const Workload& workload, const Trace& default
       space.defaultSketch_ = int(space.sketches_.size());
       space.sketches_.push_back(std::move(*sketch));
     }
+  if (workload.fixedStructure) return space;  // the default's tiles are all there is to tune
   if (auto sketch = multiLevelTilingSketch(workload, target, options)) space.sketches_.push_back(std::move(*sketch));
   if (auto sketch = rowReductionSketch(workload, target)) space.sketches_.push_back(std::move(*sketch));
   if (space.sketches_.size() == size_t(space.hasDefault() ? 1 : 0))

@@ -121,25 +121,29 @@ template <class T>
 void transformWeights(const Conv2dParams& p, int64_t kb, const T* source, T* packed) {
   const WinogradMatrices& w = winogradMatrices(p.winogradTile);
   const int alpha = w.alpha;
+  // G in a flat array: the loops below run K * C times (a million for 2048 -> 512 filters).
+  double g[6][3];
+  for (int a = 0; a < alpha; ++a)
+    for (int r = 0; r < 3; ++r) g[a][r] = w.filter[size_t(a)][size_t(r)];
   int64_t blocks = (p.filters + kb - 1) / kb;
-  std::vector<double> rows(size_t(alpha) * 3);  // G g for one filter and channel
+  const int64_t positionStride = p.channels * kb;  // between (a, b) positions of one block
   for (int64_t block = 0; block < blocks; ++block)
     for (int64_t lane = 0; lane < kb; ++lane) {
       int64_t filter = block * kb + lane;
-      for (int64_t c = 0; c < p.channels; ++c) {
-        const T* g = filter < p.filters ? source + (filter * p.channels + c) * 9 : nullptr;
+      T* out = packed + block * alpha * alpha * positionStride + lane;
+      for (int64_t c = 0; c < p.channels; ++c, out += kb) {
+        if (filter >= p.filters) {
+          for (int ab = 0; ab < alpha * alpha; ++ab) out[ab * positionStride] = T(0);
+          continue;
+        }
+        const T* taps = source + (filter * p.channels + c) * 9;
+        double rows[6][3];  // G g
         for (int a = 0; a < alpha; ++a)
-          for (int s = 0; s < 3; ++s) {
-            double sum = 0;
-            for (int r = 0; r < 3 && g; ++r) sum += w.filter[a][r] * double(g[r * 3 + s]);
-            rows[a * 3 + s] = sum;
-          }
+          for (int s = 0; s < 3; ++s)
+            rows[a][s] = g[a][0] * double(taps[s]) + g[a][1] * double(taps[3 + s]) + g[a][2] * double(taps[6 + s]);
         for (int a = 0; a < alpha; ++a)
-          for (int b = 0; b < alpha; ++b) {
-            double sum = 0;
-            for (int s = 0; s < 3; ++s) sum += rows[a * 3 + s] * w.filter[b][s];
-            packed[(((block * alpha + a) * alpha + b) * p.channels + c) * kb + lane] = T(sum);
-          }
+          for (int b = 0; b < alpha; ++b)
+            out[(a * alpha + b) * positionStride] = T(rows[a][0] * g[b][0] + rows[a][1] * g[b][1] + rows[a][2] * g[b][2]);
       }
     }
 }

@@ -83,8 +83,10 @@ TileGrid tileGrid(const Conv2dParams& p) {
   return g;
 }
 
-// Tiles a call must have for F(4x4, 3x3) to be chosen (see winogradTileFor).
+// Tiles a call must have for Winograd to be chosen, and below which F(4x4, 3x3) has too few
+// tiles to read its larger filters for (see winogradTileFor).
 constexpr int64_t kMinimumTiles = 16;
+constexpr int64_t kFewTiles = 32;
 
 int64_t filterBlockOf(const Conv2dParams& p, const Target& target) {
   Conv2dParams direct = p;
@@ -106,9 +108,19 @@ int64_t winogradTileFor(const Conv2dParams& p, const Target& target) {
   // Each transformed weight (4x the direct weight's bytes for m = 4) is read once per call and
   // used once per tile: with few tiles (ResNet's 7x7 stage has 4) reading them costs more than
   // the multiplications saved (measured: 2.0 ms direct against 2.7 ms for 512 -> 512 at 7x7).
+  // F(4x4, 3x3) multiplies least, but its filters take 36 values each against F(2x2, 3x3)'s 16:
+  // with few tiles (ResNet's 14x14 stage: 16 tiles of 4x4, 49 of 2x2) the smaller filters read
+  // for more tiles win (measured 1.0-1.2 ms against 0.7-0.9 ms for 256 -> 256 at 14x14), with
+  // many (FCN's dilated 28x28 layers: 64 tiles) the fewer multiplications do (4.6 against 8.1 ms).
   Conv2dParams tiled = p;
   tiled.winogradTile = 4;
-  return tileGrid(tiled).tiles >= kMinimumTiles ? 4 : 0;
+  int64_t tiles4 = tileGrid(tiled).tiles;
+  tiled.winogradTile = 2;
+  int64_t tiles2 = tileGrid(tiled).tiles;
+  bool wholeTiles2 = (p.outHeight() / p.dilationH) % 2 == 0 && (p.outWidth() / p.dilationW) % 2 == 0;
+  if (tiles4 >= kFewTiles) return 4;
+  if (wholeTiles2 && tiles2 >= kMinimumTiles) return 2;
+  return tiles4 >= kMinimumTiles ? 4 : 0;
 }
 
 std::vector<int64_t> winogradPackedWeightShape(const Conv2dParams& p, const Target& target) {

@@ -18,11 +18,12 @@ namespace tessel {
 /// d-th input pixel; a dilated convolution with d = 1 is the plain case).
 bool winogradApplies(const Conv2dParams& p);
 
-/// The output tile m (4) that the default pipeline computes this convolution with, or 0 to
-/// keep the direct convolution: Winograd must apply, the channel and filter counts must be
+/// The output tile m (4 or 2) that the default pipeline computes this convolution with, or 0
+/// to keep the direct convolution: Winograd must apply, the channel and filter counts must be
 /// large enough that the matrix products dominate the transforms (at least 64 each), with the
 /// filters in whole vector blocks and channels in whole vectors, and a call must have at
-/// least 16 tiles to use each transformed weight on.
+/// least 16 tiles to use each transformed weight on. F(4x4, 3x3) is preferred; F(2x2, 3x3)
+/// where the 4x4 tiles would be fewer than 32 and 2x2 ones cover the output exactly.
 int64_t winogradTileFor(const Conv2dParams& p, const Target& target = hostTarget());
 
 /// The transformed weight conv2d reads when p.winogradTile is set:

@@ -330,6 +330,10 @@ private slots:
     Conv2dParams fcn = convParams({1, 256, 28, 28}, 256, 3, 3);
     fcn.pad = fcn.dilationH = fcn.dilationW = 2;
     QCOMPARE(winogradTileFor(fcn, target), int64_t(4));
+    // 14x14: 16 tiles of 4x4 are too few for F(4x4)'s larger filters; 49 of 2x2 are not.
+    Conv2dParams stage3 = convParams({1, 256, 14, 14}, 256, 3, 3);
+    stage3.pad = 1;
+    QCOMPARE(winogradTileFor(stage3, target), int64_t(2));
     Conv2dParams strided = resnet;
     strided.stride = 2;
     QCOMPARE(winogradTileFor(strided, target), int64_t(0));

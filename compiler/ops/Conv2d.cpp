@@ -49,31 +49,6 @@ int64_t depthwiseWidthBlock(const Conv2dParams& p, const Target& target) {
 }
 
 
-// The zero-padded input (a copy when there is no padding).
-te::Tensor padInput(const Conv2dParams& p, const te::Tensor& data, DataType dtype) {
-  int64_t top = p.paddingTop(), left = p.paddingLeft();
-  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
-  bool padsRows = top > 0 || p.paddingBottom() > 0, padsColumns = left > 0 || p.paddingRight() > 0;
-  return te::compute(
-      {Expr(p.batch), Expr(p.channels), Expr(paddedH), Expr(paddedW)},
-      [&](Var n, Var c, Var y, Var x) {
-        if (!padsRows && !padsColumns) return data(n, c, y, x);
-        // One likely() per axis: loop partitioning then gives the interior rows and columns
-        // their own loops in which the select is gone.
-        Expr inside;
-        if (padsRows) inside = likely(y >= top && y < p.height + top);
-        if (padsColumns) {
-          Expr columns = likely(x >= left && x < p.width + left);
-          inside = inside.defined() ? inside && columns : columns;
-        }
-        // Clamp the read so it stays in bounds even where the value is discarded.
-        Expr yy = padsRows ? min(max(y - top, Expr(0)), Expr(p.height - 1)) : Expr(y);
-        Expr xx = padsColumns ? min(max(x - left, Expr(0)), Expr(p.width - 1)) : Expr(x);
-        return select(inside, data(n, c, yy, xx), makeZero(dtype));
-      },
-      "data.pad", {"n", "c", "y", "x"}, "pad");
-}
-
 // The zero-padded input of a channel-blocked input [n][c / b][y][x][b], in the same layout.
 te::Tensor padBlockedInput(const Conv2dParams& p, const te::Tensor& data, int64_t block, DataType dtype) {
   return padBlockedConv2dInput(p, data, block, makeZero(dtype));
@@ -133,7 +108,7 @@ Workload depthwiseConv2d(const Conv2dParams& p, DataType dtype, const te::Tensor
                          const te::Tensor& bias) {
   int64_t multiplier = p.filtersPerGroup();
   int64_t sh = p.strideAlongHeight(), sw = p.strideAlongWidth();
-  te::Tensor padded = sw == 1 ? padInput(p, data, dtype) : padInputByPhase(p, data, dtype);
+  te::Tensor padded = sw == 1 ? padConv2dInput(p, data, dtype) : padInputByPhase(p, data, dtype);
   // Input column x * sw + s * dilationW, in whichever layout the padded input has.
   auto readPadded = [&](Expr n, Expr channel, Expr row, Expr x, Expr s) {
     if (sw == 1) return padded(n, channel, row, x + s * p.dilationW);
@@ -173,7 +148,8 @@ std::string Conv2dParams::validate() const {
   if (outHeight() < 1 || outWidth() < 1) return "the kernel is larger than the padded input";
   if (winogradTile != 0 && ((winogradTile != 2 && winogradTile != 4) || !winogradApplies(*this)))
     return "winograd_tile " + std::to_string(winogradTile) +
-           " needs a dense 3x3 convolution of stride 1 whose output splits into its dilation's phases, and a tile of 2 or 4";
+           " needs a tile of 2 or 4 and a dense 3x3 convolution of stride 1 whose output splits into its"
+           " dilation's phases";
   return "";
 }
 
@@ -225,7 +201,7 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
   } else if (p.isDepthwise()) {
     w = depthwiseConv2d(p, dtype, data, weight, bias);
   } else {
-    te::Tensor padded = inputBlock > 0 ? padBlockedInput(p, data, inputBlock, dtype) : padInput(p, data, dtype);
+    te::Tensor padded = inputBlock > 0 ? padBlockedInput(p, data, inputBlock, dtype) : padConv2dInput(p, data, dtype);
     int64_t kb = filterBlock(p, target);
     int64_t blocks = (p.filters + kb - 1) / kb;
     int64_t blocksPerGroup = p.filtersPerGroup() / kb;  // exact when groups > 1
@@ -298,6 +274,30 @@ Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dAc
 
 int64_t conv2dFilterBlock(const Conv2dParams& p, const Target& target) { return filterBlock(p, target); }
 
+te::Tensor padConv2dInput(const Conv2dParams& p, const te::Tensor& data, DataType dtype) {
+  int64_t top = p.paddingTop(), left = p.paddingLeft();
+  int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
+  bool padsRows = top > 0 || p.paddingBottom() > 0, padsColumns = left > 0 || p.paddingRight() > 0;
+  return te::compute(
+      {Expr(p.batch), Expr(p.channels), Expr(paddedH), Expr(paddedW)},
+      [&](Var n, Var c, Var y, Var x) {
+        if (!padsRows && !padsColumns) return data(n, c, y, x);
+        // One likely() per axis: loop partitioning then gives the interior rows and columns
+        // their own loops in which the select is gone.
+        Expr inside;
+        if (padsRows) inside = likely(y >= top && y < p.height + top);
+        if (padsColumns) {
+          Expr columns = likely(x >= left && x < p.width + left);
+          inside = inside.defined() ? inside && columns : columns;
+        }
+        // Clamp the read so it stays in bounds even where the value is discarded.
+        Expr yy = padsRows ? min(max(y - top, Expr(0)), Expr(p.height - 1)) : Expr(y);
+        Expr xx = padsColumns ? min(max(x - left, Expr(0)), Expr(p.width - 1)) : Expr(x);
+        return select(inside, data(n, c, yy, xx), makeZero(dtype));
+      },
+      "data.pad", {"n", "c", "y", "x"}, "pad");
+}
+
 te::Tensor padBlockedConv2dInput(const Conv2dParams& p, const te::Tensor& data, int64_t block, Expr padValue) {
   int64_t top = p.paddingTop(), left = p.paddingLeft();
   int64_t paddedH = p.height + top + p.paddingBottom(), paddedW = p.width + left + p.paddingRight();
@@ -366,7 +366,8 @@ std::string conv2dPackedWeightLayout(const Conv2dParams& p, const Conv2dActivati
                                      const Target& target) {
   std::string blocks = std::to_string(conv2dFilterBlock(p, activations, target)) + "o";
   // [K / kb][alpha][alpha][C][kb]: each filter's transformed taps before its channels.
-  if (p.winogradTile) return "O" + std::to_string(p.winogradTile + 2) + "x" + std::to_string(p.winogradTile + 2) + "I" + blocks;
+  std::string positions = std::to_string(p.winogradTile + 2);
+  if (p.winogradTile) return "O" + positions + "x" + positions + "I" + blocks;
   return "OIHW" + blocks;
 }
 

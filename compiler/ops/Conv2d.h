@@ -137,6 +137,10 @@ Expected<Workload> checkedConv2d(const Conv2dParams& params, DataType dtype = Da
 /// Works for either weight layout (it schedules "weight.packed" only when there is one).
 /// Dense and grouped convolutions without padding read the input in place ("data.pad" is
 /// inlined rather than copied).
+/// The zero-padded NCHW input of a convolution: stage "data.pad" over the padded extents, axes
+/// n, c, y, x (a plain copy when nothing is padded).
+te::Tensor padConv2dInput(const Conv2dParams& p, const te::Tensor& data, DataType dtype);
+
 /// The input of a convolution over NCHW<block>c data ([n][c / block][y][x][block]) padded
 /// with `padValue` (0, or a quantized tensor's zero point): stage "data.pad" over the padded
 /// extents, axes n, co, y, x, ci; the data read in place where nothing is padded.

@@ -88,11 +88,6 @@ TileGrid tileGrid(const Conv2dParams& p) {
 constexpr int64_t kMinimumTiles = 16;
 constexpr int64_t kFewTiles = 32;
 
-int64_t filterBlockOf(const Conv2dParams& p, const Target& target) {
-  Conv2dParams direct = p;
-  direct.winogradTile = 0;
-  return conv2dFilterBlock(direct, target);
-}
 
 }  // namespace
 
@@ -104,7 +99,7 @@ bool winogradApplies(const Conv2dParams& p) {
 
 int64_t winogradTileFor(const Conv2dParams& p, const Target& target) {
   if (!winogradApplies(p) || p.channels < 64 || p.filters < 64) return 0;
-  if (p.channels % target.vectorLanes() != 0 || p.filters % filterBlockOf(p, target) != 0) return 0;
+  if (p.channels % target.vectorLanes() != 0 || p.filters % conv2dFilterBlock(p, target) != 0) return 0;
   // Each transformed weight (4x the direct weight's bytes for m = 4) is read once per call and
   // used once per tile: with few tiles (ResNet's 7x7 stage has 4) reading them costs more than
   // the multiplications saved (measured: 2.0 ms direct against 2.7 ms for 512 -> 512 at 7x7).
@@ -124,7 +119,7 @@ int64_t winogradTileFor(const Conv2dParams& p, const Target& target) {
 }
 
 std::vector<int64_t> winogradPackedWeightShape(const Conv2dParams& p, const Target& target) {
-  int64_t kb = filterBlockOf(p, target), alpha = p.winogradTile + 2;
+  int64_t kb = conv2dFilterBlock(p, target), alpha = p.winogradTile + 2;
   return {(p.filters + kb - 1) / kb, alpha, alpha, p.channels, kb};
 }
 
@@ -155,7 +150,8 @@ void transformWeights(const Conv2dParams& p, int64_t kb, const T* source, T* pac
             rows[a][s] = g[a][0] * double(taps[s]) + g[a][1] * double(taps[3 + s]) + g[a][2] * double(taps[6 + s]);
         for (int a = 0; a < alpha; ++a)
           for (int b = 0; b < alpha; ++b)
-            out[(a * alpha + b) * positionStride] = T(rows[a][0] * g[b][0] + rows[a][1] * g[b][1] + rows[a][2] * g[b][2]);
+            out[(a * alpha + b) * positionStride] =
+                T(rows[a][0] * g[b][0] + rows[a][1] * g[b][1] + rows[a][2] * g[b][2]);
       }
     }
 }
@@ -166,7 +162,7 @@ runtime::NDArray packWinogradWeight(const Conv2dParams& p, const runtime::NDArra
   TESSEL_ICHECK(weight.defined() && weight.shape() == std::vector<int64_t>({p.filters, p.channels, 3, 3}))
       << "packWinogradWeight: the weight is not [K, C, 3, 3] of the convolution";
   runtime::NDArray packed = runtime::NDArray::empty(winogradPackedWeightShape(p, target), weight.dtype());
-  int64_t kb = filterBlockOf(p, target);
+  int64_t kb = conv2dFilterBlock(p, target);
   if (weight.dtype() == runtime::DataType::float32())
     transformWeights(p, kb, weight.dataAs<float>(), packed.dataAs<float>());
   else if (weight.dtype() == runtime::DataType::float64())
@@ -183,7 +179,7 @@ Workload winogradConv2d(const Conv2dParams& p, const Conv2dActivationLayout& act
   const WinogradMatrices& matrices = winogradMatrices(p.winogradTile);
   const TileGrid grid = tileGrid(p);
   const int64_t m = grid.m, alpha = grid.alpha, d = grid.dilation;
-  const int64_t inputBlock = activations.inputBlock, kb = filterBlockOf(p, target);
+  const int64_t inputBlock = activations.inputBlock, kb = conv2dFilterBlock(p, target);
   const int64_t filterBlocks = (p.filters + kb - 1) / kb;
 
   te::Tensor data = inputBlock > 0 ? te::placeholder({Expr(p.batch), Expr(p.channels / inputBlock), Expr(p.height),
@@ -198,22 +194,8 @@ Workload winogradConv2d(const Conv2dParams& p, const Conv2dActivationLayout& act
   Conv2dParams extended = p;
   extended.padBottom = p.paddingBottom() + grid.extraBottom;
   extended.padRight = p.paddingRight() + grid.extraRight;
-  te::Tensor padded;
-  if (inputBlock > 0) {
-    padded = padBlockedConv2dInput(extended, data, inputBlock, makeZero(dtype));
-  } else {
-    int64_t top = p.paddingTop(), left = p.paddingLeft();
-    int64_t paddedH = p.height + top + extended.paddingBottom(), paddedW = p.width + left + extended.paddingRight();
-    padded = te::compute(
-        {Expr(p.batch), Expr(p.channels), Expr(paddedH), Expr(paddedW)},
-        [&](Var n, Var c, Var y, Var x) {
-          Expr inside = likely(y >= top && y < p.height + top) && likely(x >= left && x < p.width + left);
-          Expr yy = min(max(y - top, Expr(0)), Expr(p.height - 1));
-          Expr xx = min(max(x - left, Expr(0)), Expr(p.width - 1));
-          return select(inside, data(n, c, yy, xx), makeZero(dtype));
-        },
-        "data.pad", {"n", "c", "y", "x"}, "pad");
-  }
+  te::Tensor padded = inputBlock > 0 ? padBlockedConv2dInput(extended, data, inputBlock, makeZero(dtype))
+                                     : padConv2dInput(extended, data, dtype);
   auto paddedAt = [&](Expr n, Expr c, Expr y, Expr x) {
     if (inputBlock > 0) return padded(n, floordiv(c, Expr(inputBlock)), y, x, floormod(c, Expr(inputBlock)));
     return padded(n, c, y, x);
@@ -225,7 +207,8 @@ Workload winogradConv2d(const Conv2dParams& p, const Conv2dActivationLayout& act
     Expr n, row, column;  // the tile's first padded input row and column
   };
   auto tileOrigin = [&](Expr t) {
-    Expr tx = floormod(t, Expr(grid.columnTiles)), ty = floormod(floordiv(t, Expr(grid.columnTiles)), Expr(grid.rowTiles));
+    Expr tx = floormod(t, Expr(grid.columnTiles));
+    Expr ty = floormod(floordiv(t, Expr(grid.columnTiles)), Expr(grid.rowTiles));
     Expr phases = floordiv(t, Expr(perPhase));
     Expr pw = floormod(phases, Expr(d)), ph = floormod(floordiv(phases, Expr(d)), Expr(d));
     Expr n = floordiv(phases, Expr(d * d));
@@ -269,7 +252,8 @@ Workload winogradConv2d(const Conv2dParams& p, const Conv2dActivationLayout& act
   auto pixel = [&](Expr n, Expr ko, Expr y, Expr x, Expr ki) {
     Expr yq = d == 1 ? y : floordiv(y, Expr(d)), xq = d == 1 ? x : floordiv(x, Expr(d));
     Expr ph = d == 1 ? Expr(int64_t(0)) : floormod(y, Expr(d)), pw = d == 1 ? Expr(int64_t(0)) : floormod(x, Expr(d));
-    Expr t = (((n * d + ph) * d + pw) * grid.rowTiles + floordiv(yq, Expr(m))) * grid.columnTiles + floordiv(xq, Expr(m));
+    Expr tileRow = floordiv(yq, Expr(m)), tileColumn = floordiv(xq, Expr(m));
+    Expr t = (((n * d + ph) * d + pw) * grid.rowTiles + tileRow) * grid.columnTiles + tileColumn;
     Expr i = floormod(yq, Expr(m)), j = floormod(xq, Expr(m));
     return matrixRowTimes(matrices.outputT, j, [&](int b) { return outputRows(i, Expr(int64_t(b)), ko, t, ki); },
                           dtype);
@@ -307,7 +291,7 @@ Workload winogradConv2d(const Conv2dParams& p, const Conv2dActivationLayout& act
 Expected<Schedule> defaultWinogradConv2dSchedule(const Workload& workload, const Conv2dParams& p,
                                                  const Conv2dActivationLayout& activations, const Target& target) {
   const TileGrid grid = tileGrid(p);
-  const int64_t d = grid.dilation, kb = filterBlockOf(p, target);
+  const int64_t d = grid.dilation, kb = conv2dFilterBlock(p, target);
   const int64_t filterVectors = std::max<int64_t>(1, kb / target.vectorLanes());
   const int64_t channelVector = activations.inputBlock > 0 ? activations.inputBlock : target.vectorLanes();
   const int64_t tileBlock = conv2dPixelBlock(grid.tiles, filterVectors, target);
@@ -352,13 +336,8 @@ Expected<Schedule> defaultWinogradConv2dSchedule(const Workload& workload, const
       s.vectorize("winograd.product.local", "ki"),
   });
   // The output transform, tile by tile: A^T down the columns, then across into the output.
-  std::vector<std::string> order;
-  if (activations.blockedOutput) {
-    order = {"n", "ko"};
-  } else {
-    steps.push_back(s.split("conv", "k", kb, "ko", "ki"));
-    order = {"n", "ko"};
-  }
+  std::vector<std::string> order = {"n", "ko"};
+  if (!activations.blockedOutput) steps.push_back(s.split("conv", "k", kb, "ko", "ki"));
   std::string rows = "y", columns = "x";
   if (d > 1) {
     steps.push_back(s.split("conv", "y", d, "yq", "ph"));

@@ -117,8 +117,9 @@ GraphPlan parseGraphJson(const std::string& text, const std::string& sourceName)
   Json root;
   try {
     root = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
-    // nlohmann's message already says "syntax error while parsing ... at line L, column C".
+  } catch (const nlohmann::json::exception& error) {
+    // nlohmann's message already says "syntax error while parsing ... at line L, column C";
+    // a number out of double's range is an out_of_range error rather than a parse_error.
     fail(sourceName, "", std::string("malformed JSON: ") + error.what());
   }
   FieldReader top(root, "", sourceName);

@@ -52,6 +52,7 @@ Expected<std::vector<Token>> tokenize(const std::string& line, int lineNumber) {
       size_t start = ++i;
       while (i < line.size() && line[i] != '"') ++i;
       if (i == line.size()) return textError(lineNumber, token.column, "unterminated string", "add a closing \"");
+      if (i == start) return textError(lineNumber, token.column, "empty name \"\"", "a quoted name needs a character");
       token.kind = Token::Kind::String;
       token.text = line.substr(start, i - start);
       ++i;
@@ -428,6 +429,15 @@ private:
   int line_;
 };
 
+// A name as the tokenizer reads it back: bare when it is one Name token, else in quotes (a
+// stage or loop named after an ONNX node may hold '/', '-' or ':').
+std::string quotedIfNeeded(const std::string& name) {
+  bool bare = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name)
+    bare = bare && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.');
+  return bare ? name : "\"" + name + "\"";
+}
+
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
   for (auto& item : items) out += (out.empty() ? "" : ", ") + item;
@@ -457,31 +467,32 @@ std::string printPrimitive(const Primitive& p) {
   std::string out;
   if (!p.results.empty()) out += joined(p.results) + " = ";
   out += primitiveName(p.kind);
-  out += "(" + p.stage;
+  out += "(" + quotedIfNeeded(p.stage);
   auto add = [&](const std::string& s) { out += ", " + s; };
+  auto addName = [&](const std::string& s) { add(quotedIfNeeded(s)); };
   switch (p.kind) {
     case PrimitiveKind::Split:
-      add(p.axes.empty() ? "" : p.axes[0]);
+      addName(p.axes.empty() ? "" : p.axes[0]);
       add(std::string(p.byParts ? "nparts=" : "factor=") + std::to_string(p.values.empty() ? 0 : p.values[0]));
       break;
     case PrimitiveKind::ComputeAt:
-      add(p.target);
-      for (auto& a : p.axes) add(a);
+      addName(p.target);
+      for (auto& a : p.axes) addName(a);
       break;
     case PrimitiveKind::CacheRead:
-      add(p.target);
+      addName(p.target);
       add("[" + joined(p.readers) + "]");
       break;
-    case PrimitiveKind::CacheWrite: add(p.target); break;
+    case PrimitiveKind::CacheWrite: addName(p.target); break;
     case PrimitiveKind::Pragma:
     case PrimitiveKind::Bind:
     case PrimitiveKind::Tensorize:
-      for (auto& a : p.axes) add(a);
-      add(p.target);
+      for (auto& a : p.axes) addName(a);
+      addName(p.target);
       for (auto v : p.values) add(std::to_string(v));
       break;
     default:
-      for (auto& a : p.axes) add(a);
+      for (auto& a : p.axes) addName(a);
       for (auto v : p.values) add(std::to_string(v));
       break;
   }

@@ -100,6 +100,9 @@ Expected<std::vector<OnnxInputInfo>> readOnnxInputs(const std::string& path);
 /// Reads a serialized ONNX TensorProto (the test suite's input_0.pb / output_0.pb), raw or
 /// typed-field data, any element type Tessel has. A Diagnostic names the file on failure.
 Expected<runtime::NDArray> readTensorProtoFile(const std::string& path);
+/// The same from the file's bytes already in memory; `sourceName` names them in messages and
+/// anchors external data.
+Expected<runtime::NDArray> readTensorProtoBytes(const std::string& bytes, const std::string& sourceName);
 
 /// What an ONNX test-data file holds: a tensor, or a sequence of tensors.
 struct OnnxValue {

@@ -241,6 +241,10 @@ Expected<runtime::NDArray> readTensorProtoFile(const std::string& path) {
   return tensorFromFileBytes(*bytes, path);
 }
 
+Expected<runtime::NDArray> readTensorProtoBytes(const std::string& bytes, const std::string& sourceName) {
+  return tensorFromFileBytes(bytes, sourceName);
+}
+
 namespace {
 
 Expected<std::vector<runtime::NDArray>> sequenceArrays(const onnx::SequenceProto& sequence, const std::string& path) {

@@ -48,6 +48,10 @@ public:
       root = Json::parse(text);
     } catch (const Json::parse_error& error) {
       return parseError(text, error);
+    } catch (const Json::exception& error) {
+      // A number beyond double's range ("1e400") is nlohmann's out_of_range, not a parse_error.
+      return Diagnostic{std::string("the project file is not valid JSON: ") + error.what(), file_, 0, 0,
+                        "fix the file in a text editor, or restore it from its autosave or version control"};
     }
     try {
       return readDocument(root);

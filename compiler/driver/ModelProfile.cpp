@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -147,7 +148,8 @@ std::string modelProfileJson(const ModelProfile& profile) {
 Expected<ModelProfile> parseModelProfile(const std::string& text, const std::string& source) {
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) return profileError(source, "not a profile: the file is not one JSON object");
-  if (json.value("format", std::string()) != "tessel-profile")
+  // find, not value(): value() throws when "format" is there but not a string.
+  if (auto format = json.find("format"); format == json.end() || *format != "tessel-profile")
     return profileError(source, "not a profile: \"format\" is not \"tessel-profile\"");
   if (!json.contains("version") || !json["version"].is_number_integer() || json["version"].get<int>() > kFormatVersion)
     return profileError(source, "profile format version " + (json.contains("version") ? json["version"].dump() : "missing") +
@@ -169,11 +171,19 @@ Expected<ModelProfile> parseModelProfile(const std::string& text, const std::str
                              {"int8_tile_peak_gops", &profile.roof.int8TilePeakGops}})
     if (json.contains(field) && !number(field, into))
       return profileError(source, std::string("\"") + field + "\" is not a number >= 0");
+  // Counts become ints: a larger one (1e300) would overflow the conversion.
+  for (auto [field, value] : {std::pair{"runs", runs}, {"threads", threads}, {"tuned_kernels", tuned}})
+    if (value > double(std::numeric_limits<int>::max()))
+      return profileError(source, std::string("\"") + field + "\" is too large");
   profile.runs = int(runs);
   profile.threads = int(threads);
   profile.tunedKernels = int(tuned);
-  profile.model = json.value("model", std::string());
-  profile.createdAt = json.value("created_at", std::string());
+  for (auto [field, into] : {std::pair{"model", &profile.model}, {"created_at", &profile.createdAt}}) {
+    auto found = json.find(field);
+    if (found == json.end()) continue;
+    if (!found->is_string()) return profileError(source, std::string("\"") + field + "\" is not a string");
+    *into = found->get<std::string>();
+  }
   auto nodes = json.find("nodes");
   if (nodes == json.end() || !nodes->is_array()) return profileError(source, "\"nodes\" is missing or not an array");
   for (size_t index = 0; index < nodes->size(); ++index) {

@@ -40,7 +40,9 @@ public:
     if (error_ || op.op != "Einsum" || inputs.size() != 2) return std::nullopt;
     auto terms = splitEquation(op.attribute<std::string>("equation", ""));
     if (!terms) return std::nullopt;
-    const auto& [a, b, out] = *terms;
+    // Plain references, not a structured binding: the lambdas below capture them (clang
+    // before 16 cannot capture a structured binding).
+    const std::string &a = (*terms)[0], &b = (*terms)[1], &out = (*terms)[2];
     const auto &shapeA = inputs[0].type().shape, &shapeB = inputs[1].type().shape;
     if (shapeA.size() != a.size() || shapeB.size() != b.size()) return std::nullopt;
     std::string batch, rows, columns, summed;

@@ -51,6 +51,8 @@ public:
         *out.Add() = node;
         continue;
       }
+      // Every expansion writes the node's first output; protobuf aborts on a missing one.
+      if (node.output_size() < 1) return error(node, "has no output");
       Status done = node.op_type() == "QGemm" ? expandQGemm(node, out) : expandByRule(node, rules().at(node.op_type()), out);
       if (!done) return done.error();
       ++expanded;

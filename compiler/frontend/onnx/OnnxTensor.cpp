@@ -98,10 +98,12 @@ std::optional<int64_t> parseByteCount(const std::string& text) {
   return value;
 }
 
-// Reads the tensor's bytes from the file its external_data names. ONNX requires the path to
-// be relative and inside the model's directory; anything else is refused rather than read.
+// Reads the tensor's bytes from the file its external_data names into a new `array` of
+// `shape`, allocated only once the file is known to hold them. ONNX requires the path to be
+// relative and inside the model's directory; anything else is refused rather than read.
 std::optional<Diagnostic> readExternalData(const TensorProto& tensor, const std::string& modelDirectory,
-                                           const runtime::NDArray& array) {
+                                           const std::vector<int64_t>& shape, runtime::DataType type, int64_t bytes,
+                                           runtime::NDArray& array) {
   std::string location;
   int64_t offset = 0;
   std::optional<int64_t> length;
@@ -127,13 +129,17 @@ std::optional<Diagnostic> readExternalData(const TensorProto& tensor, const std:
   std::error_code sizeError;
   auto fileSize = std::filesystem::file_size(path, sizeError);
   if (sizeError) return tensorError(tensor, "stores its data in '" + path.string() + "', which cannot be read");
-  int64_t bytes = array.byteSize();
   if (length && *length != bytes)
     return tensorError(tensor, "has external data of " + std::to_string(*length) + " bytes but its dims and type need " +
                                    std::to_string(bytes));
   if (offset > int64_t(fileSize) || int64_t(fileSize) - offset < bytes)
     return tensorError(tensor, "needs bytes " + std::to_string(offset) + ".." + std::to_string(offset + bytes) +
                                    " of '" + path.string() + "', which has " + std::to_string(fileSize));
+  try {
+    array = runtime::NDArray::empty(shape, type);
+  } catch (const std::exception& failure) {
+    return tensorError(tensor, std::string("cannot be allocated: ") + failure.what());
+  }
   std::ifstream file(path, std::ios::binary);
   file.seekg(offset);
   file.read(static_cast<char*>(array.data()), bytes);
@@ -188,18 +194,27 @@ Expected<runtime::NDArray> tensorToArray(const TensorProto& tensor, const std::s
       return tensorError(tensor, "is too large (over 2^40 bytes); its dims are probably corrupted");
     bytes *= dim;
   }
+  // Check the claimed size against the bytes at hand before allocating it: dims of a corrupt
+  // or hostile file may ask for up to 2^40 bytes that the data cannot fill.
+  const bool external = tensor.data_location() == TensorProto::EXTERNAL;
+  if (!external && tensor.has_raw_data() && int64_t(tensor.raw_data().size()) != bytes)
+    return tensorError(tensor, "has " + std::to_string(tensor.raw_data().size()) + " bytes of raw_data but its dims " +
+                                   "and type need " + std::to_string(bytes));
+  // Typed data takes at least a byte of the message per element, packed 4-bit types half of one.
+  if (!external && !tensor.has_raw_data() && bytes / elementBytes > 2 * int64_t(tensor.ByteSizeLong()) + 16)
+    return tensorError(tensor, "has dims of " + std::to_string(bytes / elementBytes) + " elements but holds only " +
+                                   std::to_string(tensor.ByteSizeLong()) + " bytes; its dims are probably corrupted");
   runtime::NDArray array;
+  if (external) {
+    if (auto e = readExternalData(tensor, modelDirectory, shape, toRuntimeType(*elementType), bytes, array)) return *e;
+    return array;
+  }
   try {
     array = runtime::NDArray::empty(shape, toRuntimeType(*elementType));
   } catch (const std::exception& failure) {
     return tensorError(tensor, std::string("cannot be allocated: ") + failure.what());
   }
-  if (tensor.data_location() == TensorProto::EXTERNAL) {
-    if (auto e = readExternalData(tensor, modelDirectory, array)) return *e;
-  } else if (tensor.has_raw_data()) {
-    if (int64_t(tensor.raw_data().size()) != bytes)
-      return tensorError(tensor, "has " + std::to_string(tensor.raw_data().size()) + " bytes of raw_data but its dims " +
-                                     "and type need " + std::to_string(bytes));
+  if (tensor.has_raw_data()) {
     if (bytes > 0) std::memcpy(array.data(), tensor.raw_data().data(), size_t(bytes));
   } else if (auto e = copyTypedData(tensor, array)) {
     return *e;

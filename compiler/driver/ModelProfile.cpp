@@ -149,7 +149,10 @@ Expected<ModelProfile> parseModelProfile(const std::string& text, const std::str
   nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) return profileError(source, "not a profile: the file is not one JSON object");
   // find, not value(): value() throws when "format" is there but not a string.
-  if (auto format = json.find("format"); format == json.end() || *format != "tessel-profile")
+  // Compared as a string only once it is one: g++ picks json's implicit conversion to string
+  // for `*format != "..."`, which throws on a number.
+  if (auto format = json.find("format");
+      format == json.end() || !format->is_string() || format->get<std::string>() != "tessel-profile")
     return profileError(source, "not a profile: \"format\" is not \"tessel-profile\"");
   if (!json.contains("version") || !json["version"].is_number_integer() || json["version"].get<int>() > kFormatVersion)
     return profileError(source, "profile format version " + (json.contains("version") ? json["version"].dump() : "missing") +

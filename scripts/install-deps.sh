@@ -17,6 +17,8 @@ packages=(
   libxgboost-dev                            # the tuner's cost model (XGBoost C API)
   python3-torch python3-torchvision python3-onnx python3-numpy  # bench/model_zoo.py: PyTorch is the peer
   python3-sklearn                           # bench/digits_int8.sh: the handwritten digits (load_digits)
+  desktop-file-utils appstream              # the package test validates the desktop entry and metainfo
+  python3-yaml                              # the Studio test validates the CI jobs it exports
 )
 
 missing=()

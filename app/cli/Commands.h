@@ -28,6 +28,8 @@ int runMeasure(const std::vector<std::string>& args);
 int runMeasureWorker(const std::vector<std::string>& args);
 /// `tessel project run|new|check|tasks`: project files (app/project).
 int runProject(const std::vector<std::string>& args);
+/// `tessel lesson list|show|check`: the schedule lessons (app/lessons), graded headless.
+int runLesson(const std::vector<std::string>& args);
 /// `tessel records show|best|merge|prune`: tuning record files (tuner/records).
 int runRecords(const std::vector<std::string>& args);
 

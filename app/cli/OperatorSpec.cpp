@@ -8,12 +8,29 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
 #include "app/cli/TuningRecordsFlag.h"
+#include "app/lessons/LessonOperators.h"
 #include "compiler/ops/PackedMatmul.h"
 #include "compiler/schedule/TraceText.h"
 
 namespace tessel::cli {
 
-std::vector<std::string> operatorNames() { return {"matmul", "dense", "conv2d", "bf16_matmul", "int8_matmul"}; }
+namespace {
+// The lessons' operators (app/lessons/LessonOperators.h) as "lesson_NAME", so that the Studio
+// measures a lesson step in a child `tessel measure --operator lesson_blur ...` like any other.
+constexpr const char* kLessonPrefix = "lesson_";
+
+std::string lessonOperatorOf(const std::string& op) {
+  if (op.rfind(kLessonPrefix, 0) != 0) return "";
+  std::string name = op.substr(std::string(kLessonPrefix).size());
+  return lessons::operatorSizeNames(name).empty() ? "" : name;
+}
+}  // namespace
+
+std::vector<std::string> operatorNames() {
+  std::vector<std::string> names = {"matmul", "dense", "conv2d", "bf16_matmul", "int8_matmul"};
+  for (const std::string& name : lessons::lessonOperatorNames()) names.push_back(kLessonPrefix + name);
+  return names;
+}
 
 std::vector<FlagSpec> operatorFlags(const std::string& op) {
   if (op == "matmul")
@@ -28,6 +45,11 @@ std::vector<FlagSpec> operatorFlags(const std::string& op) {
   if (op == "int8_matmul")
     return {{"m", "rows of A and C", true, "256"}, {"n", "columns of C (a multiple of 16)", true, "1024"},
             {"k", "columns of A, rows of the weight (a multiple of 4)", true, "1024"}};
+  if (std::string lesson = lessonOperatorOf(op); !lesson.empty()) {
+    std::vector<FlagSpec> flags;
+    for (const std::string& size : lessons::operatorSizeNames(lesson)) flags.push_back({size, "size " + size, true, "64"});
+    return flags;
+  }
   if (op == "conv2d")
     return {{"n", "batch size", true, "1"},        {"c", "input channels", true, "64"},
             {"h", "input height", true, "56"},     {"w", "input width", true, "56"},
@@ -118,6 +140,17 @@ std::optional<std::string> makeOperator(const std::string& op, const CommandLine
               out[((n * p.filters + k) * oh + y) * ow + x] = sum;
             }
     };
+  } else if (std::string lesson = lessonOperatorOf(op); !lesson.empty()) {
+    lessons::LessonOperator lessonOp{lesson, {}};
+    for (const std::string& size : lessons::operatorSizeNames(lesson))
+      if (auto e = flags.getInt(size, &lessonOp.sizes[size])) return e;
+    auto made = lessons::makeLessonOperator(lessonOp);
+    if (!made) return made.error().message;
+    spec->workload = made->workload;
+    std::vector<te::Tensor> outputs = made->workload.outputs;
+    // A lesson starts from no schedule at all: every loop in its natural order.
+    spec->defaultSchedule = [outputs]() -> Expected<Schedule> { return Schedule::replay(outputs, Trace{}); };
+    spec->reference = made->reference;
   } else {
     std::string known;
     for (auto& name : operatorNames()) known += (known.empty() ? "" : ", ") + name;

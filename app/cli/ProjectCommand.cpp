@@ -2,6 +2,7 @@
 // for people who want a project without opening the Studio.
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 
@@ -10,6 +11,8 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommand.h"
 #include "app/cli/TuningRecordsFlag.h"
+#include "app/project/AtomicFile.h"
+#include "app/project/JUnitReport.h"
 #include "app/project/Project.h"
 #include "app/project/ProjectOptions.h"
 #include "app/project/ProjectRunner.h"
@@ -102,6 +105,27 @@ void printJson(const std::string& file, const project::ProjectRunReport& report)
   std::cout << out.dump(2) << "\n";
 }
 
+// Now, as a JUnit report's timestamp wants it (local time, no zone).
+std::string junitTimestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &local);
+  return text;
+}
+
+// Writes the JUnit report of the run when --junit asked for one; an exit code when it cannot be
+// written (the run's own outcome is then not what CI should see).
+std::optional<int> writeJunit(const CommandLine& line, const std::string& projectFile,
+                              const Expected<project::ProjectRunReport>& run) {
+  if (!line.has("junit")) return std::nullopt;
+  Status written = project::writeFileAtomically(line.get("junit"),
+                                                project::junitReport(projectFile, run, junitTimestamp()));
+  if (!written) return reportDiagnostic(written.error());
+  return std::nullopt;
+}
+
 // The project's model compiled as `project run` compiles it (its threads, passes, target and
 // tuning records, reported on stderr), before its schedule edits; `options` receives the options
 // used.
@@ -127,6 +151,10 @@ int runProjectRun(const std::vector<std::string>& args) {
                                  {"repeat", "timed runs (instead of the project's benchmark.repeats)", true, ""},
                                  {"export", "export the deployable module to DIR (whatever the project says)", true, ""},
                                  {"json", "print the summary as one JSON object", false, ""},
+                                 {"junit",
+                                  "also write a JUnit XML report to FILE (one test case per check), for CI test "
+                                  "reporters; written whatever the outcome",
+                                  true, ""},
                                  {"save-baseline",
                                   "store the measured latency as benchmark.baseline_ms in the project (max_ratio "
                                   "1.5 unless it has one)",
@@ -142,7 +170,10 @@ int runProjectRun(const std::vector<std::string>& args) {
           "from the reference, 4 an expectation failed. --save-baseline records this run's latency for\n"
           "later runs' max_ratio check (the expectations of this run are checked before it is saved).\n"
           "The project's tuning_records (or --tuning-records, which overrides it) schedule the kernels the\n"
-          "project does not edit; tuned_kernels= counts them, and what the records did goes to stderr.\n",
+          "project does not edit; tuned_kernels= counts them, and what the records did goes to stderr.\n"
+          "--junit FILE writes the checks as JUnit XML (compile, each output, benchmark, each expectation,\n"
+          "export) for the test reports of Jenkins, GitLab CI and GitHub Actions; a run that stops on an\n"
+          "error still writes it, with that error.\n",
           args, flags, &command))
     return *done;
   const CommandLine& line = command.line;
@@ -153,8 +184,12 @@ int runProjectRun(const std::vector<std::string>& args) {
   if (line.has("tuning-records")) options.tuningRecords = line.get("tuning-records");
 
   auto loaded = project::loadProject(command.model);
-  if (!loaded) return reportDiagnostic(loaded.error());
+  if (!loaded) {
+    if (auto failed = writeJunit(line, command.model, loaded.error())) return *failed;
+    return reportDiagnostic(loaded.error());
+  }
   auto report = project::runProject(*loaded, options);
+  if (auto failed = writeJunit(line, command.model, report)) return *failed;
   if (!report) return reportDiagnostic(report.error());
   if (report->tuningRecords) reportTuningRecords(*report->tuningRecords);
   if (line.has("json")) printJson(command.model, *report);

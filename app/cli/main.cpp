@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "app/cli/Commands.h"
+#include "app/project/InstallLocation.h"
 #include "core/support/Error.h"
 
 namespace {
@@ -29,6 +30,8 @@ const char* kUsage =
     "  lower OP              print the loop IR of an operator (matmul, dense, conv2d, bf16_matmul,\n"
     "                        int8_matmul) after lowering\n"
     "  bench OP              check an operator against a reference and measure its GFLOP/s\n"
+    "  lesson list|show|check\n"
+    "                        schedule lessons: read a step, grade a schedule file against its goal\n"
     "  demo                  lower, check and benchmark a matmul and a conv2d\n"
     "\n"
     "compile, run, bench, inspect, lower and project run take --tuning-records FILE: kernels replay the\n"
@@ -41,6 +44,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;
+    // Installed (or built), the example project is one command away.
+    if (std::string example = tessel::project::exampleProjectPath(); !example.empty())
+      std::cout << "\nTry the example project: tessel project run " << example << "\n";
     return args.empty() ? kExitError : kExitOk;
   }
   std::string command = args[0];
@@ -58,6 +64,7 @@ int main(int argc, char** argv) {
     if (command == "records") return runRecords(args);
     if (command == "tune") return runTune(args);
     if (command == "quantize") return runQuantize(args);
+    if (command == "lesson") return runLesson(args);
     if (command == "measure-worker") return runMeasureWorker(args);
   } catch (const tessel::UserError& error) {
     std::cerr << error.diagnostic.toString() << "\n";

@@ -31,6 +31,7 @@
 #include "app/studio/ModeBar.h"
 #include "app/studio/ShortcutsDialog.h"
 #include "app/studio/StudioIcons.h"
+#include "app/project/CiExport.h"
 #include "app/studio/WelcomePage.h"
 #include "views/common/DiagnosticsPanel.h"
 #include "views/common/ImageExport.h"
@@ -424,6 +425,7 @@ void MainWindow::updateActions() {
   studioAction("actionProfileModel")->setEnabled(compiled);
   studioAction("actionInputShapes")->setEnabled(compiled);
   studioAction("actionRunProject")->setEnabled(projects_->hasProject() && !isViewOnly());
+  studioAction("actionExportForCi")->setEnabled(projects_->hasProject() && !isViewOnly());
   studioAction("actionApplyTuningRecords")->setEnabled(compiled);
   studioAction("actionStopTuningRecords")->setEnabled(compiled && session_.compileOptions().tunedSchedules);
   studioAction("actionSave")->setEnabled(projects_->hasProject());
@@ -623,6 +625,38 @@ void MainWindow::exportModule(const QString& directory) {
           statusBar()->showMessage(tr("Exported to %1").arg(directory), kStatusMessageMs);
         }
         emit moduleExported(directory, error.isEmpty(), error);
+      });
+}
+
+void MainWindow::exportForCi(const QString& directory) {
+  const project::Project* open = projects_->project();
+  if (!open) {
+    QString message = tr("%1: there is no project to export; open a model or project first").arg(directory);
+    reportFailure(tr("Export for CI"), message);
+    emit exportedForCi(directory, false, message);
+    return;
+  }
+  // The project as it is now, unsaved edits included: CI checks what the user sees.
+  project::Project project = *open;
+  std::string name = projects_->path().isEmpty() ? std::string() : QFileInfo(projects_->path()).completeBaseName().toStdString();
+  jobs_.start<QString>(
+      kExportChannel, tr("Exporting for CI to %1").arg(directory),
+      [project, directory, name](views::JobContext&) -> QString {
+        auto exported = project::exportProjectForCi(project, directory.toStdString(), name);
+        if (!exported) return QString::fromStdString(exported.error().toString());
+        return {};
+      },
+      [this, directory](QString error) {
+        if (!error.isEmpty()) {
+          reportFailure(tr("Export for CI"), error);
+        } else {
+          diagnostics_.add(views::Severity::Note, tr("Export for CI"),
+                           tr("Exported the project for CI to %1: commit the folder with the .deb packages in "
+                              "tessel-packages/; its GitLab CI and GitHub Actions jobs run `sh %2`")
+                               .arg(directory, QString::fromUtf8(project::kCiRunScript)));
+          statusBar()->showMessage(tr("Exported for CI to %1").arg(directory), kStatusMessageMs);
+        }
+        emit exportedForCi(directory, error.isEmpty(), error);
       });
 }
 

@@ -37,6 +37,7 @@ class TimelineWorkbench;
 
 namespace tessel::studio {
 
+class LessonWindow;
 class ModeBar;
 class WelcomePage;
 
@@ -63,6 +64,12 @@ public:
   /// Opens a model (.onnx) or project (.tessel) in the background. A file that fails to
   /// open is reported in the diagnostics log and the status bar; the open model stays.
   void openFile(const QString& path);
+  /// Opens the shipped example project from the user's own copy of it (made on first use, so
+  /// it can be edited and saved; see project::editableExampleProject).
+  void openExampleProject();
+  /// Help > Lessons: the Lessons window (created on first use, then raised), at the step the
+  /// learner left off.
+  LessonWindow* openLessons();
   /// At start-up: offers back an untitled project (a model opened directly and edited) that a
   /// session ending without saving left in its autosave, and opens it when the user accepts
   /// (untitled and modified, so Save asks for a name). False when there was nothing to
@@ -101,6 +108,10 @@ public:
   bool exportCurrentView(const QString& path);
   /// Writes the deployable module of the compiled model into `directory` in the background.
   void exportModule(const QString& directory);
+  /// File > Export for CI: the open project (with its unsaved edits), its model, reference
+  /// data and records in `directory` with GitLab CI and GitHub Actions jobs
+  /// (project::exportProjectForCi), in the background; exportedForCi says how it went.
+  void exportForCi(const QString& directory);
 
   /// File > Apply Tuning Records: reads the records file `path` (on a worker) for the open model's
   /// target and recompiles the model with them; the project keeps the path (tuning_records), so
@@ -168,6 +179,7 @@ signals:
   void modelProfiled(bool ok, const QString& message);
   /// A deployable module was written (`ok`) or failed (`message` says why).
   void moduleExported(const QString& directory, bool ok, const QString& message);
+  void exportedForCi(const QString& directory, bool ok, const QString& message);
 
 protected:
   void closeEvent(QCloseEvent* event) override;
@@ -175,6 +187,7 @@ protected:
   void dropEvent(QDropEvent* event) override;
 
 private:
+  LessonWindow* lessons_ = nullptr;
   /// What the window needs from a central view: its widget and how to route the View
   /// menu's navigation actions to it (null functions disable the actions there).
   struct ViewSlot {

@@ -25,9 +25,11 @@
 #include <QToolBar>
 #include <QToolButton>
 
+#include "app/project/InstallLocation.h"
 #include "app/project/ProjectOptions.h"
 #include "app/project/ProjectRunner.h"
 #include "app/studio/MainWindowSupport.h"
+#include "app/studio/LessonWindow.h"
 #include "app/studio/ModeBar.h"
 #include "app/studio/ShortcutsDialog.h"
 #include "app/studio/StudioIcons.h"
@@ -219,6 +221,9 @@ void MainWindow::createViews() {
   central_->addWidget(notCompiledPage_);
   connect(welcome_, &WelcomePage::openRequested, this, [this] { studioAction("actionOpen")->trigger(); });
   connect(welcome_, &WelcomePage::recentFileRequested, this, &MainWindow::openFile);
+  connect(welcome_, &WelcomePage::exampleRequested, this, &MainWindow::openExampleProject);
+  connect(welcome_, &WelcomePage::lessonsRequested, this, [this] { openLessons(); });
+  welcome_->setExampleAvailable(!project::exampleProjectPath().empty());
 
   modeBar_->addMode({}, tr("Graph"), tr("The model's graph (Ctrl+1)"));
   modeBar_->addMode({}, tr("Timeline"), tr("The graph after every pass, compared (Ctrl+2)"));
@@ -303,6 +308,27 @@ QAction* MainWindow::addStudioAction(QMenu* menu, const QString& objectName, con
   return action;
 }
 
+LessonWindow* MainWindow::openLessons() {
+  if (!lessons_) {
+    lessons_ = new LessonWindow(this);
+    lessons_->setWindowFlag(Qt::Window);
+    lessons_->loadLessons();
+  }
+  lessons_->show();
+  lessons_->raise();
+  lessons_->activateWindow();
+  return lessons_;
+}
+
+void MainWindow::openExampleProject() {
+  auto example = project::editableExampleProject();
+  if (!example) {
+    QMessageBox::warning(this, tr("Open Example Project"), QString::fromStdString(example.error().toString()));
+    return;
+  }
+  openFile(QString::fromStdString(*example));
+}
+
 void MainWindow::createActions() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   addStudioAction(file, "actionOpen", tr("&Open Model or Project..."), QKeySequence::Open, [this] {
@@ -311,6 +337,7 @@ void MainWindow::createActions() {
                                                    "Tessel projects (*.tessel);;All files (*)"));
     if (!path.isEmpty()) openFile(path);
   });
+  addStudioAction(file, "actionOpenExample", tr("Open &Example Project"), {}, [this] { openExampleProject(); });
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   connect(&recent_, &RecentFiles::changed, this, &MainWindow::rebuildRecentMenu);
   rebuildRecentMenu();
@@ -333,6 +360,10 @@ void MainWindow::createActions() {
   addStudioAction(file, "actionExportModule", tr("Export &Deployable Module..."), QKeySequence(tr("Ctrl+E")), [this] {
     QString directory = QFileDialog::getExistingDirectory(this, tr("Export deployable module into"));
     if (!directory.isEmpty()) exportModule(directory);
+  });
+  addStudioAction(file, "actionExportForCi", tr("Export for &CI..."), {}, [this] {
+    QString directory = QFileDialog::getExistingDirectory(this, tr("Export the project for CI into"));
+    if (!directory.isEmpty()) exportForCi(directory);
   });
   addStudioAction(file, "actionExportView", tr("Export &View as Image..."), QKeySequence(tr("Ctrl+Shift+E")), [this] {
     QString suggested = QFileInfo(currentFile_).completeBaseName() + "-" + studioViewName(currentView_) + ".png";
@@ -428,6 +459,7 @@ void MainWindow::createActions() {
                   [this] { jobList_.cancelAll(); });
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  addStudioAction(help, "actionLessons", tr("&Lessons"), QKeySequence(tr("F1")), [this] { openLessons(); });
   addStudioAction(help, "actionShortcuts", tr("&Keyboard Shortcuts"), QKeySequence(tr("Ctrl+/")), [this] {
     ShortcutsDialog dialog(actions_, this);
     dialog.exec();

@@ -1,4 +1,4 @@
-// WelcomePage: a centred column with a heading, the open button and the recent files.
+// WelcomePage: a centred column with a heading, the open and example buttons and the recent files.
 #include "app/studio/WelcomePage.h"
 
 #include <QFileInfo>
@@ -29,6 +29,17 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
   auto* open = new QPushButton(tr("Open Model or Project…"));
   open->setToolTip(tr("An ONNX model (.onnx) or a Tessel project (.tessel); Ctrl+O"));
   open->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+  example_ = new QPushButton(tr("Open Example Project"));
+  example_->setObjectName("OpenExampleButton");
+  example_->setToolTip(tr("A small ResNet-style model with a saved schedule, reference data and an expectation, "
+                          "copied to your data folder so you can edit it"));
+  example_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+  example_->hide();
+  auto* lessons = new QPushButton(tr("Lessons: Learn to Schedule"));
+  lessons->setObjectName("OpenLessonsButton");
+  lessons->setToolTip(tr("Lessons on loop order, tiling, vectorizing, parallel loops, pipelines, caching and "
+                         "reductions, checked as you go (F1)"));
+  lessons->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
   auto* hint = new QLabel(tr("or drop a file onto the window"));
   hint->setForegroundRole(QPalette::PlaceholderText);
   auto* recentTitle = new QLabel(tr("<b>Recent</b>"));
@@ -42,6 +53,8 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
   column->addWidget(subtitle);
   column->addSpacing(18);
   column->addWidget(open);
+  column->addWidget(example_);
+  column->addWidget(lessons);
   column->addWidget(hint);
   column->addSpacing(24);
   column->addWidget(recentTitle);
@@ -49,10 +62,14 @@ WelcomePage::WelcomePage(QWidget* parent) : QWidget(parent) {
   column->addStretch(3);
 
   connect(open, &QPushButton::clicked, this, &WelcomePage::openRequested);
+  connect(example_, &QPushButton::clicked, this, &WelcomePage::exampleRequested);
+  connect(lessons, &QPushButton::clicked, this, &WelcomePage::lessonsRequested);
   connect(recent_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
     emit recentFileRequested(item->data(Qt::UserRole).toString());
   });
 }
+
+void WelcomePage::setExampleAvailable(bool available) { example_->setVisible(available); }
 
 void WelcomePage::setRecentFiles(const QStringList& files) {
   recent_->clear();

@@ -18,13 +18,18 @@ public:
   /// The files listed under "Recent" (newest first).
   void setRecentFiles(const QStringList& files);
   QListWidget* recentList() const { return recent_; }
+  /// Shows "Open Example Project" when the examples are installed.
+  void setExampleAvailable(bool available);
 
 signals:
   void openRequested();
   void recentFileRequested(const QString& path);
+  void exampleRequested();
+  void lessonsRequested();
 
 private:
   QListWidget* recent_ = nullptr;
+  QPushButton* example_ = nullptr;
 };
 
 }  // namespace tessel::studio

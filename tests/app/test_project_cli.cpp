@@ -5,6 +5,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QXmlStreamReader>
 
 #include <algorithm>
 #include <filesystem>
@@ -30,6 +31,45 @@ tessel::project::Project exampleProject() {
   auto loaded = tessel::project::loadProject(kExampleProject.toStdString());
   if (!loaded) qFatal("%s", loaded.error().toString().c_str());
   return *loaded;
+}
+
+/// A JUnit report as a CI test reporter reads it.
+struct JUnit {
+  bool wellFormed = false;
+  QString error;
+  QMap<QString, QString> suite;  ///< The <testsuite> element's attributes.
+  /// Test case name -> "passed", "failure", "error" or "skipped".
+  QMap<QString, QString> outcomes;
+  QMap<QString, QString> messages;  ///< Test case name -> its failure/error/skipped message.
+  QStringList order;                ///< Test case names as they appear.
+};
+
+JUnit readJUnit(const QString& path) {
+  JUnit report;
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) {
+    report.error = "cannot open " + path;
+    return report;
+  }
+  QXmlStreamReader xml(&file);
+  QString current;
+  while (!xml.atEnd()) {
+    if (xml.readNext() != QXmlStreamReader::StartElement) continue;
+    if (xml.name() == u"testsuite") {
+      for (const QXmlStreamAttribute& attribute : xml.attributes())
+        report.suite[attribute.name().toString()] = attribute.value().toString();
+    } else if (xml.name() == u"testcase") {
+      current = xml.attributes().value("name").toString();
+      report.order << current;
+      report.outcomes[current] = "passed";
+    } else if (xml.name() == u"failure" || xml.name() == u"error" || xml.name() == u"skipped") {
+      report.outcomes[current] = xml.name().toString();
+      report.messages[current] = xml.attributes().value("message").toString();
+    }
+  }
+  report.wellFormed = !xml.hasError();
+  if (xml.hasError()) report.error = xml.errorString();
+  return report;
 }
 
 }  // namespace
@@ -74,9 +114,23 @@ private slots:
 
   void jsonSummaryAndExport() {
     QString exportDir = directory_.filePath("module");
-    QStringList arguments{"project", "run", kExampleProject, "--repeat", "2", "--json", "--export", exportDir};
+    QString junitPath = directory_.filePath("passing.xml");
+    QStringList arguments{"project", "run", kExampleProject, "--repeat", "2", "--json", "--export", exportDir,
+                          "--junit", junitPath};
     Run run = runTessel(arguments);
     QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+
+    // Every check a test reporter should list, passed, in the order the run made them.
+    JUnit junit = readJUnit(junitPath);
+    QVERIFY2(junit.wellFormed, qPrintable(junit.error));
+    QCOMPARE(junit.order, QStringList({"compile", "output probabilities", "benchmark", "expectation max_latency_ms",
+                                       "export"}));
+    for (const QString& test : junit.order) QCOMPARE(junit.outcomes[test], QString("passed"));
+    QCOMPARE(junit.suite["name"], QString("tiny_resnet"));
+    QCOMPARE(junit.suite["tests"], QString("5"));
+    QCOMPARE(junit.suite["failures"], QString("0"));
+    QCOMPARE(junit.suite["errors"], QString("0"));
+    QVERIFY(!junit.suite["timestamp"].isEmpty());
     QJsonParseError error;
     QJsonObject summary = QJsonDocument::fromJson(run.out.toUtf8(), &error).object();
     QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(run.out));
@@ -116,9 +170,19 @@ private slots:
     project.benchmark.maxRatio = 1.5;
     std::string path = directory_.filePath("too_strict.tessel").toStdString();
     QVERIFY(tessel::project::saveProject(project, path).ok());
-    QStringList arguments{"project", "run", QString::fromStdString(path), "--repeat", "3"};
+    QString junitPath = directory_.filePath("too_strict.xml");
+    QStringList arguments{"project", "run", QString::fromStdString(path), "--repeat", "3", "--junit", junitPath};
     Run run = runTessel(arguments);
     QVERIFY2(run.finished && run.exitCode == 4, qPrintable(describe(arguments, run)));
+    JUnit junit = readJUnit(junitPath);
+    QVERIFY2(junit.wellFormed, qPrintable(junit.error));
+    QCOMPARE(junit.outcomes["output probabilities"], QString("passed"));
+    QCOMPARE(junit.outcomes["benchmark"], QString("passed"));
+    QCOMPARE(junit.outcomes["expectation max_latency_ms"], QString("failure"));
+    QCOMPARE(junit.outcomes["expectation max_ratio"], QString("failure"));
+    QVERIFY2(junit.messages["expectation max_latency_ms"].contains("limit 1e-09 ms: FAIL"),
+             qPrintable(junit.messages["expectation max_latency_ms"]));
+    QCOMPARE(junit.suite["failures"], QString("2"));
     auto values = keyValues(run.out);
     QCOMPARE(values["verify"], QString("match"));
     QCOMPARE(values["expectations"], QString("fail"));
@@ -136,9 +200,18 @@ private slots:
     int badLine = int(std::count(project.tasks[0].trace.begin(), project.tasks[0].trace.end(), '\n'));
     std::string path = directory_.filePath("broken_schedule.tessel").toStdString();
     QVERIFY(tessel::project::saveProject(project, path).ok());
-    QStringList arguments{"project", "run", QString::fromStdString(path)};
+    QString junitPath = directory_.filePath("broken_schedule.xml");
+    QStringList arguments{"project", "run", QString::fromStdString(path), "--junit", junitPath};
     Run run = runTessel(arguments);
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    // The report exists though the run stopped: the error is its one test case.
+    JUnit junit = readJUnit(junitPath);
+    QVERIFY2(junit.wellFormed, qPrintable(junit.error));
+    QCOMPARE(junit.order, QStringList({"compile"}));
+    QCOMPARE(junit.outcomes["compile"], QString("error"));
+    QVERIFY2(junit.messages["compile"].contains("no_such_axis") &&
+                 junit.messages["compile"].contains(QString(":%1:").arg(badLine)),
+             qPrintable(junit.messages["compile"]));
     QVERIFY2(run.err.contains(QString::fromStdString(task)), qPrintable(run.err));
     QVERIFY2(run.err.contains(QString(":%1:").arg(badLine)), qPrintable(run.err));
     QVERIFY2(run.err.contains("no_such_axis"), qPrintable(run.err));
@@ -161,9 +234,16 @@ private slots:
     project.reference.directory = reference.string();
     std::string path = directory_.filePath("mismatch.tessel").toStdString();
     QVERIFY(tessel::project::saveProject(project, path).ok());
-    QStringList arguments{"project", "run", QString::fromStdString(path)};
+    QString junitPath = directory_.filePath("mismatch.xml");
+    QStringList arguments{"project", "run", QString::fromStdString(path), "--junit", junitPath};
     Run run = runTessel(arguments);
     QVERIFY2(run.finished && run.exitCode == 3, qPrintable(describe(arguments, run)));
+    JUnit junit = readJUnit(junitPath);
+    QVERIFY2(junit.wellFormed, qPrintable(junit.error));
+    QCOMPARE(junit.outcomes["output probabilities"], QString("failure"));
+    QVERIFY2(junit.messages["output probabilities"].contains("worst at"),
+             qPrintable(junit.messages["output probabilities"]));
+    QCOMPARE(junit.outcomes["benchmark"], QString("skipped"));
     QCOMPARE(keyValues(run.out)["verify"], QString("mismatch"));
     QVERIFY2(run.out.contains("worst at"), qPrintable(run.out));
     QVERIFY2(!run.out.contains("latency_ms="), qPrintable(run.out));
@@ -183,6 +263,13 @@ private slots:
       QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
       QVERIFY2(run.err.contains(path) && run.err.contains("newer Tessel (version 3)"), qPrintable(run.err));
     }
+    QString junitPath = directory_.filePath("newer.xml");
+    Run reported = runTessel({"project", "run", path, "--junit", junitPath});
+    QCOMPARE(reported.exitCode, 2);
+    JUnit junit = readJUnit(junitPath);
+    QVERIFY2(junit.wellFormed, qPrintable(junit.error));
+    QCOMPARE(junit.outcomes["compile"], QString("error"));
+    QVERIFY2(junit.messages["compile"].contains("newer Tessel"), qPrintable(junit.messages["compile"]));
     QFile again(path);
     QVERIFY(again.open(QIODevice::ReadOnly));
     QCOMPARE(again.readAll(), text);

@@ -2,12 +2,15 @@
 // modified, Save writes them, an autosave is offered back after a crash, closing with unsaved
 // changes asks, an untitled project's autosave is offered at the next start, a model opened on
 // its own saves as a new project, and a corrupt project file is reported without losing the
-// model on screen.
+// model on screen. File > Export for CI writes a folder whose jobs are valid YAML and whose
+// command passes; File > Open Example Project opens an editable copy of the shipped example.
 #include <QDockWidget>
 #include <QtTest>
 
 #include "StudioTestSupport.h"
 #include "app/project/Autosave.h"
+#include "app/project/CiExport.h"
+#include "app/project/InstallLocation.h"
 #include "app/project/Project.h"
 #include "app/studio/MainWindow.h"
 #include "views/schedule/MeasureHistory.h"
@@ -368,6 +371,90 @@ private slots:
     // The corrupt file was not touched.
     QVERIFY(file.open(QIODevice::ReadOnly));
     QVERIFY(file.readAll().contains("\"model\": \n}"));
+  }
+
+  void exportForCiWritesAFolderWhoseJobRuns() {
+    QTemporaryDir scratch;
+    // The example with its reference data, copied so that the test edits nothing shipped.
+    QDir examples(example(""));
+    QVERIFY(QDir().mkpath(scratch.filePath("source/tiny_resnet/test_data_set_0")));
+    for (const char* file : {"tiny_resnet.onnx", "tiny_resnet.tessel"})
+      QVERIFY(QFile::copy(examples.filePath(file), scratch.filePath(QString("source/") + file)));
+    for (const char* file : {"input_0.pb", "output_0.pb"})
+      QVERIFY(QFile::copy(examples.filePath(QString("tiny_resnet/test_data_set_0/") + file),
+                          scratch.filePath(QString("source/tiny_resnet/test_data_set_0/") + file)));
+    MainWindow window;
+    QVERIFY(testing::openAndWait(window, scratch.filePath("source/tiny_resnet.tessel")));
+    QVERIFY(window.studioAction("actionExportForCi")->isEnabled());
+    // An unsaved edit: the export is of the project as the Studio shows it.
+    window.projects().setPassOptions(withOptLevel(window.session().compileOptions(), 2));
+    QVERIFY(window.projects().isModified());
+
+    QString folder = scratch.filePath("for-ci");
+    QSignalSpy exported(&window, &MainWindow::exportedForCi);
+    window.exportForCi(folder);
+    QVERIFY(exported.wait(60000));
+    QVERIFY2(exported.at(0).at(1).toBool(), qPrintable(exported.at(0).at(2).toString()));
+    for (const char* file : {"tiny_resnet.tessel", "model/tiny_resnet.onnx", "reference/input_0.pb", "reference/output_0.pb",
+                             "ci/run-project.sh", ".gitlab-ci.yml", ".github/workflows/tessel.yml",
+                             "tessel-packages/README.md", "README.md"})
+      QVERIFY2(QFileInfo::exists(folder + "/" + file), file);
+    // Self-contained: the project names only files inside the folder, and keeps the edit.
+    auto written = project::loadProject((folder + "/tiny_resnet.tessel").toStdString());
+    QVERIFY2(written, written ? "" : written.error().toString().c_str());
+    QCOMPARE(written->passes.optLevel, 2);
+    QVERIFY(QString::fromStdString(written->model).startsWith(folder));
+    QVERIFY(QString::fromStdString(written->reference.directory).startsWith(folder));
+    QFile text(folder + "/tiny_resnet.tessel");
+    QVERIFY(text.open(QIODevice::ReadOnly));
+    QByteArray json = text.readAll();
+    QVERIFY2(json.contains("\"model\": \"model/tiny_resnet.onnx\"") && !json.contains(scratch.path().toUtf8()),
+             json.constData());
+
+    // The jobs are YAML that GitLab and GitHub would accept: the structure they read, each
+    // running the one script and publishing its JUnit report.
+    QProcess python;
+    python.start("/usr/bin/python3", {TESSEL_SOURCE_DIR "/tests/studio/check_ci_jobs.py", folder});
+    QVERIFY(python.waitForFinished(30000));
+    QVERIFY2(python.exitCode() == 0 && python.readAllStandardOutput().contains("yaml ok"),
+             python.readAllStandardError().constData());
+
+    // The command the jobs run, run here with the tessel just built.
+    QProcess job;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("PATH", TESSEL_BINARY_DIR "/bin:" + environment.value("PATH"));
+    job.setProcessEnvironment(environment);
+    job.setWorkingDirectory(scratch.path());  // the script finds its folder itself
+    job.start("sh", {folder + "/ci/run-project.sh", "--repeat", "3"});
+    QVERIFY(job.waitForFinished(120000));
+    QByteArray output = job.readAllStandardOutput() + job.readAllStandardError();
+    QVERIFY2(job.exitCode() == 0, output.constData());
+    QVERIFY2(output.contains("verify=match"), output.constData());
+    QFile report(folder + "/tessel-report.xml");
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    QByteArray xml = report.readAll();
+    QVERIFY2(xml.contains("<testcase") && xml.contains("failures=\"0\"") && xml.contains("errors=\"0\""), xml.constData());
+  }
+
+  void openExampleProjectOpensAnEditableCopy() {
+    // The build tree has build/share/tessel beside build/bin and build/tests, as an install has.
+    QVERIFY2(!project::exampleProjectPath().empty(), "no share/tessel/examples beside the test binary");
+    QTemporaryDir data;
+    qputenv("XDG_DATA_HOME", data.path().toUtf8());
+    MainWindow window;
+    window.studioAction("actionOpenExample")->trigger();
+    QString copy = data.filePath("tessel/examples/tiny_resnet.tessel");
+    QTRY_VERIFY_WITH_TIMEOUT(window.currentFile() == copy && window.session().compiledModel(), 120000);
+    QVERIFY(QFileInfo(data.filePath("tessel/examples/tiny_resnet/test_data_set_0/output_0.pb")).exists());
+    // The copy is the user's: an edit saved there is what the next Open Example opens.
+    window.projects().setPassOptions(withOptLevel(window.session().compileOptions(), 1));
+    window.studioAction("actionSave")->trigger();
+    QCOMPARE(savedOptLevel(copy), 1);
+    MainWindow again;
+    again.studioAction("actionOpenExample")->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(again.currentFile() == copy && again.session().compiledModel(), 120000);
+    QCOMPARE(again.session().compileOptions().passes.optLevel, 1);
+    qunsetenv("XDG_DATA_HOME");
   }
 };
 

@@ -14,11 +14,13 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/lower/Lower.h"
 #include "compiler/schedule/TraceText.h"
 #include "runtime/ThreadPool.h"
+#include "views/common/AnimatedPng.h"
 #include "views/schedule/IterationOrderCanvas.h"
 
 namespace tessel::views {
@@ -428,6 +430,31 @@ void IterationOrderView::updateLegend() {
   addItem(swatchPixmap(Swatch::Faded, first, p, ratio), tr("earlier"));
   addItem(swatchPixmap(Swatch::Empty, first, p, ratio), tr("not yet"));
   layout->addStretch(1);
+}
+
+Status IterationOrderView::exportAnimation(const QString& path, QSize size, int maxFrames) const {
+  if (!order_ || order_->stepCount == 0)
+    return Diagnostic{"there is no iteration order to export yet", path.toStdString(), 0, 0,
+                      "open a task whose schedule lowers without error"};
+  // A canvas of its own, so the one on screen keeps its size and step.
+  IterationOrderCanvas canvas;
+  canvas.setPalette(canvas_->palette());
+  canvas.setFont(canvas_->font());
+  canvas.setOrder(order_);
+  canvas.resize(size);
+  const int64_t steps = order_->stepCount;
+  const int64_t frames = std::max<int64_t>(2, std::min<int64_t>(maxFrames, steps + 1));
+  std::vector<QImage> images;
+  for (int64_t frame = 0; frame < frames; ++frame) {
+    canvas.setCurrentStep(frame * steps / (frames - 1));
+    QImage image(size, QImage::Format_ARGB32);
+    image.fill(canvas.palette().color(QPalette::Window));
+    canvas.render(&image);
+    images.push_back(std::move(image));
+  }
+  // About four seconds for the whole animation, then two on the finished tile.
+  int frameMs = int(std::clamp<int64_t>(4000 / frames, 20, 500));
+  return writeAnimatedPng(path, images, frameMs, 2000);
 }
 
 }  // namespace tessel::views

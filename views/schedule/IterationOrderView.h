@@ -71,6 +71,12 @@ public:
   double stepsPerSecond() const { return stepsPerSecond_; }
   IterationOrderCanvas* canvas() const { return canvas_; }
 
+  /// Writes the whole animation of the order shown as an animated PNG (views/common/AnimatedPng.h)
+  /// for slides: `size` pixels, at most `maxFrames` frames spread evenly over the steps (the
+  /// last shows the finished tile), in the canvas's colours. A Diagnostic when there is no order
+  /// yet or the file cannot be written.
+  Status exportAnimation(const QString& path, QSize size = QSize(480, 480), int maxFrames = 120) const;
+
 public slots:
   void play();
   void pause();

@@ -1,0 +1,191 @@
+// The schedule lessons: every shipped lesson loads, every step's solution reaches its goal and
+// its starting schedule does not, a broken lesson file or schedule is a clear error, and
+// `tessel lesson` grades a student's file with the exit status a teacher's script reads.
+#include <QtTest>
+
+#include <fstream>
+
+#include "CliTestSupport.h"
+
+#include "app/lessons/Lesson.h"
+#include "app/lessons/LessonCheck.h"
+
+using namespace tessel;
+using testing::describe;
+using testing::keyValues;
+using testing::Run;
+using testing::runTessel;
+
+namespace {
+
+const std::string kLessons = TESSEL_SOURCE_DIR "/resources/lessons";
+
+const std::vector<lessons::Lesson>& shippedLessons() {
+  static std::vector<lessons::Lesson> all = [] {
+    auto loaded = lessons::loadLessons(kLessons);
+    if (!loaded) qFatal("%s", loaded.error().toString().c_str());
+    return *loaded;
+  }();
+  return all;
+}
+
+QString describeGrade(const lessons::StepGrade& grade) {
+  QString text;
+  for (const lessons::CheckResult& result : grade.results)
+    text += QString("%1: %2: %3\n").arg(QString::fromStdString(result.check.kind), result.passed ? "PASS" : "FAIL",
+                                        QString::fromStdString(result.message));
+  return text;
+}
+
+}  // namespace
+
+class TestLessons : public QObject {
+  Q_OBJECT
+
+private slots:
+  void theShippedLessonsCoverTheTopics() {
+    const auto& all = shippedLessons();
+    QStringList ids;
+    for (const lessons::Lesson& lesson : all) {
+      ids << QString::fromStdString(lesson.id);
+      QVERIFY2(lesson.steps.size() >= 2, lesson.id.c_str());
+      QCOMPARE(lesson.number, int(ids.size()));
+    }
+    QCOMPARE(ids, QStringList({"loop-order", "tiling", "vectorize-unroll", "parallel", "pipelines", "caching",
+                               "reductions"}));
+  }
+
+  void everySolutionReachesItsGoal_data() {
+    QTest::addColumn<int>("lesson");
+    QTest::addColumn<int>("step");
+    const auto& all = shippedLessons();
+    for (size_t l = 0; l < all.size(); ++l)
+      for (size_t s = 0; s < all[l].steps.size(); ++s)
+        QTest::newRow((all[l].id + "/" + all[l].steps[s].id).c_str()) << int(l) << int(s);
+  }
+  void everySolutionReachesItsGoal() {
+    QFETCH(int, lesson);
+    QFETCH(int, step);
+    const lessons::LessonStep& theStep = shippedLessons()[lesson].steps[step];
+    lessons::GradeOptions options;
+    options.measureSeconds = 0.6;
+    auto grade = lessons::gradeSchedule(theStep, theStep.solution, options);
+    QVERIFY2(grade, grade ? "" : grade.error().toString().c_str());
+    QVERIFY2(grade->passed, qPrintable(describeGrade(*grade)));
+    QCOMPARE(grade->results.size(), theStep.checks.size());
+  }
+
+  void everyStartingScheduleMissesItsGoal_data() { everySolutionReachesItsGoal_data(); }
+  void everyStartingScheduleMissesItsGoal() {
+    QFETCH(int, lesson);
+    QFETCH(int, step);
+    const lessons::LessonStep& theStep = shippedLessons()[lesson].steps[step];
+    lessons::GradeOptions options;
+    options.measureSeconds = 0.6;
+    auto grade = lessons::gradeSchedule(theStep, theStep.start, options);
+    QVERIFY2(grade, grade ? "" : grade.error().toString().c_str());
+    QVERIFY2(!grade->passed, qPrintable(describeGrade(*grade)));
+    // The starting schedule is a real one: whatever it misses, its results are right.
+    for (const lessons::CheckResult& result : grade->results)
+      if (result.check.kind == "matches_reference") QVERIFY2(result.passed, result.message.c_str());
+  }
+
+  void aMissedGoalSaysWhatIsMissing() {
+    const lessons::LessonStep* step = lessons::findLesson(shippedLessons(), "loop-order")->findStep("reorder");
+    QVERIFY(step);
+    auto grade = lessons::gradeSchedule(*step, "reorder(C, j, i, k)\n");
+    QVERIFY(grade);
+    QVERIFY(!grade->passed);
+    QCOMPARE(grade->results[0].passed, false);
+    QCOMPARE(QString::fromStdString(grade->results[0].message),
+             QString("the innermost loop of C is 'k', from axis k; the goal wants one from axis j"));
+    QVERIFY(grade->results[1].passed);
+  }
+
+  void aBrokenScheduleIsAnErrorNamingItsLine() {
+    const lessons::LessonStep* step = lessons::findLesson(shippedLessons(), "tiling")->findStep("split");
+    auto grade = lessons::gradeSchedule(*step, "jo, ji = split(C, j, factor=16)\nreorder(C, i, jo, kk, ji)\n");
+    QVERIFY(!grade);
+    QCOMPARE(grade.error().line, 2);
+    QVERIFY2(grade.error().message.find("kk") != std::string::npos, grade.error().toString().c_str());
+  }
+
+  void aBrokenLessonFileNamesThePlace_data() {
+    QTest::addColumn<QString>("change");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("unknown check") << "\"kind\": \"innermost_axis\"|\"kind\": \"innermost\""
+                                   << "steps[0].goal.checks[0].kind: unknown check 'innermost'";
+    QTest::newRow("unknown key") << "\"hints\"|\"hint\"" << "steps[0].hint: unknown key";
+    QTest::newRow("unknown operator") << "\"name\": \"matmul\"|\"name\": \"matmull\""
+                                      << "steps[0].operator.name: unknown operator 'matmull'";
+    QTest::newRow("newer version") << "\"version\": 1|\"version\": 9" << "written for a newer Tessel (version 9)";
+    QTest::newRow("not JSON") << "\"steps\": [|\"steps\": [[" << "not valid JSON";
+  }
+  void aBrokenLessonFileNamesThePlace() {
+    QFETCH(QString, change);
+    QFETCH(QString, expected);
+    QFile file(QString::fromStdString(kLessons + "/01-loop-order.json"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QString text = QString::fromUtf8(file.readAll());
+    QStringList parts = change.split('|');
+    QVERIFY(text.contains(parts[0]));
+    text.replace(text.indexOf(parts[0]), parts[0].size(), parts[1]);
+    auto lesson = lessons::parseLesson(text.toStdString(), "broken.json");
+    QVERIFY(!lesson);
+    QString message = QString::fromStdString(lesson.error().toString());
+    QVERIFY2(message.contains("broken.json") && message.contains(expected), qPrintable(message));
+  }
+
+  void theCommandGradesAStudentsFile() {
+    QTemporaryDir directory;
+    auto write = [&](const QString& name, const QByteArray& text) {
+      QFile file(directory.filePath(name));
+      file.open(QIODevice::WriteOnly);
+      file.write(text);
+      return file.fileName();
+    };
+    QString good = write("good.sched", "reorder(C, i, k, j)\n");
+    QString wrong = write("wrong.sched", "reorder(C, k, j, i)\n");
+    QString broken = write("broken.sched", "reorder(C, i, k, jj)\n");
+
+    QStringList arguments{"lesson", "check", "loop-order", "reorder", "--schedule", good};
+    Run passed = runTessel(arguments);
+    QVERIFY2(passed.exitCode == 0, qPrintable(describe(arguments, passed)));
+    QCOMPARE(keyValues(passed.out)["goal"], QString("reached"));
+    QVERIFY2(passed.out.contains("check innermost_axis: PASS"), qPrintable(passed.out));
+
+    arguments = QStringList{"lesson", "check", "1", "1", "--schedule", wrong};
+    Run failed = runTessel(arguments);
+    QVERIFY2(failed.exitCode == 4, qPrintable(describe(arguments, failed)));
+    QCOMPARE(keyValues(failed.out)["goal"], QString("not reached"));
+    QVERIFY2(failed.out.contains("check innermost_axis: FAIL: the innermost loop of C is 'i'"), qPrintable(failed.out));
+    QVERIFY2(failed.out.contains("hint: "), qPrintable(failed.out));
+
+    arguments = QStringList{"lesson", "check", "loop-order", "reorder", "--schedule", broken};
+    Run error = runTessel(arguments);
+    QVERIFY2(error.exitCode == 2, qPrintable(describe(arguments, error)));
+    QVERIFY2(error.err.contains(broken + ":1:") && error.err.contains("jj"), qPrintable(error.err));
+
+    arguments = QStringList{"lesson", "check", "loop-order", "no-such-step", "--schedule", good};
+    Run missing = runTessel(arguments);
+    QVERIFY2(missing.exitCode == 2 && missing.err.contains("no-such-step"), qPrintable(describe(arguments, missing)));
+  }
+
+  void theCommandListsAndShowsLessons() {
+    Run list = runTessel({"lesson", "list"});
+    QCOMPARE(list.exitCode, 0);
+    for (const char* id : {"loop-order", "tiling", "vectorize-unroll", "parallel", "pipelines", "caching", "reductions"})
+      QVERIFY2(list.out.contains(id), qPrintable(list.out));
+    Run start = runTessel({"lesson", "show", "caching", "cache-read", "--start"});
+    QCOMPARE(start.exitCode, 0);
+    QCOMPARE(start.out, QString("jo, ji = split(C, j, factor=32)\nreorder(C, jo, i, k, ji)\n"));
+    Run show = runTessel({"lesson", "show", "pipelines", "2", "--hints"});
+    QCOMPARE(show.exitCode, 0);
+    QVERIFY2(show.out.contains("operator: blur height=256 width=256") && show.out.contains("hint 1:") &&
+                 !show.out.contains("<code>"),
+             qPrintable(show.out));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestLessons)
+#include "test_lessons.moc"

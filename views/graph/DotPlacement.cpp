@@ -1,23 +1,26 @@
-// Graphviz `dot` placement through libgvc/cgraph, every call under graphvizMutex().
+// Graphviz `dot` placement: the graph goes as DOT text to a child process running libgvc.
 #include "views/graph/DotPlacement.h"
 
 #include <QByteArray>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "views/graph/GraphvizMutex.h"
 
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -27,50 +30,125 @@ namespace tessel::views {
 
 namespace {
 
-// cgraph's API takes char* for strings it only reads.
-char* text(const char* literal) { return const_cast<char*>(literal); }
-
-void set(void* object, const char* name, const QByteArray& value) {
-  agsafeset(object, text(name), const_cast<char*>(value.constData()), text(""));
-}
-
-// One Graphviz context for the process: creating one loads the plugin configuration, and
-// Graphviz's globals make several pointless anyway. Call with graphvizMutex() held.
-GVC_t* graphvizContext() {
-  static GVC_t* context = [] {
-    agseterr(AGERR);  // Keep layout warnings off the terminal; failures still return codes.
-    return gvContext();
-  }();
-  return context;
-}
-
 QByteArray inches(double points) { return QByteArray::number(points / 72.0, 'f', 4); }
 
-// Frees the graph and its layout on every path out.
-class DotGraph {
-public:
-  DotGraph() : graph_(agopen(text("tessel"), Agdirected, nullptr)) {}
-  // Only a child process lays the graph out (and exits without freeing): here there is no
-  // layout to free.
-  ~DotGraph() { agclose(graph_); }
-  DotGraph(const DotGraph&) = delete;
-  DotGraph& operator=(const DotGraph&) = delete;
-  Agraph_t* get() const { return graph_; }
+// The environment variable that makes a process started from this program's own executable
+// the dot child (see DotLayoutChild below); its value is "NODES,EDGES,CLUSTERS".
+constexpr const char* kDotChildVariable = "TESSEL_DOT_LAYOUT_CHILD";
+// Every node and edge carries its index in the layout, to be found again after the round trip
+// through DOT text.
+constexpr const char* kIdAttribute = "tessel_id";
 
-private:
-  Agraph_t* graph_;
-};
-
-// Settings that keep dot's crossing minimisation and network simplex bounded on big graphs
-// (they dominate its running time) while leaving small graphs at full quality.
-void applyEffortLimits(Agraph_t* graph, size_t nodeCount) {
-  if (nodeCount < 300) return;
-  set(graph, "mclimit", nodeCount < 800 ? "0.5" : "0.2");
-  set(graph, "nslimit", "2");
-  set(graph, "nslimit1", "2");
-  set(graph, "searchsize", "20");
-  set(graph, "remincross", "false");
+void collectClusters(Agraph_t* graph, const std::map<std::string, size_t>& clusterIndex,
+                     std::vector<std::optional<boxf>>& boxes) {
+  for (int i = 1; i <= GD_n_cluster(graph); ++i) {
+    Agraph_t* cluster = GD_clust(graph)[i];
+    auto found = clusterIndex.find(agnameof(cluster));
+    if (found != clusterIndex.end() && found->second < boxes.size()) boxes[found->second] = GD_bb(cluster);
+    collectClusters(cluster, clusterIndex, boxes);
+  }
 }
+
+// In the child: the layout as numbers, in the order DotPlacer::applyLayoutNumbers reads them.
+std::vector<double> layoutNumbers(Agraph_t* root, const std::vector<Agnode_t*>& nodes, const std::vector<Agedge_t*>& edges,
+                                  size_t clusterCount, const std::map<std::string, size_t>& clusterIndex) {
+  boxf bounds = GD_bb(root);
+  std::vector<double> out{bounds.LL.x, bounds.LL.y, bounds.UR.x, bounds.UR.y};
+  out.reserve(4 + 2 * nodes.size() + 16 * edges.size() + 5 * clusterCount);
+  for (Agnode_t* node : nodes) out.insert(out.end(), {ND_coord(node).x, ND_coord(node).y});
+  for (Agedge_t* dotEdge : edges) {
+    const splines* routes = ED_spl(dotEdge);
+    std::vector<pointf> points;
+    bool hasTip = false;
+    pointf tip{0, 0};
+    if (routes && routes->size > 0) {
+      for (int b = 0; b < routes->size; ++b) {
+        const bezier& curve = routes->list[b];
+        for (int p = 0; p < curve.size; ++p)
+          if (!(b > 0 && p == 0)) points.push_back(curve.list[p]);  // joints shared: 1 + 3k points
+        if (curve.eflag) {
+          hasTip = true;
+          tip = curve.ep;
+        }
+      }
+      if (!routes->list[routes->size - 1].eflag && !points.empty()) {
+        hasTip = true;
+        tip = points.back();
+      }
+    }
+    out.push_back(double(points.size()));
+    for (const pointf& point : points) out.insert(out.end(), {point.x, point.y});
+    out.insert(out.end(), {hasTip ? 1.0 : 0.0, tip.x, tip.y});
+    const textlabel_t* label = ED_label(dotEdge);
+    bool hasLabel = label && label->set;
+    out.insert(out.end(), {hasLabel ? 1.0 : 0.0, hasLabel ? label->pos.x : 0, hasLabel ? label->pos.y : 0});
+  }
+  std::vector<std::optional<boxf>> clusterBoxes(clusterCount);
+  collectClusters(root, clusterIndex, clusterBoxes);
+  for (const auto& box : clusterBoxes) {
+    out.push_back(box ? 1.0 : 0.0);
+    out.insert(out.end(), {box ? box->LL.x : 0, box ? box->LL.y : 0, box ? box->UR.x : 0, box ? box->UR.y : 0});
+  }
+  return out;
+}
+
+bool writeAll(int fd, const char* bytes, size_t left) {
+  while (left > 0) {
+    ssize_t written = ::write(fd, bytes, left);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return false;
+    bytes += written;
+    left -= size_t(written);
+  }
+  return true;
+}
+
+// The dot child: reads the graph as DOT text on stdin, lays it out and writes the numbers to
+// stdout. Returns the exit status (0 done, 3 dot failed, 4 bad input or output).
+int runDotLayoutChild(const char* spec) {
+  unsigned long long nodeCount = 0, edgeCount = 0, clusterCount = 0;
+  if (std::sscanf(spec, "%llu,%llu,%llu", &nodeCount, &edgeCount, &clusterCount) != 3) return 4;
+  std::string input;
+  char buffer[65536];
+  for (;;) {
+    ssize_t count = ::read(0, buffer, sizeof buffer);
+    if (count < 0 && errno == EINTR) continue;
+    if (count < 0) return 4;
+    if (count == 0) break;
+    input.append(buffer, size_t(count));
+  }
+  agseterr(AGMAX);
+  Agraph_t* root = agmemread(input.c_str());
+  GVC_t* context = gvContext();
+  if (!root || !context) return 4;
+  std::vector<Agnode_t*> nodes(nodeCount, nullptr);
+  std::vector<Agedge_t*> edges(edgeCount, nullptr);
+  for (Agnode_t* node = agfstnode(root); node; node = agnxtnode(root, node)) {
+    unsigned long long id = std::strtoull(agget(node, const_cast<char*>(kIdAttribute)), nullptr, 10);
+    if (id < nodeCount) nodes[id] = node;
+    for (Agedge_t* edge = agfstout(root, node); edge; edge = agnxtout(root, edge)) {
+      unsigned long long edgeId = std::strtoull(agget(edge, const_cast<char*>(kIdAttribute)), nullptr, 10);
+      if (edgeId < edgeCount) edges[edgeId] = edge;
+    }
+  }
+  for (Agnode_t* node : nodes)
+    if (!node) return 4;
+  for (Agedge_t* edge : edges)
+    if (!edge) return 4;
+  std::map<std::string, size_t> clusterIndex;
+  for (size_t i = 0; i < clusterCount; ++i) clusterIndex["cluster_" + std::to_string(i)] = i;
+  if (gvLayout(context, root, "dot") != 0) return 3;
+  std::vector<double> numbers = layoutNumbers(root, nodes, edges, clusterCount, clusterIndex);
+  return writeAll(1, reinterpret_cast<const char*>(numbers.data()), numbers.size() * sizeof(double)) ? 0 : 4;
+}
+
+// A process started as the dot child does that and nothing else, before main() (every program
+// that lays out graphs links this file, so each can be its own dot child).
+struct DotLayoutChild {
+  DotLayoutChild() {
+    if (const char* spec = std::getenv(kDotChildVariable)) std::_Exit(runDotLayoutChild(spec));
+  }
+} dotLayoutChild;
 
 class DotPlacer {
 public:
@@ -78,109 +156,137 @@ public:
       : layout_(layout), job_(job), edgeLabels_(edgeLabels) {}
 
   Status run() {
-    std::lock_guard<std::mutex> lock(graphvizMutex());
-    GVC_t* context = graphvizContext();
-    if (!context) return Diagnostic{"Graphviz could not start (gvContext failed)", "", 0, 0, "check the Graphviz installation"};
-    DotGraph dot;
-    Agraph_t* root = dot.get();
-    set(root, "rankdir", "TB");
-    set(root, "nodesep", "0.3");
-    // Without label boxes between the ranks, a little more room for the labels drawn there.
-    set(root, "ranksep", edgeLabels_ ? "0.35" : "0.45");
-    set(root, "splines", "spline");
-    set(root, "fontname", "Helvetica");
-    set(root, "fontsize", "11");
-    set(root, "outputorder", "edgesfirst");
-    applyEffortLimits(root, layout_.nodes.size());
-    agattr(root, AGNODE, text("shape"), text("box"));
-    agattr(root, AGNODE, text("fixedsize"), text("true"));
-    agattr(root, AGNODE, text("label"), text(""));
-    agattr(root, AGEDGE, text("fontname"), text("Helvetica"));
-    agattr(root, AGEDGE, text("fontsize"), text("9"));
-    agattr(root, AGEDGE, text("arrowsize"), text("0.7"));
-
-    std::map<QString, Agraph_t*> clusterGraphs;
-    for (size_t i = 0; i < layout_.clusters.size(); ++i) {
-      const auto& cluster = layout_.clusters[i];
-      auto parent = clusterGraphs.find(cluster.parentClusterId);
-      Agraph_t* owner = parent == clusterGraphs.end() ? root : parent->second;
-      QByteArray name = "cluster_" + QByteArray::number(qulonglong(i));
-      Agraph_t* sub = agsubg(owner, name.data(), 1);
-      set(sub, "label", cluster.title.toUtf8());  // Reserves the header's room above the body.
-      set(sub, "labeljust", "l");
-      set(sub, "margin", "10");
-      clusterGraphs[cluster.id] = sub;
-      clusterIndex_[name.toStdString()] = i;
-    }
-
-    nodes_.resize(layout_.nodes.size());
-    for (size_t i = 0; i < layout_.nodes.size(); ++i) {
-      if (i % 256 == 0) {
-        if (job_.cancelled()) return Diagnostic{"layout cancelled", "", 0, 0, ""};
-        job_.reportProgress(30 + int(10 * i / layout_.nodes.size()), QStringLiteral("Preparing the layout"));
-      }
-      const auto& box = layout_.nodes[i];
-      QByteArray name = "n" + QByteArray::number(qulonglong(i));
-      Agnode_t* node = agnode(root, name.data(), 1);
-      set(node, "width", inches(box.box.width()));
-      set(node, "height", inches(box.box.height()));
-      auto cluster = clusterGraphs.find(box.clusterId);
-      if (cluster != clusterGraphs.end()) agsubnode(cluster->second, node, 1);
-      nodes_[i] = node;
-    }
-    edges_.resize(layout_.edges.size());
-    for (size_t i = 0; i < layout_.edges.size(); ++i) {
-      const auto& edge = layout_.edges[i];
-      QByteArray name = "e" + QByteArray::number(qulonglong(i));
-      Agedge_t* dotEdge = agedge(root, nodes_[size_t(edge.from)], nodes_[size_t(edge.to)], name.data(), 1);
-      if (edgeLabels_ && !edge.shapeText.isEmpty()) set(dotEdge, "label", edge.label().toUtf8());
-      edges_[i] = dotEdge;
-    }
+    std::string graphText = dotText();
     if (job_.cancelled()) return Diagnostic{"layout cancelled", "", 0, 0, ""};
-
     job_.reportProgress(-1, QStringLiteral("Running dot on %1 nodes").arg(layout_.nodes.size()));
-    return layOutInChild(context, root);
+    return layOutInChild(graphText);
   }
 
 private:
-  // dot cannot be interrupted in a thread, so it runs in a child process (a fork, which has the
-  // graph just built) that sends back every number the layout needs and can be killed: on
-  // cancel, and at the time limit. Graphviz's mutex is held throughout, so the fork copies no
-  // Graphviz state another thread is changing; the child only lays out, writes and exits.
-  Status layOutInChild(GVC_t* context, Agraph_t* root) {
-    int pipeEnds[2];
-    if (::pipe(pipeEnds) != 0)
-      return Diagnostic{std::string("cannot start dot: ") + std::strerror(errno), "", 0, 0, ""};
-    pid_t child = ::fork();
-    if (child < 0) {
-      ::close(pipeEnds[0]);
-      ::close(pipeEnds[1]);
-      return Diagnostic{std::string("cannot start dot: ") + std::strerror(errno), "", 0, 0, ""};
+  // The graph as DOT text, for the child. Nodes are declared first, in layout order, then the
+  // clusters naming their members, then the edges: dot's result (and how long it takes) depends
+  // on the order nodes are created in, and this is the order the layout lists them.
+  std::string dotText() {
+    std::string out = "digraph tessel {\n graph [rankdir=TB, nodesep=0.3, splines=spline, fontname=Helvetica, "
+                      "fontsize=11, outputorder=edgesfirst";
+    // Without label boxes between the ranks, a little more room for the labels drawn there.
+    out += edgeLabels_ ? ", ranksep=0.35" : ", ranksep=0.45";
+    // Settings that keep dot's crossing minimisation and network simplex bounded on big graphs
+    // (they dominate its running time) while leaving small graphs at full quality.
+    const size_t nodeCount = layout_.nodes.size();
+    if (nodeCount >= 300) {
+      out += nodeCount < 800 ? ", mclimit=0.5" : ", mclimit=0.2";
+      out += ", nslimit=2, nslimit1=2, searchsize=20, remincross=false";
     }
-    if (child == 0) {
-      ::close(pipeEnds[0]);
-      if (gvLayout(context, root, "dot") != 0) ::_exit(3);
-      std::vector<double> numbers = layoutNumbers(root);
-      const char* bytes = reinterpret_cast<const char*>(numbers.data());
-      size_t left = numbers.size() * sizeof(double);
-      while (left > 0) {
-        ssize_t written = ::write(pipeEnds[1], bytes, left);
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) ::_exit(4);
-        bytes += written;
-        left -= size_t(written);
+    out += "];\n node [shape=box, fixedsize=true, label=\"\"];\n edge [fontname=Helvetica, fontsize=9, arrowsize=0.7];\n";
+    for (size_t i = 0; i < nodeCount; ++i) {
+      if (i % 1024 == 0) {
+        if (job_.cancelled()) return out;
+        job_.reportProgress(30 + int(10 * i / nodeCount), QStringLiteral("Preparing the layout"));
       }
-      ::_exit(0);
+      const auto& box = layout_.nodes[i];
+      out += " n" + std::to_string(i) + " [width=" + inches(box.box.width()).toStdString() +
+             ", height=" + inches(box.box.height()).toStdString() + ", " + kIdAttribute + "=" + std::to_string(i) + "];\n";
     }
-    ::close(pipeEnds[1]);
+    // Clusters nest by parent; each names its own nodes (cluster ids are the layout's).
+    std::map<QString, std::vector<size_t>> childClusters, members;
+    for (size_t i = 0; i < layout_.clusters.size(); ++i) childClusters[layout_.clusters[i].parentClusterId].push_back(i);
+    for (size_t i = 0; i < nodeCount; ++i) members[layout_.nodes[i].clusterId].push_back(i);
+    std::function<void(size_t, int)> writeCluster = [&](size_t index, int depth) {
+      const auto& cluster = layout_.clusters[index];
+      std::string indent(size_t(depth + 1), ' ');
+      // The label reserves the header's room above the body.
+      out += indent + "subgraph cluster_" + std::to_string(index) + " {\n" + indent + " label=" + quoted(cluster.title) +
+             "; labeljust=l; margin=10;\n";
+      if (depth < 64)
+        for (size_t child : childClusters[cluster.id]) writeCluster(child, depth + 1);
+      for (size_t node : members[cluster.id]) out += indent + " n" + std::to_string(node) + ";\n";
+      out += indent + "}\n";
+    };
+    for (size_t i = 0; i < layout_.clusters.size(); ++i) {
+      const QString& parent = layout_.clusters[i].parentClusterId;
+      bool nested = false;
+      for (const auto& other : layout_.clusters) nested = nested || (!parent.isEmpty() && other.id == parent);
+      if (!nested) writeCluster(i, 0);
+    }
+    for (size_t i = 0; i < layout_.edges.size(); ++i) {
+      const auto& edge = layout_.edges[i];
+      out += " n" + std::to_string(edge.from) + " -> n" + std::to_string(edge.to) + " [key=e" + std::to_string(i) + ", " +
+             kIdAttribute + "=" + std::to_string(i);
+      if (edgeLabels_ && !edge.shapeText.isEmpty()) out += ", label=" + quoted(edge.label());
+      out += "];\n";
+    }
+    out += "}\n";
+    return out;
+  }
+
+  static std::string quoted(const QString& value) {
+    std::string out = "\"";
+    for (char c : value.toStdString()) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (c == '\n') {
+        out += "\\n";
+        continue;
+      }
+      out += c;
+    }
+    return out + "\"";
+  }
+
+  // dot cannot be interrupted in a thread, so it runs in a child process that can be killed: on
+  // cancel, and at the time limit. The child is this program's executable started afresh
+  // (posix_spawn, then DotLayoutChild before main), fed the graph as DOT text, rather than a
+  // fork: a fork shares this process's memory copy-on-write for as long as dot runs (seconds),
+  // and every page the GUI thread then writes costs a page fault and a TLB shootdown on every
+  // core. On a 2-core virtual machine that stalled the window for 300-450 ms at a time.
+  Status layOutInChild(const std::string& graphText) {
+    int toChild[2], fromChild[2];
+    if (::pipe2(toChild, O_CLOEXEC) != 0) return Diagnostic{std::string("cannot start dot: ") + std::strerror(errno), "", 0, 0, ""};
+    if (::pipe2(fromChild, O_CLOEXEC) != 0) {
+      ::close(toChild[0]);
+      ::close(toChild[1]);
+      return Diagnostic{std::string("cannot start dot: ") + std::strerror(errno), "", 0, 0, ""};
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, toChild[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1);
+    std::string spec = std::string(kDotChildVariable) + "=" + std::to_string(layout_.nodes.size()) + "," +
+                       std::to_string(layout_.edges.size()) + "," + std::to_string(layout_.clusters.size());
+    // The child needs only the loader's view of the system; no other variable of ours travels.
+    std::vector<std::string> environment = {spec};
+    for (const char* keep : {"PATH", "LD_LIBRARY_PATH", "GVBINDIR", "HOME"})
+      if (const char* value = std::getenv(keep)) environment.push_back(std::string(keep) + "=" + value);
+    std::vector<char*> envp;
+    for (std::string& entry : environment) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    char program[] = "/proc/self/exe";
+    char* argv[] = {program, nullptr};
+    pid_t child = -1;
+    int spawned = posix_spawn(&child, program, &actions, nullptr, argv, envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(toChild[0]);
+    ::close(fromChild[1]);
+    if (spawned != 0) {
+      ::close(toChild[1]);
+      ::close(fromChild[0]);
+      return Diagnostic{std::string("cannot start dot: ") + std::strerror(spawned), "", 0, 0, ""};
+    }
+    // The child reads all of its input before it writes anything: no deadlock. A child that
+    // dies early must not take this process with it (SIGPIPE); the Studio never wants that
+    // signal anyway.
+    ::signal(SIGPIPE, SIG_IGN);
+    bool sent = writeAll(toChild[1], graphText.data(), graphText.size());
+    ::close(toChild[1]);
     std::vector<char> received;
-    std::optional<Diagnostic> stopped = readFromChild(pipeEnds[0], child, received);
-    ::close(pipeEnds[0]);
+    std::optional<Diagnostic> stopped =
+        sent ? readFromChild(fromChild[0], child, received) : std::optional<Diagnostic>();
+    ::close(fromChild[0]);
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     if (stopped) return *stopped;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (!sent || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
       return Diagnostic{WIFEXITED(status) && WEXITSTATUS(status) == 3
                             ? std::string("Graphviz dot could not lay out the graph")
                             : "Graphviz dot ended abnormally (" +
@@ -224,57 +330,6 @@ private:
       if (count < 0 && errno == EINTR) continue;
       if (count <= 0) return std::nullopt;  // the child is done
       received.insert(received.end(), buffer, buffer + count);
-    }
-  }
-
-  // In the child: the layout as numbers, in the order applyLayoutNumbers reads them.
-  std::vector<double> layoutNumbers(Agraph_t* root) {
-    boxf bounds = GD_bb(root);
-    std::vector<double> out{bounds.LL.x, bounds.LL.y, bounds.UR.x, bounds.UR.y};
-    out.reserve(4 + 2 * nodes_.size() + 16 * edges_.size() + 5 * layout_.clusters.size());
-    for (Agnode_t* node : nodes_) out.insert(out.end(), {ND_coord(node).x, ND_coord(node).y});
-    for (Agedge_t* dotEdge : edges_) {
-      const splines* routes = ED_spl(dotEdge);
-      std::vector<pointf> points;
-      bool hasTip = false;
-      pointf tip{0, 0};
-      if (routes && routes->size > 0) {
-        for (int b = 0; b < routes->size; ++b) {
-          const bezier& curve = routes->list[b];
-          for (int p = 0; p < curve.size; ++p)
-            if (!(b > 0 && p == 0)) points.push_back(curve.list[p]);  // joints shared: 1 + 3k points
-          if (curve.eflag) {
-            hasTip = true;
-            tip = curve.ep;
-          }
-        }
-        if (!routes->list[routes->size - 1].eflag && !points.empty()) {
-          hasTip = true;
-          tip = points.back();
-        }
-      }
-      out.push_back(double(points.size()));
-      for (const pointf& point : points) out.insert(out.end(), {point.x, point.y});
-      out.insert(out.end(), {hasTip ? 1.0 : 0.0, tip.x, tip.y});
-      const textlabel_t* label = ED_label(dotEdge);
-      bool hasLabel = label && label->set;
-      out.insert(out.end(), {hasLabel ? 1.0 : 0.0, hasLabel ? label->pos.x : 0, hasLabel ? label->pos.y : 0});
-    }
-    std::vector<std::optional<boxf>> clusterBoxes(layout_.clusters.size());
-    collectClusters(root, clusterBoxes);
-    for (const auto& box : clusterBoxes) {
-      out.push_back(box ? 1.0 : 0.0);
-      out.insert(out.end(), {box ? box->LL.x : 0, box ? box->LL.y : 0, box ? box->UR.x : 0, box ? box->UR.y : 0});
-    }
-    return out;
-  }
-
-  void collectClusters(Agraph_t* graph, std::vector<std::optional<boxf>>& boxes) {
-    for (int i = 1; i <= GD_n_cluster(graph); ++i) {
-      Agraph_t* cluster = GD_clust(graph)[i];
-      auto found = clusterIndex_.find(agnameof(cluster));
-      if (found != clusterIndex_.end()) boxes[found->second] = GD_bb(cluster);
-      collectClusters(cluster, boxes);
     }
   }
 
@@ -335,15 +390,11 @@ public:
   void setTimeLimit(double seconds) { timeLimitSeconds_ = seconds; }
 
 private:
-private:
   QPointF toScene(pointf point) const { return QPointF(point.x - origin_.x, top_ - point.y); }
 
   GraphLayout& layout_;
   JobContext& job_;
   bool edgeLabels_;
-  std::vector<Agnode_t*> nodes_;
-  std::vector<Agedge_t*> edges_;
-  std::map<std::string, size_t> clusterIndex_;
   pointf origin_{0, 0};
   double top_ = 0;
   double timeLimitSeconds_ = 0;

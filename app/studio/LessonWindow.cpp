@@ -31,13 +31,6 @@ const QString kCheckChannel = QStringLiteral("lesson-check");
 // How much larger everything is in presenter mode, for the back row of a lecture hall.
 constexpr double kPresenterScale = 1.7;
 
-// `font` `factor` times larger, whether it is sized in points or in pixels.
-QFont scaledFont(QFont font, double factor) {
-  if (font.pointSizeF() > 0) font.setPointSizeF(font.pointSizeF() * factor);
-  else if (font.pixelSize() > 0) font.setPixelSize(int(font.pixelSize() * factor + 0.5));
-  return font;
-}
-
 QString passedKey(const QString& lesson, const QString& step) { return "lessons/passed/" + lesson + "/" + step; }
 QString scheduleKey(const QString& lesson, const QString& step) { return "lessons/schedule/" + lesson + "/" + step; }
 
@@ -381,19 +374,11 @@ void LessonWindow::previousStep() {
 
 void LessonWindow::setPresenterMode(bool on) {
   presenter_ = on;
-  setFont(on ? scaledFont(normalFont_, kPresenterScale) : normalFont_);
-  // The editor and code views set fonts of their own (monospace): scale those too, from the
-  // size each had before presenter mode.
-  for (QWidget* widget : findChildren<QWidget*>()) {
-    if (!widget->testAttribute(Qt::WA_SetFont)) continue;
-    QVariant normal = widget->property("tesselNormalFont");
-    if (!normal.isValid()) {
-      widget->setProperty("tesselNormalFont", widget->font());
-      normal = widget->font();
-    }
-    QFont base = normal.value<QFont>();
-    widget->setFont(on ? scaledFont(base, kPresenterScale) : base);
-  }
+  // A style sheet on this window, not setFont: under the Studio's application style sheet each
+  // widget's font is resolved from the sheets, and a parent's setFont no longer reaches it. The
+  // rule keeps each font's family (the editor stays monospace) and scales its size.
+  double base = normalFont_.pointSizeF() > 0 ? normalFont_.pointSizeF() : 10.0;
+  setStyleSheet(on ? QStringLiteral("QWidget { font-size: %1pt; }").arg(base * kPresenterScale, 0, 'f', 1) : QString());
   tree_->setVisible(!on);
   showStepPane(true);
   if (!on) workbench_->setVisible(true);

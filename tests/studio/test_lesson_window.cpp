@@ -104,7 +104,7 @@ private slots:
     QVERIFY(lessons.openStep("pipelines", "inline"));
     double normal = lessons.stepText()->font().pointSizeF();
     lessons.setPresenterMode(true);
-    QVERIFY(lessons.stepText()->font().pointSizeF() > 1.5 * normal);
+    QVERIFY2(lessons.stepText()->font().pointSizeF() > 1.5 * normal, qPrintable(QString("%1 -> %2, window %3").arg(normal).arg(lessons.stepText()->font().pointSizeF()).arg(lessons.font().pointSizeF())));
     QVERIFY(!lessons.lessonTree()->isVisible());
     QVERIFY(lessons.stepPaneShown() && !lessons.workbench()->isVisible());
     QTest::keyClick(&lessons, Qt::Key_PageDown);

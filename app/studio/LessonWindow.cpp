@@ -11,6 +11,7 @@
 #include <QSettings>
 #include <QShortcut>
 #include <QSplitter>
+#include <QTableView>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTextBrowser>
@@ -90,6 +91,8 @@ void LessonWindow::buildUi() {
   stepLayout->addWidget(results_);
 
   workbench_ = new views::ScheduleWorkbench;
+  // A step is one task: the workbench's task list would only take room from the editor.
+  workbench_->taskView()->parentWidget()->hide();
   splitter_ = new QSplitter(Qt::Horizontal);
   splitter_->addWidget(stepPane_);
   splitter_->addWidget(workbench_);

@@ -127,8 +127,11 @@ public:
         return status.error();
     }
     // Every node has been seen, so the refusal names all those Tessel cannot compile at once.
-    if (!placeholders_.empty() && !options_.unsupportedAsPlaceholders)
-      return graph::unsupportedOperationsError(placeholders_, sourceName_);
+    if (!placeholders_.empty() && !options_.unsupportedAsPlaceholders) {
+      std::vector<const graph::OperationNode*> unsupported;
+      for (const graph::Value& output : placeholders_) unsupported.push_back(graph::asOperation(output.node()));
+      return graph::unsupportedOperationsError(unsupported, sourceName_);
+    }
     if (Status status = importOutputs(); !status.ok()) return status.error();
     return std::move(result_);
   }
@@ -539,7 +542,7 @@ private:
     std::vector<graph::Value> outputs = graph::makeOperation(
         name, graph::kUnsupportedOp, std::move(inputs), attributesForDisplay(node, modelDirectory_), outputTypesOf(node),
         {graph::Provenance{name, op.qualified(), opset_}});
-    placeholders_.push_back(graph::asOperation(outputs[0].node()));
+    placeholders_.push_back(outputs[0]);
     bindOutputs(node, outputs, scope);
     return Status::success();
   }
@@ -692,8 +695,10 @@ private:
   const OnnxImportOptions& options_;
   int opset_ = 0;
   std::vector<std::string> nodeNames_;
-  /// The nodes Tessel cannot compile, as placeholders, in import order.
-  std::vector<const graph::OperationNode*> placeholders_;
+  /// The nodes Tessel cannot compile, as placeholders, in import order: held by an output each,
+  /// since a later node of the same output name replaces the value in scope and would free a
+  /// placeholder nothing else uses (found by fuzz_onnx_model).
+  std::vector<graph::Value> placeholders_;
   /// The types the model declares for values (value_info, graph outputs), by value name.
   std::unordered_map<std::string, const ValueInfoProto*> declaredValues_;
   /// The inputs bound to their values because control flow is decided by them, and those found

@@ -192,6 +192,15 @@ void LessonWindow::fillTree() {
   tree_->expandAll();
 }
 
+QTreeWidgetItem* LessonWindow::stepItem(const QString& lesson, const QString& step) const {
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i)
+    for (int j = 0; j < tree_->topLevelItem(i)->childCount(); ++j) {
+      QTreeWidgetItem* item = tree_->topLevelItem(i)->child(j);
+      if (item->data(0, Qt::UserRole).toString() == lesson && item->data(0, Qt::UserRole + 1).toString() == step) return item;
+    }
+  return nullptr;
+}
+
 void LessonWindow::markTreeItem(QTreeWidgetItem* item, bool passed) {
   QString title = item->text(0);
   if (title.startsWith(QStringLiteral("✓ "))) title = title.mid(2);
@@ -269,13 +278,7 @@ bool LessonWindow::openStep(const QString& lessonId, const QString& stepId) {
 
   results_->clear();
   showStepText();
-  for (int i = 0; i < tree_->topLevelItemCount(); ++i)
-    for (int j = 0; j < tree_->topLevelItem(i)->childCount(); ++j) {
-      QTreeWidgetItem* item = tree_->topLevelItem(i)->child(j);
-      if (item->data(0, Qt::UserRole).toString() == currentLessonId() &&
-          item->data(0, Qt::UserRole + 1).toString() == currentStepId())
-        tree_->setCurrentItem(item);
-    }
+  if (QTreeWidgetItem* item = stepItem(currentLessonId(), currentStepId())) tree_->setCurrentItem(item);
   setWindowTitle(tr("Tessel Lessons - %1").arg(QString::fromStdString(lesson->title)));
   emit stepOpened(currentLessonId(), currentStepId());
   return true;
@@ -341,12 +344,7 @@ void LessonWindow::check() {
         if (grade->passed) {
           results_->addItem(tr("Goal reached. Next Step (Alt+Right) goes on."));
           QSettings().setValue(passedKey(lessonId, stepId), true);
-          for (int i = 0; i < tree_->topLevelItemCount(); ++i)
-            for (int j = 0; j < tree_->topLevelItem(i)->childCount(); ++j) {
-              QTreeWidgetItem* item = tree_->topLevelItem(i)->child(j);
-              if (item->data(0, Qt::UserRole).toString() == lessonId && item->data(0, Qt::UserRole + 1).toString() == stepId)
-                markTreeItem(item, true);
-            }
+          if (QTreeWidgetItem* item = stepItem(lessonId, stepId)) markTreeItem(item, true);
         } else {
           results_->addItem(tr("Not yet: Hint shows a way."));
         }

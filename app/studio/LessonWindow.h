@@ -87,6 +87,8 @@ private:
   void showStepText();
   void saveScheduleText();
   void markTreeItem(QTreeWidgetItem* item, bool passed);
+  /// The tree's item for a step, or null.
+  QTreeWidgetItem* stepItem(const QString& lesson, const QString& step) const;
   const lessons::Lesson* currentLesson() const;
   const lessons::LessonStep* currentStep() const;
   QString taskName() const;

@@ -19,6 +19,7 @@ packages=(
   python3-sklearn                           # bench/digits_int8.sh: the handwritten digits (load_digits)
   desktop-file-utils appstream              # the package test validates the desktop entry and metainfo
   python3-yaml                              # the Studio test validates the CI jobs it exports
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers  # the OpenCL target, run on the CPU through PoCL
 )
 
 missing=()

@@ -12,8 +12,12 @@
 #include "app/cli/ModelCommand.h"
 #include "app/cli/OperatorSpec.h"
 #include "compiler/driver/Roofline.h"
+#include "compiler/export/GpuModuleExport.h"
 #include "compiler/lower/Build.h"
+#include "compiler/lower/Lower.h"
 #include "runtime/BFloat16.h"
+#include "runtime/Error.h"
+#include "runtime/GpuModule.h"
 #include "runtime/NDArray.h"
 #include "runtime/PeakFlops.h"
 #include "runtime/ThreadPool.h"
@@ -49,12 +53,69 @@ Comparison compare(const float* got, const float* expected, int64_t count, doubl
   }
   return c;
 }
+
+// tessel bench OP --target cuda|opencl: the kernels as a GPU module on the device the runtime
+// finds (OpenCL through PoCL on a CPU, or a GPU), checked against the reference, then the
+// median of device-timed runs. There is no measured peak to hold a GPU kernel to.
+int benchOnGpu(const OperatorCommand& command) {
+  const Workload& w = command.spec->workload;
+  const Target& target = command.spec->target;
+  auto lowered = lower(*command.schedule, w.args(), w.name, target);
+  if (!lowered) {
+    std::cerr << command.locate(lowered.error()).toString() << "\n";
+    return kExitError;
+  }
+  GpuModuleOptions options;
+  for (const te::Tensor& output : w.outputs) options.outputs.push_back(output.name());
+  options.flops = w.flops;
+  auto module = exportGpuModule(lowered->func, target, options);
+  if (!module) {
+    std::cerr << module.error().toString() << "\n";
+    return kExitError;
+  }
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<std::vector<float>> values;
+  std::vector<const float*> inputs;
+  values.reserve(w.inputs.size());
+  try {
+    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*module, w.name + ".tgpu"));
+    for (const te::Tensor& input : w.inputs) {
+      std::vector<float>& data = values.emplace_back(size_t(runtime::NDArray::empty(shapeOf(input), runtime::DataType::float32()).numElements()));
+      for (float& v : data) v = uniform(rng);
+      runner.setInput(input.name(), data.data(), data.size() * sizeof(float));
+      inputs.push_back(data.data());
+    }
+    runner.run();
+    auto output = runner.getOutput(w.outputs[0].name());
+    std::vector<float> expected(size_t(output.numElements()));
+    command.spec->reference(inputs, expected.data());
+    Comparison check = compare(output.dataAs<float>(), expected.data(), output.numElements(), 1e-3, 1e-3);
+    if (check.worstRatio > 1) {
+      std::cerr << "tessel bench: " << w.name << " gives wrong results on " << runner.deviceName() << ": element "
+                << check.worstIndex << " is " << check.got << ", expected " << check.expected << "\n";
+      return kExitMismatch;
+    }
+    double milliseconds = runner.timeMilliseconds(20);
+    std::printf("workload=%s\ntarget=%s\ndevice=%s\nresult=matches reference (worst error %.3g of tolerance)\n",
+                w.name.c_str(), target.toString().c_str(), runner.deviceName().c_str(), check.worstRatio);
+    std::printf("median_ms=%.4f\ngflops=%.4g\n", milliseconds, w.flops / milliseconds * 1e-6);
+  } catch (const runtime::Error& error) {
+    std::cerr << "tessel bench: " << error.what() << "\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
 }  // namespace
 
 int runBench(const std::vector<std::string>& args) {
   if (!args.empty() && isModelArgument(args[0])) return runModelBench(args);
   OperatorCommand command;
-  std::vector<FlagSpec> flags = {threadsFlag(), {"seconds", "minimum time spent timing", true, "1"}};
+  std::vector<FlagSpec> flags = {
+      threadsFlag(),
+      {"seconds", "minimum time spent timing", true, "1"},
+      {"target", "where the kernel runs: llvm (this CPU, the default), opencl, or \"cuda -arch=sm_90\" (needs that GPU)",
+       true, ""}};
   if (auto done = parseOperatorCommand(
           "bench", args, flags,
           "Checks the result against a plain C++ reference, then prints gflops=, peak_gflops= (the\n"
@@ -72,6 +133,7 @@ int runBench(const std::vector<std::string>& args) {
     std::cerr << "tessel bench: --seconds must be a positive number\n";
     return kExitError;
   }
+  if (command.spec->target.kind != TargetKind::Cpu) return benchOnGpu(command);
   const Workload& w = command.spec->workload;
   auto built = build(*command.schedule, w.args(), w.name);
   if (!built) {

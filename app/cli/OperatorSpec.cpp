@@ -63,6 +63,16 @@ std::optional<std::string> makeOperator(const std::string& op, const CommandLine
                                         std::unique_ptr<OperatorSpec>* out) {
   auto spec = std::make_unique<OperatorSpec>();
   Target target = hostTarget();
+  // --target (on the commands that take it) picks a GPU; the CPU's options come from the host.
+  if (flags.has("target") && !flags.get("target").empty()) {
+    auto parsed = Target::parse(flags.get("target"));
+    if (!parsed) return "--target: " + parsed.error().message;
+    if (parsed->kind != TargetKind::Cpu) target = *parsed;
+  }
+  spec->target = target;
+  if (target.kind != TargetKind::Cpu && op != "matmul" && op != "dense" && op != "conv2d")
+    return "--target " + std::string(targetKindName(target.kind)) +
+           ": only matmul, dense and conv2d have GPU schedules so far";
   if (op == "matmul" || op == "dense") {
     int64_t m, n, k;
     if (auto e = flags.getInt("m", &m)) return e;

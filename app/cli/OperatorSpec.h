@@ -17,6 +17,8 @@ namespace tessel::cli {
 /// One operator instance with everything a command needs.
 struct OperatorSpec {
   Workload workload;
+  /// Where the operator runs: the host, or the GPU that --target names.
+  Target target;
   /// The default schedule for this operator and host.
   std::function<Expected<Schedule>()> defaultSchedule;
   /// A plain C++ implementation: reads inputs, writes the output (for checking results).

@@ -1,35 +1,55 @@
 // tessel-deploy-run: loads an exported module, feeds .npy inputs, runs it, writes .npy outputs.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/BFloat16.h"
 #include "runtime/Error.h"
+#include "runtime/GpuModule.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/Npy.h"
 
 namespace {
 
+constexpr int kRuntimeError = 1;
 constexpr int kUsageError = 2;
 
 const char* kUsage =
     "usage: tessel-deploy-run DIR [--input NAME=FILE]... [--output-dir DIR] [--profile]\n"
+    "       tessel-deploy-run --gpu-module FILE.tgpu [--input NAME=FILE]... [--random-inputs]\n"
+    "                         [--output-dir DIR] [--repeat N]\n"
     "\n"
     "Runs the model exported to DIR (kernels.so, graph.json, params.bin) with the Tessel\n"
-    "runtime alone.\n"
+    "runtime alone. With --gpu-module, runs a GPU module (.tgpu, CUDA or OpenCL kernels) on\n"
+    "the first CUDA GPU or the OpenCL device TESSEL_OPENCL_DEVICE=N picks (default: the\n"
+    "first GPU, else the first device); neither driver is needed to build or start the tool.\n"
     "\n"
     "  --input NAME=FILE  sets input NAME from FILE, a C-order .npy array of the input's\n"
     "                     shape and element type; every input must be given\n"
     "  --output-dir DIR   writes each output as DIR/NAME.npy (default: the current directory)\n"
     "  --profile          prints the time of each node\n"
-    "  --help             shows this text\n";
+    "  --gpu-module FILE  runs the GPU module FILE instead of an exported directory\n"
+    "  --random-inputs    (GPU modules) fills inputs not given with --input with fixed-seed\n"
+    "                     random values: floats uniform in [-1, 1), integers in [0, 4)\n"
+    "  --repeat N         (GPU modules) after the run, times N more runs and prints the\n"
+    "                     median (time_ms_median) and, when the module counts its flops, gflops\n"
+    "  --help             shows this text\n"
+    "\n"
+    "Exit status: 0 on success, 2 for a usage error, 1 when a GPU module fails to load or run\n"
+    "(2 for an exported directory, as before).\n";
 
 struct Options {
   std::string moduleDirectory;
+  std::string gpuModule;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, file
   std::string outputDirectory = ".";
   bool profile = false;
+  bool randomInputs = false;
+  int repeat = 0;
 };
 
 int usageError(const std::string& message) {
@@ -67,6 +87,27 @@ int parseArguments(int argc, char** argv, Options& options) {
       options.outputDirectory = argument.substr(13);
     } else if (argument == "--profile") {
       options.profile = true;
+    } else if (argument == "--gpu-module" || argument.rfind("--gpu-module=", 0) == 0) {
+      if (argument == "--gpu-module") {
+        if (!value(options.gpuModule)) return usageError("--gpu-module needs a .tgpu file");
+      } else {
+        options.gpuModule = argument.substr(13);
+      }
+      if (options.gpuModule.empty()) return usageError("--gpu-module needs a .tgpu file");
+    } else if (argument == "--random-inputs") {
+      options.randomInputs = true;
+    } else if (argument == "--repeat" || argument.rfind("--repeat=", 0) == 0) {
+      std::string count;
+      if (argument == "--repeat") {
+        if (!value(count)) return usageError("--repeat needs a count");
+      } else {
+        count = argument.substr(9);
+      }
+      char* end = nullptr;
+      long parsed = std::strtol(count.c_str(), &end, 10);
+      if (count.empty() || *end != '\0' || parsed < 0 || parsed > 1000000)
+        return usageError("--repeat expects a count from 0 to 1000000, got \"" + count + "\"");
+      options.repeat = int(parsed);
     } else if (argument.rfind("-", 0) == 0 && argument != "-") {
       return usageError("unknown option " + argument);
     } else if (options.moduleDirectory.empty()) {
@@ -75,7 +116,15 @@ int parseArguments(int argc, char** argv, Options& options) {
       return usageError("more than one module directory (" + options.moduleDirectory + ", " + argument + ")");
     }
   }
-  if (options.moduleDirectory.empty()) return usageError("no module directory given");
+  if (!options.gpuModule.empty()) {
+    if (!options.moduleDirectory.empty())
+      return usageError("give either a module directory (" + options.moduleDirectory + ") or --gpu-module, not both");
+    if (options.profile) return usageError("--profile applies to module directories; use --repeat N with --gpu-module");
+    return -1;
+  }
+  if (options.randomInputs || options.repeat > 0)
+    return usageError("--random-inputs and --repeat apply to --gpu-module only");
+  if (options.moduleDirectory.empty()) return usageError("no module directory given (or --gpu-module FILE.tgpu)");
   return -1;
 }
 
@@ -85,6 +134,100 @@ std::string outputFileName(const std::string& name) {
   for (char& c : file)
     if (c == '/' || c == '\\' || c == '\0') c = '_';
   return file + ".npy";
+}
+
+/// Bits of the float16 equal to k / 1024 for |k| <= 1024: every such value is exact in float16
+/// (11 significant bits), so no rounding is needed.
+uint16_t float16OfKth1024(int k) {
+  if (k == 0) return 0;
+  uint16_t sign = k < 0 ? 0x8000 : 0;
+  unsigned magnitude = unsigned(k < 0 ? -k : k);
+  int exponent = 0;
+  while ((magnitude >> (exponent + 1)) != 0) ++exponent;  // floor(log2(magnitude))
+  unsigned mantissa = (magnitude - (1u << exponent)) << (10 - exponent);
+  return uint16_t(sign | unsigned(exponent + 5) << 10 | mantissa);
+}
+
+/// Fixed-seed random contents for a GPU module's input, so that two runs (and two machines)
+/// see the same data and their outputs can be compared.
+tessel::runtime::NDArray randomInput(const tessel::runtime::GpuModuleParam& param, std::mt19937& generator) {
+  using namespace tessel::runtime;
+  NDArray array = NDArray::empty(param.shape, param.dtype);
+  size_t count = size_t(array.numElements());
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> integer(0, 3);
+  std::uniform_int_distribution<int> kth1024(-1024, 1023);
+  auto fill = [&](auto* data, auto make) {
+    for (size_t i = 0; i < count; ++i) data[i] = make();
+  };
+  void* data = array.data();
+  const DataType dtype = param.dtype;
+  if (dtype == DataType::float32()) fill(static_cast<float*>(data), [&] { return float(real(generator)); });
+  else if (dtype == DataType::float64()) fill(static_cast<double*>(data), [&] { return real(generator); });
+  else if (dtype == DataType::float16()) fill(static_cast<uint16_t*>(data), [&] { return float16OfKth1024(kth1024(generator)); });
+  else if (dtype == DataType::bfloat16())
+    fill(static_cast<uint16_t*>(data), [&] { return floatToBFloat16(float(real(generator))); });
+  else if (dtype.code == DataType::Code::Int || dtype.code == DataType::Code::UInt) {
+    // Small non-negative integers suit every integer width and signedness, and indices.
+    std::vector<unsigned char> element(size_t(dtype.bytes()));
+    auto* bytes = static_cast<unsigned char*>(data);
+    for (size_t i = 0; i < count; ++i) {
+      std::memset(element.data(), 0, element.size());
+      element[0] = static_cast<unsigned char>(integer(generator));  // little-endian
+      std::memcpy(bytes + i * element.size(), element.data(), element.size());
+    }
+  } else {
+    throw Error("--random-inputs cannot fill param \"" + param.name + "\" of type " + dtype.toString() +
+                ": give it with --input " + param.name + "=FILE.npy");
+  }
+  return array;
+}
+
+int runGpuModule(const Options& options) {
+  using namespace tessel::runtime;
+  GpuModule module = GpuModule::load(options.gpuModule);
+  for (const auto& [name, file] : options.inputs) {
+    size_t index = module.paramIndex(name);
+    if (module.params[index].isOutput || module.params[index].isWorkspace)
+      throw Error(options.gpuModule + ": \"" + name + "\" is an " +
+                  (module.params[index].isOutput ? "output" : "internal workspace") + " of the module, not an input");
+  }
+  GpuModuleRunner runner(std::move(module));
+  const GpuModule& loaded = runner.module();
+  std::printf("device: %s\n", runner.deviceName().c_str());
+  std::fflush(stdout);  // before any error on stderr, so a merged log reads in order
+
+  std::mt19937 generator(20240607);
+  for (const GpuModuleParam& param : loaded.params) {
+    if (param.isOutput || param.isWorkspace) continue;
+    const std::pair<std::string, std::string>* given = nullptr;
+    for (const auto& entry : options.inputs)
+      if (entry.first == param.name) given = &entry;
+    if (given) {
+      runner.setInput(param.name, readNpy(given->second));
+    } else if (options.randomInputs) {
+      runner.setInput(param.name, randomInput(param, generator));
+    } else {
+      throw Error("input '" + param.name + "' was not given (--input " + param.name +
+                  "=FILE.npy, or --random-inputs for random values)");
+    }
+  }
+  runner.run();
+
+  std::error_code error;
+  std::filesystem::create_directories(options.outputDirectory, error);
+  if (error) throw Error(options.outputDirectory + ": cannot create the output directory: " + error.message());
+  for (const std::string& output : loaded.outputNames()) {
+    std::string path = (std::filesystem::path(options.outputDirectory) / outputFileName(output)).string();
+    writeNpy(path, runner.getOutput(output));
+    std::printf("%s -> %s\n", output.c_str(), path.c_str());
+  }
+  if (options.repeat > 0) {
+    double milliseconds = runner.timeMilliseconds(options.repeat);
+    std::printf("time_ms_median: %.6f\n", milliseconds);
+    if (loaded.flops && milliseconds > 0) std::printf("gflops: %.3f\n", *loaded.flops / (milliseconds * 1e6));
+  }
+  return 0;
 }
 
 int run(const Options& options) {
@@ -122,6 +265,14 @@ int run(const Options& options) {
 int main(int argc, char** argv) {
   Options options;
   if (int status = parseArguments(argc, argv, options); status >= 0) return status;
+  if (!options.gpuModule.empty()) {
+    try {
+      return runGpuModule(options);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "tessel-deploy-run: error: %s\n", error.what());
+      return kRuntimeError;
+    }
+  }
   try {
     return run(options);
   } catch (const std::exception& error) {

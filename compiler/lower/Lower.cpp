@@ -1,17 +1,22 @@
 // The lowering pipeline, one step per line: read this file to know the compiler's order.
 #include "compiler/lower/Lower.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "compiler/arith/Simplify.h"
 #include "compiler/schedule/ScheduleOps.h"
+#include "compiler/transform/HoistSharedMemory.h"
+#include "compiler/transform/InsertBarriers.h"
 #include "compiler/transform/LoopPartition.h"
+#include "compiler/transform/SplitHostDevice.h"
 #include "compiler/transform/RemoveNoOp.h"
 #include "compiler/transform/StorageFlatten.h"
 #include "compiler/transform/StorageRewrite.h"
 #include "compiler/transform/TensorizeLoops.h"
 #include "compiler/transform/UnrollLoops.h"
 #include "compiler/transform/VectorizeLoops.h"
+#include "compiler/transform/VerifyGpuCode.h"
 
 namespace tessel {
 
@@ -42,7 +47,36 @@ Diagnostic tensorizeDiagnostic(const Schedule& schedule, const std::string& func
                            mismatch.hint);
   return Diagnostic{"cannot tensorize '" + mismatch.loop + "': " + mismatch.message, function, 0, 0, mismatch.hint};
 }
+
+// A GPU problem at the schedule line that caused it: the bind of the loop named, else the
+// last bind to the thread tag named, else the last cache_read/cache_write into that scope.
+Diagnostic gpuDiagnostic(const Schedule& schedule, const std::string& function, const std::string& loop,
+                         const std::string& message, const std::string& hint) {
+  const Primitive* best = nullptr;
+  const Primitive* onLoop = nullptr;
+  for (const Primitive& p : schedule.trace().primitives) {
+    bool bindOfLoop = p.kind == PrimitiveKind::Bind && !p.axes.empty() && p.axes[0] == loop;
+    bool bindOfTag = p.kind == PrimitiveKind::Bind && !loop.empty() && p.target.rfind(loop, 0) == 0;
+    bool cacheOfScope = (p.kind == PrimitiveKind::CacheRead || p.kind == PrimitiveKind::CacheWrite) &&
+                        !loop.empty() && p.target == loop;
+    bool makesOrMarksLoop = !loop.empty() && ((!p.axes.empty() && p.axes[0] == loop) ||
+                                              std::find(p.results.begin(), p.results.end(), loop) != p.results.end());
+    if (bindOfLoop) return scheduleError(p, message, hint);
+    if (bindOfTag || cacheOfScope) best = &p;
+    if (makesOrMarksLoop) onLoop = &p;
+  }
+  // The last primitive that made or marked the loop (the parallel() of a parallel loop, the
+  // split that made an unbound one), else the bind or cache that set the tag or scope.
+  if (onLoop) return scheduleError(*onLoop, message, hint);
+  if (best) return scheduleError(*best, message, hint);
+  return Diagnostic{message, function, 0, 0, hint};
+}
 }  // namespace
+
+const std::vector<std::string>& gpuLoweringStepNames() {
+  static const std::vector<std::string> names = {"host_device_split", "storage_scopes", "barriers", "verify_gpu"};
+  return names;
+}
 
 const std::vector<std::string>& loweringStepNames() {
   static const std::vector<std::string> names = {"loop_nest",      "bound_inference", "storage_flatten",
@@ -54,6 +88,11 @@ const std::vector<std::string>& loweringStepNames() {
 
 Expected<LoweredFunction> lower(const Schedule& schedule, const std::vector<te::Tensor>& args,
                                 const std::string& name) {
+  return lower(schedule, args, name, Target{});
+}
+
+Expected<LoweredFunction> lower(const Schedule& schedule, const std::vector<te::Tensor>& args,
+                                const std::string& name, const Target& target) {
   LoweredFunction result;
   StepRecorder step(result.steps);
 
@@ -66,7 +105,8 @@ Expected<LoweredFunction> lower(const Schedule& schedule, const std::vector<te::
 
   // ... and with bound inference: each stage only over the region its consumers read.
   start = std::chrono::steady_clock::now();
-  auto bounded = scheduleOps(schedule, args, name, BoundMode::Inferred);
+  auto bounded = scheduleOps(schedule, args, name,
+                             target.kind == TargetKind::Cpu ? BoundMode::Inferred : BoundMode::InferredWithinDomain);
   if (!bounded) return bounded.error();
   double boundMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   result.steps.push_back({"bound_inference", *bounded, boundMs});
@@ -87,6 +127,22 @@ Expected<LoweredFunction> lower(const Schedule& schedule, const std::vector<te::
   f = step.run("vectorize", f, vectorizeLoops);
   f = step.run("unroll", f, unrollLoops);
   f = step.run("storage_rewrite", f, [](const PrimFunc& g) { return removeNoOp(simplify(storageRewrite(g))); });
+  if (target.kind != TargetKind::Cpu) {
+    // Each top-level loop nest becomes a kernel; shared memory is the block's, declared at the
+    // kernel's top; barriers order the threads' writes and reads of it; then the launch is
+    // checked against what a block may have.
+    std::optional<HostCodeProblem> hostCode;
+    f = step.run("host_device_split", f, [&](const PrimFunc& g) { return splitHostDevice(g, &hostCode); });
+    if (hostCode) return gpuDiagnostic(schedule, name, hostCode->loop, hostCode->message, hostCode->hint);
+    f = step.run("storage_scopes", f, hoistSharedMemory);
+    f = step.run("barriers", f, insertBarriers);
+    std::optional<GpuCodeProblem> problem;
+    f = step.run("verify_gpu", f, [&](const PrimFunc& g) {
+      problem = verifyGpuCode(g, target);
+      return g;
+    });
+    if (problem) return gpuDiagnostic(schedule, name, problem->loop, problem->message, problem->hint);
+  }
   result.func = f;
   return result;
 }

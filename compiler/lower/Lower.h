@@ -6,6 +6,7 @@
 
 #include "compiler/schedule/Schedule.h"
 #include "core/ir/Stmt.h"
+#include "core/target/Target.h"
 
 namespace tessel {
 
@@ -26,7 +27,14 @@ struct LoweredFunction {
 Expected<LoweredFunction> lower(const Schedule& schedule, const std::vector<te::Tensor>& args,
                                 const std::string& name);
 
+/// The same for `target`: a GPU target adds the GPU steps (gpuLoweringStepNames) after the
+/// others, and its lowered function holds one AttrStmt per kernel (see GpuKernel.h).
+Expected<LoweredFunction> lower(const Schedule& schedule, const std::vector<te::Tensor>& args,
+                                const std::string& name, const Target& target);
+
 /// The names of the lowering steps, in order.
 const std::vector<std::string>& loweringStepNames();
+/// The steps a GPU target adds after them.
+const std::vector<std::string>& gpuLoweringStepNames();
 
 }  // namespace tessel

@@ -1,6 +1,7 @@
 // Conv2d compute and default schedules (dense/grouped in a filter-blocked layout, depthwise
 // along the output width).
 #include "compiler/ops/Conv2d.h"
+#include "compiler/ops/GpuSchedules.h"
 
 #include "compiler/ops/WinogradConv2d.h"
 #include "core/ir/IROperators.h"
@@ -175,6 +176,7 @@ bool conv2dSupportsActivationLayout(const Conv2dParams& p, const Conv2dActivatio
 Workload conv2d(const Conv2dParams& p, Conv2dWeightLayout layout, const Conv2dActivationLayout& activations,
                 DataType dtype, const Target& target) {
   TESSEL_ICHECK(p.validate().empty()) << "conv2d with invalid parameters: " << p.validate();
+  if (target.kind != TargetKind::Cpu) return gpuConv2d(p, dtype);
   TESSEL_ICHECK(conv2dSupportsActivationLayout(p, activations, target))
       << "conv2d cannot read NCHW" << activations.inputBlock << "c or write blocked output for these parameters";
   if (p.winogradTile) {
@@ -511,6 +513,7 @@ Expected<Schedule> blockedDepthwiseSchedule(const Workload& workload, const Conv
 
 Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dParams& p,
                                          const Target& target) {
+  if (target.kind != TargetKind::Cpu) return defaultGpuConv2dSchedule(workload, p, target);
   return defaultConv2dSchedule(workload, p, Conv2dActivationLayout{}, target);
 }
 

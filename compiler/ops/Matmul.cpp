@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "compiler/ops/GpuSchedules.h"
 #include "core/ir/IROperators.h"
 
 namespace tessel {
@@ -117,16 +118,29 @@ Workload matmulLike(const char* kind, int64_t m, int64_t n, int64_t k, bool bTra
   te::Tensor A = te::placeholder({Expr(m), Expr(k)}, dtype, "A");
   te::Tensor B = bTransposed ? te::placeholder({Expr(n), Expr(k)}, dtype, "B")
                              : te::placeholder({Expr(k), Expr(n)}, dtype, "B");
+  IterVar kk = te::reduceAxis(Expr(k), "k");
+  w.inputs = {A, B};
+  w.flops = 2.0 * double(m) * double(n) * double(k);
+  // A GPU reads B as it is: its schedules stage tiles of both operands in shared memory,
+  // which is the packing there, done per block by all of its threads.
+  // Dense reads B through "B.t", B transposed to [K, N] (inlined by the schedule into the shared
+  // copy), so the shared tiles have matmul's layout and the threads read them the same way.
+  if (target.kind != TargetKind::Cpu) {
+    te::Tensor right = B;
+    if (bTransposed)
+      right = te::compute({Expr(k), Expr(n)}, [&](Var kr, Var jr) { return B(jr, kr); }, "B.t", {"k", "j"});
+    w.outputs = {te::compute(
+        {Expr(m), Expr(n)}, [&](Var i, Var j) { return te::sum(A(i, kk) * right(kk, j), {kk}); }, "C", {"i", "j"},
+        kind)};
+    return w;
+  }
   int64_t bn = matmulPanelWidth(n, target);
   te::Tensor packed = packMatmulB(B, n, k, bTransposed, target);
-  IterVar kk = te::reduceAxis(Expr(k), "k");
   te::Tensor C = te::compute(
       {Expr(m), Expr(n)},
       [&](Var i, Var j) { return te::sum(A(i, kk) * packed(j / bn, kk, j % bn), {kk}); }, "C", {"i", "j"},
       kind);
-  w.inputs = {A, B};
   w.outputs = {C};
-  w.flops = 2.0 * double(m) * double(n) * double(k);
   return w;
 }
 }  // namespace
@@ -173,6 +187,7 @@ std::optional<Expected<Schedule>> rowDotProductSchedule(const Workload& workload
 }  // namespace
 
 Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Target& target) {
+  if (target.kind != TargetKind::Cpu) return defaultGpuMatmulSchedule(workload, target);
   if (auto rowDotProduct = rowDotProductSchedule(workload, target)) return std::move(*rowDotProduct);
   const te::Tensor& C = workload.outputs[0];
   size_t rank = C.shape().size();

@@ -74,6 +74,17 @@ Range constantExtentRegion(const Interval& region, const IterVar& axis, Analyzer
   return Range::fromMinExtent(range.min, Expr(widest + 1));
 }
 
+// `range` within the axis's domain, where both are constant.
+Range clampToDomain(const Range& range, const IterVar& axis) {
+  const int64_t *min = asConstInt(range.min), *extent = asConstInt(range.extent);
+  const int64_t *domainMin = asConstInt(axis.dom().min), *domainExtent = asConstInt(axis.dom().extent);
+  if (!min || !extent || !domainMin || !domainExtent) return range;
+  int64_t first = std::max(*min, *domainMin), last = std::min(*min + *extent, *domainMin + *domainExtent);
+  if (first == *min && last == *min + *extent) return range;
+  if (last <= first) return range;
+  return Range::fromMinExtent(Expr(first), Expr(last - first));
+}
+
 }  // namespace
 
 std::unordered_map<const Node*, Expr> iterVarOffsets(const Stage& stage, const BoundMap& bounds) {
@@ -125,6 +136,14 @@ BoundMap inferBound(const ScheduleView& view, BoundMode mode) {
   // Every loop variable seen so far with its [0, extent - 1] interval, for relaxing.
   IntervalMap loopIntervals;
   const auto& stages = view.stages();
+  // Loops bound to GPU threads of a block. Shared memory belongs to the whole block, so a
+  // stage kept there is produced for what all of the block's threads read: its region is
+  // relaxed over these loops even where they enclose it (each thread then copies a share).
+  std::unordered_set<const Node*> threadIndexLoops;
+  for (const LoweredStage& lowered : stages)
+    for (auto& [iterVar, attr] : lowered.stage->attrs)
+      if (attr.forKind == ForKind::ThreadBinding && attr.threadTag.rfind("threadIdx", 0) == 0)
+        threadIndexLoops.insert(iterVar);
   for (auto it = stages.rbegin(); it != stages.rend(); ++it) {
     const LoweredStage& lowered = *it;
     const Stage& stage = *lowered.stage;
@@ -137,7 +156,9 @@ BoundMap inferBound(const ScheduleView& view, BoundMode mode) {
     } else {
       std::unordered_set<const Node*> enclosing;
       Analyzer enclosingRanges;
+      bool sharedByBlock = stage.scope == "shared";
       for (auto& loop : enclosingLoops(view, stage)) {
+        if (sharedByBlock && threadIndexLoops.count(loop.get())) continue;
         enclosing.insert(loop->var.get());
         auto interval = loopIntervals.find(loop->var.get());
         if (interval != loopIntervals.end())
@@ -169,6 +190,9 @@ BoundMap inferBound(const ScheduleView& view, BoundMode mode) {
         // Data-dependent reads (gathers) have no bound: produce the whole domain.
         if (!seen[d] || !region[d].isBounded()) bounds[axes[d].get()] = fullDomain(axes[d]);
         else bounds[axes[d].get()] = constantExtentRegion(region[d], axes[d], enclosingRanges);
+        // See BoundMode::InferredWithinDomain.
+        if (mode == BoundMode::InferredWithinDomain && stage.attach == AttachKind::Root)
+          bounds[axes[d].get()] = clampToDomain(bounds.at(axes[d].get()), axes[d]);
       }
     }
     passDown(stage, bounds);

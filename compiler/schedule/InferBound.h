@@ -18,6 +18,12 @@ enum class BoundMode {
   FullDomain,
   /// Each stage computes only the region its consumers read inside its attach loop.
   Inferred,
+  /// Inferred, and a stage at root never computes past its own domain. GPU targets: a
+  /// consumer split into blocks that do not divide its extent guards its last block, so it
+  /// never reads there, while a producer computed past its domain would read past its own
+  /// inputs. (CPU code may read there, in vectors the guard leaves whole: CPU lowering keeps
+  /// Inferred, and producers such as B's packing clamp their reads instead.)
+  InferredWithinDomain,
 };
 
 BoundMap inferBound(const ScheduleView& view, BoundMode mode);

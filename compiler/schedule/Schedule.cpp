@@ -516,6 +516,10 @@ Status Schedule::applyBind(const Primitive& p, Stage& stage) {
                          "use blockIdx.x/y/z or threadIdx.x/y/z");
   auto iv = leafAxis(p, stage, p.axes[0]);
   if (!iv) return iv.error();
+  if (iv->type() == IterVarType::Reduce)
+    return scheduleError(p, "cannot bind reduction loop '" + p.axes[0] + "' of " + stage.name + " to " + p.target +
+                                ": its threads would all add into the same outputs at once",
+                         "bind data-parallel loops; to spread a reduction over threads, rfactor it first");
   IterVarAttr& attr = stage.attrs[iv->get()];
   attr.forKind = ForKind::ThreadBinding;
   attr.threadTag = p.target;

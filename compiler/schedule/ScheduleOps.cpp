@@ -145,7 +145,7 @@ private:
       Expr condition = likely(offsets.at(rel.parent.get()) < parent.extent);
       add(rel.parent.type() == IterVarType::Reduce ? reduceCondition : dataCondition, condition);
     }
-    if (mode_ == BoundMode::Inferred && stage.attach == AttachKind::At) {
+    if (mode_ != BoundMode::FullDomain && stage.attach == AttachKind::At) {
       for (auto& axis : lowered.compute->axes) {
         const Range& region = bounds_.at(axis.get());
         Expr end = axis.dom().min + axis.dom().extent;

@@ -251,7 +251,9 @@ public:
         out << "attr " << n->key << " = ";
         printExpr(n->value);
         out << "\n";
-        printStmt(n->body);
+        // A marker with nothing under it (a GPU barrier) is the one line.
+        auto* evaluate = n->body.as<EvaluateNode>();
+        if (!evaluate || !evaluate->value.as<IntImmNode>()) printStmt(n->body);
         return;
       }
       case NodeKind::BufferStore: {

@@ -78,6 +78,8 @@ std::string Target::toString() const {
     out << " -mattr=";
     for (size_t i = 0; i < features.size(); ++i) out << (i ? ",+" : "+") << features[i];
   }
+  // A GPU is described by its architecture; the CPU's vectors, cores and caches say nothing about it.
+  if (kind != TargetKind::Cpu) return out.str();
   out << " -vector-bits=" << vectorBits << " -cores=" << cores;
   if (l1CacheBytes > 0) out << " -l1=" << l1CacheBytes;
   if (l2CacheBytes > 0) out << " -l2=" << l2CacheBytes;

@@ -1,5 +1,9 @@
 // The tessel command-line tool as a user meets it: help, usage errors, lowering, schedule files, benchmarks.
 #include <QtTest>
+#include <QTemporaryDir>
+#include <QJsonObject>
+#include <QJsonDocument>
+#include <QJsonArray>
 
 #include <cmath>
 
@@ -138,6 +142,58 @@ private slots:
     QTest::newRow("single-dash flag") << QStringList{"lower", "matmul", "-m", "8"} << QStringList{"-m"};
     QTest::newRow("single-dash flag, bench") << QStringList{"bench", "matmul", "-n", "8"} << QStringList{"-n"};
     QTest::newRow("extra argument, demo") << QStringList{"demo", "quick"} << QStringList{"quick"};
+    QTest::newRow("unknown target") << QStringList{"lower", "matmul", "--target", "vulkan"}
+                                    << QStringList{"--target", "vulkan"};
+    QTest::newRow("operator without a GPU schedule")
+        << QStringList{"lower", "bf16_matmul", "--target", "opencl"} << QStringList{"--target opencl", "matmul"};
+    QTest::newRow("GPU module without a file") << QStringList{"lower", "matmul", "--target", "opencl", "--emit", "module"}
+                                               << QStringList{"--output"};
+    QTest::newRow("assembly for a GPU") << QStringList{"lower", "matmul", "--target", "opencl", "--emit", "asm"}
+                                        << QStringList{"--emit", "source", "asm"};
+  }
+
+  // --target opencl / cuda: the same operator as OpenCL C or CUDA C, and as a module file.
+  void lowerForGpuTargetsPrintsDeviceSource() {
+    QStringList small = {"lower", "matmul", "--m", "64", "--n", "64", "--k", "32"};
+    Run openCL = runTessel(small + QStringList{"--target", "opencl", "--emit", "source"});
+    QVERIFY2(openCL.finished && openCL.exitCode == 0, qPrintable(describe(small, openCL)));
+    QVERIFY2(openCL.out.contains("__kernel void") && openCL.out.contains("barrier(CLK_LOCAL_MEM_FENCE)"),
+             qPrintable(openCL.out.left(2000)));
+    Run cuda = runTessel(small + QStringList{"--target", "cuda -arch=sm_90", "--emit", "source"});
+    QVERIFY2(cuda.finished && cuda.exitCode == 0, qPrintable(describe(small, cuda)));
+    QVERIFY2(cuda.out.contains("extern \"C\" __global__ void") && cuda.out.contains("__syncthreads()"),
+             qPrintable(cuda.out.left(2000)));
+    // The loop IR for a GPU ends with the GPU steps: one kernel, bound loops.
+    Run ir = runTessel(small + QStringList{"--target", "opencl", "--all-steps"});
+    QVERIFY2(ir.finished && ir.exitCode == 0, qPrintable(describe(small, ir)));
+    QVERIFY2(ir.out.contains("// ---- after verify_gpu") && ir.out.contains("attr device_kernel = 0") &&
+                 ir.out.contains("bind(threadIdx.x)"),
+             qPrintable(ir.out.right(2000)));
+    if (!QFileInfo::exists("/usr/local/cuda/lib64")) QSKIP("no CUDA toolkit: the cubin module cannot be built here");
+    QTemporaryDir dir;
+    QString path = dir.filePath("mm.tgpu");
+    Run module = runTessel(small + QStringList{"--target", "cuda -arch=sm_80", "--emit", "module", "--output", path});
+    QVERIFY2(module.finished && module.exitCode == 0, qPrintable(describe(small, module)));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+    QCOMPARE(json["format"].toString(), QString("tessel-gpu-module"));
+    QCOMPARE(json["arch"].toString(), QString("sm_80"));
+    QCOMPARE(json["code_format"].toString(), QString("cubin"));
+    QCOMPARE(json["kernels"].toArray().size(), 1);
+  }
+
+  // tessel bench --target opencl runs the kernels through OpenCL (PoCL on a CPU), checks them
+  // against the reference and times them on the device.
+  void benchOnOpenCLChecksAndTimes() {
+    QStringList arguments = {"bench", "conv2d", "--n", "1", "--c", "8", "--h", "12", "--w", "12", "--k", "16",
+                             "--target", "opencl"};
+    Run run = runTessel(arguments);
+    if (run.err.contains("no OpenCL")) QSKIP(qPrintable(run.err));
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.out.contains("result=matches reference") && run.out.contains("target=opencl") &&
+                 run.out.contains("device=") && run.out.contains("gflops="),
+             qPrintable(run.out));
   }
   void usageErrorsNameTheProblem() {
     QFETCH(QStringList, arguments);

@@ -4,6 +4,7 @@
 //   io, ii = split(C, i, factor=4)
 //   # expect:
 //   func ...
+// An optional "# target: cuda -arch=sm_90" line lowers for that target (GPU steps included).
 // Set TESSEL_UPDATE_GOLDEN=1 to rewrite the expectations after an intended change (then
 // read the diff).
 #include <QtTest>
@@ -25,6 +26,7 @@ struct GoldenFile {
   std::string schedule;
   std::string expected;
   std::string header;  // everything before "# expect:"
+  std::string target;  // "# target:" line; empty: the CPU
 };
 
 GoldenFile readGolden(const QString& path) {
@@ -44,6 +46,8 @@ GoldenFile readGolden(const QString& path) {
       words >> g.workload;
       int64_t d;
       while (words >> d) g.dims.push_back(d);
+    } else if (line.rfind("# target:", 0) == 0) {
+      g.target = line.substr(line.find_first_not_of(' ', 9));
     } else if (line.rfind("#", 0) != 0) {
       g.schedule += line + "\n";
     }
@@ -71,7 +75,13 @@ private slots:
     QVERIFY2(trace.ok(), trace.ok() ? "" : trace.error().toString().c_str());
     auto schedule = Schedule::replay(workload.outputs, *trace);
     QVERIFY2(schedule.ok(), schedule.ok() ? "" : schedule.error().toString().c_str());
-    auto lowered = lower(*schedule, workload.args(), "f");
+    Target target;
+    if (!golden.target.empty()) {
+      auto parsed = Target::parse(golden.target);
+      QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().toString().c_str());
+      target = *parsed;
+    }
+    auto lowered = lower(*schedule, workload.args(), "f", target);
     QVERIFY2(lowered.ok(), lowered.ok() ? "" : lowered.error().toString().c_str());
     std::string actual = toString(lowered->func);
     if (qEnvironmentVariableIsSet("TESSEL_UPDATE_GOLDEN")) {

@@ -15,7 +15,8 @@ private slots:
     QTest::newRow("avx2 cpu, no l3") << "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver3 -mattr=+avx,+avx2,+fma "
                                         "-vector-bits=256 -cores=1 -l1=32768 -l2=524288";
     QTest::newRow("generic") << "llvm -vector-bits=128 -cores=4 -l1=32768 -l2=1048576";
-    QTest::newRow("cuda") << "cuda -arch=sm_80 -vector-bits=128 -cores=1 -l1=32768 -l2=1048576";
+    QTest::newRow("cuda") << "cuda -arch=sm_80";
+    QTest::newRow("opencl") << "opencl";
   }
   void stringFormRoundTrips() {
     QFETCH(QString, text);

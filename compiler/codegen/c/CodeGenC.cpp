@@ -1,0 +1,492 @@
+// The GPU C printer (see CodeGenC.h). Everything dialect-specific is in Dialect below; the
+// rest walks the IR once per kernel.
+#include "compiler/codegen/c/CodeGenC.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compiler/arith/Analyzer.h"
+
+namespace tessel {
+
+namespace {
+
+// The words that differ between CUDA C and OpenCL C.
+struct Dialect {
+  bool cuda = true;
+
+  std::string kernelQualifier() const { return cuda ? "extern \"C\" __global__ void" : "__kernel void"; }
+  std::string pointerParameter(const std::string& type, const std::string& name) const {
+    return cuda ? type + "* __restrict__ " + name : "__global " + type + "* restrict " + name;
+  }
+  // Aligned to 16 bytes so the compiler may read four consecutive floats as one vector load.
+  std::string sharedQualifier() const { return cuda ? "__shared__ __align__(16) " : "__local "; }
+  std::string threadIndex(const std::string& tag) const {
+    if (cuda) return tag;
+    int d = threadTagDimension(tag);
+    return std::string(isBlockIndexTag(tag) ? "get_group_id(" : "get_local_id(") + std::to_string(d) + ")";
+  }
+  std::string barrier() const { return cuda ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE)"; }
+  std::string int64Type() const { return cuda ? "long long" : "long"; }
+  // C math library names: CUDA wants the float versions spelled with an f; OpenCL's are
+  // overloaded on the argument type.
+  std::string math(const std::string& name, DataType dtype) const {
+    if (cuda && dtype.bits() == 32) return name + "f";
+    return name;
+  }
+  std::string floatMin(DataType dtype) const { return cuda ? math("fmin", dtype) : "fmin"; }
+  std::string floatMax(DataType dtype) const { return cuda ? math("fmax", dtype) : "fmax"; }
+  std::string infinity(bool negative, DataType dtype) const {
+    if (dtype.bits() == 64) return cuda ? (negative ? "__longlong_as_double(0xfff0000000000000ULL)"
+                                                    : "__longlong_as_double(0x7ff0000000000000ULL)")
+                                        : (negative ? "(-(double)INFINITY)" : "((double)INFINITY)");
+    return cuda ? (negative ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)")
+                : (negative ? "(-INFINITY)" : "INFINITY");
+  }
+  std::string nan(DataType dtype) const {
+    if (dtype.bits() == 64) return cuda ? "__longlong_as_double(0x7ff8000000000000ULL)" : "((double)NAN)";
+    return cuda ? "__int_as_float(0x7fffffff)" : "NAN";
+  }
+};
+
+std::string sanitize(const std::string& name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
+  return out;
+}
+
+class KernelPrinter {
+public:
+  KernelPrinter(const Dialect& dialect, bool narrowIndices) : dialect_(dialect), narrowIndices_(narrowIndices) {}
+
+  std::string error;
+
+  std::string type(DataType dtype) {
+    if (dtype.isVector()) {
+      fail("vector types (" + dtype.toString() + ") are not supported on GPU targets yet: remove vectorize()");
+      return "float";
+    }
+    if (dtype.isFloat() && dtype.bits() == 32) return "float";
+    if (dtype.isFloat() && dtype.bits() == 64) return "double";
+    if (dtype.isBool()) return dialect_.cuda ? "bool" : "int";
+    if (dtype.isInt()) {
+      switch (dtype.bits()) {
+        case 8: return dialect_.cuda ? "signed char" : "char";
+        case 16: return "short";
+        case 32: return "int";
+        case 64: return narrowIndices_ ? "int" : dialect_.int64Type();
+        default: break;
+      }
+    }
+    if (dtype.isUInt()) {
+      switch (dtype.bits()) {
+        case 8: return dialect_.cuda ? "unsigned char" : "uchar";
+        case 16: return dialect_.cuda ? "unsigned short" : "ushort";
+        case 32: return dialect_.cuda ? "unsigned int" : "uint";
+        case 64: return dialect_.cuda ? "unsigned long long" : "ulong";
+        default: break;
+      }
+    }
+    fail("element type " + dtype.toString() + " is not supported on GPU targets yet");
+    return "float";
+  }
+
+  std::string bufferName(const Buffer& buffer) { return name(buffer->data.get(), buffer->name); }
+
+  std::string name(const VarNode* var, const std::string& base) {
+    auto it = names_.find(var);
+    if (it != names_.end()) return it->second;
+    std::string candidate = sanitize(base);
+    std::string unique = candidate;
+    for (int n = 1; used_.count(unique); ++n) unique = candidate + "_" + std::to_string(n);
+    used_.insert(unique);
+    names_[var] = unique;
+    return unique;
+  }
+
+  void reserve(const std::string& word) { used_.insert(word); }
+
+  // ---- expressions
+  std::string expr(const Expr& e) {
+    switch (e->kind()) {
+      case NodeKind::IntImm: return intImm(e.as<IntImmNode>());
+      case NodeKind::FloatImm: return floatImm(e.as<FloatImmNode>());
+      case NodeKind::Var: {
+        auto* var = e.as<VarNode>();
+        return name(var, var->name);
+      }
+#define TESSEL_C_BINARY(Name, op) \
+  case NodeKind::Name: return binary(e.as<Name##Node>()->a, op, e.as<Name##Node>()->b);
+        TESSEL_C_BINARY(Add, "+")
+        TESSEL_C_BINARY(Sub, "-")
+        TESSEL_C_BINARY(Mul, "*")
+        TESSEL_C_BINARY(EQ, "==")
+        TESSEL_C_BINARY(NE, "!=")
+        TESSEL_C_BINARY(LT, "<")
+        TESSEL_C_BINARY(LE, "<=")
+        TESSEL_C_BINARY(GT, ">")
+        TESSEL_C_BINARY(GE, ">=")
+        TESSEL_C_BINARY(And, "&&")
+        TESSEL_C_BINARY(Or, "||")
+#undef TESSEL_C_BINARY
+      case NodeKind::Div: {
+        auto* n = e.as<DivNode>();
+        return binary(n->a, "/", n->b);
+      }
+      case NodeKind::Mod: {
+        auto* n = e.as<ModNode>();
+        if (n->a.dtype().isFloat()) return dialect_.math("fmod", n->a.dtype()) + "(" + expr(n->a) + ", " + expr(n->b) + ")";
+        return binary(n->a, "%", n->b);
+      }
+      case NodeKind::FloorDiv: {
+        auto* n = e.as<FloorDivNode>();
+        if (n->a.dtype().isFloat()) return dialect_.math("floor", n->a.dtype()) + "(" + binary(n->a, "/", n->b) + ")";
+        if (nonNegative(n->a) && positive(n->b)) return binary(n->a, "/", n->b);
+        usesFloorHelpers_ = true;
+        return "tessel_floordiv(" + expr(n->a) + ", " + expr(n->b) + ")";
+      }
+      case NodeKind::FloorMod: {
+        auto* n = e.as<FloorModNode>();
+        if (n->a.dtype().isFloat()) {
+          std::string a = expr(n->a), b = expr(n->b);
+          return "(" + a + " - " + dialect_.math("floor", n->a.dtype()) + "(" + a + " / " + b + ") * " + b + ")";
+        }
+        if (nonNegative(n->a) && positive(n->b)) return binary(n->a, "%", n->b);
+        usesFloorHelpers_ = true;
+        return "tessel_floormod(" + expr(n->a) + ", " + expr(n->b) + ")";
+      }
+      case NodeKind::Min: {
+        auto* n = e.as<MinNode>();
+        std::string f = n->a.dtype().isFloat() ? dialect_.floatMin(n->a.dtype()) : "min";
+        return f + "(" + expr(n->a) + ", " + expr(n->b) + ")";
+      }
+      case NodeKind::Max: {
+        auto* n = e.as<MaxNode>();
+        std::string f = n->a.dtype().isFloat() ? dialect_.floatMax(n->a.dtype()) : "max";
+        return f + "(" + expr(n->a) + ", " + expr(n->b) + ")";
+      }
+      case NodeKind::Not: return "(!" + expr(e.as<NotNode>()->a) + ")";
+      case NodeKind::Select: {
+        auto* n = e.as<SelectNode>();
+        return "(" + expr(n->condition) + " ? " + expr(n->trueValue) + " : " + expr(n->falseValue) + ")";
+      }
+      case NodeKind::Cast: {
+        auto* n = e.as<CastNode>();
+        return "((" + type(n->dtype) + ")" + expr(n->value) + ")";
+      }
+      case NodeKind::Call: return call(e.as<CallNode>());
+      case NodeKind::BufferLoad: {
+        auto* n = e.as<BufferLoadNode>();
+        if (n->indices.size() != 1) {
+          fail("load of " + n->buffer->name + " was not flattened");
+          return "0";
+        }
+        type(n->dtype);
+        return bufferName(n->buffer) + "[" + expr(n->indices[0]) + "]";
+      }
+      case NodeKind::Let: {
+        auto* n = e.as<LetNode>();
+        // A let inside an expression: bind by substitution is not possible in C without a
+        // statement, so the value is repeated (lets are rare after simplification).
+        names_[n->var.get()] = "(" + expr(n->value) + ")";
+        return expr(n->body);
+      }
+      case NodeKind::Ramp:
+      case NodeKind::Broadcast:
+        fail("vectors are not supported on GPU targets yet: remove vectorize() from the schedule");
+        return "0";
+      default: fail("cannot print " + std::string(nodeKindName(e->kind())) + " in GPU code"); return "0";
+    }
+  }
+
+  // ---- statements
+  void stmt(const Stmt& s) {
+    switch (s->kind()) {
+      case NodeKind::SeqStmt:
+        for (auto& item : s.as<SeqStmtNode>()->seq) stmt(item);
+        return;
+      case NodeKind::For: return forLoop(s.as<ForNode>());
+      case NodeKind::Allocate: {
+        auto* n = s.as<AllocateNode>();
+        const std::string& scope = n->buffer->scope;
+        if (scope != "shared" && scope != "local") {
+          fail("buffer " + n->buffer->name + " is allocated in " + scope +
+               " memory inside a kernel: cache it in shared or local memory, or compute_inline it");
+          return;
+        }
+        int64_t elements = 1;
+        for (auto& extent : n->buffer->shape) {
+          const int64_t* value = asConstInt(extent);
+          if (!value) {
+            fail("buffer " + n->buffer->name + " has no constant size");
+            return;
+          }
+          elements *= *value;
+        }
+        line((scope == "shared" ? dialect_.sharedQualifier() : std::string()) + type(n->buffer->dtype) + " " +
+             bufferName(n->buffer) + "[" + std::to_string(elements) + "];");
+        stmt(n->body);
+        return;
+      }
+      case NodeKind::IfThenElse: {
+        auto* n = s.as<IfThenElseNode>();
+        line("if (" + expr(n->condition) + ") {");
+        indented([&] { stmt(n->thenCase); });
+        if (n->elseCase.defined()) {
+          line("} else {");
+          indented([&] { stmt(n->elseCase); });
+        }
+        line("}");
+        return;
+      }
+      case NodeKind::LetStmt: {
+        auto* n = s.as<LetStmtNode>();
+        line("{");
+        indented([&] {
+          std::string value = expr(n->value);
+          line(type(n->var.dtype()) + " " + name(n->var.get(), n->var.name()) + " = " + value + ";");
+          stmt(n->body);
+        });
+        line("}");
+        return;
+      }
+      case NodeKind::Evaluate: {
+        auto* n = s.as<EvaluateNode>();
+        if (n->value.as<IntImmNode>()) return;  // a no-op
+        line(expr(n->value) + ";");
+        return;
+      }
+      case NodeKind::AttrStmt:
+        if (isSyncThreads(s)) {
+          line(dialect_.barrier() + ";");
+          return;
+        }
+        stmt(s.as<AttrStmtNode>()->body);
+        return;
+      case NodeKind::BufferStore: {
+        auto* n = s.as<BufferStoreNode>();
+        if (n->indices.size() != 1) {
+          fail("store to " + n->buffer->name + " was not flattened");
+          return;
+        }
+        line(bufferName(n->buffer) + "[" + expr(n->indices[0]) + "] = " + expr(n->value) + ";");
+        return;
+      }
+      default: fail("cannot print " + std::string(nodeKindName(s->kind())) + " in GPU code"); return;
+    }
+  }
+
+  void setLaunch(const KernelLaunch& launch) { launch_ = launch; }
+  bool usesFloorHelpers() const { return usesFloorHelpers_; }
+  std::string takeText() { return std::move(out_).str(); }
+  void line(const std::string& text) { out_ << std::string(indent_ * 2, ' ') << text << "\n"; }
+  template <class F>
+  void indented(F&& f) {
+    ++indent_;
+    f();
+    --indent_;
+  }
+
+private:
+  void fail(const std::string& message) {
+    if (error.empty()) error = message;
+  }
+
+  bool nonNegative(const Expr& e) { return analyzer_.constIntBound(e).min >= 0; }
+  bool positive(const Expr& e) { return analyzer_.constIntBound(e).min > 0; }
+
+  std::string intImm(const IntImmNode* n) {
+    if (n->dtype.isBool()) return n->value ? "true" : "false";
+    std::string text = std::to_string(n->value);
+    bool wide = n->value > INT32_MAX || n->value < INT32_MIN;
+    if (n->dtype.bits() == 64 && (wide || !narrowIndices_)) return "(" + dialect_.int64Type() + ")" + text + "LL";
+    if (n->dtype.isUInt()) return text + "u";
+    return text;
+  }
+
+  std::string floatImm(const FloatImmNode* n) {
+    if (std::isinf(n->value)) return dialect_.infinity(n->value < 0, n->dtype);
+    if (std::isnan(n->value)) return dialect_.nan(n->dtype);
+    char buffer[64];
+    if (n->dtype.bits() == 64) {
+      std::snprintf(buffer, sizeof buffer, "%.17g", n->value);
+    } else {
+      std::snprintf(buffer, sizeof buffer, "%.9g", n->value);
+    }
+    std::string text = buffer;
+    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+    if (n->dtype.bits() != 64) text += "f";
+    return text;
+  }
+
+  std::string binary(const Expr& a, const char* op, const Expr& b) {
+    return "(" + expr(a) + " " + op + " " + expr(b) + ")";
+  }
+
+  std::string call(const CallNode* n) {
+    auto arg = [&](size_t i) { return i < n->args.size() ? expr(n->args[i]) : std::string("0"); };
+    DataType t = n->dtype;
+    switch (n->op) {
+      case Intrinsic::Likely: return arg(0);
+      case Intrinsic::Sigmoid: {
+        std::string one = t.bits() == 64 ? "1.0" : "1.0f";
+        return "(" + one + " / (" + one + " + " + dialect_.math("exp", t) + "(-" + arg(0) + ")))";
+      }
+      case Intrinsic::Rsqrt: return dialect_.math("rsqrt", t) + "(" + arg(0) + ")";
+      case Intrinsic::Fabs: return dialect_.cuda ? dialect_.math("fabs", t) + "(" + arg(0) + ")" : "fabs(" + arg(0) + ")";
+      case Intrinsic::IsNan: return "isnan(" + arg(0) + ")";
+      case Intrinsic::Pow: return dialect_.math("pow", t) + "(" + arg(0) + ", " + arg(1) + ")";
+      case Intrinsic::Fma: return dialect_.math("fma", t) + "(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ")";
+      case Intrinsic::Reinterpret:
+      case Intrinsic::DotU8I8:
+      case Intrinsic::DotBF16:
+        fail(std::string(intrinsicName(n->op)) + " has no GPU implementation yet");
+        return "0";
+      default:
+        if (!t.isFloat()) {
+          fail(std::string(intrinsicName(n->op)) + " of " + t.toString() + " has no GPU implementation");
+          return "0";
+        }
+        return dialect_.math(intrinsicName(n->op), t) + "(" + arg(0) + ")";
+    }
+  }
+
+  void forLoop(const ForNode* n) {
+    std::string var = name(n->loopVar.get(), n->loopVar.name());
+    std::string varType = type(n->loopVar.dtype());
+    analyzer_.bind(n->loopVar, Range::fromMinExtent(n->min, n->extent));
+    if (n->forKind == ForKind::ThreadBinding) {
+      int d = threadTagDimension(n->threadTag);
+      int64_t launched = isBlockIndexTag(n->threadTag) ? launch_.grid[d] : launch_.block[d];
+      const int64_t* extent = asConstInt(n->extent);
+      std::string index = "(" + varType + ")" + dialect_.threadIndex(n->threadTag);
+      if (!isConstInt(n->min, 0)) index = "(" + expr(n->min) + " + " + index + ")";
+      line("{");
+      indented([&] {
+        line("const " + varType + " " + var + " = " + index + ";");
+        if (extent && *extent < launched) {
+          // A stage with fewer iterations than the launch has threads: the rest sit out.
+          line("if (" + var + " < " + std::to_string(*extent) + ") {");
+          indented([&] { stmt(n->body); });
+          line("}");
+        } else {
+          stmt(n->body);
+        }
+      });
+      line("}");
+    } else {
+      if (n->forKind == ForKind::Unrolled) line("#pragma unroll");
+      std::string begin = expr(n->min);
+      std::string end = isConstInt(n->min, 0) ? expr(n->extent) : "(" + begin + " + " + expr(n->extent) + ")";
+      line("for (" + varType + " " + var + " = " + begin + "; " + var + " < " + end + "; ++" + var + ") {");
+      indented([&] { stmt(n->body); });
+      line("}");
+    }
+    analyzer_.unbind(n->loopVar);
+  }
+
+  const Dialect& dialect_;
+  bool narrowIndices_;
+  Analyzer analyzer_;
+  KernelLaunch launch_;
+  std::ostringstream out_;
+  int indent_ = 1;
+  std::unordered_map<const VarNode*, std::string> names_;
+  std::unordered_set<std::string> used_;
+  bool usesFloorHelpers_ = false;
+};
+
+// Whether every buffer has fewer than 2^31 elements, so indices fit in 32-bit integers
+// (64-bit integer arithmetic takes several instructions on GPUs).
+bool indicesFitInt32(const PrimFunc& f) {
+  bool fits = true;
+  auto check = [&](const Buffer& buffer) {
+    int64_t elements = 1;
+    for (auto& extent : buffer->shape) {
+      const int64_t* value = asConstInt(extent);
+      if (!value) {
+        fits = false;
+        return;
+      }
+      elements *= *value;
+      if (elements >= (int64_t(1) << 31)) fits = false;
+    }
+  };
+  for (auto& buffer : f->params) check(buffer);
+  return fits;
+}
+
+const char* kFloorHelpersCuda =
+    "__device__ __forceinline__ int tessel_floordiv(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "__device__ __forceinline__ int tessel_floormod(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "__device__ __forceinline__ long long tessel_floordiv(long long a, long long b) { long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "__device__ __forceinline__ long long tessel_floormod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
+const char* kFloorHelpersOpenCL =
+    "inline int __attribute__((overloadable)) tessel_floordiv(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "inline int __attribute__((overloadable)) tessel_floormod(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "inline long __attribute__((overloadable)) tessel_floordiv(long a, long b) { long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "inline long __attribute__((overloadable)) tessel_floormod(long a, long b) { long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
+
+}  // namespace
+
+Expected<GpuSource> generateGpuSource(const PrimFunc& f, const Target& target) {
+  if (target.kind == TargetKind::Cpu)
+    return Diagnostic{"generateGpuSource needs a cuda or opencl target, got " + target.toString(), f->name, 0, 0, ""};
+  Dialect dialect;
+  dialect.cuda = target.kind == TargetKind::Cuda;
+  bool narrow = indicesFitInt32(f);
+  auto kernels = deviceKernels(f);
+  if (kernels.empty())
+    return Diagnostic{"the function has no kernels: lower it for a GPU target first", f->name, 0, 0, ""};
+
+  GpuSource source;
+  source.workspaces = deviceWorkspaces(f);
+  bool floorHelpers = false;
+  std::vector<std::string> kernelTexts;
+  for (const AttrStmtNode* kernel : kernels) {
+    KernelLaunch launch = kernelLaunch(f, kernel);
+    KernelPrinter printer(dialect, narrow);
+    for (const char* word : {"min", "max", "threadIdx", "blockIdx", "blockDim", "gridDim"}) printer.reserve(word);
+    std::string params;
+    std::vector<Buffer> buffers = f->params;
+    for (const Buffer& workspace : source.workspaces) buffers.push_back(workspace);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const Buffer& buffer = buffers[i];
+      params += (i ? ", " : "") + dialect.pointerParameter(printer.type(buffer->dtype), printer.bufferName(buffer));
+    }
+    printer.setLaunch(launch);
+    printer.stmt(kernel->body);
+    if (!printer.error.empty()) return Diagnostic{printer.error, f->name, 0, 0, ""};
+    floorHelpers |= printer.usesFloorHelpers();
+    std::string header = dialect.kernelQualifier() + " ";
+    if (dialect.cuda)
+      header = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(launch.threadsPerBlock()) + ") ";
+    else
+      header += "__attribute__((reqd_work_group_size(" + std::to_string(launch.block[0]) + ", " +
+                std::to_string(launch.block[1]) + ", " + std::to_string(launch.block[2]) + "))) ";
+    kernelTexts.push_back(header + launch.name + "(" + params + ") {\n" + printer.takeText() + "}\n");
+    source.kernels.push_back(launch);
+  }
+
+  std::ostringstream code;
+  code << "// " << f->name << " for " << target.toString() << ", generated by Tessel.\n";
+  if (!dialect.cuda) code << "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  if (floorHelpers) code << (dialect.cuda ? kFloorHelpersCuda : kFloorHelpersOpenCL);
+  int lineNumber = 1;
+  for (char c : code.str()) lineNumber += c == '\n';
+  for (const std::string& text : kernelTexts) {
+    code << "\n";
+    ++lineNumber;
+    source.kernelLines.push_back(lineNumber);
+    code << text;
+    for (char c : text) lineNumber += c == '\n';
+  }
+  source.code = code.str();
+  return source;
+}
+
+}  // namespace tessel

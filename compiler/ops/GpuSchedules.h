@@ -1,0 +1,34 @@
+// Default schedules for GPU targets (CUDA and OpenCL): which loops become blocks and
+// threads, what is staged in shared memory and what stays in registers.
+#pragma once
+
+#include "compiler/ops/Conv2d.h"
+#include "compiler/ops/Workload.h"
+
+namespace tessel {
+
+/// Matmul and dense on a GPU (the compute without B's CPU packing): each block computes a
+/// tile of C, staging the slices of A and B it needs in shared memory one k step at a time
+/// (loaded by all of the block's threads together), and each thread accumulates a small
+/// tile of C in registers. Tile sizes are the largest that divide the problem.
+Expected<Schedule> defaultGpuMatmulSchedule(const Workload& workload, const Target& target);
+
+/// A 2-D convolution for GPUs, in the layouts the model gives (data NCHW, weight OIHW, any
+/// groups, strides, dilations and padding, optional bias): stages "data.pad" (inlined by the
+/// schedule), the reduction "conv" and, with a bias, "out" = conv + bias.
+Workload gpuConv2d(const Conv2dParams& p, DataType dtype);
+
+/// Its default schedule: each block computes a tile of filters x output pixels of one image,
+/// staging the padded input and the weights in shared memory a few input channels at a time;
+/// each thread accumulates a few filters of one pixel in registers.
+Expected<Schedule> defaultGpuConv2dSchedule(const Workload& workload, const Conv2dParams& p, const Target& target);
+
+/// Any operator on a GPU, when it has no schedule of its own: stages without a reduction
+/// that feed others are inlined; every remaining stage (outputs, and reductions other stages
+/// read, which become kernels of their own with their results in device memory between
+/// them) has its data-parallel axes fused and split into blocks of up to `threadsPerBlock`
+/// threads, one output element per thread, any reduction running in that thread. Correct
+/// for every operator; fast only for elementwise ones.
+Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& target, int64_t threadsPerBlock = 256);
+
+}  // namespace tessel

@@ -69,6 +69,44 @@ Diagnostic scheduleProblem(const std::string& text, int64_t m = 64, int64_t n = 
   if (!source) return source.error();
   return Diagnostic{"(no error)", "", 0, 0, ""};
 }
+// A small instance of an operator family for the generic GPU schedule.
+Expected<Workload> familyWorkload(const QString& family) {
+  Expected<Workload> workload = Diagnostic{"unknown family", "", 0, 0, ""};
+  if (family == "relu") workload = unaryElementwise(UnaryOp::Relu, {3, 50, 7});
+  if (family == "sigmoid") workload = unaryElementwise(UnaryOp::Sigmoid, {1000});
+  if (family == "softmax" || family == "log_softmax") {
+    SoftmaxParams p;
+    p.shape = {6, 37};
+    p.logSoftmax = family == "log_softmax";
+    workload = softmax(p);
+  }
+  if (family == "layer_norm") {
+    NormParams p;
+    p.shape = {4, 5, 24};
+    workload = normalization(p);
+  }
+  if (family == "max_pool" || family == "avg_pool_padded") {
+    PoolParams p;
+    p.kind = family == "max_pool" ? PoolKind::Max : PoolKind::Average;
+    p.inputShape = {2, 3, 11, 9};
+    p.kernel = {3, 3};
+    p.strides = {2, 2};
+    if (family == "avg_pool_padded") p.padsBegin = p.padsEnd = {1, 1};
+    workload = pool(p);
+  }
+  if (family == "reduce_sum" || family == "reduce_mean_keepdims") {
+    ReduceParams p;
+    p.kind = family == "reduce_sum" ? ReduceKind::Sum : ReduceKind::Mean;
+    p.shape = {5, 6, 7};
+    p.axes = {1};
+    p.keepDims = family != "reduce_sum";
+    workload = reduce(p);
+  }
+  return workload;
+}
+
+const char* kFamilies[] = {"relu", "sigmoid", "softmax", "log_softmax", "layer_norm", "max_pool", "avg_pool_padded",
+                           "reduce_sum", "reduce_mean_keepdims"};
 }  // namespace
 
 class TestGpuCodegen : public QObject {
@@ -193,45 +231,13 @@ private slots:
   // kernels of their own (softmax, layer normalization), pooling, reductions over axes.
   void operatorFamiliesMatchTheCpu_data() {
     QTest::addColumn<QString>("family");
-    for (const char* family : {"relu", "sigmoid", "softmax", "log_softmax", "layer_norm", "max_pool", "avg_pool_padded",
-                               "reduce_sum", "reduce_mean_keepdims"})
-      QTest::newRow(family) << family;
+    for (const char* family : kFamilies) QTest::newRow(family) << family;
   }
   void operatorFamiliesMatchTheCpu() {
     QString unavailable = openCLUnavailable();
     if (!unavailable.isEmpty()) QSKIP(qPrintable(unavailable));
     QFETCH(QString, family);
-    Expected<Workload> workload = Diagnostic{"unknown family", "", 0, 0, ""};
-    if (family == "relu") workload = unaryElementwise(UnaryOp::Relu, {3, 50, 7});
-    if (family == "sigmoid") workload = unaryElementwise(UnaryOp::Sigmoid, {1000});
-    if (family == "softmax" || family == "log_softmax") {
-      SoftmaxParams p;
-      p.shape = {6, 37};
-      p.logSoftmax = family == "log_softmax";
-      workload = softmax(p);
-    }
-    if (family == "layer_norm") {
-      NormParams p;
-      p.shape = {4, 5, 24};
-      workload = normalization(p);
-    }
-    if (family == "max_pool" || family == "avg_pool_padded") {
-      PoolParams p;
-      p.kind = family == "max_pool" ? PoolKind::Max : PoolKind::Average;
-      p.inputShape = {2, 3, 11, 9};
-      p.kernel = {3, 3};
-      p.strides = {2, 2};
-      if (family == "avg_pool_padded") p.padsBegin = p.padsEnd = {1, 1};
-      workload = pool(p);
-    }
-    if (family == "reduce_sum" || family == "reduce_mean_keepdims") {
-      ReduceParams p;
-      p.kind = family == "reduce_sum" ? ReduceKind::Sum : ReduceKind::Mean;
-      p.shape = {5, 6, 7};
-      p.axes = {1};
-      p.keepDims = family != "reduce_sum";
-      workload = reduce(p);
-    }
+    Expected<Workload> workload = familyWorkload(family);
     QVERIFY2(workload, workload ? "" : workload.error().toString().c_str());
     Target target = gpuTarget("opencl");
     auto schedule = defaultGpuSchedule(*workload, target);
@@ -275,6 +281,50 @@ private slots:
         worst = std::max(worst, double(std::abs(gpu.dataAs<float>()[i] - expected.dataAs<float>()[i])));
       QVERIFY2(worst < 1e-4, qPrintable(QString("output %1: largest difference %2").arg(o).arg(worst)));
     }
+  }
+
+  // vectorize() on a GPU: each thread's vector statements are printed lane by lane (the
+  // device compiler merges adjacent accesses), and the results are the same.
+  void vectorizedLoopsRunLaneByLane() {
+    QString unavailable = openCLUnavailable();
+    if (!unavailable.isEmpty()) QSKIP(qPrintable(unavailable));
+    Target target = gpuTarget("opencl");
+    Workload workload = matmul(48, 40, 24, DataType::float32(), target);
+    auto trace = parseTraceText(
+        "CL = cache_write(C, local)\n"
+        "io, ii = split(C, i, factor=8)\n"
+        "jo, ji = split(C, j, factor=8)\n"
+        "reorder(C, io, jo, ii, ji)\n"
+        "bind(C, io, blockIdx.x)\n"
+        "bind(C, jo, threadIdx.x)\n"
+        "vectorize(C, ji)\n"
+        "compute_at(CL, C, jo)\n"
+        "reorder(CL, k, i, j)\n"
+        "vectorize(CL, j)\n");
+    QVERIFY2(trace, trace ? "" : trace.error().toString().c_str());
+    auto schedule = Schedule::replay(workload.outputs, *trace);
+    QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
+    PrimFunc func = lowerFor(workload, *schedule, target);
+    GpuModuleOptions options;
+    options.outputs = {"C"};
+    auto text = exportGpuModule(func, target, options);
+    QVERIFY2(text, text ? "" : text.error().toString().c_str());
+    QVERIFY2(text->find("lane7_") != std::string::npos, "expected the vector stores printed per lane");
+    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, "vectorized.tgpu"));
+    std::vector<float> a = randomFloats(48 * 24, 11), b = randomFloats(24 * 40, 12);
+    runner.setInput("A", a.data(), a.size() * sizeof(float));
+    runner.setInput("B", b.data(), b.size() * sizeof(float));
+    runner.run();
+    std::vector<float> c(48 * 40);
+    runner.getOutput("C", c.data(), c.size() * sizeof(float));
+    double worst = 0;
+    for (int i = 0; i < 48; ++i)
+      for (int j = 0; j < 40; ++j) {
+        double sum = 0;
+        for (int p = 0; p < 24; ++p) sum += double(a[i * 24 + p]) * b[p * 40 + j];
+        worst = std::max(worst, std::abs(sum - c[i * 40 + j]));
+      }
+    QVERIFY2(worst < 1e-4, qPrintable(QString("largest difference %1").arg(worst)));
   }
 
   // The kernels' launch shapes come from the bound loops: the default 4096^3 matmul is
@@ -337,6 +387,43 @@ private slots:
     QCOMPARE(compiled->cubin.substr(1, 3), std::string("ELF"));
   }
 
+  // The CUDA source of the other families (the convolution's default schedule and the
+  // generic one) compiles with NVRTC too.
+  void otherFamiliesCompileWithNvrtc_data() {
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<QString>("arch");
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      QTest::newRow((std::string("conv2d ") + arch).c_str()) << "conv2d" << arch;
+      for (const char* family : kFamilies) QTest::newRow((std::string(family) + " " + arch).c_str()) << family << arch;
+    }
+  }
+  void otherFamiliesCompileWithNvrtc() {
+    std::string where;
+    if (!nvrtcAvailable(&where)) QSKIP(qPrintable("no NVRTC on this machine (tried " + QString::fromStdString(where) + ")"));
+    QFETCH(QString, family);
+    QFETCH(QString, arch);
+    Target target = gpuTarget(("cuda -arch=" + arch.toStdString()).c_str());
+    Expected<Workload> workload = Diagnostic{"", "", 0, 0, ""};
+    Expected<Schedule> schedule = Diagnostic{"", "", 0, 0, ""};
+    if (family == "conv2d") {
+      Conv2dParams p;
+      p.batch = 1, p.channels = 32, p.height = p.width = 28, p.filters = 64, p.kernelH = p.kernelW = 3, p.pad = 1;
+      p.bias = true;
+      workload = conv2d(p, DataType::float32(), target);
+      schedule = defaultConv2dSchedule(*workload, p, target);
+    } else {
+      workload = familyWorkload(family);
+      QVERIFY(workload);
+      schedule = defaultGpuSchedule(*workload, target);
+    }
+    QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
+    auto source = generateGpuSource(lowerFor(*workload, *schedule, target), target);
+    QVERIFY2(source, source ? "" : source.error().toString().c_str());
+    auto compiled = compileWithNvrtc(source->code, arch.toStdString());
+    QVERIFY2(compiled, compiled ? "" : compiled.error().toString().c_str());
+    QCOMPARE(compiled->cubin.substr(1, 3), std::string("ELF"));
+  }
+
   // A CUDA syntax error comes back with NVRTC's log, naming the line.
   void nvrtcErrorsCarryTheLog() {
     if (!nvrtcAvailable()) QSKIP("no NVRTC on this machine");
@@ -372,12 +459,6 @@ private slots:
     QTest::newRow("parallel inside a kernel") << "bind(C, i, blockIdx.x)\n"
                                                  "parallel(C, j)\n"
                                               << 2 << "is parallel inside a GPU kernel";
-    QTest::newRow("vectorize") << "jo, ji = split(C, j, factor=4)\n"
-                                  "reorder(C, i, jo, k, ji)\n"
-                                  "bind(C, i, blockIdx.x)\n"
-                                  "bind(C, jo, threadIdx.x)\n"
-                                  "vectorize(C, ji)\n"
-                               << 0 << "not supported on GPU targets yet";
   }
   void scheduleMistakesHaveDiagnostics() {
     QFETCH(QString, schedule);

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "compiler/arith/Analyzer.h"
+#include "compiler/arith/Simplify.h"
 
 namespace tessel {
 
@@ -59,6 +60,62 @@ std::string sanitize(const std::string& name) {
   return out;
 }
 
+// Lane `lane` of a vector expression as a scalar one: GPU code is written per thread, so
+// vectors (from vectorize()) are printed one lane at a time, lane by lane the same
+// statement; the device compiler combines adjacent aligned accesses into vector ones.
+// Undefined where a construct has no per-lane meaning here (vector variables).
+Expr laneOf(const Expr& e, int lane) {
+  if (e.dtype().isScalar()) return e;
+  switch (e->kind()) {
+    case NodeKind::Ramp: {
+      auto* n = e.as<RampNode>();
+      return AddNode::make(n->base, MulNode::make(n->stride, IntImmNode::make(n->stride.dtype(), lane)));
+    }
+    case NodeKind::Broadcast: return e.as<BroadcastNode>()->value;
+    case NodeKind::BufferLoad: {
+      auto* n = e.as<BufferLoadNode>();
+      std::vector<Expr> indices;
+      for (const Expr& index : n->indices) {
+        indices.push_back(laneOf(index, lane));
+        if (!indices.back().defined()) return Expr();
+      }
+      return BufferLoadNode::make(n->buffer, indices);
+    }
+#define TESSEL_LANE_BINARY(Name)                                          \
+  case NodeKind::Name: {                                                 \
+    auto* n = e.as<Name##Node>();                                        \
+    Expr a = laneOf(n->a, lane), b = laneOf(n->b, lane);                 \
+    return a.defined() && b.defined() ? Name##Node::make(a, b) : Expr(); \
+  }
+      TESSEL_BINARY_NODES(TESSEL_LANE_BINARY)
+#undef TESSEL_LANE_BINARY
+    case NodeKind::Not: {
+      Expr a = laneOf(e.as<NotNode>()->a, lane);
+      return a.defined() ? NotNode::make(a) : Expr();
+    }
+    case NodeKind::Select: {
+      auto* n = e.as<SelectNode>();
+      Expr c = laneOf(n->condition, lane), t = laneOf(n->trueValue, lane), f = laneOf(n->falseValue, lane);
+      return c.defined() && t.defined() && f.defined() ? SelectNode::make(c, t, f) : Expr();
+    }
+    case NodeKind::Cast: {
+      auto* n = e.as<CastNode>();
+      Expr value = laneOf(n->value, lane);
+      return value.defined() ? CastNode::make(n->dtype.withLanes(1), value) : Expr();
+    }
+    case NodeKind::Call: {
+      auto* n = e.as<CallNode>();
+      std::vector<Expr> args;
+      for (const Expr& arg : n->args) {
+        args.push_back(laneOf(arg, lane));
+        if (!args.back().defined()) return Expr();
+      }
+      return CallNode::make(n->dtype.withLanes(1), n->op, args);
+    }
+    default: return Expr();
+  }
+}
+
 class KernelPrinter {
 public:
   KernelPrinter(const Dialect& dialect, bool narrowIndices) : dialect_(dialect), narrowIndices_(narrowIndices) {}
@@ -67,7 +124,7 @@ public:
 
   std::string type(DataType dtype) {
     if (dtype.isVector()) {
-      fail("vector types (" + dtype.toString() + ") are not supported on GPU targets yet: remove vectorize()");
+      fail("a vector value (" + dtype.toString() + ") outside a vector store has no GPU form yet: remove vectorize()");
       return "float";
     }
     if (dtype.isFloat() && dtype.bits() == 32) return "float";
@@ -197,7 +254,7 @@ public:
       }
       case NodeKind::Ramp:
       case NodeKind::Broadcast:
-        fail("vectors are not supported on GPU targets yet: remove vectorize() from the schedule");
+        fail("a vector outside a vector store has no GPU form yet: remove vectorize() from the schedule");
         return "0";
       default: fail("cannot print " + std::string(nodeKindName(e->kind())) + " in GPU code"); return "0";
     }
@@ -273,7 +330,28 @@ public:
           fail("store to " + n->buffer->name + " was not flattened");
           return;
         }
-        line(bufferName(n->buffer) + "[" + expr(n->indices[0]) + "] = " + expr(n->value) + ";");
+        int lanes = std::max(n->value.dtype().lanes(), n->indices[0].dtype().lanes());
+        if (lanes == 1) {
+          line(bufferName(n->buffer) + "[" + expr(n->indices[0]) + "] = " + expr(n->value) + ";");
+          return;
+        }
+        // A vector store: one statement per lane, all lanes' values computed first, since
+        // a later lane's value may read what an earlier lane's store would overwrite.
+        std::vector<std::string> values;
+        for (int lane = 0; lane < lanes; ++lane) {
+          Expr value = simplify(laneOf(n->value, lane)), index = laneOf(n->indices[0], lane);
+          if (!value.defined() || !index.defined()) {
+            fail("a vector store to " + n->buffer->name + " has no per-lane form on GPU targets");
+            return;
+          }
+          std::string name = "lane" + std::to_string(lane) + "_" + std::to_string(vectorStores_);
+          line("const " + type(n->value.dtype().withLanes(1)) + " " + name + " = " + expr(value) + ";");
+          values.push_back(name);
+        }
+        for (int lane = 0; lane < lanes; ++lane)
+          line(bufferName(n->buffer) + "[" + expr(simplify(laneOf(n->indices[0], lane))) + "] = " + values[size_t(lane)] +
+               ";");
+        ++vectorStores_;
         return;
       }
       default: fail("cannot print " + std::string(nodeKindName(s->kind())) + " in GPU code"); return;
@@ -398,6 +476,7 @@ private:
   std::unordered_map<const VarNode*, std::string> names_;
   std::unordered_set<std::string> used_;
   bool usesFloorHelpers_ = false;
+  int vectorStores_ = 0;
 };
 
 // Whether every buffer has fewer than 2^31 elements, so indices fit in 32-bit integers

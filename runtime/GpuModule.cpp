@@ -130,10 +130,10 @@ GpuModuleParam readParam(const Json& value, const std::string& where, const std:
   if (param.name.empty()) reader.fail(reader.at("name"), "empty name");
   std::string dtype = reader.string("dtype");
   std::optional<DataType> parsed = DataType::parse(dtype);
-  if (!parsed || parsed->lanes != 1 || parsed->code == DataType::Code::Bool)
+  if (!parsed || parsed->lanes != 1)
     reader.fail(reader.at("dtype"), "unknown element type \"" + dtype +
                                         "\" (expected float32, float64, float16, bfloat16, int8, int16, int32, "
-                                        "int64 or uint8)");
+                                        "int64, uint8 or bool)");
   param.dtype = *parsed;
   const Json& shape = reader.array("shape");
   int64_t elements = 1;
@@ -144,6 +144,15 @@ GpuModuleParam readParam(const Json& value, const std::string& where, const std:
       reader.fail(reader.at("shape"), "the buffer's size overflows");
     elements *= extent;
     param.shape.push_back(extent);
+  }
+  if (reader.has("data")) {
+    std::optional<std::string> bytes = decodeBase64(reader.string("data"));
+    if (!bytes) reader.fail(reader.at("data"), "a constant's data must be base64 text; this is not valid base64");
+    if (int64_t(bytes->size()) != param.byteSize())
+      reader.fail(reader.at("data"), "holds " + std::to_string(bytes->size()) + " bytes, but the param's type and shape need " +
+                                         std::to_string(param.byteSize()));
+    param.constantData = std::move(*bytes);
+    param.isConstant = true;
   }
   return param;
 }
@@ -259,6 +268,7 @@ GpuModule GpuModule::parse(const std::string& jsonText, const std::string& nameF
     auto param = std::find_if(module.params.begin(), module.params.end(), [&](const GpuModuleParam& p) { return p.name == output; });
     if (param == module.params.end()) reader.fail(indexed("outputs", i), "no param is named \"" + output + "\"");
     if (param->isOutput) reader.fail(indexed("outputs", i), "\"" + output + "\" is listed twice");
+    if (param->isConstant) reader.fail(indexed("outputs", i), "\"" + output + "\" is a constant (it has data)");
     param->isOutput = true;
   }
 
@@ -271,8 +281,8 @@ GpuModule GpuModule::parse(const std::string& jsonText, const std::string& nameF
       auto param = std::find_if(module.params.begin(), module.params.end(),
                                 [&](const GpuModuleParam& p) { return p.name == workspace; });
       if (param == module.params.end()) reader.fail(indexed("workspaces", i), "no param is named \"" + workspace + "\"");
-      if (param->isOutput || param->isWorkspace)
-        reader.fail(indexed("workspaces", i), "\"" + workspace + "\" is already an output or a workspace");
+      if (param->isOutput || param->isWorkspace || param->isConstant)
+        reader.fail(indexed("workspaces", i), "\"" + workspace + "\" is already an output, a workspace or a constant");
       param->isWorkspace = true;
     }
   }
@@ -303,7 +313,7 @@ size_t GpuModule::paramIndex(const std::string& paramName) const {
 std::vector<std::string> GpuModule::inputNames() const {
   std::vector<std::string> names;
   for (const GpuModuleParam& param : params)
-    if (!param.isOutput && !param.isWorkspace) names.push_back(param.name);
+    if (!param.isOutput && !param.isWorkspace && !param.isConstant) names.push_back(param.name);
   return names;
 }
 
@@ -317,6 +327,10 @@ std::vector<std::string> GpuModule::outputNames() const {
 GpuModuleRunner::GpuModuleRunner(GpuModule module) : module_(std::move(module)) {
   if (module_.device == GpuDeviceKind::CUDA) backend_ = createCudaBackend(module_);
   else backend_ = createOpenCLBackend(module_);
+  // Constants (a model's weights) go to the device once, with the module.
+  for (size_t i = 0; i < module_.params.size(); ++i)
+    if (module_.params[i].isConstant)
+      backend_->upload(i, module_.params[i].constantData.data(), module_.params[i].constantData.size());
 }
 
 GpuModuleRunner::~GpuModuleRunner() = default;

@@ -23,6 +23,10 @@ struct GpuModuleParam {
   /// Scratch the kernels pass between them (listed in "workspaces"): neither set nor read
   /// by the caller.
   bool isWorkspace = false;
+  /// A constant (a model's weight): its contents, given in the file ("data", base64) and
+  /// uploaded with the module.
+  bool isConstant = false;
+  std::string constantData;
 
   int64_t numElements() const;
   int64_t byteSize() const { return numElements() * dtype.bytes(); }

@@ -2,6 +2,7 @@
 // then summarizes what the compiler made of it.
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "app/cli/Commands.h"
@@ -9,8 +10,33 @@
 #include "app/cli/ModelCommand.h"
 #include "app/cli/QuantizeModel.h"
 #include "app/cli/TuningRecordsFlag.h"
+#include "compiler/driver/GpuModel.h"
 
 namespace tessel::cli {
+
+namespace {
+// tessel compile MODEL --target cuda|opencl -o FILE.tgpu: the whole model as one GPU module.
+int compileForGpu(const ModelCommand& command, const driver::LoadOptions& load, const Target& target,
+                  const std::optional<QuantizedModel>& quantized) {
+  auto start = std::chrono::steady_clock::now();
+  auto graph = quantized ? driver::loadModelBytes(quantized->bytes, command.model, load) : driver::loadModel(command.model, load);
+  if (!graph) return reportDiagnostic(graph.error());
+  auto compiled = driver::compileModelForGpu(*graph, target);
+  if (!compiled) return reportDiagnostic(compiled.error());
+  std::string path = command.line.get("output");
+  std::ofstream file(path, std::ios::binary);
+  file << compiled->moduleJson;
+  if (!file.flush()) {
+    std::cerr << "tessel compile: cannot write " << path << "\n";
+    return kExitError;
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("model=%s\noutput=%s\ntarget=%s\n", command.model.c_str(), path.c_str(), target.toString().c_str());
+  std::printf("operations=%zu\nkernels=%zu\ngeneric_schedules=%zu\ncompile_seconds=%.2f\n", compiled->operations,
+              compiled->kernels, compiled->genericSchedules, seconds);
+  return kExitOk;
+}
+}  // namespace
 
 int runCompile(const std::vector<std::string>& args) {
   std::vector<FlagSpec> flags = {{"output", "directory to write the module to (kernels.so, graph.json, params.bin)", true,
@@ -27,6 +53,10 @@ int runCompile(const std::vector<std::string>& args) {
   flags.push_back({"quantize", "int8: quantize the convolutions and dense layers first, as `tessel quantize` does (needs --calibration)",
                    true, ""});
   for (auto& flag : quantizeFlags()) flags.push_back(flag);
+  flags.push_back({"target",
+                   "where the model runs: llvm (this CPU, the default), opencl or \"cuda -arch=sm_90\"; for a GPU, -o "
+                   "names the .tgpu file to write (for tessel-deploy-run --gpu-module)",
+                   true, ""});
   ModelCommand command;
   if (auto done = parseModelCommand(
           "compile", "MODEL -o DIR [options]",
@@ -66,6 +96,12 @@ int runCompile(const std::vector<std::string>& args) {
     for (const FlagSpec& flag : quantizeFlags())
       if (line.has(flag.name))
         return reportUsageError("compile", "--" + flag.name + " applies with --quantize int8 only");
+  }
+
+  if (line.has("target") && !line.get("target").empty()) {
+    auto target = Target::parse(line.get("target"));
+    if (!target) return reportUsageError("compile", "--target: " + target.error().message);
+    if (target->kind != TargetKind::Cpu) return compileForGpu(command, load, *target, quantized);
   }
 
   bool timeReport = line.has("time-report");

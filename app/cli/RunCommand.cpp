@@ -10,6 +10,7 @@
 #include "app/cli/InputFlags.h"
 #include "app/cli/ModelCommand.h"
 #include "app/cli/TuningRecordsFlag.h"
+#include "compiler/driver/GpuModel.h"
 #include "compiler/driver/RunModel.h"
 #include "runtime/Npy.h"
 
@@ -60,6 +61,10 @@ int runRun(const std::vector<std::string>& args) {
   for (auto& flag : passFlags()) flags.push_back(flag);
   flags.push_back(threadsFlag());
   flags.push_back(tuningRecordsFlag());
+  flags.push_back({"target",
+                   "where the model runs: llvm (this CPU, the default), opencl or \"cuda -arch=sm_90\" (compiled as one "
+                   "GPU module, run once on the device the runtime finds)",
+                   true, ""});
   ModelCommand command;
   if (auto done = parseModelCommand(
           "run", "MODEL_OR_DIR [options]",
@@ -100,7 +105,13 @@ int runRun(const std::vector<std::string>& args) {
     request.expectedOutputs = std::move(*expected);
   }
 
-  auto result = driver::runModel(request);
+  std::optional<Target> gpu;
+  if (line.has("target") && !line.get("target").empty()) {
+    auto target = Target::parse(line.get("target"));
+    if (!target) return reportUsageError("run", "--target: " + target.error().message);
+    if (target->kind != TargetKind::Cpu) gpu = *target;
+  }
+  auto result = gpu ? driver::runModelOnGpu(request, *gpu) : driver::runModel(request);
   if (!result) return reportDiagnostic(result.error());
   if (*records && result->compiled) reportTuningRecords(**records, *result->compiled);
 

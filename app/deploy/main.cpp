@@ -188,9 +188,12 @@ int runGpuModule(const Options& options) {
   GpuModule module = GpuModule::load(options.gpuModule);
   for (const auto& [name, file] : options.inputs) {
     size_t index = module.paramIndex(name);
-    if (module.params[index].isOutput || module.params[index].isWorkspace)
-      throw Error(options.gpuModule + ": \"" + name + "\" is an " +
-                  (module.params[index].isOutput ? "output" : "internal workspace") + " of the module, not an input");
+    if (module.params[index].isOutput || module.params[index].isWorkspace || module.params[index].isConstant)
+      throw Error(options.gpuModule + ": \"" + name + "\" is " +
+                  (module.params[index].isOutput      ? "an output"
+                   : module.params[index].isConstant ? "a constant (a weight)"
+                                                     : "an internal workspace") +
+                  " of the module, not an input");
   }
   GpuModuleRunner runner(std::move(module));
   const GpuModule& loaded = runner.module();
@@ -199,7 +202,7 @@ int runGpuModule(const Options& options) {
 
   std::mt19937 generator(20240607);
   for (const GpuModuleParam& param : loaded.params) {
-    if (param.isOutput || param.isWorkspace) continue;
+    if (param.isOutput || param.isWorkspace || param.isConstant) continue;
     const std::pair<std::string, std::string>* given = nullptr;
     for (const auto& entry : options.inputs)
       if (entry.first == param.name) given = &entry;

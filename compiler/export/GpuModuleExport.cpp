@@ -28,20 +28,61 @@ std::string base64(const std::string& bytes) {
   }
   return out;
 }
+
+// A buffer's constant shape, or a Diagnostic.
+Expected<std::vector<int64_t>> constantShape(const Buffer& buffer, const std::string& function) {
+  std::vector<int64_t> shape;
+  for (const Expr& extent : buffer->shape) {
+    const int64_t* value = asConstInt(extent);
+    if (!value) return Diagnostic{"buffer " + buffer->name + " has no constant shape", function, 0, 0, ""};
+    shape.push_back(*value);
+  }
+  return shape;
+}
 }  // namespace
 
 Expected<std::string> exportGpuModule(const PrimFunc& f, const Target& target, const GpuModuleOptions& options) {
-  auto source = generateGpuSource(f, target);
+  std::vector<GpuModuleBuffer> buffers;
+  GpuModuleFunction function{f, {}};
+  for (const Buffer& param : f->params) {
+    auto shape = constantShape(param, f->name);
+    if (!shape) return shape.error();
+    bool output = std::find(options.outputs.begin(), options.outputs.end(), param->name) != options.outputs.end();
+    function.buffers.push_back(buffers.size());
+    buffers.push_back({param->name, param->dtype, *shape, output, false, ""});
+  }
+  return exportGpuModule(std::move(buffers), {function}, target, f->name, options);
+}
+
+Expected<std::string> exportGpuModule(std::vector<GpuModuleBuffer> buffers, const std::vector<GpuModuleFunction>& functions,
+                                      const Target& target, const std::string& title, const GpuModuleOptions& options) {
+  std::vector<PrimFunc> funcs;
+  for (const GpuModuleFunction& function : functions) funcs.push_back(function.func);
+  auto source = generateGpuSource(funcs, target, title);
   if (!source) return source.error();
+  // Each function's own scratch becomes a module workspace; its kernels take the function's
+  // parameters, then those.
+  std::vector<std::vector<size_t>> functionArgs;
+  for (size_t i = 0; i < functions.size(); ++i) {
+    std::vector<size_t> args = functions[i].buffers;
+    for (const Buffer& workspace : source->workspaces[i]) {
+      auto shape = constantShape(workspace, functions[i].func->name);
+      if (!shape) return shape.error();
+      args.push_back(buffers.size());
+      buffers.push_back({functions[i].func->name + "." + workspace->name, workspace->dtype, *shape, false, true, ""});
+    }
+    functionArgs.push_back(std::move(args));
+  }
+
   nlohmann::ordered_json module;
   module["format"] = "tessel-gpu-module";
   module["version"] = 1;
   module["target"] = target.toString();
-  module["function"] = f->name;
+  module["function"] = title;
   module["device"] = target.kind == TargetKind::Cuda ? "cuda" : "opencl";
   if (target.kind == TargetKind::Cuda) {
     std::string arch = target.gpuArch.empty() ? "sm_80" : target.gpuArch;
-    auto compiled = compileWithNvrtc(source->code, arch, !options.ptx, f->name + ".cu");
+    auto compiled = compileWithNvrtc(source->code, arch, !options.ptx, title + ".cu");
     if (!compiled) return compiled.error();
     module["arch"] = arch;
     module["code_format"] = options.ptx ? "ptx" : "cubin";
@@ -52,34 +93,27 @@ Expected<std::string> exportGpuModule(const PrimFunc& f, const Target& target, c
   }
   module["source"] = source->code;
   nlohmann::ordered_json params = nlohmann::ordered_json::array();
-  std::vector<Buffer> buffers = f->params;
-  for (const Buffer& workspace : source->workspaces) buffers.push_back(workspace);
-  for (const Buffer& buffer : buffers) {
-    nlohmann::ordered_json shape = nlohmann::ordered_json::array();
-    for (const Expr& extent : buffer->shape) {
-      const int64_t* value = asConstInt(extent);
-      if (!value) return Diagnostic{"parameter " + buffer->name + " has no constant shape", f->name, 0, 0, ""};
-      shape.push_back(*value);
-    }
-    params.push_back({{"name", buffer->name}, {"dtype", buffer->dtype.toString()}, {"shape", shape}});
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  nlohmann::ordered_json workspaces = nlohmann::ordered_json::array();
+  for (const GpuModuleBuffer& buffer : buffers) {
+    nlohmann::ordered_json param = {{"name", buffer.name}, {"dtype", buffer.dtype.toString()}, {"shape", buffer.shape}};
+    if (!buffer.constantBytes.empty()) param["data"] = base64(buffer.constantBytes);
+    params.push_back(param);
+    if (buffer.output) outputs.push_back(buffer.name);
+    if (buffer.workspace) workspaces.push_back(buffer.name);
   }
   module["params"] = params;
-  module["outputs"] = options.outputs;
-  if (!source->workspaces.empty()) {
-    nlohmann::ordered_json workspaces = nlohmann::ordered_json::array();
-    for (const Buffer& workspace : source->workspaces) workspaces.push_back(workspace->name);
-    module["workspaces"] = workspaces;
-  }
+  module["outputs"] = outputs;
+  if (!workspaces.empty()) module["workspaces"] = workspaces;
   if (options.flops > 0) module["flops"] = options.flops;
   nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
-  for (const KernelLaunch& launch : source->kernels) {
-    nlohmann::ordered_json args = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < buffers.size(); ++i) args.push_back(i);
+  for (size_t k = 0; k < source->kernels.size(); ++k) {
+    const KernelLaunch& launch = source->kernels[k];
     kernels.push_back({{"name", launch.name},
                        {"grid", {launch.grid[0], launch.grid[1], launch.grid[2]}},
                        {"block", {launch.block[0], launch.block[1], launch.block[2]}},
                        {"shared_bytes", 0},
-                       {"args", args}});
+                       {"args", functionArgs[source->kernelFunctions[k]]}});
   }
   module["kernels"] = kernels;
   return module.dump(1);

@@ -213,9 +213,7 @@ Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& ta
       axes.push_back(iv.name());
       elements *= *asConstInt(iv->dom.extent);
     }
-    if (axes.empty())
-      return Diagnostic{"stage " + name + " has no data-parallel axis to spread over GPU threads", workload.name, 0, 0,
-                        "give it a schedule of its own"};
+    if (axes.empty()) continue;  // a reduction to one value: a kernel of one thread
     std::string fused = axes[0];
     if (axes.size() > 1) {
       fused = "fused";

@@ -27,8 +27,9 @@ Expected<Schedule> defaultGpuConv2dSchedule(const Workload& workload, const Conv
 /// that feed others are inlined; every remaining stage (outputs, and reductions other stages
 /// read, which become kernels of their own with their results in device memory between
 /// them) has its data-parallel axes fused and split into blocks of up to `threadsPerBlock`
-/// threads, one output element per thread, any reduction running in that thread. Correct
-/// for every operator; fast only for elementwise ones.
+/// threads, one output element per thread, any reduction running in that thread (a stage
+/// of one value runs in a kernel of one thread). Correct for every operator; fast only for
+/// elementwise ones.
 Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& target, int64_t threadsPerBlock = 256);
 
 }  // namespace tessel

@@ -3,6 +3,7 @@
 
 #include "compiler/transform/GpuKernel.h"
 #include "compiler/transform/RemoveNoOp.h"
+#include "core/ir/IRVisitor.h"
 
 namespace tessel {
 
@@ -18,6 +19,21 @@ const ForNode* outermostLoop(const Stmt& s) {
     else return nullptr;
   }
   return nullptr;
+}
+
+bool containsBoundLoop(const Stmt& s) {
+  bool found = false;
+  struct Finder : IRVisitor {
+    bool* found;
+    using IRVisitor::visit;
+    void visit(const ForNode* node) override {
+      if (node->forKind == ForKind::ThreadBinding) *found = true;
+      else IRVisitor::visit(node);
+    }
+  } finder;
+  finder.found = &found;
+  finder.visitStmt(s);
+  return found;
 }
 
 // The top-level loop nests of `s` in order, with the global allocations around and between
@@ -44,7 +60,8 @@ PrimFunc splitHostDevice(const PrimFunc& f, std::optional<HostCodeProblem>* prob
   for (const Stmt& nest : nests) {
     if (isNoOp(nest)) continue;
     const ForNode* loop = outermostLoop(nest);
-    if (!loop || loop->forKind != ForKind::ThreadBinding) {
+    // A nest with no bound loop at all (a reduction to one value) is a kernel of one thread.
+    if ((!loop || loop->forKind != ForKind::ThreadBinding) && containsBoundLoop(nest)) {
       std::string name = loop ? loop->loopVar.name() : "";
       *problem = HostCodeProblem{
           name,

@@ -19,9 +19,9 @@ struct HostCodeProblem {
 /// Wraps each top-level loop nest of `f` in AttrStmt(kDeviceKernelAttr, index): one kernel
 /// per nest, launched in order. Global allocations around the nests (stages computed at root
 /// between kernels) stay around them: device memory the host allocates for the kernels (see
-/// deviceWorkspaces). Every nest must start with a loop bound to a block or thread index (what
-/// runs outside bound loops would run once per thread); one that does not gives `problem`
-/// and returns `f`.
+/// deviceWorkspaces). A nest with bound loops must start with one (what runs outside them
+/// would run once per thread); one that does not gives `problem` and returns `f`. A nest
+/// with no bound loop at all (a reduction to a single value) is a kernel of one thread.
 PrimFunc splitHostDevice(const PrimFunc& f, std::optional<HostCodeProblem>* problem);
 
 }  // namespace tessel

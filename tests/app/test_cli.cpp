@@ -183,6 +183,41 @@ private slots:
     QCOMPARE(json["kernels"].toArray().size(), 1);
   }
 
+  // tessel compile MODEL --target opencl -o FILE.tgpu: the whole model as one GPU module that
+  // tessel-deploy-run runs (here through PoCL).
+  void compileModelForAGpuTarget() {
+    QTemporaryDir dir;
+    QString path = dir.filePath("tiny.tgpu");
+    QStringList arguments = {"compile", QString(TESSEL_SOURCE_DIR) + "/resources/examples/tiny_resnet.onnx", "--target",
+                             "opencl", "-o", path};
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.out.contains("target=opencl") && run.out.contains("operations=12") && run.out.contains("kernels="),
+             qPrintable(run.out));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+    QCOMPARE(json["device"].toString(), QString("opencl"));
+    QCOMPARE(json["outputs"].toArray().first().toString(), QString("probabilities"));
+    // The weights travel inside the module as constants.
+    int constants = 0;
+    for (const QJsonValue& param : json["params"].toArray()) constants += param.toObject().contains("data");
+    QVERIFY(constants >= 6);
+  }
+
+  // tessel run MODEL --target opencl: compiled for the GPU target, run once through OpenCL,
+  // compared with the ONNX test's expected outputs.
+  void runModelOnOpenCLMatchesTheExpectedOutputs() {
+    QString test = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding";
+    if (!QFileInfo::exists(test)) QSKIP("libonnx-testdata is not installed");
+    QStringList arguments = {"run", test + "/model.onnx", "--inputs-dir", test + "/test_data_set_0",
+                             "--expect-dir", test + "/test_data_set_0", "--target", "opencl"};
+    Run run = runTessel(arguments);
+    if (run.err.contains("no OpenCL")) QSKIP(qPrintable(run.err));
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.out.contains("result=match"), qPrintable(run.out));
+  }
+
   // tessel bench --target opencl runs the kernels through OpenCL (PoCL on a CPU), checks them
   // against the reference and times them on the device.
   void benchOnOpenCLChecksAndTimes() {

@@ -122,6 +122,14 @@ public:
 
   std::string error;
 
+  // The element type of a buffer in memory: the tensor's own width always (narrowed indices
+  // are for arithmetic only), and a byte per boolean, as the runtime stores them.
+  std::string storageType(DataType dtype) {
+    if (dtype.isBool()) return dialect_.cuda ? "unsigned char" : "uchar";
+    if (dtype.isInt() && dtype.bits() == 64) return dialect_.int64Type();
+    return type(dtype);
+  }
+
   std::string type(DataType dtype) {
     if (dtype.isVector()) {
       fail("a vector value (" + dtype.toString() + ") outside a vector store has no GPU form yet: remove vectorize()");
@@ -129,13 +137,13 @@ public:
     }
     if (dtype.isFloat() && dtype.bits() == 32) return "float";
     if (dtype.isFloat() && dtype.bits() == 64) return "double";
-    if (dtype.isBool()) return dialect_.cuda ? "bool" : "int";
+    if (dtype.isBool()) return "bool";
     if (dtype.isInt()) {
       switch (dtype.bits()) {
         case 8: return dialect_.cuda ? "signed char" : "char";
         case 16: return "short";
         case 32: return "int";
-        case 64: return narrowIndices_ ? "int" : dialect_.int64Type();
+        case 64: return narrowIndices_ && indexContext_ ? "int" : dialect_.int64Type();
         default: break;
       }
     }
@@ -218,13 +226,17 @@ public:
       }
       case NodeKind::Min: {
         auto* n = e.as<MinNode>();
-        std::string f = n->a.dtype().isFloat() ? dialect_.floatMin(n->a.dtype()) : "min";
-        return f + "(" + expr(n->a) + ", " + expr(n->b) + ")";
+        if (n->a.dtype().isFloat()) return dialect_.floatMin(n->a.dtype()) + "(" + expr(n->a) + ", " + expr(n->b) + ")";
+        // Both operands in the node's type: an index narrowed to int beside a value loaded
+        // from an int64 buffer would make the overloaded min ambiguous.
+        std::string t = type(n->dtype);
+        return "min((" + t + ")" + expr(n->a) + ", (" + t + ")" + expr(n->b) + ")";
       }
       case NodeKind::Max: {
         auto* n = e.as<MaxNode>();
-        std::string f = n->a.dtype().isFloat() ? dialect_.floatMax(n->a.dtype()) : "max";
-        return f + "(" + expr(n->a) + ", " + expr(n->b) + ")";
+        if (n->a.dtype().isFloat()) return dialect_.floatMax(n->a.dtype()) + "(" + expr(n->a) + ", " + expr(n->b) + ")";
+        std::string t = type(n->dtype);
+        return "max((" + t + ")" + expr(n->a) + ", (" + t + ")" + expr(n->b) + ")";
       }
       case NodeKind::Not: return "(!" + expr(e.as<NotNode>()->a) + ")";
       case NodeKind::Select: {
@@ -243,7 +255,7 @@ public:
           return "0";
         }
         type(n->dtype);
-        return bufferName(n->buffer) + "[" + expr(n->indices[0]) + "]";
+        return bufferName(n->buffer) + "[" + asIndex([&] { return expr(n->indices[0]); }) + "]";
       }
       case NodeKind::Let: {
         auto* n = e.as<LetNode>();
@@ -284,7 +296,7 @@ public:
           }
           elements *= *value;
         }
-        line((scope == "shared" ? dialect_.sharedQualifier() : std::string()) + type(n->buffer->dtype) + " " +
+        line((scope == "shared" ? dialect_.sharedQualifier() : std::string()) + storageType(n->buffer->dtype) + " " +
              bufferName(n->buffer) + "[" + std::to_string(elements) + "];");
         stmt(n->body);
         return;
@@ -332,7 +344,7 @@ public:
         }
         int lanes = std::max(n->value.dtype().lanes(), n->indices[0].dtype().lanes());
         if (lanes == 1) {
-          line(bufferName(n->buffer) + "[" + expr(n->indices[0]) + "] = " + expr(n->value) + ";");
+          line(bufferName(n->buffer) + "[" + asIndex([&] { return expr(n->indices[0]); }) + "] = " + expr(n->value) + ";");
           return;
         }
         // A vector store: one statement per lane, all lanes' values computed first, since
@@ -349,8 +361,8 @@ public:
           values.push_back(name);
         }
         for (int lane = 0; lane < lanes; ++lane)
-          line(bufferName(n->buffer) + "[" + expr(simplify(laneOf(n->indices[0], lane))) + "] = " + values[size_t(lane)] +
-               ";");
+          line(bufferName(n->buffer) + "[" + asIndex([&] { return expr(simplify(laneOf(n->indices[0], lane))); }) +
+               "] = " + values[size_t(lane)] + ";");
         ++vectorStores_;
         return;
       }
@@ -381,7 +393,8 @@ private:
     if (n->dtype.isBool()) return n->value ? "true" : "false";
     std::string text = std::to_string(n->value);
     bool wide = n->value > INT32_MAX || n->value < INT32_MIN;
-    if (n->dtype.bits() == 64 && (wide || !narrowIndices_)) return "(" + dialect_.int64Type() + ")" + text + "LL";
+    if (n->dtype.bits() == 64 && (wide || !narrowIndices_ || !indexContext_))
+      return "(" + dialect_.int64Type() + ")" + text + "LL";
     if (n->dtype.isUInt()) return text + "u";
     return text;
   }
@@ -435,14 +448,14 @@ private:
 
   void forLoop(const ForNode* n) {
     std::string var = name(n->loopVar.get(), n->loopVar.name());
-    std::string varType = type(n->loopVar.dtype());
+    std::string varType = asIndex([&] { return type(n->loopVar.dtype()); });
     analyzer_.bind(n->loopVar, Range::fromMinExtent(n->min, n->extent));
     if (n->forKind == ForKind::ThreadBinding) {
       int d = threadTagDimension(n->threadTag);
       int64_t launched = isBlockIndexTag(n->threadTag) ? launch_.grid[d] : launch_.block[d];
       const int64_t* extent = asConstInt(n->extent);
       std::string index = "(" + varType + ")" + dialect_.threadIndex(n->threadTag);
-      if (!isConstInt(n->min, 0)) index = "(" + expr(n->min) + " + " + index + ")";
+      if (!isConstInt(n->min, 0)) index = "(" + asIndex([&] { return expr(n->min); }) + " + " + index + ")";
       line("{");
       indented([&] {
         line("const " + varType + " " + var + " = " + index + ";");
@@ -458,8 +471,9 @@ private:
       line("}");
     } else {
       if (n->forKind == ForKind::Unrolled) line("#pragma unroll");
-      std::string begin = expr(n->min);
-      std::string end = isConstInt(n->min, 0) ? expr(n->extent) : "(" + begin + " + " + expr(n->extent) + ")";
+      std::string begin = asIndex([&] { return expr(n->min); });
+      std::string extent = asIndex([&] { return expr(n->extent); });
+      std::string end = isConstInt(n->min, 0) ? extent : "(" + begin + " + " + extent + ")";
       line("for (" + varType + " " + var + " = " + begin + "; " + var + " < " + end + "; ++" + var + ") {");
       indented([&] { stmt(n->body); });
       line("}");
@@ -469,6 +483,17 @@ private:
 
   const Dialect& dialect_;
   bool narrowIndices_;
+  // Whether what is being printed is an index (buffer subscripts, loop bounds and variables):
+  // only indices are narrowed to 32 bits; int64 data keeps its width.
+  bool indexContext_ = false;
+  template <class F>
+  std::string asIndex(F&& print) {
+    bool saved = indexContext_;
+    indexContext_ = true;
+    std::string text = print();
+    indexContext_ = saved;
+    return text;
+  }
   Analyzer analyzer_;
   KernelLaunch launch_;
   std::ostringstream out_;
@@ -513,46 +538,56 @@ const char* kFloorHelpersOpenCL =
 }  // namespace
 
 Expected<GpuSource> generateGpuSource(const PrimFunc& f, const Target& target) {
+  return generateGpuSource(std::vector<PrimFunc>{f}, target, f->name);
+}
+
+Expected<GpuSource> generateGpuSource(const std::vector<PrimFunc>& funcs, const Target& target,
+                                      const std::string& title) {
   if (target.kind == TargetKind::Cpu)
-    return Diagnostic{"generateGpuSource needs a cuda or opencl target, got " + target.toString(), f->name, 0, 0, ""};
+    return Diagnostic{"generateGpuSource needs a cuda or opencl target, got " + target.toString(), title, 0, 0, ""};
   Dialect dialect;
   dialect.cuda = target.kind == TargetKind::Cuda;
-  bool narrow = indicesFitInt32(f);
-  auto kernels = deviceKernels(f);
-  if (kernels.empty())
-    return Diagnostic{"the function has no kernels: lower it for a GPU target first", f->name, 0, 0, ""};
-
   GpuSource source;
-  source.workspaces = deviceWorkspaces(f);
   bool floorHelpers = false;
   std::vector<std::string> kernelTexts;
-  for (const AttrStmtNode* kernel : kernels) {
-    KernelLaunch launch = kernelLaunch(f, kernel);
-    KernelPrinter printer(dialect, narrow);
-    for (const char* word : {"min", "max", "threadIdx", "blockIdx", "blockDim", "gridDim"}) printer.reserve(word);
-    std::string params;
-    std::vector<Buffer> buffers = f->params;
-    for (const Buffer& workspace : source.workspaces) buffers.push_back(workspace);
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      const Buffer& buffer = buffers[i];
-      params += (i ? ", " : "") + dialect.pointerParameter(printer.type(buffer->dtype), printer.bufferName(buffer));
+  for (size_t index = 0; index < funcs.size(); ++index) {
+    const PrimFunc& f = funcs[index];
+    bool narrow = indicesFitInt32(f);
+    auto kernels = deviceKernels(f);
+    if (kernels.empty())
+      return Diagnostic{"the function has no kernels: lower it for a GPU target first", f->name, 0, 0, ""};
+    std::vector<Buffer> workspaces = deviceWorkspaces(f);
+    for (const AttrStmtNode* kernel : kernels) {
+      KernelLaunch launch = kernelLaunch(f, kernel);
+      KernelPrinter printer(dialect, narrow);
+      for (const char* word : {"min", "max", "threadIdx", "blockIdx", "blockDim", "gridDim"}) printer.reserve(word);
+      std::string params;
+      std::vector<Buffer> buffers = f->params;
+      for (const Buffer& workspace : workspaces) buffers.push_back(workspace);
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        const Buffer& buffer = buffers[i];
+        params +=
+            (i ? ", " : "") + dialect.pointerParameter(printer.storageType(buffer->dtype), printer.bufferName(buffer));
+      }
+      printer.setLaunch(launch);
+      printer.stmt(kernel->body);
+      if (!printer.error.empty()) return Diagnostic{printer.error, f->name, 0, 0, ""};
+      floorHelpers |= printer.usesFloorHelpers();
+      std::string header = dialect.kernelQualifier() + " ";
+      if (dialect.cuda)
+        header = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(launch.threadsPerBlock()) + ") ";
+      else
+        header += "__attribute__((reqd_work_group_size(" + std::to_string(launch.block[0]) + ", " +
+                  std::to_string(launch.block[1]) + ", " + std::to_string(launch.block[2]) + "))) ";
+      kernelTexts.push_back(header + launch.name + "(" + params + ") {\n" + printer.takeText() + "}\n");
+      source.kernels.push_back(launch);
+      source.kernelFunctions.push_back(index);
     }
-    printer.setLaunch(launch);
-    printer.stmt(kernel->body);
-    if (!printer.error.empty()) return Diagnostic{printer.error, f->name, 0, 0, ""};
-    floorHelpers |= printer.usesFloorHelpers();
-    std::string header = dialect.kernelQualifier() + " ";
-    if (dialect.cuda)
-      header = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(launch.threadsPerBlock()) + ") ";
-    else
-      header += "__attribute__((reqd_work_group_size(" + std::to_string(launch.block[0]) + ", " +
-                std::to_string(launch.block[1]) + ", " + std::to_string(launch.block[2]) + "))) ";
-    kernelTexts.push_back(header + launch.name + "(" + params + ") {\n" + printer.takeText() + "}\n");
-    source.kernels.push_back(launch);
+    source.workspaces.push_back(std::move(workspaces));
   }
 
   std::ostringstream code;
-  code << "// " << f->name << " for " << target.toString() << ", generated by Tessel.\n";
+  code << "// " << title << " for " << target.toString() << ", generated by Tessel.\n";
   if (!dialect.cuda) code << "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
   if (floorHelpers) code << (dialect.cuda ? kFloorHelpersCuda : kFloorHelpersOpenCL);
   int lineNumber = 1;

@@ -1,0 +1,202 @@
+// Whole models for GPU targets (see GpuModel.h).
+#include "compiler/driver/GpuModel.h"
+
+#include <chrono>
+#include <map>
+
+#include "compiler/driver/Driver.h"
+#include "compiler/driver/FusedKernel.h"
+#include "compiler/lower/Lower.h"
+#include "compiler/ops/GpuSchedules.h"
+#include "compiler/transform/GpuKernel.h"
+#include "runtime/Error.h"
+#include "runtime/GpuModule.h"
+
+namespace tessel::driver {
+
+namespace {
+struct ValueKey {
+  const graph::GraphNode* node;
+  int index;
+  bool operator<(const ValueKey& other) const {
+    return node != other.node ? node < other.node : index < other.index;
+  }
+};
+
+std::string bytesOf(const runtime::NDArray& array) {
+  return std::string(static_cast<const char*>(array.data()), size_t(array.byteSize()));
+}
+
+// `base` made unique among `used` (a suffix on repeats); with `identifier`, also usable as a C
+// identifier (function names become kernel names).
+std::string uniqueName(const std::string& base, std::map<std::string, int>& used, bool identifier = false) {
+  std::string name = base;
+  if (identifier) {
+    name.clear();
+    for (char c : base) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "op_" + name;
+  }
+  int count = used[name]++;
+  return count == 0 ? name : name + "_" + std::to_string(count);
+}
+
+// The operation's kernel lowered for the GPU: its own schedule when that lowers there, else
+// the generic one.
+Expected<LoweredFunction> lowerForGpu(const graph::OpKernel& kernel, const std::string& name, const Target& target,
+                                      bool* generic) {
+  const Workload& workload = kernel.workload;
+  if (kernel.schedule) {
+    auto own = kernel.schedule(workload, target);
+    if (own) {
+      auto lowered = lower(*own, workload.args(), name, target);
+      // A CPU schedule without bound loops lowers too, as kernels of one thread: not that.
+      bool spread = lowered.ok();
+      if (spread)
+        for (const AttrStmtNode* k : deviceKernels(lowered->func))
+          spread = spread && kernelLaunch(lowered->func, k).threadsPerBlock() > 1;
+      if (spread) {
+        *generic = false;
+        return lowered;
+      }
+    }
+  }
+  *generic = true;
+  auto schedule = defaultGpuSchedule(workload, target);
+  if (!schedule) return schedule.error();
+  return lower(*schedule, workload.args(), name, target);
+}
+}  // namespace
+
+Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Target& target,
+                                            const GpuModuleOptions& options) {
+  if (target.kind == TargetKind::Cpu)
+    return Diagnostic{"compileModelForGpu needs a cuda or opencl target", "model", 0, 0, ""};
+  graph::PassOptions passOptions;
+  passOptions.optLevel = 0;
+  auto snapshots = standardPasses(target).run(model, passOptions);
+  if (!snapshots) return snapshots.error();
+  graph::Graph optimized = snapshots->empty() ? model : snapshots->back().graph;
+
+  std::vector<GpuModuleBuffer> buffers;
+  std::map<ValueKey, size_t> bufferOf;
+  std::map<std::string, int> usedNames;
+  auto addBuffer = [&](const graph::GraphNode* node, int index, const graph::TensorType& type, const std::string& name) {
+    GpuModuleBuffer buffer{uniqueName(name, usedNames), type.dtype, type.shape, false, false, ""};
+    bufferOf[{node, index}] = buffers.size();
+    buffers.push_back(std::move(buffer));
+    return buffers.size() - 1;
+  };
+  for (const graph::Value& input : optimized.inputs) addBuffer(input.node(), input.index(), input.type(), input.name());
+  // Every operation's outputs are scratch until a model output claims them.
+  std::vector<GpuModuleFunction> functions;
+  GpuModelResult result;
+  std::map<std::string, int> functionNames;
+  for (const graph::OperationNode* op : optimized.operations()) {
+    auto kernel = buildKernelForNode(*op, target);
+    if (!kernel) return kernel.error();
+    std::string name = uniqueName(op->op + "_" + op->name, functionNames, /*identifier=*/true);
+    bool generic = false;
+    auto lowered = lowerForGpu(*kernel, name, target, &generic);
+    if (!lowered)
+      return Diagnostic{op->op + " '" + op->name + "' cannot be compiled for " + target.toString() + ": " +
+                            lowered.error().message,
+                        op->name, 0, 0, lowered.error().hint};
+    GpuModuleFunction function{lowered->func, {}};
+    for (size_t i = 0; i < kernel->workload.inputs.size(); ++i) {
+      const graph::Value& value = op->inputs.at(size_t(kernel->inputIndices.at(i)));
+      auto found = bufferOf.find({value.node(), value.index()});
+      if (found == bufferOf.end()) {
+        const graph::ConstantNode* constant = graph::asConstant(value.node());
+        if (!constant)
+          return Diagnostic{"input " + std::to_string(i) + " of " + op->name + " comes from nowhere", op->name, 0, 0, ""};
+        size_t index = addBuffer(value.node(), value.index(), value.type(), constant->name);
+        buffers[index].constantBytes = bytesOf(constant->data);
+        found = bufferOf.find({value.node(), value.index()});
+      }
+      function.buffers.push_back(found->second);
+    }
+    for (size_t o = 0; o < kernel->workload.outputs.size(); ++o) {
+      size_t index = addBuffer(op, int(o), op->outputTypes.at(o), op->name + (o ? "_" + std::to_string(o) : ""));
+      buffers[index].workspace = true;
+      function.buffers.push_back(index);
+    }
+    functions.push_back(std::move(function));
+    ++result.operations;
+    result.genericSchedules += generic;
+  }
+  for (size_t i = 0; i < optimized.outputs.size(); ++i) {
+    const graph::Value& value = optimized.outputs[i];
+    auto found = bufferOf.find({value.node(), value.index()});
+    if (found == bufferOf.end() || !graph::asOperation(value.node()))
+      return Diagnostic{"model output " + std::to_string(i) + " is not computed by an operation (an input or a "
+                        "constant passed through), which GPU modules do not support yet",
+                        "model", 0, 0, ""};
+    GpuModuleBuffer& buffer = buffers[found->second];
+    buffer.workspace = false;
+    buffer.output = true;
+    if (i < optimized.outputNames.size()) buffer.name = uniqueName(optimized.outputNames[i], usedNames);
+    result.outputNames.push_back(buffer.name);
+  }
+  if (functions.empty()) return Diagnostic{"the model has no operations to compile", "model", 0, 0, ""};
+  auto json = exportGpuModule(std::move(buffers), functions, target, "model", options);
+  if (!json) return json.error();
+  result.moduleJson = std::move(*json);
+  size_t kernels = 0;
+  for (const GpuModuleFunction& function : functions) kernels += deviceKernels(function.func).size();
+  result.kernels = kernels;
+  return result;
+}
+
+Expected<RunResult> runModelOnGpu(const RunRequest& request, const Target& target) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  if (isModuleDirectory(request.model))
+    return Diagnostic{request.model + " is a module directory compiled for the CPU", request.model, 0, 0,
+                      "run the .onnx model with --target, or a .tgpu module with tessel-deploy-run --gpu-module"};
+  RunResult result;
+  auto start = Clock::now();
+  LoadOptions load;
+  load.inputShapes = request.inputShapes;
+  auto graph = loadModel(request.model, load);
+  if (!graph) return graph.error();
+  result.loadSeconds = seconds(start);
+  start = Clock::now();
+  auto compiled = compileModelForGpu(*graph, target);
+  if (!compiled) return compiled.error();
+  result.compileSeconds = seconds(start);
+  try {
+    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(compiled->moduleJson, request.model));
+    for (size_t i = 0; i < request.positionalInputs.size(); ++i) {
+      const InputValue& value = request.positionalInputs[i];
+      if (i >= graph->inputs.size())
+        return Diagnostic{"more inputs were given than the model has (" + std::to_string(graph->inputs.size()) + ")",
+                          request.model, 0, 0, ""};
+      if (!value.tensor.defined())
+        return Diagnostic{"input " + graph->inputs[i].name() + " is a sequence or strings, which GPU targets do not take",
+                          request.model, 0, 0, ""};
+      runner.setInput(graph->inputs[i].name(), value.tensor);
+    }
+    for (const auto& [name, value] : request.namedInputs) runner.setInput(name, value);
+    start = Clock::now();
+    runner.run();
+    result.runSeconds = seconds(start);
+    for (const std::string& name : compiled->outputNames) {
+      result.outputNames.push_back(name);
+      result.outputs.push_back(runner.getOutput(name));
+    }
+  } catch (const runtime::Error& error) {
+    return Diagnostic{error.what(), request.model, 0, 0, ""};
+  }
+  if (!request.expectedOutputs.empty()) {
+    if (request.expectedOutputs.size() != result.outputs.size())
+      return Diagnostic{"the model has " + std::to_string(result.outputs.size()) + " outputs but " +
+                            std::to_string(request.expectedOutputs.size()) + " expected outputs were given",
+                        request.model, 0, 0, ""};
+    for (size_t i = 0; i < result.outputs.size(); ++i)
+      result.comparisons.push_back(
+          compareOutput(result.outputNames[i], result.outputs[i], request.expectedOutputs[i], request.tolerance));
+  }
+  return result;
+}
+
+}  // namespace tessel::driver

@@ -1,11 +1,13 @@
 // Whole models for GPU targets (see GpuModel.h).
 #include "compiler/driver/GpuModel.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/FusedKernel.h"
+#include "compiler/frontend/onnx/OnnxImporter.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/ops/GpuSchedules.h"
 #include "compiler/transform/GpuKernel.h"
@@ -155,8 +157,27 @@ Expected<RunResult> runModelOnGpu(const RunRequest& request, const Target& targe
                       "run the .onnx model with --target, or a .tgpu module with tessel-deploy-run --gpu-module"};
   RunResult result;
   auto start = Clock::now();
+  // As for the CPU: the values given are known while compiling, so an input the compiler needs
+  // by value (a shape, a condition) is bound as a constant. Positional values take the
+  // model's declared input names.
+  auto declared = frontend::readOnnxInputs(request.model);
+  if (!declared) return declared.error();
+  std::map<std::string, runtime::NDArray> values = request.namedInputs;
+  if (request.positionalInputs.size() > declared->size())
+    return Diagnostic{"the model has " + std::to_string(declared->size()) + " inputs but " +
+                          std::to_string(request.positionalInputs.size()) + " were given",
+                      request.model, 0, 0, ""};
+  for (size_t i = 0; i < request.positionalInputs.size(); ++i)
+    if (request.positionalInputs[i].tensor.defined()) values[(*declared)[i].name] = request.positionalInputs[i].tensor;
   LoadOptions load;
   load.inputShapes = request.inputShapes;
+  load.inputValues = values;
+  // An input declared with dynamic dimensions takes the shape of its value.
+  for (const auto& input : *declared) {
+    bool dynamic = !input.rankKnown || std::any_of(input.shape.begin(), input.shape.end(), [](int64_t d) { return d < 0; });
+    auto value = values.find(input.name);
+    if (dynamic && value != values.end() && !load.inputShapes.count(input.name)) load.inputShapes[input.name] = value->second.shape();
+  }
   auto graph = loadModel(request.model, load);
   if (!graph) return graph.error();
   result.loadSeconds = seconds(start);
@@ -166,17 +187,17 @@ Expected<RunResult> runModelOnGpu(const RunRequest& request, const Target& targe
   result.compileSeconds = seconds(start);
   try {
     runtime::GpuModuleRunner runner(runtime::GpuModule::parse(compiled->moduleJson, request.model));
-    for (size_t i = 0; i < request.positionalInputs.size(); ++i) {
-      const InputValue& value = request.positionalInputs[i];
-      if (i >= graph->inputs.size())
-        return Diagnostic{"more inputs were given than the model has (" + std::to_string(graph->inputs.size()) + ")",
-                          request.model, 0, 0, ""};
+    for (const InputValue& value : request.positionalInputs)
       if (!value.tensor.defined())
-        return Diagnostic{"input " + graph->inputs[i].name() + " is a sequence or strings, which GPU targets do not take",
-                          request.model, 0, 0, ""};
-      runner.setInput(graph->inputs[i].name(), value.tensor);
+        return Diagnostic{"an input is a sequence or strings, which GPU targets do not take", request.model, 0, 0, ""};
+    // Inputs bound as constants are no longer the module's inputs.
+    for (const std::string& name : runner.module().inputNames()) {
+      auto value = values.find(name);
+      if (value == values.end())
+        return Diagnostic{"no value was given for input '" + name + "'", request.model, 0, 0,
+                          "give it with --input " + name + "=FILE or --inputs-dir"};
+      runner.setInput(name, value->second);
     }
-    for (const auto& [name, value] : request.namedInputs) runner.setInput(name, value);
     start = Clock::now();
     runner.run();
     result.runSeconds = seconds(start);

@@ -10,11 +10,11 @@
 #include "compiler/codegen/c/CodeGenC.h"
 #include "compiler/codegen/c/Nvrtc.h"
 #include "compiler/export/GpuModuleExport.h"
+#include "compiler/lower/Build.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/ops/Conv2d.h"
-#include "compiler/ops/GpuSchedules.h"
-#include "compiler/lower/Build.h"
 #include "compiler/ops/Elementwise.h"
+#include "compiler/ops/GpuSchedules.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/ops/Normalization.h"
 #include "compiler/ops/Pooling.h"
@@ -25,29 +25,15 @@
 #include "runtime/GpuModule.h"
 #include "runtime/NDArray.h"
 #include "runtime/Value.h"
-#include "runtime/OpenCLDriver.h"
+#include "tests/GpuTestSupport.h"
 
 using namespace tessel;
+using namespace tessel::testing;
 
 namespace {
 Target gpuTarget(const char* text) { return *Target::parse(text); }
 
-QString openCLUnavailable() {
-  try {
-    if (runtime::listOpenCLDevices().empty()) return "no OpenCL platform with a device (install pocl-opencl-icd)";
-  } catch (const runtime::Error& error) {
-    return QString("no OpenCL platform: ") + error.what();
-  }
-  return {};
-}
 
-std::vector<float> randomFloats(size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float& value : values) value = distribution(generator);
-  return values;
-}
 
 // Lowers `workload` under `schedule` for `target`, or fails the test with the diagnostic.
 PrimFunc lowerFor(const Workload& workload, const Schedule& schedule, const Target& target) {
@@ -130,8 +116,7 @@ private slots:
     QTest::newRow("matmul 1x1x1") << "matmul" << 1 << 1 << 1;
   }
   void defaultSchedulesComputeTheProduct() {
-    QString unavailable = openCLUnavailable();
-    if (!unavailable.isEmpty()) QSKIP(qPrintable(unavailable));
+    SKIP_WITHOUT_OPENCL();
     QFETCH(QString, op);
     QFETCH(int, m);
     QFETCH(int, n);
@@ -177,8 +162,7 @@ private slots:
     QTest::newRow("depthwise") << "1 16 10 10 16 3 3 1 1 1 16 0";
   }
   void defaultConvolutionComputesTheConvolution() {
-    QString unavailable = openCLUnavailable();
-    if (!unavailable.isEmpty()) QSKIP(qPrintable(unavailable));
+    SKIP_WITHOUT_OPENCL();
     QFETCH(QString, spec);
     QStringList v = spec.split(' ');
     Conv2dParams p;
@@ -234,8 +218,7 @@ private slots:
     for (const char* family : kFamilies) QTest::newRow(family) << family;
   }
   void operatorFamiliesMatchTheCpu() {
-    QString unavailable = openCLUnavailable();
-    if (!unavailable.isEmpty()) QSKIP(qPrintable(unavailable));
+    SKIP_WITHOUT_OPENCL();
     QFETCH(QString, family);
     Expected<Workload> workload = familyWorkload(family);
     QVERIFY2(workload, workload ? "" : workload.error().toString().c_str());
@@ -286,8 +269,7 @@ private slots:
   // vectorize() on a GPU: each thread's vector statements are printed lane by lane (the
   // device compiler merges adjacent accesses), and the results are the same.
   void vectorizedLoopsRunLaneByLane() {
-    QString unavailable = openCLUnavailable();
-    if (!unavailable.isEmpty()) QSKIP(qPrintable(unavailable));
+    SKIP_WITHOUT_OPENCL();
     Target target = gpuTarget("opencl");
     Workload workload = matmul(48, 40, 24, DataType::float32(), target);
     auto trace = parseTraceText(

@@ -12,20 +12,9 @@
 #include "runtime/GpuModule.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/NDArray.h"
-#include "runtime/OpenCLDriver.h"
+#include "tests/GpuTestSupport.h"
 
 using namespace tessel;
-
-namespace {
-QString openCLUnavailable() {
-  try {
-    if (runtime::listOpenCLDevices().empty()) return "no OpenCL platform with a device (install pocl-opencl-icd)";
-  } catch (const runtime::Error& error) {
-    return QString("no OpenCL platform: ") + error.what();
-  }
-  return {};
-}
-}  // namespace
 
 class TestGpuModel : public QObject {
   Q_OBJECT
@@ -36,8 +25,7 @@ private slots:
     QTest::newRow("tiny_resnet int8 (quantize, integer conv, dequantize)") << "tiny_resnet.int8.onnx";
   }
   void exampleModelsMatchTheCpu() {
-    QString unavailable = openCLUnavailable();
-    if (!unavailable.isEmpty()) QSKIP(qPrintable(unavailable));
+    SKIP_WITHOUT_OPENCL();
     QFETCH(QString, model);
     std::string path = std::string(TESSEL_SOURCE_DIR) + "/resources/examples/" + model.toStdString();
     auto graph = driver::loadModel(path);

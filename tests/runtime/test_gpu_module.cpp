@@ -15,9 +15,10 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/GpuModule.h"
 #include "runtime/Npy.h"
-#include "runtime/OpenCLDriver.h"
+#include "tests/GpuTestSupport.h"
 
 using namespace tessel::runtime;
+using namespace tessel::testing;
 
 namespace {
 
@@ -117,29 +118,8 @@ QString parseError(const QByteArray& text) {
   return "(parsed without error)";
 }
 
-/// Why the OpenCL tests cannot run here, or empty when a device is there.
-QString openCLUnavailable() {
-  try {
-    if (listOpenCLDevices().empty()) return "no OpenCL platform with a device (install pocl-opencl-icd)";
-  } catch (const Error& error) {
-    return QString("no OpenCL platform: ") + error.what();
-  }
-  return {};
-}
 
-#define SKIP_WITHOUT_OPENCL()                                      \
-  do {                                                             \
-    QString reason = openCLUnavailable();                          \
-    if (!reason.isEmpty()) QSKIP(qPrintable(reason));              \
-  } while (false)
 
-std::vector<float> randomFloats(size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> distribution(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float& value : values) value = distribution(generator);
-  return values;
-}
 
 struct ToolResult {
   int exitCode = -1;

@@ -10,6 +10,8 @@
 #include "compiler/frontend/onnx/OnnxImporter.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/ops/GpuSchedules.h"
+#include "compiler/ops/Workload.h"
+#include "core/te/Tensor.h"
 #include "compiler/transform/GpuKernel.h"
 #include "runtime/Error.h"
 #include "runtime/GpuModule.h"
@@ -129,10 +131,44 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
   for (size_t i = 0; i < optimized.outputs.size(); ++i) {
     const graph::Value& value = optimized.outputs[i];
     auto found = bufferOf.find({value.node(), value.index()});
-    if (found == bufferOf.end() || !graph::asOperation(value.node()))
-      return Diagnostic{"model output " + std::to_string(i) + " is not computed by an operation (an input or a "
-                        "constant passed through), which GPU modules do not support yet",
-                        "model", 0, 0, ""};
+    // An output that no operation computes (a model folded to a constant, an input passed
+    // through), or one that is already another output: a kernel copies it into a buffer of its own.
+    bool computed = found != bufferOf.end() && graph::asOperation(value.node()) && !buffers[found->second].output;
+    if (!computed) {
+      size_t source;
+      if (found != bufferOf.end()) {
+        source = found->second;
+      } else if (const graph::ConstantNode* constant = graph::asConstant(value.node())) {
+        source = addBuffer(value.node(), value.index(), value.type(), constant->name);
+        buffers[source].constantBytes = bytesOf(constant->data);
+      } else {
+        return Diagnostic{"model output " + std::to_string(i) + " comes from nowhere", "model", 0, 0, ""};
+      }
+      const graph::TensorType& type = value.type();
+      std::vector<Expr> shape;
+      for (int64_t extent : type.shape) shape.push_back(Expr(extent));
+      te::Tensor from = te::placeholder(shape, type.dtype, "from");
+      te::Tensor to = te::compute(
+          shape, [&](const std::vector<Var>& index) { return from(asExprs(index)); }, "copy");
+      Workload copy;
+      copy.name = uniqueName("copy_output_" + std::to_string(i), functionNames, /*identifier=*/true);
+      copy.inputs = {from};
+      copy.outputs = {to};
+      auto schedule = defaultGpuSchedule(copy, target);
+      if (!schedule) return schedule.error();
+      auto lowered = lower(*schedule, copy.args(), copy.name, target);
+      if (!lowered) return lowered.error();
+      GpuModuleBuffer output{"", type.dtype, type.shape, false, true, ""};
+      buffers.push_back(output);
+      functions.push_back({lowered->func, {source, buffers.size() - 1}});
+      found = bufferOf.end();
+      GpuModuleBuffer& buffer = buffers.back();
+      buffer.workspace = false;
+      buffer.output = true;
+      buffer.name = uniqueName(i < optimized.outputNames.size() ? optimized.outputNames[i] : "output", usedNames);
+      result.outputNames.push_back(buffer.name);
+      continue;
+    }
     GpuModuleBuffer& buffer = buffers[found->second];
     buffer.workspace = false;
     buffer.output = true;

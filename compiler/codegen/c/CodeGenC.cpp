@@ -428,6 +428,8 @@ private:
         return "(" + one + " / (" + one + " + " + dialect_.math("exp", t) + "(-" + arg(0) + ")))";
       }
       case Intrinsic::Rsqrt: return dialect_.math("rsqrt", t) + "(" + arg(0) + ")";
+      // Halves to even, as ONNX Round and the CPU code do (C's round goes away from zero).
+      case Intrinsic::Round: return dialect_.math("rint", t) + "(" + arg(0) + ")";
       case Intrinsic::Fabs: return dialect_.cuda ? dialect_.math("fabs", t) + "(" + arg(0) + ")" : "fabs(" + arg(0) + ")";
       case Intrinsic::IsNan: return "isnan(" + arg(0) + ")";
       case Intrinsic::Pow: return dialect_.math("pow", t) + "(" + arg(0) + ", " + arg(1) + ")";

@@ -18,6 +18,17 @@ int64_t largestDivisor(int64_t extent, std::initializer_list<int64_t> choices) {
   return 1;
 }
 
+// A stage copied into shared memory by every thread of a threadsX x threadsY block: its loops
+// (`axes`, outermost first) fused into one, consecutive threads taking consecutive elements.
+void copyWithAllThreads(Schedule& s, const std::string& stage, const std::vector<std::string>& axes, int64_t threadsX,
+                        int64_t threadsY, std::vector<Status>& steps) {
+  steps.push_back(s.fuse(stage, axes, "f"));
+  steps.push_back(s.split(stage, "f", threadsX, "f.o", "tx"));
+  steps.push_back(s.split(stage, "f.o", threadsY, "f.oo", "ty"));
+  steps.push_back(s.bind(stage, "ty", "threadIdx.y"));
+  steps.push_back(s.bind(stage, "tx", "threadIdx.x"));
+}
+
 Expected<Schedule> firstError(Schedule s, const std::vector<Status>& steps) {
   for (const Status& status : steps)
     if (!status) return status.error();
@@ -85,11 +96,7 @@ Expected<Schedule> defaultGpuMatmulSchedule(const Workload& workload, const Targ
       steps.push_back(s.reorder(operand, axes));
       if (blockCols > 4) steps.push_back(s.storageAlign(operand, axes[1], blockCols, 4));
     }
-    steps.push_back(s.fuse(operand, axes, "f"));
-    steps.push_back(s.split(operand, "f", threadsX, "f.o", "tx"));
-    steps.push_back(s.split(operand, "f.o", threadsY, "f.oo", "ty"));
-    steps.push_back(s.bind(operand, "ty", "threadIdx.y"));
-    steps.push_back(s.bind(operand, "tx", "threadIdx.x"));
+    copyWithAllThreads(s, operand, axes, threadsX, threadsY, steps);
   }
   return firstError(std::move(s), steps);
 }
@@ -178,11 +185,7 @@ Expected<Schedule> defaultGpuConv2dSchedule(const Workload& workload, const Conv
     if (!stage) continue;
     std::vector<std::string> axes;
     for (auto& iv : stage->leafIterVars) axes.push_back(iv.name());
-    steps.push_back(s.fuse(operand, axes, "e"));
-    steps.push_back(s.split(operand, "e", pixelThreads, "e.o", "tx"));
-    steps.push_back(s.split(operand, "e.o", filterThreads, "e.oo", "ty"));
-    steps.push_back(s.bind(operand, "ty", "threadIdx.y"));
-    steps.push_back(s.bind(operand, "tx", "threadIdx.x"));
+    copyWithAllThreads(s, operand, axes, pixelThreads, filterThreads, steps);
   }
   return firstError(std::move(s), steps);
 }

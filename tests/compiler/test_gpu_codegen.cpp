@@ -42,6 +42,13 @@ PrimFunc lowerFor(const Workload& workload, const Schedule& schedule, const Targ
   return lowered->func;
 }
 
+// The .tgpu text of `workload` under `schedule` for `target`, its outputs named as the workload's.
+Expected<std::string> moduleText(const Workload& workload, const Schedule& schedule, const Target& target) {
+  GpuModuleOptions options;
+  for (const te::Tensor& output : workload.outputs) options.outputs.push_back(output.name());
+  return exportGpuModule(lowerFor(workload, schedule, target), target, options);
+}
+
 // The diagnostic of lowering `text` (a schedule) for matmul MxNxK on a CUDA target.
 Diagnostic scheduleProblem(const std::string& text, int64_t m = 64, int64_t n = 64, int64_t k = 32) {
   Workload workload = matmul(m, n, k, DataType::float32(), gpuTarget("cuda -arch=sm_90"));
@@ -127,10 +134,7 @@ private slots:
                               : matmul(m, n, k, DataType::float32(), target);
     auto schedule = defaultMatmulSchedule(workload, target);
     QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
-    PrimFunc func = lowerFor(workload, *schedule, target);
-    GpuModuleOptions options;
-    options.outputs = {"C"};
-    auto text = exportGpuModule(func, target, options);
+    auto text = moduleText(workload, *schedule, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
     runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, workload.name + ".tgpu"));
     std::vector<float> a = randomFloats(size_t(m) * k, 1), b = randomFloats(size_t(k) * n, 2);
@@ -174,10 +178,7 @@ private slots:
     Workload workload = conv2d(p, DataType::float32(), target);
     auto schedule = defaultConv2dSchedule(workload, p, target);
     QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
-    PrimFunc func = lowerFor(workload, *schedule, target);
-    GpuModuleOptions options;
-    options.outputs = {workload.outputs[0].name()};
-    auto text = exportGpuModule(func, target, options);
+    auto text = moduleText(workload, *schedule, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
     runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, workload.name + ".tgpu"));
     int64_t cpg = p.channelsPerGroup(), fpg = p.filtersPerGroup(), oh = p.outHeight(), ow = p.outWidth();
@@ -225,10 +226,7 @@ private slots:
     Target target = gpuTarget("opencl");
     auto schedule = defaultGpuSchedule(*workload, target);
     QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
-    PrimFunc func = lowerFor(*workload, *schedule, target);
-    GpuModuleOptions options;
-    for (const te::Tensor& output : workload->outputs) options.outputs.push_back(output.name());
-    auto text = exportGpuModule(func, target, options);
+    auto text = moduleText(*workload, *schedule, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
     runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, workload->name + ".tgpu"));
 
@@ -286,10 +284,7 @@ private slots:
     QVERIFY2(trace, trace ? "" : trace.error().toString().c_str());
     auto schedule = Schedule::replay(workload.outputs, *trace);
     QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
-    PrimFunc func = lowerFor(workload, *schedule, target);
-    GpuModuleOptions options;
-    options.outputs = {"C"};
-    auto text = exportGpuModule(func, target, options);
+    auto text = moduleText(workload, *schedule, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
     QVERIFY2(text->find("lane7_") != std::string::npos, "expected the vector stores printed per lane");
     runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, "vectorized.tgpu"));

@@ -172,6 +172,35 @@ private slots:
                      "ONNX opset 6, so ONNX's version converter does not know how it changed (check the operator's "
                      "name, or the opset the model declares)"));
   }
+
+  // A graph output no node computes: libonnx 1.12's converter dereferenced null on it and the
+  // process died (found by fuzz_onnx_model). The name's control characters are escaped.
+  void undefinedGraphOutputOfAnOldModelIsNamed() {
+    OldModel old(6);
+    old.input("a", {3, 7});
+    old.input("b", {7, 3});
+    old.input("c", {1});
+    old.node("Gemm", {"a", "b", "c"}, "y", "gemm");
+    old.output("y\n\x01", {3, 3});
+    auto graph = old.import();
+    QVERIFY(!graph.ok());
+    QCOMPARE(errorText(graph.error()),
+             QString("old.onnx: error: cannot be converted from opset 6 to 7: graph output 0 'y\\x0a\\x01' is no "
+                     "graph input, initializer or node output (the model is malformed; re-export it, or name a value "
+                     "the graph defines)"));
+  }
+
+  void undefinedNodeInputOfAnOldModelIsNamed() {
+    OldModel old(6);
+    old.input("a", {3, 7});
+    old.input("b", {7, 3});
+    old.node("Gemm", {"a", "b", "missing"}, "y", "gemm");
+    old.output("y", {3, 3});
+    auto graph = old.import();
+    QVERIFY(!graph.ok());
+    QVERIFY2(errorText(graph.error()).contains("input 'missing' of node 'gemm' (Gemm) is no graph input"),
+             qPrintable(errorText(graph.error())));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestOnnxOpsetConversion)

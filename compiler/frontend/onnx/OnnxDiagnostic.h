@@ -1,6 +1,7 @@
 // How the ONNX frontend spells its Diagnostics: a message, the file it concerns, what to do.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -16,6 +17,22 @@ inline Diagnostic importError(std::string message, std::string location = "", st
   diagnostic.location = std::move(location);
   diagnostic.hint = std::move(hint);
   return diagnostic;
+}
+
+/// `name` in single quotes for a message, with control characters written as \xNN, so that a
+/// malformed model's names cannot break the message's line.
+inline std::string quotedName(const std::string& name) {
+  std::string quoted = "'";
+  for (unsigned char c : name) {
+    if (c >= 0x20 && c != 0x7f) {
+      quoted += char(c);
+      continue;
+    }
+    char escaped[5];
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+    quoted += escaped;
+  }
+  return quoted + "'";
 }
 
 }  // namespace tessel::frontend

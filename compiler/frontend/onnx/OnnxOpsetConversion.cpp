@@ -8,6 +8,7 @@
 #include <chrono>
 #include <new>
 #include <optional>
+#include <unordered_set>
 
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxOpsets.h"
@@ -43,6 +44,28 @@ std::string firstUnknownOperator(const GraphProto& graph, int opset) {
   for (int i = 0; i < graph.node_size(); ++i)
     if (isDefaultDomain(graph.node(i).domain()) && !onnx::OpSchemaRegistry::Schema(graph.node(i).op_type(), opset, ""))
       return describeNode(graph.node(i), i);
+  return "";
+}
+
+// The first name the converter would look up and not find, described for the reader: a node
+// input or graph output that no graph input, initializer (before IR version 4 an initializer is
+// a value only when it is also an input) or node defines. ONNX's converter throws for an
+// undefined node input but dereferences null for an undefined graph output (libonnx 1.12's
+// graphProtoToGraph), so this is checked before the model reaches it. Empty when all are defined.
+std::string firstUndefinedValue(const ModelProto& model) {
+  const GraphProto& graph = model.graph();
+  std::unordered_set<std::string> defined{""};  // "" is an omitted optional input
+  for (const auto& input : graph.input()) defined.insert(input.name());
+  if (model.ir_version() >= 4)
+    for (const auto& tensor : graph.initializer()) defined.insert(tensor.name());
+  for (const auto& node : graph.node())
+    for (const auto& output : node.output()) defined.insert(output);
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const auto& input : graph.node(i).input())
+      if (!defined.count(input)) return "input " + quotedName(input) + " of " + describeNode(graph.node(i), i);
+  for (int i = 0; i < graph.output_size(); ++i)
+    if (!defined.count(graph.output(i).name()))
+      return "graph output " + std::to_string(i) + " " + quotedName(graph.output(i).name());
   return "";
 }
 
@@ -100,6 +123,10 @@ Expected<OpsetConversion> convertOpset(ModelProto& model, int fromOpset, int toO
     return importError("cannot be converted " + what + ": " + unknown + " is no operator of ONNX opset " +
                            std::to_string(fromOpset) + ", so ONNX's version converter does not know how it changed",
                        sourceName, "check the operator's name, or the opset the model declares");
+  if (std::string undefined = firstUndefinedValue(model); !undefined.empty())
+    return importError("cannot be converted " + what + ": " + undefined +
+                           " is no graph input, initializer or node output",
+                       sourceName, "the model is malformed; re-export it, or name a value the graph defines");
   auto failed = [&](const std::string& message) {
     return importError("cannot be converted " + what + " by ONNX's version converter: " + converterMessage(message),
                        sourceName,

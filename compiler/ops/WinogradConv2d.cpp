@@ -2,8 +2,10 @@
 // compile time, the compute stages and their default schedule.
 #include "compiler/ops/WinogradConv2d.h"
 
+#include <algorithm>
 #include <array>
 #include <functional>
+#include <vector>
 
 #include "core/ir/IROperators.h"
 
@@ -134,13 +136,17 @@ void transformWeights(const Conv2dParams& p, int64_t kb, const T* source, T* pac
     for (int r = 0; r < 3; ++r) g[a][r] = w.filter[size_t(a)][size_t(r)];
   int64_t blocks = (p.filters + kb - 1) / kb;
   const int64_t positionStride = p.channels * kb;  // between (a, b) positions of one block
-  for (int64_t block = 0; block < blocks; ++block)
-    for (int64_t lane = 0; lane < kb; ++lane) {
-      int64_t filter = block * kb + lane;
-      T* out = packed + block * alpha * alpha * positionStride + lane;
-      for (int64_t c = 0; c < p.channels; ++c, out += kb) {
+  // One (block, channel) at a time, all its lanes into `tile` and then out as alpha^2 runs of
+  // kb contiguous values: lane by lane, each of the 36 stores would touch its own cache line
+  // (ResNet-50-sized layers took seconds that way).
+  std::vector<T> tile(size_t(alpha * alpha * kb));
+  for (int64_t block = 0; block < blocks; ++block) {
+    T* blockOut = packed + block * alpha * alpha * positionStride;
+    for (int64_t c = 0; c < p.channels; ++c) {
+      for (int64_t lane = 0; lane < kb; ++lane) {
+        int64_t filter = block * kb + lane;
         if (filter >= p.filters) {
-          for (int ab = 0; ab < alpha * alpha; ++ab) out[ab * positionStride] = T(0);
+          for (int ab = 0; ab < alpha * alpha; ++ab) tile[size_t(ab * kb + lane)] = T(0);
           continue;
         }
         const T* taps = source + (filter * p.channels + c) * 9;
@@ -150,10 +156,13 @@ void transformWeights(const Conv2dParams& p, int64_t kb, const T* source, T* pac
             rows[a][s] = g[a][0] * double(taps[s]) + g[a][1] * double(taps[3 + s]) + g[a][2] * double(taps[6 + s]);
         for (int a = 0; a < alpha; ++a)
           for (int b = 0; b < alpha; ++b)
-            out[(a * alpha + b) * positionStride] =
+            tile[size_t((a * alpha + b) * kb + lane)] =
                 T(rows[a][0] * g[b][0] + rows[a][1] * g[b][1] + rows[a][2] * g[b][2]);
       }
+      for (int ab = 0; ab < alpha * alpha; ++ab)
+        std::copy_n(tile.data() + ab * kb, kb, blockOut + ab * positionStride + c * kb);
     }
+  }
 }
 }  // namespace
 

@@ -5,7 +5,15 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <unordered_set>
@@ -115,6 +123,119 @@ void makePReluSlopesPerChannel(GraphProto& graph) {
   }
 }
 
+// What became of a conversion run in a child process.
+struct ConverterOutcome {
+  enum Kind { Converted, Failed, OutOfMemory, Crashed } kind = Crashed;
+  std::string message;  // Failed: the converter's; Crashed: what happened to the process
+};
+
+// The child's answer on the pipe: one tag byte, then the converted model or a message.
+constexpr char kAnswerConverted = 'M', kAnswerFailed = 'E', kAnswerOutOfMemory = 'A';
+// A conversion takes milliseconds to seconds; a child still busy after this is stuck.
+constexpr int kConverterTimeoutSeconds = 300;
+
+[[noreturn]] void convertAndAnswer(ModelProto& model, int toOpset, int answerFd) {
+  std::string answer;
+  try {
+    // The converter needs the shapes of the operands it rewrites (Add-6's broadcast, Gemm-6's
+    // C) and reads them from the model's value_info: PyTorch's old exporter wrote none.
+    onnx::shape_inference::InferShapes(model);
+    makePReluSlopesPerChannel(*model.mutable_graph());
+    model = onnx::version_conversion::ConvertVersion(model, toOpset);
+    answer = std::string(1, kAnswerConverted) + model.SerializeAsString();
+  } catch (const std::bad_alloc&) {
+    answer = std::string(1, kAnswerOutOfMemory);
+  } catch (const std::exception& error) {
+    answer = std::string(1, kAnswerFailed) + error.what();
+  } catch (...) {
+    answer = std::string(1, kAnswerFailed) + "it failed with an exception that carries no message";
+  }
+  for (size_t written = 0; written < answer.size();) {
+    ssize_t n = ::write(answerFd, answer.data() + written, answer.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ::_exit(3);
+    written += size_t(n);
+  }
+  ::_exit(0);  // no destructors or atexit handlers of the parent's objects run here
+}
+
+// Runs shape inference and ONNX's version converter on `model` in a forked child and, when it
+// converted, replaces `model` with the result. libonnx 1.12 dereferences null on some malformed
+// models of old opsets (the shape inference of LSTM-1 with an omitted output, an undefined
+// graph output; fuzz_onnx_model finds such inputs within minutes), and a crash there must cost
+// the import, not the program (the Studio with the user's unsaved work).
+ConverterOutcome convertInChildProcess(ModelProto& model, int toOpset) {
+  ConverterOutcome outcome;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    outcome.message = "could not be started (pipe: " + std::string(std::strerror(errno)) + ")";
+    return outcome;
+  }
+  pid_t child = ::fork();
+  if (child < 0) {
+    outcome.message = "could not be started (fork: " + std::string(std::strerror(errno)) + ")";
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return outcome;
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    convertAndAnswer(model, toOpset, fds[1]);
+  }
+  ::close(fds[1]);
+  std::string answer;
+  bool timedOut = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kConverterTimeoutSeconds);
+  char buffer[1 << 16];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timedOut = true;
+      break;
+    }
+    pollfd readable{fds[0], POLLIN, 0};
+    int ready = ::poll(&readable, 1, int(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // re-checks the deadline
+    ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    answer.append(buffer, size_t(n));
+  }
+  ::close(fds[0]);
+  if (timedOut) ::kill(child, SIGKILL);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timedOut) {
+    outcome.message = "did not finish within " + std::to_string(kConverterTimeoutSeconds) + " s and was stopped";
+    return outcome;
+  }
+  if (WIFSIGNALED(status)) {
+    int signal = WTERMSIG(status);
+    const char* name = sigabbrev_np(signal);
+    outcome.message = "crashed (" + (name ? "SIG" + std::string(name) : "signal " + std::to_string(signal)) + ")";
+    return outcome;
+  }
+  if (answer.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    outcome.message = "stopped without an answer (exit status " +
+                      std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")";
+    return outcome;
+  }
+  const char tag = answer[0];
+  if (tag == kAnswerOutOfMemory) {
+    outcome.kind = ConverterOutcome::OutOfMemory;
+  } else if (tag == kAnswerFailed) {
+    outcome.kind = ConverterOutcome::Failed;
+    outcome.message = answer.substr(1);
+  } else if (tag == kAnswerConverted && model.ParseFromArray(answer.data() + 1, int(answer.size() - 1))) {
+    outcome.kind = ConverterOutcome::Converted;
+  } else {
+    outcome.message = "answered with a model that cannot be read back";
+  }
+  return outcome;
+}
+
 }  // namespace
 
 Expected<OpsetConversion> convertOpset(ModelProto& model, int fromOpset, int toOpset, const std::string& sourceName) {
@@ -135,18 +256,20 @@ Expected<OpsetConversion> convertOpset(ModelProto& model, int fromOpset, int toO
                            "fix what the converter reports");
   };
   auto start = std::chrono::steady_clock::now();
-  try {
-    // The converter needs the shapes of the operands it rewrites (Add-6's broadcast, Gemm-6's
-    // C) and reads them from the model's value_info: PyTorch's old exporter wrote none.
-    onnx::shape_inference::InferShapes(model);
-    makePReluSlopesPerChannel(*model.mutable_graph());
-    model = onnx::version_conversion::ConvertVersion(model, toOpset);
-  } catch (const std::bad_alloc&) {
+  ConverterOutcome outcome = convertInChildProcess(model, toOpset);
+  switch (outcome.kind) {
+  case ConverterOutcome::Converted:
+    break;
+  case ConverterOutcome::Failed:
+    return failed(outcome.message);
+  case ConverterOutcome::OutOfMemory:
     return importError("needs more memory than is available to convert " + what, sourceName);
-  } catch (const std::exception& error) {
-    return failed(error.what());
-  } catch (...) {
-    return failed("it failed with an exception that carries no message");
+  case ConverterOutcome::Crashed:
+    return importError("cannot be converted " + what + ": ONNX's version converter " + outcome.message +
+                           " on this model (Tessel ran it in a separate process, so nothing else was affected)",
+                       sourceName,
+                       "the model is probably malformed: check it with onnx.checker.check_model in Python, or "
+                       "re-export it at opset " + std::to_string(toOpset) + " or newer");
   }
   double milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return OpsetConversion{fromOpset, toOpset, milliseconds};

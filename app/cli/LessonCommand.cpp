@@ -89,6 +89,9 @@ void printStep(const lessons::Lesson& lesson, size_t index, const CommandLine& l
     std::istringstream solution(step.solution);
     for (std::string scheduleLine; std::getline(solution, scheduleLine);) std::printf("  %s\n", scheduleLine.c_str());
   }
+  if (step.tuneTrials > 0)
+    std::printf("tune it: %s\n         then `tessel records best %s` prints the schedule the tuner chose\n",
+                step.tuneCommand(step.id + ".jsonl").c_str(), (step.id + ".jsonl").c_str());
   std::printf("check it: tessel lesson check %s %s --schedule FILE\n\n", lesson.id.c_str(), step.id.c_str());
 }
 

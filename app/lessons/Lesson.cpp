@@ -114,7 +114,7 @@ private:
   }
 
   LessonStep readStep(const Json& value, const std::string& path) {
-    expectObject(value, path, {"id", "title", "text", "operator", "start", "goal", "hints", "solution"});
+    expectObject(value, path, {"id", "title", "text", "operator", "start", "goal", "hints", "solution", "tune"});
     LessonStep step;
     step.id = string(value, path, "id");
     step.title = string(value, path, "title");
@@ -124,6 +124,14 @@ private:
     step.start = joinLines(strings(value, path, "start"));
     step.hints = strings(value, path, "hints");
     step.solution = joinLines(strings(value, path, "solution"));
+    if (value.contains("tune")) {
+      const Json& tune = value.at("tune");
+      std::string tunePath = at(path, "tune");
+      expectObject(tune, tunePath, {"trials"});
+      step.tuneTrials = int(integer(tune, tunePath, "trials"));
+      // A classroom session runs while the learner watches: seconds to a few minutes.
+      if (step.tuneTrials < 8 || step.tuneTrials > 2000) fail(at(tunePath, "trials"), "expected from 8 to 2000 trials");
+    }
     const Json& goal = member(value, path, "goal");
     std::string goalPath = at(path, "goal");
     expectObject(goal, goalPath, {"summary", "checks"});
@@ -209,6 +217,15 @@ std::string LessonOperator::describe() const {
     if (found != sizes.end()) text += " " + size + "=" + std::to_string(found->second);
   }
   return text;
+}
+
+std::string LessonStep::tuneCommand(const std::string& records) const {
+  std::string command = "tessel tune lesson_" + op.name;
+  for (const std::string& size : operatorSizeNames(op.name)) {
+    auto found = op.sizes.find(size);
+    if (found != op.sizes.end()) command += " --" + size + " " + std::to_string(found->second);
+  }
+  return command + " --trials " + std::to_string(tuneTrials) + " --records " + records;
 }
 
 const LessonStep* Lesson::findStep(const std::string& idOrNumber) const {

@@ -17,7 +17,8 @@
 //       "goal": {"summary": "What to reach, in one sentence",
 //                "checks": [{"kind": "innermost_axis", "stage": "C", "axis": "j"}, ...]},
 //       "hints": ["first hint", "a more direct one"],
-//       "solution": ["schedule line", ...]          // one schedule that reaches the goal
+//       "solution": ["schedule line", ...],         // one schedule that reaches the goal
+//       "tune": {"trials": 64}                      // optional: the step offers the auto-tuner
 //     }]
 //   }
 //
@@ -67,6 +68,13 @@ struct LessonStep {
   std::vector<GoalCheck> checks;
   std::vector<std::string> hints;
   std::string solution;  ///< A schedule reaching the goal (for teachers and tests).
+  /// When above 0, the step lets the learner run the auto-tuner on its operator for this many
+  /// trials (the Studio's Tune button, `tessel tune lesson_OP ...`); 0 in steps about writing
+  /// a schedule by hand, where it would give the answer away.
+  int tuneTrials = 0;
+  /// The command that tunes this step's operator as the Studio's Tune button does, writing
+  /// its records to `records`.
+  std::string tuneCommand(const std::string& records) const;
 };
 
 struct Lesson {

@@ -8,7 +8,11 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QShortcut>
 #include <QSplitter>
 #include <QTableView>
@@ -23,6 +27,9 @@
 #include "views/schedule/IterationOrderView.h"
 #include "views/schedule/MeasurePanel.h"
 #include "views/schedule/ScheduleWorkbench.h"
+#include "views/tuning/TuningRunner.h"
+#include "tuner/records/RecordFile.h"
+#include "tuner/records/TuningDatabase.h"
 
 namespace tessel::studio {
 
@@ -64,6 +71,10 @@ void LessonWindow::buildUi() {
   check_->setToolTip(tr("Grade the schedule in the editor against the step's goal (Ctrl+Return)"));
   hint_ = new QPushButton(tr("Hint"));
   hint_->setToolTip(tr("Show the step's next hint"));
+  tune_ = new QPushButton(tr("Tune"));
+  tune_->setObjectName("LessonTuneButton");
+  tune_->setToolTip(tr("Let the auto-tuner search schedules for this step's operator; its best replaces the editor's"));
+  tuner_ = new views::TuningRunner(this);
   auto* previous = new QPushButton(tr("Previous"));
   auto* next = new QPushButton(tr("Next Step"));
   results_ = new QListWidget;
@@ -73,6 +84,7 @@ void LessonWindow::buildUi() {
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(check_);
   buttons->addWidget(hint_);
+  buttons->addWidget(tune_);
   buttons->addStretch(1);
   buttons->addWidget(previous);
   buttons->addWidget(next);
@@ -103,6 +115,20 @@ void LessonWindow::buildUi() {
 
   connect(check_, &QPushButton::clicked, this, &LessonWindow::check);
   connect(hint_, &QPushButton::clicked, this, [this] { showNextHint(); });
+  connect(tune_, &QPushButton::clicked, this, [this] {
+    if (tuner_->isActive()) {
+      tuner_->stop();
+      return;
+    }
+    QString error;
+    if (!tune(&error)) statusBar()->showMessage(error, 8000);
+  });
+  connect(tuner_, &views::TuningRunner::stateChanged, this, [this] { updateTuneButton(); });
+  connect(tuner_, &views::TuningRunner::outputLine, this, [this](const QString& line) {
+    // The tool's round table: one line per round; the newest stands for the session's progress.
+    if (tuneProgress_ && !line.trimmed().isEmpty()) tuneProgress_->setText(tr("Tuning: %1").arg(line.simplified()));
+  });
+  connect(tuner_, &views::TuningRunner::finished, this, &LessonWindow::tuningFinished);
   connect(previous, &QPushButton::clicked, this, &LessonWindow::previousStep);
   connect(next, &QPushButton::clicked, this, &LessonWindow::nextStep);
   connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
@@ -302,6 +328,111 @@ void LessonWindow::showStepText() {
     html += "<p><i>" + tr("Hint %1:").arg(i + 1) + "</i> <code>" + QString::fromStdString(step->hints[i]) + "</code></p>";
   text_->setHtml(html);
   hint_->setEnabled(hintsShown_ < int(step->hints.size()));
+  updateTuneButton();
+}
+
+void LessonWindow::updateTuneButton() {
+  const lessons::LessonStep* step = currentStep();
+  bool running = tuner_->isActive();
+  // Only steps about the tuner offer it: elsewhere it would hand out the answer.
+  tune_->setVisible(running || (step && step->tuneTrials > 0));
+  tune_->setText(running ? tr("Stop Tuning") : tr("Tune"));
+  tune_->setEnabled(tuner_->state() != views::TuningRunner::State::Stopping);
+}
+
+QString LessonWindow::tuneRecordsPath(const QString& lesson, const QString& step) {
+  return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/lessons/tuning/" + lesson + "-" + step +
+         ".jsonl";
+}
+
+bool LessonWindow::tune(QString* error) {
+  auto fail = [&](const QString& why) {
+    if (error) *error = why;
+    return false;
+  };
+  const lessons::LessonStep* step = currentStep();
+  if (!step) return fail(tr("open a lesson step first"));
+  if (step->tuneTrials <= 0) return fail(tr("this step is about writing the schedule yourself: it offers no tuner"));
+  if (tuner_->isActive()) return fail(tr("the tuner is running already"));
+  QString records = tuneRecordsPath(currentLessonId(), currentStepId());
+  QDir().mkpath(QFileInfo(records).absolutePath());
+  // Each press is a session of its own: the step's earlier trials would only shorten it.
+  QFile::remove(records);
+  QFile::remove(views::TuningRunner::eventsPathFor(records));
+  views::TuningRunRequest request;
+  request.modelPath = QString::fromStdString("lesson_" + step->op.name);
+  for (const std::string& size : lessons::operatorSizeNames(step->op.name))
+    request.extraArguments << QString::fromStdString("--" + size) << QString::number(step->op.sizes.at(size));
+  request.recordsPath = records;
+  request.budgetMinutes = 0;
+  request.trials = step->tuneTrials;
+  QString problem;
+  if (!tuner_->start(request, &problem)) return fail(problem);
+  tuneLesson_ = currentLessonId();
+  tuneStep_ = currentStepId();
+  results_->clear();
+  tuneProgress_ = new QListWidgetItem(tr("Tuning: starting %1 trials of %2...")
+                                          .arg(step->tuneTrials)
+                                          .arg(QString::fromStdString(step->op.describe())),
+                                      results_);
+  updateTuneButton();
+  return true;
+}
+
+void LessonWindow::tuningFinished(bool succeeded, const QString& message) {
+  tuneProgress_ = nullptr;
+  updateTuneButton();
+  auto report = [this](bool ok, const QString& text) {
+    results_->addItem(text);
+    emit tuned(ok, text);
+  };
+  QString records = tuneRecordsPath(tuneLesson_, tuneStep_);
+  auto contents = tuner::readRecordFile(records.toStdString());
+  if (!contents) {
+    report(false, tr("The tuner stopped before measuring anything: %1").arg(message));
+    return;
+  }
+  tuner::TuningDatabase database(contents->records);
+  const tuner::WorkloadStatistics* measured = nullptr;
+  std::vector<tuner::WorkloadStatistics> statistics = database.statistics();
+  for (const tuner::WorkloadStatistics& workload : statistics)
+    if (workload.best) measured = &workload;
+  if (!measured) {
+    report(false, tr("The tuner measured no valid schedule (%1).").arg(succeeded ? tr("every trial failed") : message));
+    return;
+  }
+  const tuner::TuningRecord& best = *measured->best;
+  QString summary = tr("The tuner measured %1 schedules; the fastest took %2 ms")
+                        .arg(measured->trials)
+                        .arg(best.result()->medianMs, 0, 'f', 4);
+  if (best.result()->gflops) summary += tr(" (%1 GFLOP/s)").arg(*best.result()->gflops, 0, 'f', 1);
+  if (auto speedup = measured->speedupOverDefault()) summary += tr(", %1x the starting schedule").arg(*speedup, 0, 'f', 1);
+  summary += ".";
+  // The model's quality as the session measured it, round by round: what this step teaches.
+  std::optional<double> lastAccuracy;
+  int scoredRounds = 0;
+  for (const tuner::LoggedRound& round : tuner_->feed()->log().rounds())
+    if (round.pairwiseAccuracy) {
+      lastAccuracy = round.pairwiseAccuracy;
+      ++scoredRounds;
+    }
+  if (lastAccuracy)
+    summary += " " + tr("The cost model ranked %1% of the pairs of its last round's candidates in the right order "
+                        "(0.5 is a coin toss; %2 rounds scored).")
+                         .arg(*lastAccuracy * 100, 0, 'f', 0)
+                         .arg(scoredRounds);
+  else
+    summary += " " + tr("The session was too short to score the cost model (it trains after the first rounds).");
+  bool sameStep = tuneLesson_ == currentLessonId() && tuneStep_ == currentStepId();
+  QString trace = QString::fromStdString(best.trace);
+  if (sameStep) {
+    setScheduleText(trace);
+    summary += " " + tr("Its schedule is in the editor: Check grades it.");
+  } else {
+    QSettings().setValue(scheduleKey(tuneLesson_, tuneStep_), trace);
+    summary += " " + tr("Its schedule is kept for step %1 of lesson %2.").arg(tuneStep_, tuneLesson_);
+  }
+  report(true, summary);
 }
 
 bool LessonWindow::showNextHint() {

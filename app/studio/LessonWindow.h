@@ -15,6 +15,7 @@
 #include "core/support/Error.h"
 
 class QListWidget;
+class QListWidgetItem;
 class QPushButton;
 class QSplitter;
 class QTextBrowser;
@@ -23,6 +24,7 @@ class QTreeWidgetItem;
 
 namespace tessel::views {
 class ScheduleWorkbench;
+class TuningRunner;
 }
 
 namespace tessel::studio {
@@ -56,6 +58,15 @@ public:
   bool showNextHint();
   void nextStep();
   void previousStep();
+  /// Runs the auto-tuner on the step's operator (steps whose lesson gives "tune") in a child
+  /// `tessel tune`, the session's lines shown under Check; when it ends, the fastest schedule
+  /// it measured replaces the editor's (undoable) and tuned() follows. While it runs, the Tune
+  /// button stops it (every trial so far is kept). False with `error` set when it cannot start.
+  bool tune(QString* error = nullptr);
+  views::TuningRunner* tuningRunner() const { return tuner_; }
+  /// Where a step's tuning records go (per user; a new session starts the file afresh).
+  static QString tuneRecordsPath(const QString& lesson, const QString& step);
+
   /// Whether the learner has reached the step's goal (kept per user).
   static bool isStepPassed(const QString& lesson, const QString& step);
 
@@ -79,6 +90,9 @@ signals:
   /// A check could not grade: the schedule has an error (with its line) or did not build.
   void checkFailed(const QString& message);
   void stepOpened(const QString& lesson, const QString& step);
+  /// A tuning session of a step ended: whether a schedule came of it, and what to say about it
+  /// (the best time, the speed-up over the start, the cost model's ranking accuracy).
+  void tuned(bool succeeded, const QString& summary);
 
 private:
   void buildUi();
@@ -92,6 +106,8 @@ private:
   const lessons::Lesson* currentLesson() const;
   const lessons::LessonStep* currentStep() const;
   QString taskName() const;
+  void tuningFinished(bool succeeded, const QString& message);
+  void updateTuneButton();
 
   std::vector<lessons::Lesson> lessons_;
   int lessonIndex_ = -1;
@@ -105,6 +121,10 @@ private:
   QListWidget* results_ = nullptr;
   QPushButton* check_ = nullptr;
   QPushButton* hint_ = nullptr;
+  QPushButton* tune_ = nullptr;
+  views::TuningRunner* tuner_ = nullptr;
+  QString tuneLesson_, tuneStep_;  // the step the running (or last) session tunes
+  QListWidgetItem* tuneProgress_ = nullptr;
   QWidget* stepPane_ = nullptr;
   QSplitter* splitter_ = nullptr;
   views::ScheduleWorkbench* workbench_ = nullptr;

@@ -1,6 +1,7 @@
 // The schedule lessons: every shipped lesson loads, every step's solution reaches its goal and
 // its starting schedule does not, a broken lesson file or schedule is a clear error, and
 // `tessel lesson` grades a student's file with the exit status a teacher's script reads.
+#include <QRegularExpression>
 #include <QtTest>
 
 #include <fstream>
@@ -52,7 +53,7 @@ private slots:
       QCOMPARE(lesson.number, int(ids.size()));
     }
     QCOMPARE(ids, QStringList({"loop-order", "tiling", "vectorize-unroll", "parallel", "pipelines", "caching",
-                               "reductions"}));
+                               "reductions", "tuner"}));
   }
 
   void everySolutionReachesItsGoal_data() {
@@ -120,6 +121,10 @@ private slots:
                                       << "steps[0].operator.name: unknown operator 'matmull'";
     QTest::newRow("newer version") << "\"version\": 1|\"version\": 9" << "written for a newer Tessel (version 9)";
     QTest::newRow("not JSON") << "\"steps\": [|\"steps\": [[" << "not valid JSON";
+    QTest::newRow("tune too short") << "\"hints\"|\"tune\": {\"trials\": 3}, \"hints\""
+                                    << "steps[0].tune.trials: expected from 8 to 2000 trials";
+    QTest::newRow("tune unknown key") << "\"hints\"|\"tune\": {\"minutes\": 3}, \"hints\""
+                                      << "steps[0].tune.minutes: unknown key";
   }
   void aBrokenLessonFileNamesThePlace() {
     QFETCH(QString, change);
@@ -169,6 +174,34 @@ private slots:
     arguments = QStringList{"lesson", "check", "loop-order", "no-such-step", "--schedule", good};
     Run missing = runTessel(arguments);
     QVERIFY2(missing.exitCode == 2 && missing.err.contains("no-such-step"), qPrintable(describe(arguments, missing)));
+  }
+
+  // The tuner lesson from a terminal, as its hint says: tune with the command `lesson show`
+  // prints (fewer trials here), save `records best`, grade it.
+  void theTunerLessonRunsFromATerminal() {
+    Run show = runTessel({"lesson", "show", "tuner", "search"});
+    QVERIFY2(show.exitCode == 0, qPrintable(show.err));
+    QRegularExpression tuneLine("tune it: tessel (tune lesson_matmul --m 256 --n 256 --k 256 --trials 64 --records (\\S+))");
+    QRegularExpressionMatch match = tuneLine.match(show.out);
+    QVERIFY2(match.hasMatch(), qPrintable(show.out));
+    QTemporaryDir directory;
+    QString records = directory.filePath("search.jsonl");
+    QStringList tune = match.captured(1).split(' ');
+    tune[tune.indexOf("--trials") + 1] = "8";
+    tune[tune.indexOf("--records") + 1] = records;
+    Run tuned = runTessel(tune);
+    QVERIFY2(tuned.exitCode == 0, qPrintable(describe(tune, tuned)));
+    Run best = runTessel({"records", "best", records});
+    QVERIFY2(best.exitCode == 0 && best.out.contains("split("), qPrintable(best.out + best.err));
+    QFile schedule(directory.filePath("tuned.txt"));
+    QVERIFY(schedule.open(QIODevice::WriteOnly));
+    schedule.write(best.out.toUtf8());
+    schedule.close();
+    QStringList check{"lesson", "check", "tuner", "search", "--schedule", schedule.fileName()};
+    Run graded = runTessel(check);
+    // Eight trials may or may not reach the step's fraction of peak; the schedule is read and right.
+    QVERIFY2(graded.exitCode == 0 || graded.exitCode == 4, qPrintable(describe(check, graded)));
+    QVERIFY2(graded.out.contains("check matches_reference: PASS"), qPrintable(graded.out));
   }
 
   void theCommandListsAndShowsLessons() {

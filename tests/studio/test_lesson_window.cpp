@@ -1,8 +1,13 @@
 // The Lessons window as a learner and a teacher meet it: Help > Lessons opens it at the first
 // step, a step opens its operator in the schedule editor, Check grades the editor's schedule
 // and says what is missing, passed steps and schedules are kept per user, presenter mode
-// enlarges and steps with Page Down, and the iteration order exports as an animated PNG.
+// enlarges and steps with Page Down, the iteration order exports as an animated PNG, and the
+// tuner lesson's Tune button runs the auto-tuner and puts its best schedule in the editor.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QListWidget>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTreeWidget>
@@ -14,6 +19,8 @@
 #include "views/schedule/IterationOrderView.h"
 #include "views/schedule/ScheduleEditor.h"
 #include "views/schedule/ScheduleWorkbench.h"
+#include "tuner/records/RecordFile.h"
+#include "tuner/records/TuningDatabase.h"
 
 using namespace tessel;
 using namespace tessel::studio;
@@ -28,7 +35,10 @@ class TestLessonWindow : public QObject {
   QTemporaryDir settingsDir_;
 
 private slots:
-  void initTestCase() { testing::isolateSettings(settingsDir_); }
+  void initTestCase() {
+    testing::isolateSettings(settingsDir_);
+    qputenv("TESSEL_CLI", TESSEL_BINARY_DIR "/bin/tessel");  // Tune runs it, as Measure does
+  }
   void init() { testing::clearSettings(); }
 
   void helpLessonsOpensTheFirstStep() {
@@ -36,8 +46,8 @@ private slots:
     // Installed beside the program: the build tree's share/tessel/lessons.
     LessonWindow* lessons = window.openLessons();
     QVERIFY(lessons && lessons->isVisible());
-    QCOMPARE(int(lessons->lessons().size()), 7);
-    QCOMPARE(lessons->lessonTree()->topLevelItemCount(), 7);
+    QCOMPARE(int(lessons->lessons().size()), 8);
+    QCOMPARE(lessons->lessonTree()->topLevelItemCount(), 8);
     QCOMPARE(lessons->currentLessonId(), QString("loop-order"));
     QCOMPARE(lessons->currentStepId(), QString("reorder"));
     QVERIFY(lessons->stepText()->toPlainText().contains("Walk memory in the order it is stored"));
@@ -142,6 +152,73 @@ private slots:
     // Its first frame is an ordinary PNG for viewers that do not animate.
     QImage still(path);
     QCOMPARE(still.size(), QSize(480, 480));
+  }
+
+  // The tuner lesson as shipped, shortened for a test: its first step on a 64^3 matmul with the
+  // fewest trials a lesson may ask for, graded on its results only (eight trials need not
+  // reach the lesson's fraction of peak).
+  void tuneRunsTheTunerAndPutsItsBestScheduleInTheEditor() {
+    QFile shipped(kLessons + "/08-tuner.json");
+    QVERIFY(shipped.open(QIODevice::ReadOnly));
+    QJsonObject lesson = QJsonDocument::fromJson(shipped.readAll()).object();
+    QJsonArray steps = lesson["steps"].toArray();
+    QJsonObject search = steps[0].toObject();
+    search["operator"] = QJsonObject{{"name", "matmul"}, {"m", 64}, {"n", 64}, {"k", 64}};
+    search["tune"] = QJsonObject{{"trials", 8}};
+    QJsonObject goal = search["goal"].toObject();
+    goal["checks"] = QJsonArray{QJsonObject{{"kind", "matches_reference"}}};
+    search["goal"] = goal;
+    steps[0] = search;
+    lesson["steps"] = steps;
+    QTemporaryDir directory;
+    QFile copy(directory.filePath("08-tuner.json"));
+    QVERIFY(copy.open(QIODevice::WriteOnly));
+    copy.write(QJsonDocument(lesson).toJson());
+    copy.close();
+
+    LessonWindow lessons;
+    QVERIFY(lessons.loadLessons(directory.path()));
+    lessons.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&lessons));
+    auto* tuneButton = lessons.findChild<QPushButton*>("LessonTuneButton");
+    QVERIFY(tuneButton);
+    QVERIFY(lessons.openStep("tuner", "search"));
+    QVERIFY(tuneButton->isVisible());
+    QCOMPARE(lessons.scheduleText(), QString());  // it starts from the natural loop order
+
+    QSignalSpy tuned(&lessons, &LessonWindow::tuned);
+    QString error;
+    QVERIFY2(lessons.tune(&error), qPrintable(error));
+    QCOMPARE(tuneButton->text(), QString("Stop Tuning"));
+    QVERIFY(tuned.wait(180000));
+    QVERIFY2(tuned.at(0).at(0).toBool(), qPrintable(tuned.at(0).at(1).toString()));
+    QString summary = tuned.at(0).at(1).toString();
+    QVERIFY2(summary.contains("The tuner measured") && summary.contains("Its schedule is in the editor"),
+             qPrintable(summary));
+    QCOMPARE(tuneButton->text(), QString("Tune"));
+
+    // The editor holds the fastest valid schedule of the session's records.
+    auto records = tuner::readRecordFile(LessonWindow::tuneRecordsPath("tuner", "search").toStdString());
+    QVERIFY(records);
+    tuner::TuningDatabase database(records->records);
+    const tuner::TuningRecord* best = nullptr;
+    for (const auto& workload : database.statistics())
+      if (workload.best) best = workload.best;
+    QVERIFY(best);
+    QCOMPARE(lessons.scheduleText(), QString::fromStdString(best->trace));
+    QVERIFY(!best->trace.empty());
+
+    QSignalSpy checked(&lessons, &LessonWindow::checked);
+    lessons.check();
+    QVERIFY(checked.wait(60000));
+    QVERIFY2(checked.at(0).at(0).toBool(), qPrintable(checked.at(0).at(1).toStringList().join('\n')));
+
+    // Steps about writing a schedule by hand offer no tuner.
+    QVERIFY(lessons.loadLessons(kLessons));
+    QVERIFY(lessons.openStep("tiling", "split"));
+    QVERIFY(!tuneButton->isVisible());
+    QVERIFY(!lessons.tune(&error));
+    QVERIFY2(error.contains("offers no tuner"), qPrintable(error));
   }
 };
 

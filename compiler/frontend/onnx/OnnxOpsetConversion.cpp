@@ -180,6 +180,10 @@ ConverterOutcome convertInChildProcess(ModelProto& model, int toOpset) {
   }
   if (child == 0) {
     ::close(fds[0]);
+    // A fault in the converter should end this process with its signal, which the parent
+    // reports; not run handlers inherited from the parent (a crash reporter, a sanitizer's or
+    // libFuzzer's, which would file the parent's input as a crash).
+    for (int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(fault, SIG_DFL);
     convertAndAnswer(model, toOpset, fds[1]);
   }
   ::close(fds[1]);

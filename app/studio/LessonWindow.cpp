@@ -125,8 +125,11 @@ void LessonWindow::buildUi() {
   });
   connect(tuner_, &views::TuningRunner::stateChanged, this, [this] { updateTuneButton(); });
   connect(tuner_, &views::TuningRunner::outputLine, this, [this](const QString& line) {
-    // The tool's round table: one line per round; the newest stands for the session's progress.
-    if (tuneProgress_ && !line.trimmed().isEmpty()) tuneProgress_->setText(tr("Tuning: %1").arg(line.simplified()));
+    // The tool's round table: one line per round (its header and notes are skipped); the
+    // newest stands for the session's progress.
+    QString row = line.simplified();
+    if (tuneProgress_ && !row.isEmpty() && row[0].isDigit())
+      tuneProgress_->setText(tr("Tuning, round %1").arg(row));
   });
   connect(tuner_, &views::TuningRunner::finished, this, &LessonWindow::tuningFinished);
   connect(previous, &QPushButton::clicked, this, &LessonWindow::previousStep);
@@ -380,6 +383,7 @@ bool LessonWindow::tune(QString* error) {
 }
 
 void LessonWindow::tuningFinished(bool succeeded, const QString& message) {
+  delete tuneProgress_;  // its last line is the tool's own farewell; the summary below replaces it
   tuneProgress_ = nullptr;
   updateTuneButton();
   auto report = [this](bool ok, const QString& text) {
@@ -408,18 +412,23 @@ void LessonWindow::tuningFinished(bool succeeded, const QString& message) {
   if (best.result()->gflops) summary += tr(" (%1 GFLOP/s)").arg(*best.result()->gflops, 0, 'f', 1);
   if (auto speedup = measured->speedupOverDefault()) summary += tr(", %1x the starting schedule").arg(*speedup, 0, 'f', 1);
   summary += ".";
-  // The model's quality as the session measured it, round by round: what this step teaches.
+  // The model's quality as the session measured it, round by round: what the tuner lesson
+  // teaches. Each round's figure is over its own few candidates, so the mean says more.
   std::optional<double> lastAccuracy;
+  double accuracySum = 0;
   int scoredRounds = 0;
   for (const tuner::LoggedRound& round : tuner_->feed()->log().rounds())
     if (round.pairwiseAccuracy) {
       lastAccuracy = round.pairwiseAccuracy;
+      accuracySum += *round.pairwiseAccuracy;
       ++scoredRounds;
     }
   if (lastAccuracy)
-    summary += " " + tr("The cost model ranked %1% of the pairs of its last round's candidates in the right order "
-                        "(0.5 is a coin toss; %2 rounds scored).")
+    summary += " " + tr("Before measuring each round, the cost model ranked its candidates: %1% of the pairs came "
+                        "out in the right order in the last round, %2% on average over %3 scored rounds (50% is a "
+                        "coin toss).")
                          .arg(*lastAccuracy * 100, 0, 'f', 0)
+                         .arg(accuracySum / scoredRounds * 100, 0, 'f', 0)
                          .arg(scoredRounds);
   else
     summary += " " + tr("The session was too short to score the cost model (it trains after the first rounds).");

@@ -1,6 +1,7 @@
 // Operator definitions that move data without looking at it: Reshape, Flatten, Squeeze,
-// Unsqueeze, Transpose, Concat, Split, Slice, Expand, Tile, Pad, Trilu, DepthToSpace and
-// SpaceToDepth, with their ONNX attribute defaults and the inputs they need by value.
+// Unsqueeze, Transpose, Concat, Split, Slice, Expand, Tile, Pad, CenterCropPad, Trilu,
+// DepthToSpace, SpaceToDepth and Col2Im (which adds overlapping blocks), with their ONNX
+// attribute defaults and the inputs they need by value.
 #include <algorithm>
 
 #include "compiler/opdefs/ShapeOpSupport.h"
@@ -268,6 +269,61 @@ Expected<OpKernel> buildPad(const OpCall& call) {
   return transformKernel(call, pad(in.shape, pads, value, in.dtype, mode), {0});
 }
 
+// ONNX CenterCropPad (opset 18): each axis listed (all by default) becomes shape[k] long,
+// cropped around its centre when longer and padded with zeros on both sides when shorter. An
+// odd difference puts the extra element at the end, as ONNX's reference does. That is Pad with
+// negative pads where it crops.
+Expected<OpKernel> buildCenterCropPad(const OpCall& call) {
+  const TensorType& in = inputType(call, 0);
+  auto target = call.constantInts(1, "shape");
+  if (!target) return target.error();
+  const size_t rank = in.shape.size();
+  Shape axes;
+  if (call.hasAttr("axes")) {
+    auto listed = call.intsAttr("axes", {});
+    if (!listed) return listed.error();
+    for (int64_t axis : *listed) {
+      auto a = normalizedAxis(call, axis, rank, "axes entry");
+      if (!a) return a.error();
+      if (std::find(axes.begin(), axes.end(), *a) != axes.end())
+        return call.error("axis " + std::to_string(*a) + " is listed twice in axes");
+      axes.push_back(*a);
+    }
+  } else {
+    for (size_t a = 0; a < rank; ++a) axes.push_back(int64_t(a));
+  }
+  if (target->size() != axes.size())
+    return call.error("shape has " + std::to_string(target->size()) + " entries for " + std::to_string(axes.size()) +
+                          " axes",
+                      "give one size per axis (all axes, or those the 'axes' attribute lists)");
+  Shape pads(2 * rank, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t want = (*target)[k], have = in.shape[size_t(axes[k])];
+    if (want < 1) return call.error("shape entry " + std::to_string(k) + " is " + std::to_string(want), "sizes are positive");
+    int64_t change = want - have;  // > 0 pads, < 0 crops
+    int64_t before = change >= 0 ? change / 2 : -((-change) / 2);
+    pads[size_t(axes[k])] = before;
+    pads[size_t(axes[k]) + rank] = change - before;
+  }
+  return transformKernel(call, pad(in.shape, pads, 0.0, in.dtype, PadMode::Constant), {0});
+}
+
+Expected<OpKernel> buildCol2Im(const OpCall& call) {
+  const TensorType& in = inputType(call, 0);
+  auto image = call.constantInts(1, "image_shape");
+  if (!image) return image.error();
+  auto block = call.constantInts(2, "block_shape");
+  if (!block) return block.error();
+  const size_t k = image->size();
+  auto strides = call.intsAttr("strides", Shape(k, 1));
+  if (!strides) return strides.error();
+  auto dilations = call.intsAttr("dilations", Shape(k, 1));
+  if (!dilations) return dilations.error();
+  auto pads = call.intsAttr("pads", Shape(2 * k, 0));
+  if (!pads) return pads.error();
+  return transformKernel(call, col2im(in.shape, *image, *block, *strides, *pads, *dilations, in.dtype), {0});
+}
+
 Expected<OpKernel> buildTrilu(const OpCall& call) {
   auto upper = call.intAttr("upper", 1);
   if (!upper) return upper.error();
@@ -315,6 +371,8 @@ void registerReshapeOps(OpRegistry& registry) {
   registry.add(kernelTypedOp("Expand", injective, 2, 2, {1}, buildExpand));
   registry.add(kernelTypedOp("Tile", injective, 2, 2, {1}, buildTile));
   registry.add(kernelTypedOp("Pad", injective, 1, 4, {1, 2, 3}, buildPad));
+  registry.add(kernelTypedOp("CenterCropPad", injective, 2, 2, {1}, buildCenterCropPad));  // opset 18
+  registry.add(kernelTypedOp("Col2Im", OpPattern::Opaque, 3, 3, {1, 2}, buildCol2Im));      // opset 18
   registry.add(kernelTypedOp("Trilu", injective, 1, 2, {1}, buildTrilu));
   registry.add(kernelTypedOp("DepthToSpace", injective, 1, 1, {}, buildDepthToSpace));
   registry.add(kernelTypedOp("SpaceToDepth", injective, 1, 1, {}, buildSpaceToDepth));

@@ -469,6 +469,72 @@ Expected<Workload> pad(const Shape& shape, const Shape& pads, double value, Data
   return singleOutput(symbolSafe(name), {in}, out);
 }
 
+Expected<Workload> col2im(const Shape& shape, const Shape& imageShape, const Shape& blockShape, const Shape& strides,
+                          const Shape& pads, const Shape& dilations, DataType dtype) {
+  const std::string op = "Col2Im";
+  if (auto e = checkShape(op, shape, "input")) return *e;
+  if (shape.size() != 3)
+    return opError(op, "input has rank " + std::to_string(shape.size()), "the input is [N, C * product(block_shape), L]");
+  const size_t k = imageShape.size();
+  if (k == 0 || blockShape.size() != k || strides.size() != k || dilations.size() != k || pads.size() != 2 * k)
+    return opError(op, "image_shape has " + std::to_string(k) + " entries, block_shape " +
+                           std::to_string(blockShape.size()) + ", strides " + std::to_string(strides.size()) +
+                           ", dilations " + std::to_string(dilations.size()) + " and pads " + std::to_string(pads.size()),
+                   "give one entry per spatial axis (pads: a begin and an end per axis)");
+  int64_t blockElements = 1, blockCount = 1;
+  Shape blocksPerAxis;
+  for (size_t d = 0; d < k; ++d) {
+    if (imageShape[d] < 1 || blockShape[d] < 1 || strides[d] < 1 || dilations[d] < 1 || pads[d] < 0 || pads[d + k] < 0)
+      return opError(op, "axis " + std::to_string(d) + " has image size " + std::to_string(imageShape[d]) +
+                             ", block " + std::to_string(blockShape[d]) + ", stride " + std::to_string(strides[d]) +
+                             ", dilation " + std::to_string(dilations[d]) + " and pads " + std::to_string(pads[d]) +
+                             "/" + std::to_string(pads[d + k]),
+                     "sizes, strides and dilations are positive, pads not negative");
+    int64_t span = dilations[d] * (blockShape[d] - 1) + 1;
+    int64_t blocks = (imageShape[d] + pads[d] + pads[d + k] - span) / strides[d] + 1;
+    if (imageShape[d] + pads[d] + pads[d + k] < span)
+      return opError(op, "a block spans " + std::to_string(span) + " pixels on axis " + std::to_string(d) +
+                             ", more than the padded image's " + std::to_string(imageShape[d] + pads[d] + pads[d + k]));
+    blocksPerAxis.push_back(blocks);
+    blockElements *= blockShape[d];
+    blockCount *= blocks;
+  }
+  if (shape[1] % blockElements != 0)
+    return opError(op, "the input's " + std::to_string(shape[1]) + " rows are not a multiple of the block's " +
+                           std::to_string(blockElements) + " elements");
+  if (shape[2] != blockCount)
+    return opError(op, "the input holds " + std::to_string(shape[2]) + " blocks; image_shape, block_shape, strides, "
+                           "pads and dilations place " + std::to_string(blockCount));
+  const int64_t channels = shape[1] / blockElements;
+  Shape outShape{shape[0], channels};
+  outShape.insert(outShape.end(), imageShape.begin(), imageShape.end());
+  te::Tensor in = te::placeholder(toExprs(shape), dtype, "in");
+  std::vector<IterVar> offsets;  // the block element, per spatial axis
+  for (size_t d = 0; d < k; ++d) offsets.push_back(te::reduceAxis(Expr(blockShape[d]), "b" + std::to_string(d)));
+  te::Tensor out = te::compute(
+      toExprs(outShape),
+      [&](const std::vector<Var>& i) {
+        // Pixel x of axis d holds element b of the block starting at x + pad - b * dilation,
+        // when that start lies on the stride grid inside the padded image.
+        Expr valid, block = Expr(int64_t(0)), element = Expr(int64_t(0));
+        for (size_t d = 0; d < k; ++d) {
+          Expr start = Expr(i[2 + d]) + Expr(pads[d]) - Expr(offsets[d]) * Expr(dilations[d]);
+          Expr position = strides[d] == 1 ? start : floordiv(start, Expr(strides[d]));
+          Expr here = start >= Expr(int64_t(0)) && position < Expr(blocksPerAxis[d]);
+          if (strides[d] != 1) here = here && eq(floormod(start, Expr(strides[d])), Expr(int64_t(0)));
+          valid = valid.defined() ? valid && here : here;
+          block = block * Expr(blocksPerAxis[d]) + clampIndex(position, blocksPerAxis[d]);
+          element = element * Expr(blockShape[d]) + Expr(offsets[d]);
+        }
+        Expr read = in({Expr(i[0]), Expr(i[1]) * Expr(blockElements) + element, block});
+        return te::sum(select(valid, read, makeZero(dtype)), offsets);
+      },
+      "out", axisNames(outShape.size()), "col2im");
+  std::string name = "col2im_" + shapeName(shape) + "_to_" + shapeName(outShape) + "_b" + shapeName(blockShape) + "_s" +
+                     shapeName(strides) + "_p" + shapeName(pads) + "_d" + shapeName(dilations);
+  return singleOutput(symbolSafe(name), {in}, out);
+}
+
 Expected<Workload> tile(const Shape& shape, const Shape& repeats, DataType dtype) {
   const std::string op = "Tile";
   if (auto e = checkShape(op, shape, "input")) return *e;

@@ -68,6 +68,15 @@ enum class PadMode { Constant, Reflect, Edge, Wrap };
 Expected<Workload> pad(const std::vector<int64_t>& shape, const std::vector<int64_t>& pads, double value = 0.0,
                        DataType dtype = DataType::float32(), PadMode mode = PadMode::Constant);
 
+/// ONNX Col2Im (opset 18; PyTorch's fold): the input [N, C * product(blockShape), L] holds L
+/// sliding blocks of a C-channel image; each block element is added back where the block sat
+/// in the image of `imageShape` (overlaps sum). strides and dilations have one entry per
+/// spatial axis, pads a begin and an end each ([begins..., ends...]).
+Expected<Workload> col2im(const std::vector<int64_t>& shape, const std::vector<int64_t>& imageShape,
+                          const std::vector<int64_t>& blockShape, const std::vector<int64_t>& strides,
+                          const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations,
+                          DataType dtype = DataType::float32());
+
 /// ONNX Tile: the input repeated repeats[d] times along each axis d (0 gives an empty result).
 Expected<Workload> tile(const std::vector<int64_t>& shape, const std::vector<int64_t>& repeats,
                         DataType dtype = DataType::float32());

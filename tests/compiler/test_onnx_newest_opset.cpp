@@ -1,6 +1,7 @@
 // Opset 18, the newest Tessel reads: the operators whose definitions it changed (reductions
-// with their axes as an input, Split's num_outputs, Pad's axes) and Mish and GroupNormalization,
-// which it added, run with opset 18's meaning through the path `tessel run` takes.
+// with their axes as an input, Split's num_outputs, Pad's axes) and Mish, GroupNormalization,
+// CenterCropPad and Col2Im, which it added, run with opset 18's meaning through the path
+// `tessel run` takes.
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -118,6 +119,80 @@ private slots:
     std::vector<float> y = result->outputs[0].toVector<float>();
     for (size_t i = 0; i < y.size(); ++i)
       QVERIFY2(std::fabs(y[i] - expected[i]) < 1e-5f, qPrintable(QString("y[%1] = %2, expected %3").arg(i).arg(y[i]).arg(expected[i])));
+  }
+
+  // CenterCropPad: axis 1 (5 -> 2) cropped around its centre, the odd element left at the end;
+  // the last axis (2 -> 5) padded with zeros around it, the extra zero at the end.
+  void centerCropPadCropsAndPadsAroundTheCentre() {
+    ModelBuilder model(18);
+    model.input("x", {1, 5, 2});
+    model.int64Initializer("size", {2}, {2, 5});
+    auto* crop = model.node("CenterCropPad", {"x", "size"}, {"y"});
+    auto* axes = addAttribute(crop, "axes", onnx::AttributeProto::INTS);
+    axes->add_ints(1);
+    axes->add_ints(-1);
+    model.output("y");
+    auto result = run(model, {floats({1, 5, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9})});
+    QVERIFY2(result, qPrintable(result ? QString() : errorText(result.error())));
+    QCOMPARE(result->outputs[0].shape(), (std::vector<int64_t>{1, 2, 5}));
+    // Rows 1 and 2 of the input ((5 - 2) / 2 = 1 dropped before, 2 after), one zero before.
+    QCOMPARE(result->outputs[0].toVector<float>(), (std::vector<float>{0, 2, 3, 0, 0, 0, 4, 5, 0, 0}));
+  }
+
+  // Col2Im adds each block element back where its block sat: strides, asymmetric pads and
+  // dilation against a loop that scatters the blocks as ONNX's definition reads.
+  void col2imAddsOverlappingBlocksBack() {
+    const int64_t channels = 2, height = 5, width = 4, blockH = 2, blockW = 2;
+    const int64_t strideH = 2, strideW = 1, padTop = 1, padLeft = 0, padBottom = 0, padRight = 1, dilationW = 2;
+    const int64_t blocksH = (height + padTop + padBottom - (blockH - 1) - 1) / strideH + 1;
+    const int64_t blocksW = (width + padLeft + padRight - dilationW * (blockW - 1) - 1) / strideW + 1;
+    const int64_t rows = channels * blockH * blockW, blocks = blocksH * blocksW;
+    std::vector<float> columns(size_t(rows * blocks));
+    for (size_t i = 0; i < columns.size(); ++i) columns[i] = float(int(i % 7) - 3) + 0.25f * float(i % 3);
+    std::vector<float> expected(size_t(channels * height * width), 0.0f);
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t ki = 0; ki < blockH; ++ki)
+        for (int64_t kj = 0; kj < blockW; ++kj)
+          for (int64_t bi = 0; bi < blocksH; ++bi)
+            for (int64_t bj = 0; bj < blocksW; ++bj) {
+              int64_t y = bi * strideH - padTop + ki, x = bj * strideW - padLeft + kj * dilationW;
+              if (y < 0 || y >= height || x < 0 || x >= width) continue;
+              expected[size_t((c * height + y) * width + x)] +=
+                  columns[size_t(((c * blockH + ki) * blockW + kj) * blocks + bi * blocksW + bj)];
+            }
+
+    ModelBuilder model(18);
+    model.input("columns", {1, rows, blocks});
+    model.int64Initializer("image", {2}, {height, width});
+    model.int64Initializer("block", {2}, {blockH, blockW});
+    auto* fold = model.node("Col2Im", {"columns", "image", "block"}, {"y"});
+    auto ints = [&](const char* name, std::vector<int64_t> values) {
+      auto* attribute = addAttribute(fold, name, onnx::AttributeProto::INTS);
+      for (int64_t value : values) attribute->add_ints(value);
+    };
+    ints("strides", {strideH, strideW});
+    ints("pads", {padTop, padLeft, padBottom, padRight});
+    ints("dilations", {1, dilationW});
+    model.output("y");
+    auto result = run(model, {floats({1, rows, blocks}, columns)});
+    QVERIFY2(result, qPrintable(result ? QString() : errorText(result.error())));
+    QCOMPARE(result->outputs[0].shape(), (std::vector<int64_t>{1, channels, height, width}));
+    std::vector<float> y = result->outputs[0].toVector<float>();
+    for (size_t i = 0; i < y.size(); ++i)
+      QVERIFY2(std::fabs(y[i] - expected[i]) < 1e-5f,
+               qPrintable(QString("y[%1] = %2, expected %3").arg(i).arg(y[i]).arg(expected[i])));
+
+    // A block count that does not fit the image is named, not guessed.
+    ModelBuilder wrong(18);
+    wrong.input("columns", {1, rows, blocks + 1});
+    wrong.int64Initializer("image", {2}, {height, width});
+    wrong.int64Initializer("block", {2}, {blockH, blockW});
+    wrong.node("Col2Im", {"columns", "image", "block"}, {"y"});
+    wrong.output("y");
+    auto refused = run(wrong, {floats({1, rows, blocks + 1}, std::vector<float>(size_t(rows * (blocks + 1))))});
+    QVERIFY(!refused);
+    QVERIFY2(errorText(refused.error()).contains("the input holds " + QString::number(blocks + 1) + " blocks"),
+             qPrintable(errorText(refused.error())));
   }
 };
 

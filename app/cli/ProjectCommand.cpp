@@ -12,6 +12,8 @@
 #include "app/cli/ModelCommand.h"
 #include "app/cli/TuningRecordsFlag.h"
 #include "app/project/AtomicFile.h"
+#include "app/project/CiExport.h"
+#include "app/project/InstallLocation.h"
 #include "app/project/JUnitReport.h"
 #include "app/project/Project.h"
 #include "app/project/ProjectOptions.h"
@@ -32,6 +34,10 @@ const char* kProjectUsage =
     "  new MODEL -o FILE      write a starter project for MODEL\n"
     "  check FILE.tessel      validate a project (--compile: also compile it with its schedules)\n"
     "  tasks FILE.tessel      list the kernels a schedule can be written for (--trace TASK: its schedule)\n"
+    "  export-ci FILE.tessel -o DIR\n"
+    "                         write the project into DIR with its model, reference data, records,\n"
+    "                         Tessel's .deb packages and GitLab CI / GitHub Actions jobs (as the Studio's\n"
+    "                         File > Export for CI)\n"
     "\n"
     "Run `tessel project SUBCOMMAND --help` for a subcommand's options.\n";
 
@@ -326,6 +332,49 @@ int runProjectTasks(const std::vector<std::string>& args) {
 
 }  // namespace
 
+int runProjectExportCi(const std::vector<std::string>& args) {
+  std::vector<FlagSpec> flags = {
+      {"output", "the folder to write (created when missing)", true, "", false, "o"},
+      {"packages", "take Tessel's .deb files from this folder (default: $TESSEL_PACKAGES_DIR, or build/packages "
+                   "beside this tessel)",
+       true, ""},
+      {"no-packages", "copy no .deb files (the jobs then need them put in tessel-packages/)", false, ""}};
+  ModelCommand command;
+  if (auto done = parseSubcommand("export-ci", "FILE.tessel -o DIR [options]",
+                                  "Writes the project for CI into DIR, as the Studio's File > Export for CI does: the\n"
+                                  "project with relative paths, its model, reference data and tuning records, Tessel's\n"
+                                  "Debian packages in tessel-packages/, ci/run-project.sh, .gitlab-ci.yml and\n"
+                                  ".github/workflows/tessel.yml. Commit DIR; each CI job installs the packages and runs\n"
+                                  "`tessel project run --junit`.\n",
+                                  args, flags, &command))
+    return *done;
+  const CommandLine& line = command.line;
+  if (!line.has("output")) return reportUsageError("project export-ci", "-o DIR is required");
+  if (line.has("packages") && line.has("no-packages"))
+    return reportUsageError("project export-ci", "--packages and --no-packages exclude each other");
+  auto loaded = project::loadProject(command.model);
+  if (!loaded) return reportDiagnostic(loaded.error());
+  std::vector<std::string> packages;
+  if (!line.has("no-packages")) {
+    packages = project::tesselPackageFiles(line.get("packages"));
+    if (line.has("packages") && packages.empty())
+      return reportDiagnostic({"no Tessel .deb packages here", line.get("packages"), 0, 0,
+                               "build them with scripts/package.sh (build/packages), or pass --no-packages"});
+  }
+  std::string name = std::filesystem::path(command.model).stem().string();
+  auto exported = project::exportProjectForCi(*loaded, line.get("output"), name, packages);
+  if (!exported) return reportDiagnostic(exported.error());
+  std::printf("directory=%s\nproject=%s\ncommand=%s\nfiles=%zu\npackages=%zu\n", exported->directory.c_str(),
+              exported->projectFile.c_str(), exported->command.c_str(), exported->files.size(),
+              exported->packages.size());
+  for (const std::string& package : exported->packages) std::printf("package=%s\n", package.c_str());
+  if (exported->packages.empty())
+    std::fprintf(stderr, "note: no .deb packages were copied: put Tessel's in %s/tessel-packages/ before committing "
+                         "(scripts/package.sh builds them)\n",
+                 exported->directory.c_str());
+  return kExitOk;
+}
+
 int runProject(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << kProjectUsage;
@@ -336,6 +385,7 @@ int runProject(const std::vector<std::string>& args) {
   if (args[0] == "new") return runProjectNew(rest);
   if (args[0] == "check") return runProjectCheck(rest);
   if (args[0] == "tasks") return runProjectTasks(rest);
+  if (args[0] == "export-ci") return runProjectExportCi(rest);
   std::cerr << "tessel project: unknown subcommand '" << args[0] << "'\n\n" << kProjectUsage;
   return kExitError;
 }

@@ -119,12 +119,19 @@ std::string githubWorkflow() {
          kCiReportFile + "\n";
 }
 
-std::string packagesReadme() {
-  return "# Tessel packages for CI\n\n"
-         "The CI jobs install Tessel from the `.deb` files in this folder. Build them from a Tessel\n"
-         "checkout with `scripts/package.sh` and copy `build/packages/*.deb` here (tessel,\n"
-         "libtessel-runtime, libtessel-runtime-dev), or change the jobs' install step to your own\n"
-         "package repository.\n";
+std::string packagesReadme(const std::vector<std::string>& copied) {
+  std::string text = "# Tessel packages for CI\n\n"
+                     "The CI jobs install Tessel from the `.deb` files in this folder.";
+  if (!copied.empty()) {
+    text += " The export copied these, the\npackages of the Tessel that exported the project:\n\n";
+    for (const std::string& name : copied) text += "- `" + name + "`\n";
+    text += "\nTo update them, build new ones from a Tessel checkout with `scripts/package.sh` and copy\n"
+            "`build/packages/*.deb` here";
+  } else {
+    text += " Build them from a Tessel\ncheckout with `scripts/package.sh` and copy `build/packages/*.deb` here";
+  }
+  return text + " (tessel, libtessel-runtime, libtessel-runtime-dev), or change the jobs'\n"
+                "install step to your own package repository.\n";
 }
 
 std::string folderReadme(const std::string& projectFile) {
@@ -145,7 +152,8 @@ std::string folderReadme(const std::string& projectFile) {
 
 }  // namespace
 
-Expected<CiExport> exportProjectForCi(const Project& project, const std::string& directory, const std::string& name) {
+Expected<CiExport> exportProjectForCi(const Project& project, const std::string& directory, const std::string& name,
+                                      const std::vector<std::string>& packages) {
   fs::path root = fs::absolute(directory);
   std::string stem = name.empty() ? fs::path(project.model).stem().string() : name;
   if (stem.empty()) return Diagnostic{"the project has no model to export", directory, 0, 0, "open a model first"};
@@ -181,13 +189,22 @@ Expected<CiExport> exportProjectForCi(const Project& project, const std::string&
   }
   if (exported.exportSettings.enabled) exported.exportSettings.directory = (root / "module").string();
 
+  std::vector<std::string> copiedPackages;
+  for (const std::string& package : packages) {
+    fs::path from(package);
+    if (from.extension() != ".deb")
+      return Diagnostic{"not a Debian package (.deb)", package, 0, 0, "give Tessel's .deb files (scripts/package.sh)"};
+    if (Status copied = copyInto(from, root / "tessel-packages" / from.filename()); !copied) return copied.error();
+    copiedPackages.push_back(from.filename().string());
+  }
+
   std::string projectFile = stem + kProjectExtension;
   const std::pair<std::string, std::string> texts[] = {
       {projectFile, formatProject(exported, (root / projectFile).string())},
       {kCiRunScript, runScript(projectFile)},
       {".gitlab-ci.yml", gitlabJob()},
       {".github/workflows/tessel.yml", githubWorkflow()},
-      {"tessel-packages/README.md", packagesReadme()},
+      {"tessel-packages/README.md", packagesReadme(copiedPackages)},
       {"README.md", folderReadme(projectFile)},
   };
   for (const auto& [relative, text] : texts) {
@@ -208,6 +225,7 @@ Expected<CiExport> exportProjectForCi(const Project& project, const std::string&
   result.projectFile = (root / projectFile).string();
   result.command = "sh " + std::string(kCiRunScript);
   result.files = filesUnder(root);
+  result.packages = copiedPackages;
   return result;
 }
 

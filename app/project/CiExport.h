@@ -23,6 +23,7 @@ struct CiExport {
   std::string projectFile;          ///< DIRECTORY/NAME.tessel
   std::string command;              ///< The command the jobs run, from DIRECTORY.
   std::vector<std::string> files;   ///< Every file written, relative to DIRECTORY, sorted.
+  std::vector<std::string> packages;  ///< The .deb files copied into tessel-packages/, by name.
 };
 
 /// Writes `project` for CI into `directory` (created when missing) as NAME.tessel:
@@ -34,12 +35,13 @@ struct CiExport {
 ///   .gitlab-ci.yml                  a job: install the packages, run, report (artifacts:reports:junit)
 ///   .github/workflows/tessel.yml    the same for GitHub Actions (a JUnit report action)
 ///   tessel-packages/README.md       where the jobs expect the .deb files (scripts/package.sh)
+///   tessel-packages/*.deb           `packages`, copied (project::tesselPackageFiles finds them)
 ///   README.md                       what the folder is and how to use it
 /// An export the project enables writes to "module/" in the folder. Files already in
 /// `directory` with these names are replaced; nothing else there is touched. The written
 /// project is read back (as `tessel project check` would) before this returns, so the export
 /// is known to load. `name` empty: the project's model's file stem.
 Expected<CiExport> exportProjectForCi(const Project& project, const std::string& directory,
-                                      const std::string& name = {});
+                                      const std::string& name = {}, const std::vector<std::string>& packages = {});
 
 }  // namespace tessel::project

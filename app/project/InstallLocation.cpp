@@ -1,5 +1,6 @@
 #include "app/project/InstallLocation.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -44,6 +45,28 @@ Expected<std::string> editableExampleProject() {
     return Diagnostic{"cannot copy the examples: " + error.message(), target.string(), 0, 0,
                       "make the directory writable, or set XDG_DATA_HOME to one that is"};
   return (target / fs::path(shipped).filename()).string();
+}
+
+std::vector<std::string> tesselPackageFiles(const std::string& given) {
+  std::error_code error;
+  fs::path folder = given;
+  if (!given.empty()) {
+  } else if (const char* chosen = std::getenv("TESSEL_PACKAGES_DIR"); chosen && *chosen) {
+    folder = chosen;
+  } else {
+    fs::path executable = fs::read_symlink("/proc/self/exe", error);
+    if (error) return {};
+    folder = executable.parent_path().parent_path() / "packages";
+  }
+  std::vector<std::string> packages;
+  if (!fs::is_directory(folder, error)) return packages;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    std::string name = entry.path().filename().string();
+    bool ours = name.rfind("tessel_", 0) == 0 || name.rfind("libtessel-runtime", 0) == 0;
+    if (ours && entry.path().extension() == ".deb" && entry.is_regular_file(error)) packages.push_back(entry.path().string());
+  }
+  std::sort(packages.begin(), packages.end());
+  return packages;
 }
 
 }  // namespace tessel::project

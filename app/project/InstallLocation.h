@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/support/Error.h"
 
@@ -24,5 +25,12 @@ std::string exampleProjectPath();
 /// already there are never overwritten). A Diagnostic when the examples are not installed or
 /// the copy cannot be made.
 Expected<std::string> editableExampleProject();
+
+/// Tessel's own Debian packages (tessel, libtessel-runtime, libtessel-runtime-dev .deb files)
+/// for Export for CI to ship with a project: those in `folder` when given, else in
+/// $TESSEL_PACKAGES_DIR when it is set, else those scripts/package.sh left beside a build
+/// tree's programs (build/packages). Sorted; empty when there are none (an installed Tessel
+/// keeps no .deb files).
+std::vector<std::string> tesselPackageFiles(const std::string& folder = {});
 
 }  // namespace tessel::project

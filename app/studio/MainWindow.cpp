@@ -32,6 +32,7 @@
 #include "app/studio/ShortcutsDialog.h"
 #include "app/studio/StudioIcons.h"
 #include "app/project/CiExport.h"
+#include "app/project/InstallLocation.h"
 #include "app/studio/WelcomePage.h"
 #include "views/common/DiagnosticsPanel.h"
 #include "views/common/ImageExport.h"
@@ -639,21 +640,33 @@ void MainWindow::exportForCi(const QString& directory) {
   // The project as it is now, unsaved edits included: CI checks what the user sees.
   project::Project project = *open;
   std::string name = projects_->path().isEmpty() ? std::string() : QFileInfo(projects_->path()).completeBaseName().toStdString();
-  jobs_.start<QString>(
+  // Tessel's own packages go along when this Tessel has them (a build tree after
+  // scripts/package.sh, or TESSEL_PACKAGES_DIR): the folder is then ready to commit as it is.
+  std::vector<std::string> packages = project::tesselPackageFiles();
+  struct Outcome {
+    QString error;
+    int packages = 0;
+  };
+  jobs_.start<Outcome>(
       kExportChannel, tr("Exporting for CI to %1").arg(directory),
-      [project, directory, name](views::JobContext&) -> QString {
-        auto exported = project::exportProjectForCi(project, directory.toStdString(), name);
-        if (!exported) return QString::fromStdString(exported.error().toString());
-        return {};
+      [project, directory, name, packages](views::JobContext&) -> Outcome {
+        auto exported = project::exportProjectForCi(project, directory.toStdString(), name, packages);
+        if (!exported) return {QString::fromStdString(exported.error().toString())};
+        return {{}, int(exported->packages.size())};
       },
-      [this, directory](QString error) {
+      [this, directory](Outcome outcome) {
+        const QString& error = outcome.error;
         if (!error.isEmpty()) {
           reportFailure(tr("Export for CI"), error);
         } else {
+          QString packagesNote = outcome.packages > 0
+                                     ? tr("with this Tessel's %1 .deb packages in tessel-packages/").arg(outcome.packages)
+                                     : tr("after putting Tessel's .deb packages in tessel-packages/ "
+                                          "(scripts/package.sh builds them)");
           diagnostics_.add(views::Severity::Note, tr("Export for CI"),
-                           tr("Exported the project for CI to %1: commit the folder with the .deb packages in "
-                              "tessel-packages/; its GitLab CI and GitHub Actions jobs run `sh %2`")
-                               .arg(directory, QString::fromUtf8(project::kCiRunScript)));
+                           tr("Exported the project for CI to %1: commit the folder %2; its GitLab CI and GitHub "
+                              "Actions jobs run `sh %3`")
+                               .arg(directory, packagesNote, QString::fromUtf8(project::kCiRunScript)));
           statusBar()->showMessage(tr("Exported for CI to %1").arg(directory), kStatusMessageMs);
         }
         emit exportedForCi(directory, error.isEmpty(), error);

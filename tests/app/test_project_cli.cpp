@@ -1,6 +1,7 @@
 // `tessel project` as CI meets it: the shipped example runs and passes; a failed expectation,
 // outputs that differ from the reference and a broken schedule each give their own exit status
 // and say what went wrong; `project new` and `project check` make and validate projects.
+#include <QProcess>
 #include <QtTest>
 
 #include <QJsonDocument>
@@ -87,11 +88,56 @@ private slots:
     QVERIFY2(top.out.contains("project run"), qPrintable(top.out));
     Run project = runTessel({"project", "--help"});
     QVERIFY2(project.exitCode == 0, qPrintable(describe({"project", "--help"}, project)));
-    for (const char* subcommand : {"run", "new", "check", "tasks"})
+    for (const char* subcommand : {"run", "new", "check", "tasks", "export-ci"})
       QVERIFY2(project.out.contains(subcommand), qPrintable(project.out));
     Run run = runTessel({"project", "run", "--help"});
     for (const char* mention : {"--threads", "--repeat", "--export", "--json", "3", "4"})
       QVERIFY2(run.out.contains(mention), qPrintable(run.out));
+  }
+
+  // `project export-ci`: the Studio's Export for CI from a script, Tessel's packages included;
+  // the folder's job command passes with the tessel just built.
+  void exportCiWritesAFolderWithThePackages() {
+    QTemporaryDir scratch;
+    QDir().mkpath(scratch.filePath("debs"));
+    for (const char* name : {"tessel_9.9_amd64.deb", "libtessel-runtime_9.9_amd64.deb", "unrelated_1.0_amd64.deb"}) {
+      QFile deb(scratch.filePath(QString("debs/") + name));
+      QVERIFY(deb.open(QIODevice::WriteOnly));
+      deb.write("!<arch>\n");
+    }
+    QString folder = scratch.filePath("ci");
+    QStringList arguments{"project", "export-ci", kExampleProject, "-o", folder, "--packages", scratch.filePath("debs")};
+    Run exported = runTessel(arguments);
+    QVERIFY2(exported.exitCode == 0, qPrintable(describe(arguments, exported)));
+    auto values = keyValues(exported.out);
+    QCOMPARE(values["packages"], QString("2"));  // Tessel's own, not the unrelated one
+    QVERIFY(QFileInfo::exists(folder + "/tessel-packages/tessel_9.9_amd64.deb"));
+    QVERIFY(!QFileInfo::exists(folder + "/tessel-packages/unrelated_1.0_amd64.deb"));
+    QFile readme(folder + "/tessel-packages/README.md");
+    QVERIFY(readme.open(QIODevice::ReadOnly));
+    QVERIFY(readme.readAll().contains("libtessel-runtime_9.9_amd64.deb"));
+    for (const char* file : {"tiny_resnet.tessel", "ci/run-project.sh", ".gitlab-ci.yml", ".github/workflows/tessel.yml"})
+      QVERIFY2(QFileInfo::exists(folder + "/" + file), file);
+
+    QProcess job;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("PATH", QFileInfo(kTessel).absolutePath() + ":" + environment.value("PATH"));
+    job.setProcessEnvironment(environment);
+    job.start("sh", {folder + "/ci/run-project.sh", "--repeat", "3"});
+    QVERIFY(job.waitForFinished(120000));
+    QVERIFY2(job.exitCode() == 0, (job.readAllStandardOutput() + job.readAllStandardError()).constData());
+    QVERIFY(QFileInfo::exists(folder + "/tessel-report.xml"));
+
+    // No packages where it was told to look is an error; --no-packages says where they go.
+    QStringList nowhere{"project", "export-ci", kExampleProject, "-o", scratch.filePath("ci2"), "--packages",
+                        scratch.filePath("none")};
+    Run refused = runTessel(nowhere);
+    QVERIFY2(refused.exitCode == 2 && refused.err.contains("no Tessel .deb packages here"),
+             qPrintable(describe(nowhere, refused)));
+    QStringList without{"project", "export-ci", kExampleProject, "-o", scratch.filePath("ci3"), "--no-packages"};
+    Run bare = runTessel(without);
+    QVERIFY2(bare.exitCode == 0 && bare.err.contains("no .deb packages were copied"), qPrintable(describe(without, bare)));
+    QCOMPARE(keyValues(bare.out)["packages"], QString("0"));
   }
 
   void exampleProjectRunsAndPasses() {

@@ -390,6 +390,14 @@ private slots:
     window.projects().setPassOptions(withOptLevel(window.session().compileOptions(), 2));
     QVERIFY(window.projects().isModified());
 
+    // This Tessel's packages travel along (TESSEL_PACKAGES_DIR here; build/packages by default).
+    QVERIFY(QDir().mkpath(scratch.filePath("debs")));
+    QFile deb(scratch.filePath("debs/tessel_9.9_amd64.deb"));
+    QVERIFY(deb.open(QIODevice::WriteOnly));
+    deb.write("!<arch>\n");
+    deb.close();
+    qputenv("TESSEL_PACKAGES_DIR", scratch.filePath("debs").toUtf8());
+
     QString folder = scratch.filePath("for-ci");
     QSignalSpy exported(&window, &MainWindow::exportedForCi);
     window.exportForCi(folder);
@@ -397,8 +405,9 @@ private slots:
     QVERIFY2(exported.at(0).at(1).toBool(), qPrintable(exported.at(0).at(2).toString()));
     for (const char* file : {"tiny_resnet.tessel", "model/tiny_resnet.onnx", "reference/input_0.pb", "reference/output_0.pb",
                              "ci/run-project.sh", ".gitlab-ci.yml", ".github/workflows/tessel.yml",
-                             "tessel-packages/README.md", "README.md"})
+                             "tessel-packages/README.md", "tessel-packages/tessel_9.9_amd64.deb", "README.md"})
       QVERIFY2(QFileInfo::exists(folder + "/" + file), file);
+    qunsetenv("TESSEL_PACKAGES_DIR");
     // Self-contained: the project names only files inside the folder, and keeps the edit.
     auto written = project::loadProject((folder + "/tiny_resnet.tessel").toStdString());
     QVERIFY2(written, written ? "" : written.error().toString().c_str());

@@ -1,5 +1,6 @@
-// The main window's side of tuning: the graph's heat map from the Tuning view's session (or
-// the model's last profile), and opening a trial of it in the schedule editor.
+// The main window's side of tuning: applying a records file to the open model, the graph's heat
+// map from the Tuning view's session (or the model's last profile), and opening a trial of it
+// in the schedule editor.
 #include <QFileInfo>
 #include <QStatusBar>
 
@@ -14,6 +15,35 @@
 #include "views/tuning/TuningDashboard.h"
 
 namespace tessel::studio {
+
+void MainWindow::applyTuningRecords(const QString& path) {
+  QString model = session_.modelPath();
+  if (model.isEmpty()) {
+    reportFailure(tr("Tuning Records"), tr("%1: open a model first, then apply tuning records to it").arg(path));
+    return;
+  }
+  QString absolute = QFileInfo(path).absoluteFilePath();
+  // Records match the target string the model is compiled for; reading them is a worker's job.
+  records_->load(absolute, session_.compileOptions().target,
+                 [this, absolute, model](std::shared_ptr<const driver::TunedSchedules> schedules) {
+                   if (!schedules || session_.modelPath() != model) return;
+                   projects_->setTuningRecords(absolute);
+                   driver::CompileOptions options = session_.compileOptions();
+                   options.tunedSchedules = std::move(schedules);
+                   diagnostics_.add(views::Severity::Note, tr("Compile"),
+                                    tr("Recompiling with the tuning records %1").arg(absolute));
+                   session_.recompile(options);
+                 });
+}
+
+void MainWindow::stopApplyingTuningRecords() {
+  projects_->setTuningRecords({});
+  if (!session_.compileOptions().tunedSchedules) return;
+  driver::CompileOptions options = session_.compileOptions();
+  options.tunedSchedules = nullptr;
+  diagnostics_.add(views::Severity::Note, tr("Compile"), tr("Recompiling with the default schedules"));
+  session_.recompile(options);
+}
 
 void MainWindow::setHeatMode(views::HeatMode mode) {
   heatMode_ = mode;

@@ -21,6 +21,10 @@
 #include "compiler/frontend/onnx/OnnxDiagnostic.h"
 #include "compiler/frontend/onnx/OnnxOpsets.h"
 
+// Defined by the sanitizer runtimes (ASan, UBSan) when the program has them: the function run
+// when a sanitizer ends the process. Weak, so a plain build has it as null.
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
+
 namespace tessel::frontend {
 namespace {
 
@@ -184,6 +188,9 @@ ConverterOutcome convertInChildProcess(ModelProto& model, int toOpset) {
     // reports; not run handlers inherited from the parent (a crash reporter, a sanitizer's or
     // libFuzzer's, which would file the parent's input as a crash).
     for (int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::signal(fault, SIG_DFL);
+    // Under a sanitizer, its report (libonnx asking for an impossible allocation) ends the child
+    // with an exit status, without the parent's callback (libFuzzer's files a crash).
+    if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(nullptr);
     convertAndAnswer(model, toOpset, fds[1]);
   }
   ::close(fds[1]);

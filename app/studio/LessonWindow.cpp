@@ -19,6 +19,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -131,7 +132,8 @@ void LessonWindow::buildUi() {
     if (tuneProgress_ && !row.isEmpty() && row[0].isDigit())
       tuneProgress_->setText(tr("Tuning, round %1").arg(row));
   });
-  connect(tuner_, &views::TuningRunner::finished, this, &LessonWindow::tuningFinished);
+  connect(tuner_, &views::TuningRunner::finished, this,
+          [this](bool succeeded, const QString& message) { tuningFinished(succeeded, message); });
   connect(previous, &QPushButton::clicked, this, &LessonWindow::previousStep);
   connect(next, &QPushButton::clicked, this, &LessonWindow::nextStep);
   connect(tree_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
@@ -382,7 +384,13 @@ bool LessonWindow::tune(QString* error) {
   return true;
 }
 
-void LessonWindow::tuningFinished(bool succeeded, const QString& message) {
+void LessonWindow::tuningFinished(bool succeeded, const QString& message, int waitsLeft) {
+  // The feed parses the stream's last events on the event loop: the summary waits for them
+  // (the rounds' accuracy figures), two seconds at most.
+  if (tuner_->feed()->busy() && waitsLeft > 0) {
+    QTimer::singleShot(20, this, [this, succeeded, message, waitsLeft] { tuningFinished(succeeded, message, waitsLeft - 1); });
+    return;
+  }
   delete tuneProgress_;  // its last line is the tool's own farewell; the summary below replaces it
   tuneProgress_ = nullptr;
   updateTuneButton();

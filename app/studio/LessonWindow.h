@@ -106,7 +106,7 @@ private:
   const lessons::Lesson* currentLesson() const;
   const lessons::LessonStep* currentStep() const;
   QString taskName() const;
-  void tuningFinished(bool succeeded, const QString& message);
+  void tuningFinished(bool succeeded, const QString& message, int waitsLeft = 100);
   void updateTuneButton();
 
   std::vector<lessons::Lesson> lessons_;

@@ -135,7 +135,8 @@ Expected<std::map<std::string, runtime::NDArray>> readInputValues(const CommandL
   }
   // A misspelled name would otherwise be ignored without a word.
   for (auto& [name, value] : request.namedInputs) {
-    bool known = std::any_of(declared->begin(), declared->end(), [&](auto& input) { return input.name == name; });
+    bool known = std::any_of(declared->begin(), declared->end(),
+                             [&, &wanted = name](auto& input) { return input.name == wanted; });
     if (!known) return Diagnostic{"the model has no input named '" + name + "'", model, 0, 0, "its inputs: " + names};
     if (!values.emplace(name, value).second)
       return Diagnostic{"input '" + name + "' is given twice (by name and by position)", model, 0, 0, ""};

@@ -61,7 +61,8 @@ Expected<std::vector<driver::CalibrationSample>> readMultiInputCalibration(const
     if (!arrays) return arrays.error();
     std::map<std::string, runtime::NDArray> byName(arrays->begin(), arrays->end());
     for (const auto& [entry, array] : byName)
-      if (std::none_of(model.inputs.begin(), model.inputs.end(), [&](const auto& v) { return v.node()->name == entry; }))
+      if (std::none_of(model.inputs.begin(), model.inputs.end(),
+                       [&, &stored = entry](const auto& v) { return v.node()->name == stored; }))
         return Diagnostic{"the archive holds '" + entry + "', which is not an input of the model", archive, 0, 0,
                           "name the arrays after the inputs: " + names};
     std::optional<int64_t> count;

@@ -389,7 +389,7 @@ void MainWindow::createActions() {
     name[0] = name[0].toUpper();
     QAction* action = addStudioAction(view, "actionView" + name, text,
                                       QKeySequence(QStringLiteral("Ctrl+%1").arg(indexOf(mode) + 1)),
-                                      [this, mode] { setCurrentView(mode); });
+                                      [this, chosen = mode] { setCurrentView(chosen); });
     action->setCheckable(true);
     action->setChecked(mode == currentView_);
     viewGroup->addAction(action);
@@ -415,7 +415,7 @@ void MainWindow::createActions() {
   for (const auto& [mode, text] : heatModes) {
     QString name = views::heatModeName(mode);
     name[0] = name[0].toUpper();
-    QAction* action = addStudioAction(colouring, "actionColourBy" + name, text, {}, [this, mode] { setHeatMode(mode); });
+    QAction* action = addStudioAction(colouring, "actionColourBy" + name, text, {}, [this, heat = mode] { setHeatMode(heat); });
     action->setCheckable(true);
     action->setChecked(mode == heatMode_);
     colouringGroup->addAction(action);

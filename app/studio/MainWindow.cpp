@@ -26,6 +26,8 @@
 #include <QToolBar>
 #include <QToolButton>
 
+#include <initializer_list>
+
 #include "app/project/ProjectOptions.h"
 #include "app/studio/MainWindowSupport.h"
 #include "app/studio/ModeBar.h"
@@ -117,6 +119,11 @@ MainWindow::~MainWindow() {
   // Jobs deliver into this window; stop them before its members go.
   jobs_.cancelAll();
   session_.cancel();
+  // The views are destroyed after this body, as QObject children, and some signal on the
+  // way out (the graph view cancels its layout: layoutFinished). By then this is no longer a
+  // MainWindow, so the lambdas connected to them must not run (UBSan saw one that did).
+  for (QObject* view : std::initializer_list<QObject*>{graph_, timeline_, schedule_, tuning_})
+    if (view) view->disconnect(this);
 }
 
 void MainWindow::openFile(const QString& path) {

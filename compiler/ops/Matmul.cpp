@@ -34,12 +34,16 @@ te::Tensor packMatmulB(const te::Tensor& B, int64_t n, int64_t k, bool bTranspos
   // Clamped even when N is a multiple of the panel width: a consumer tiled by a factor that does
   // not divide N reads panels past the last, bound inference computes those too, and they must
   // not read past the end of B (found by the tuner: a dense 1x1024x1024 tiled by 24 crashed).
+  // Rows too: a reduction split by a factor that does not divide K has bound inference pack
+  // rows past the last (19 rows split by 4 packed 20), which nothing reads but which must not
+  // read past B either (found by scripts/sanitize.sh: AddressSanitizer saw the copy's overrun).
   return te::compute(
       {Expr(panels), Expr(k), Expr(bn)},
       [&](Var jo, Var kk, Var ji) {
         Expr column = jo * bn + ji;
         Expr clamped = min(column, Expr(n - 1));
-        Expr value = bTransposed ? B(clamped, kk) : B(kk, clamped);
+        Expr row = min(Expr(kk), Expr(k - 1));
+        Expr value = bTransposed ? B(clamped, row) : B(row, clamped);
         return select(column < n, value, makeZero(dtype));
       },
       "B.packed", {"jo", "k", "ji"}, "pack");

@@ -38,14 +38,14 @@ void writeFile(const QString& path, const QByteArray& contents) {
   QCOMPARE(file.write(contents), qint64(contents.size()));
 }
 
-/// Writes a module directory. The runtime library itself serves as a kernels.so that
+/// Writes a module directory. tests/runtime/KernelFreeLibrary.cpp serves as a kernels.so that
 /// defines no kernel: a real shared object that loads, yet cannot satisfy any node.
 void writeModule(const QString& directory, const QByteArray& graph, const QByteArray& params, Library library) {
   writeFile(directory + "/graph.json", graph);
   if (!params.isNull()) writeFile(directory + "/params.bin", params);
   QFile::remove(directory + "/kernels.so");
   if (library == Library::KernelFree)
-    QVERIFY(QFile::copy(TESSEL_BINARY_DIR "/lib/libtessel_runtime.so", directory + "/kernels.so"));
+    QVERIFY(QFile::copy(TESSEL_BINARY_DIR "/tests/libtessel_test_kernel_free.so", directory + "/kernels.so"));
   else if (library == Library::Garbage)
     writeFile(directory + "/kernels.so", "this is not an ELF file");
 }

@@ -49,11 +49,9 @@ Expected<std::string> editableExampleProject() {
 
 std::vector<std::string> tesselPackageFiles(const std::string& given) {
   std::error_code error;
-  fs::path folder = given;
-  if (!given.empty()) {
-  } else if (const char* chosen = std::getenv("TESSEL_PACKAGES_DIR"); chosen && *chosen) {
-    folder = chosen;
-  } else {
+  const char* chosen = std::getenv("TESSEL_PACKAGES_DIR");
+  fs::path folder = !given.empty() ? fs::path(given) : chosen && *chosen ? fs::path(chosen) : fs::path();
+  if (folder.empty()) {
     fs::path executable = fs::read_symlink("/proc/self/exe", error);
     if (error) return {};
     folder = executable.parent_path().parent_path() / "packages";

@@ -37,6 +37,7 @@ namespace tessel::studio {
 namespace {
 
 const QString kCheckChannel = QStringLiteral("lesson-check");
+const QString kTuneChannel = QStringLiteral("lesson-tune");
 // How much larger everything is in presenter mode, for the back row of a lecture hall.
 constexpr double kPresenterScale = 1.7;
 
@@ -398,27 +399,48 @@ void LessonWindow::tuningFinished(bool succeeded, const QString& message, int wa
     results_->addItem(text);
     emit tuned(ok, text);
   };
-  QString records = tuneRecordsPath(tuneLesson_, tuneStep_);
-  auto contents = tuner::readRecordFile(records.toStdString());
-  if (!contents) {
-    report(false, tr("The tuner stopped before measuring anything: %1").arg(message));
-    return;
-  }
-  tuner::TuningDatabase database(contents->records);
-  const tuner::WorkloadStatistics* measured = nullptr;
-  std::vector<tuner::WorkloadStatistics> statistics = database.statistics();
-  for (const tuner::WorkloadStatistics& workload : statistics)
-    if (workload.best) measured = &workload;
-  if (!measured) {
-    report(false, tr("The tuner measured no valid schedule (%1).").arg(succeeded ? tr("every trial failed") : message));
-    return;
-  }
-  const tuner::TuningRecord& best = *measured->best;
-  QString summary = tr("The tuner measured %1 schedules; the fastest took %2 ms")
-                        .arg(measured->trials)
-                        .arg(best.result()->medianMs, 0, 'f', 4);
-  if (best.result()->gflops) summary += tr(" (%1 GFLOP/s)").arg(*best.result()->gflops, 0, 'f', 1);
-  if (auto speedup = measured->speedupOverDefault()) summary += tr(", %1x the starting schedule").arg(*speedup, 0, 'f', 1);
+  // The fastest valid record: the file is read on a worker (a long session's is megabytes).
+  struct Best {
+    bool readable = false, found = false;
+    int trials = 0;
+    double medianMs = 0;
+    std::optional<double> gflops, speedup;
+    std::string trace;
+  };
+  std::string records = tuneRecordsPath(tuneLesson_, tuneStep_).toStdString();
+  workbench_->jobs().start<Best>(
+      kTuneChannel, tr("Reading the tuner's records"),
+      [records](views::JobContext&) {
+        Best best;
+        auto contents = tuner::readRecordFile(records);
+        if (!contents) return best;
+        best.readable = true;
+        tuner::TuningDatabase database(contents->records);
+        for (const tuner::WorkloadStatistics& workload : database.statistics()) {
+          if (!workload.best) continue;
+          best = {true, true, workload.trials, workload.best->result()->medianMs, workload.best->result()->gflops,
+                  workload.speedupOverDefault(), workload.best->trace};
+        }
+        return best;
+      },
+      [this, report, succeeded, message](Best best) {
+        if (!best.readable) {
+          report(false, tr("The tuner stopped before measuring anything: %1").arg(message));
+          return;
+        }
+        if (!best.found) {
+          report(false, tr("The tuner measured no valid schedule (%1).").arg(succeeded ? tr("every trial failed") : message));
+          return;
+        }
+        summarizeTuning(best.trials, best.medianMs, best.gflops, best.speedup, QString::fromStdString(best.trace));
+      });
+}
+
+void LessonWindow::summarizeTuning(int trials, double medianMs, std::optional<double> gflops,
+                                   std::optional<double> speedup, const QString& trace) {
+  QString summary = tr("The tuner measured %1 schedules; the fastest took %2 ms").arg(trials).arg(medianMs, 0, 'f', 4);
+  if (gflops) summary += tr(" (%1 GFLOP/s)").arg(*gflops, 0, 'f', 1);
+  if (speedup) summary += tr(", %1x the starting schedule").arg(*speedup, 0, 'f', 1);
   summary += ".";
   // The model's quality as the session measured it, round by round: what the tuner lesson
   // teaches. Each round's figure is over its own few candidates, so the mean says more.
@@ -441,7 +463,6 @@ void LessonWindow::tuningFinished(bool succeeded, const QString& message, int wa
   else
     summary += " " + tr("The session was too short to score the cost model (it trains after the first rounds).");
   bool sameStep = tuneLesson_ == currentLessonId() && tuneStep_ == currentStepId();
-  QString trace = QString::fromStdString(best.trace);
   if (sameStep) {
     setScheduleText(trace);
     summary += " " + tr("Its schedule is in the editor: Check grades it.");
@@ -449,7 +470,8 @@ void LessonWindow::tuningFinished(bool succeeded, const QString& message, int wa
     QSettings().setValue(scheduleKey(tuneLesson_, tuneStep_), trace);
     summary += " " + tr("Its schedule is kept for step %1 of lesson %2.").arg(tuneStep_, tuneLesson_);
   }
-  report(true, summary);
+  results_->addItem(summary);
+  emit tuned(true, summary);
 }
 
 bool LessonWindow::showNextHint() {

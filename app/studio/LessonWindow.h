@@ -8,6 +8,7 @@
 
 #include <QMainWindow>
 
+#include <optional>
 #include <vector>
 
 #include "app/lessons/Lesson.h"
@@ -107,6 +108,9 @@ private:
   const lessons::LessonStep* currentStep() const;
   QString taskName() const;
   void tuningFinished(bool succeeded, const QString& message, int waitsLeft = 100);
+  /// The summary of a session whose best schedule is known, and that schedule into the editor.
+  void summarizeTuning(int trials, double medianMs, std::optional<double> gflops, std::optional<double> speedup,
+                       const QString& trace);
   void updateTuneButton();
 
   std::vector<lessons::Lesson> lessons_;

@@ -113,13 +113,8 @@ Expr power(const Expr& base, const Expr& exponent) {
 Expr softplus(const Expr& x) { return max(x, constantLike(x, 0)) + log(constantLike(x, 1) + exp(-fabs(x))); }
 
 Expr bitShift(const Expr& x, const Expr& amount, bool left) {
-  int bits = x.dtype().bits();
-  Expr wide = cast(DataType::uint64(), amount);
-  Expr clamped = min(wide, constantLike(wide, bits - 1));
-  // 2^n is exact in float64 for every n below 64.
-  Expr factor = cast(x.dtype(), pow(makeConst(DataType::float64(), 2.0), cast(DataType::float64(), clamped)));
-  Expr shifted = left ? x * factor : truncdiv(x, factor);
-  return select(wide >= constantLike(wide, bits), constantLike(x, 0), shifted);
+  // The intrinsics define shifts by the width or more as 0, as ONNX's reference does.
+  return call(left ? Intrinsic::ShiftLeft : Intrinsic::ShiftRight, {x, amount});
 }
 
 /// Max and Min of floats: a NaN in either operand gives NaN, as NumPy's maximum does.
@@ -482,6 +477,11 @@ void registerElementwiseOps(OpRegistry& registry) {
   add(binary("LessOrEqual", uniformType(T::Numeric, boolean), [](Expr a, Expr b) { return a <= b; }));
   add(binary("GreaterOrEqual", uniformType(T::Numeric, boolean), [](Expr a, Expr b) { return a >= b; }));
   add(bitShiftOp());
+  // Opset 18's bitwise operators, on integers.
+  add(binary("BitwiseAnd", uniformType(T::Integer), [](Expr a, Expr b) { return call(Intrinsic::BitwiseAnd, {a, b}); }));
+  add(binary("BitwiseOr", uniformType(T::Integer), [](Expr a, Expr b) { return call(Intrinsic::BitwiseOr, {a, b}); }));
+  add(binary("BitwiseXor", uniformType(T::Integer), [](Expr a, Expr b) { return call(Intrinsic::BitwiseXor, {a, b}); }));
+  add(unary("BitwiseNot", T::Integer, fixedUnary([](Expr x) { return call(Intrinsic::BitwiseNot, {x}); })));
 
   // Type conversions and copies.
   add(castOp());

@@ -32,6 +32,33 @@ const char* intrinsicName(Intrinsic op) {
   return "?";
 }
 
+size_t intrinsicArity(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::Pow:
+    case Intrinsic::BitwiseAnd:
+    case Intrinsic::BitwiseOr:
+    case Intrinsic::BitwiseXor:
+    case Intrinsic::ShiftLeft:
+    case Intrinsic::ShiftRight: return 2;
+    case Intrinsic::Fma:
+    case Intrinsic::DotU8I8:
+    case Intrinsic::DotBF16: return 3;
+    default: return 1;
+  }
+}
+
+bool isBitwiseIntrinsic(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::BitwiseAnd:
+    case Intrinsic::BitwiseOr:
+    case Intrinsic::BitwiseXor:
+    case Intrinsic::BitwiseNot:
+    case Intrinsic::ShiftLeft:
+    case Intrinsic::ShiftRight: return true;
+    default: return false;
+  }
+}
+
 bool parseIntrinsic(const std::string& name, Intrinsic* out) {
 #define TESSEL_INTRINSIC_PARSE(Name, text) \
   if (name == text) {                      \

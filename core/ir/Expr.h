@@ -204,7 +204,13 @@ struct CastNode : ExprNode {
   /* dot_bf16(acc, a, b), acc float32 x N, a and b int32 x N: lane i += the sum over its two \
      bfloat16 halves j of a.half[i][j] * b.half[i][j], the upper half first; what x86's      \
      vdpbf16ps computes. Only tensorize writes it. */                                        \
-  X(DotBF16, "dot_bf16")
+  X(DotBF16, "dot_bf16")                                                                   \
+  /* Bitwise operations on integers and bools (ONNX BitwiseAnd/Or/Xor/Not, BitShift), all   \
+     operands of one type. shift_right is logical for unsigned types, arithmetic for        \
+     signed ones; a shift by the type's width or more gives 0 (the sign, for a signed        \
+     shift_right) instead of C's undefined behaviour. */                                     \
+  X(BitwiseAnd, "bitwise_and") X(BitwiseOr, "bitwise_or") X(BitwiseXor, "bitwise_xor")     \
+  X(BitwiseNot, "bitwise_not") X(ShiftLeft, "shift_left") X(ShiftRight, "shift_right")
 
 enum class Intrinsic : uint8_t {
 #define TESSEL_INTRINSIC_ENUM(Name, text) Name,
@@ -212,6 +218,10 @@ enum class Intrinsic : uint8_t {
 #undef TESSEL_INTRINSIC_ENUM
 };
 const char* intrinsicName(Intrinsic op);
+/// How many arguments `op` takes (pow 2, fma 3, ...).
+size_t intrinsicArity(Intrinsic op);
+/// bitwise_and/or/xor/not and the shifts: integer (or bool) operations, not math.
+bool isBitwiseIntrinsic(Intrinsic op);
 /// The intrinsic spelled `name` ("exp"), if any.
 bool parseIntrinsic(const std::string& name, Intrinsic* out);
 

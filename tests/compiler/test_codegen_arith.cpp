@@ -181,6 +181,75 @@ private slots:
     QCOMPARE(int(u[3]), 246);
   }
 
+  void bitwiseOperationsMatchCpp_data() {
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<QString>("op");
+    for (const char* type : {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+      for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right"})
+        QTest::newRow((std::string(type) + " " + op).c_str()) << QString(type) << QString(op);
+  }
+  void bitwiseOperationsMatchCpp() {
+    QFETCH(QString, type);
+    QFETCH(QString, op);
+    DataType dtype = typeNamed(type);
+    Intrinsic intrinsic;
+    QVERIFY(parseIntrinsic(op.toStdString(), &intrinsic));
+    Buffer A("A", dtype, {Expr(kCount)}), B("B", dtype, {Expr(kCount)}), C("C", dtype, {Expr(kCount)});
+    Var i("i");
+    std::vector<Expr> args = {BufferLoadNode::make(A, {i})};
+    if (intrinsicArity(intrinsic) == 2) args.push_back(BufferLoadNode::make(B, {i}));
+    Expr result = CallNode::make(dtype, intrinsic, args);
+    auto module = compile(PrimFunc("bitwise", {A, B, C},
+                                   ForNode::make(i, 0, kCount, ForKind::Serial, BufferStoreNode::make(C, result, {i}))));
+    QVERIFY(module);
+
+    // Raw bit patterns, little-endian, `bytes` wide: the sign bit set in half of them, and
+    // shift amounts from 0 past the width (and negative, for signed types), where C++ is
+    // undefined and Tessel gives 0 (or the sign, shifting a signed value right).
+    const int bits = dtype.bits(), bytes = dtype.bytes();
+    const uint64_t mask = bits == 64 ? ~uint64_t(0) : (uint64_t(1) << bits) - 1;
+    std::vector<uint64_t> a(kCount), b(kCount);
+    for (int64_t k = 0; k < kCount; ++k) {
+      a[k] = (0x9E3779B97F4A7C15ull * uint64_t(k + 1)) & mask;
+      b[k] = op.startsWith("shift") ? uint64_t(k % (bits + 4)) : (0xC2B2AE3D27D4EB4Full * uint64_t(k + 3)) & mask;
+      if (op.startsWith("shift") && dtype.isInt() && k % 9 == 8) b[k] = mask;  // -1
+    }
+    AlignedArray<char> a_(kCount * bytes), b_(kCount * bytes), c_(kCount * bytes);
+    for (int64_t k = 0; k < kCount; ++k) {
+      std::memcpy(a_.data() + k * bytes, &a[k], bytes);
+      std::memcpy(b_.data() + k * bytes, &b[k], bytes);
+    }
+    QCOMPARE(run(*module, "bitwise", {a_.data(), b_.data(), c_.data()}), 0);
+    for (int64_t k = 0; k < kCount; ++k) {
+      uint64_t got = 0, expected = 0;
+      std::memcpy(&got, c_.data() + k * bytes, bytes);
+      bool negative = dtype.isInt() && (a[k] >> (bits - 1)) & 1;
+      uint64_t amount = b[k];
+      if (dtype.isInt() && (b[k] >> (bits - 1)) & 1) amount = ~uint64_t(0);  // a negative amount
+      if (op == "bitwise_and") expected = a[k] & b[k];
+      if (op == "bitwise_or") expected = a[k] | b[k];
+      if (op == "bitwise_xor") expected = a[k] ^ b[k];
+      if (op == "bitwise_not") expected = ~a[k];
+      if (op == "shift_left") expected = amount >= uint64_t(bits) ? 0 : a[k] << amount;
+      if (op == "shift_right") {
+        if (amount >= uint64_t(bits)) expected = negative ? ~uint64_t(0) : 0;
+        else expected = (a[k] >> amount) | (negative && amount ? ~uint64_t(0) << (bits - amount) : 0);
+      }
+      QCOMPARE(got, expected & mask);
+    }
+  }
+
+  void bitwiseOperationsRejectFloats() {
+    Buffer A("A", DataType::float32(), {Expr(4)});
+    Var i("i");
+    Expr result = CallNode::make(DataType::float32(), Intrinsic::BitwiseAnd,
+                                 {BufferLoadNode::make(A, {i}), BufferLoadNode::make(A, {i})});
+    auto built = buildJIT({PrimFunc("bitwise", {A}, ForNode::make(i, 0, 4, ForKind::Serial, BufferStoreNode::make(A, result, {i})))});
+    QVERIFY(!built);
+    QVERIFY2(QString::fromStdString(built.error().toString()).contains("bitwise_and() of float32 is not supported"),
+             built.error().toString().c_str());
+  }
+
   void comparisonsAndLogicProduceBools_data() {
     QTest::addColumn<QString>("type");
     for (const char* type : {"int8", "int32", "uint8", "uint32", "int64", "float16", "float32", "float64", "bfloat16"})

@@ -13,6 +13,7 @@
 #include "runtime/GraphExecutor.h"
 #include "runtime/NDArray.h"
 #include "tests/GpuTestSupport.h"
+#include "tests/compiler/OnnxModelBuilder.h"
 
 using namespace tessel;
 using namespace tessel::testing;
@@ -63,6 +64,64 @@ private slots:
       }
       QVERIFY2(worst <= 1e-4 * scale, qPrintable(QString("%1: largest difference %2 (largest value %3)")
                                                       .arg(QString::fromStdString(name)).arg(worst).arg(scale)));
+    }
+  }
+
+  // The bitwise operators and BitShift in OpenCL C: the same results as the CPU, shifts by
+  // the width or more included (C leaves those undefined; Tessel gives 0).
+  void bitwiseOperatorsMatchTheCpu() {
+    SKIP_WITHOUT_OPENCL();
+    ModelBuilder builder(18);
+    builder.input("a", {301}, onnx::TensorProto::INT32);
+    builder.input("b", {301}, onnx::TensorProto::INT32);
+    builder.input("u", {301}, onnx::TensorProto::UINT8);
+    builder.input("n", {301}, onnx::TensorProto::UINT8);
+    builder.node("BitwiseAnd", {"a", "b"}, {"and"});
+    builder.node("BitwiseXor", {"and", "a"}, {"xor"});
+    builder.node("BitwiseNot", {"b"}, {"not"});
+    builder.node("BitwiseOr", {"xor", "not"}, {"y"});
+    addAttribute(builder.node("BitShift", {"u", "n"}, {"left"}), "direction", onnx::AttributeProto::STRING)->set_s("LEFT");
+    builder.output("y");
+    builder.output("left");
+    auto graph = driver::loadModelBytes(builder.bytes(), "bitwise.onnx");
+    QVERIFY2(graph, graph ? "" : graph.error().toString().c_str());
+    auto gpu = driver::compileModelForGpu(*graph, *Target::parse("opencl"));
+    QVERIFY2(gpu, gpu ? "" : gpu.error().toString().c_str());
+    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(gpu->moduleJson, "bitwise.tgpu"));
+    auto cpu = driver::compileGraph(*graph);
+    QVERIFY2(cpu, cpu ? "" : cpu.error().toString().c_str());
+    auto executor = driver::createExecutor(*cpu);
+    QVERIFY2(executor, executor ? "" : executor.error().toString().c_str());
+
+    std::vector<int32_t> a(301), b(301);
+    std::vector<uint8_t> u(301), n(301);
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = int32_t(uint32_t(i) * 2654435761u);
+      b[i] = int32_t(uint32_t(i + 5) * 2246822519u);
+      u[i] = uint8_t(i * 37 + 11);
+      n[i] = uint8_t(i % 11);  // 8 and beyond shift everything out
+    }
+    auto set = [&](const char* name, const void* data, size_t bytes, runtime::DataType type) {
+      runner.setInput(name, data, bytes);
+      auto array = runtime::NDArray::empty({301}, type);
+      array.copyFrom(data, bytes);
+      (*executor)->setInput(name, array);
+    };
+    set("a", a.data(), a.size() * 4, runtime::DataType::int32());
+    set("b", b.data(), b.size() * 4, runtime::DataType::int32());
+    set("u", u.data(), u.size(), runtime::DataType::uint8());
+    set("n", n.data(), n.size(), runtime::DataType::uint8());
+    runner.run();
+    (*executor)->run();
+    std::vector<int32_t> y(301);
+    std::vector<uint8_t> left(301);
+    runner.getOutput("y", y.data(), y.size() * 4);
+    runner.getOutput("left", left.data(), left.size());
+    QCOMPARE(y, (*executor)->getOutput("y").toVector<int32_t>());
+    QCOMPARE(left, (*executor)->getOutput("left").toVector<uint8_t>());
+    for (size_t i = 0; i < a.size(); ++i) {
+      QCOMPARE(y[i], ((a[i] & b[i]) ^ a[i]) | ~b[i]);
+      QCOMPARE(left[i], n[i] >= 8 ? uint8_t(0) : uint8_t(u[i] << n[i]));
     }
   }
 

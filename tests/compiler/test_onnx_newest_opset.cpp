@@ -1,6 +1,6 @@
 // Opset 18, the newest Tessel reads: the operators whose definitions it changed (reductions
 // with their axes as an input, Split's num_outputs, Pad's axes) and Mish, GroupNormalization,
-// CenterCropPad and Col2Im, which it added, run with opset 18's meaning through the path
+// CenterCropPad, Col2Im and the bitwise operators, which it added, run with opset 18's meaning through the path
 // `tessel run` takes.
 #include <QTemporaryDir>
 #include <QtTest>
@@ -96,6 +96,46 @@ private slots:
       double expected = x[i] * std::tanh(std::log1p(std::exp(double(x[i]))));
       QVERIFY2(std::fabs(y[i] - expected) <= 1e-5 + 1e-5 * std::fabs(expected),
                qPrintable(QString("Mish(%1) = %2, expected %3").arg(x[i]).arg(y[i]).arg(expected)));
+    }
+  }
+
+  // BitwiseAnd/Or/Xor/Not (opset 18) and BitShift, chained into one fused kernel over a
+  // length that is no multiple of a vector, on int32 with the sign bit set in half the values.
+  void bitwiseOperatorsMatchCpp() {
+    ModelBuilder model(18);
+    model.input("a", {1003}, onnx::TensorProto::INT32);
+    model.input("b", {1003}, onnx::TensorProto::INT32);
+    model.input("u", {1003}, onnx::TensorProto::UINT32);
+    model.input("n", {1003}, onnx::TensorProto::UINT32);
+    model.node("BitwiseAnd", {"a", "b"}, {"and"});
+    model.node("BitwiseXor", {"and", "a"}, {"xor"});
+    model.node("BitwiseNot", {"b"}, {"not"});
+    model.node("BitwiseOr", {"xor", "not"}, {"y"});
+    addAttribute(model.node("BitShift", {"u", "n"}, {"shifted"}), "direction", onnx::AttributeProto::STRING)
+        ->set_s("RIGHT");
+    model.output("y");
+    model.output("shifted");
+    std::vector<int32_t> a(1003), b(1003);
+    std::vector<uint32_t> u(1003), n(1003);
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = int32_t(uint32_t(i) * 2654435761u);
+      b[i] = int32_t(uint32_t(i + 7) * 2246822519u);
+      u[i] = uint32_t(i) * 3266489917u;
+      n[i] = uint32_t(i % 40);  // 32 and beyond shift everything out
+    }
+    auto array = [](auto& values, runtime::DataType type) {
+      auto out = runtime::NDArray::empty({int64_t(values.size())}, type);
+      out.copyFrom(values);
+      return out;
+    };
+    auto result = run(model, {array(a, runtime::DataType::int32()), array(b, runtime::DataType::int32()),
+                              array(u, runtime::DataType{runtime::DataType::Code::UInt, 32, 1}), array(n, runtime::DataType{runtime::DataType::Code::UInt, 32, 1})});
+    QVERIFY2(result, qPrintable(result ? QString() : errorText(result.error())));
+    std::vector<int32_t> y = result->outputs[0].toVector<int32_t>();
+    std::vector<uint32_t> shifted = result->outputs[1].toVector<uint32_t>();
+    for (size_t i = 0; i < a.size(); ++i) {
+      QCOMPARE(y[i], ((a[i] & b[i]) ^ a[i]) | ~b[i]);
+      QCOMPARE(shifted[i], n[i] >= 32 ? 0u : u[i] >> n[i]);
     }
   }
 

@@ -120,7 +120,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const DataType f16 = DataType::float16(), f32 = DataType::float32(), f64 = DataType::float64(), i8 = DataType::int8(), i32 = DataType::int32(),
                i64 = DataType::int64(), u8 = DataType::uint8(), u16 = DataType::uint16(), u32 = DataType::uint32(),
-               boolean = DataType::boolean();
+               u64 = DataType::uint64(), i16 = DataType::int16(), boolean = DataType::boolean();
 
 double roundHalfEven(double x) { return std::nearbyint(x); }
 float toFloat(double x) { return float(x); }
@@ -224,6 +224,20 @@ std::vector<std::pair<std::string, OpCase>> opCases() {
       {"BitShift right uint32", {"BitShift", {{"direction", std::string("RIGHT")}},
                                  {{u32, {40}, 0, 4e9}, {u32, {40}, 0, 33}}, u32,
                                  [](auto& x) { return x[1] >= 32 ? 0 : double(uint32_t(x[0]) >> int(x[1])); }}},
+      {"BitShift left uint64 past the width", {"BitShift", {{"direction", std::string("LEFT")}},
+                                               {{u64, {40}, 0, 1e15}, {u64, {1, 40}, 0, 70}}, u64, [](auto& x) {
+                                                 return x[1] >= 64 ? 0 : double(uint64_t(x[0]) << int(x[1]));
+                                               }}},
+      {"BitwiseAnd int32 broadcast", {"BitwiseAnd", {}, {{i32, {3, 13}, -2e9, 2e9}, {i32, {13}, -2e9, 2e9}}, i32,
+                                      [](auto& x) { return double(int32_t(x[0]) & int32_t(x[1])); }, exact, 18}},
+      {"BitwiseOr uint8", {"BitwiseOr", {}, {{u8, {40}, 0, 255}, {u8, {40}, 0, 255}}, u8,
+                           [](auto& x) { return double(uint8_t(x[0]) | uint8_t(x[1])); }, exact, 18}},
+      {"BitwiseXor int64", {"BitwiseXor", {}, {{i64, {40}, -1e15, 1e15}, {i64, {40}, -1e15, 1e15}}, i64,
+                            [](auto& x) { return double(int64_t(x[0]) ^ int64_t(x[1])); }, exact, 18}},
+      {"BitwiseNot int16", {"BitwiseNot", {}, {{i16, {40}, -30000, 30000}}, i16,
+                            [](auto& x) { return double(int16_t(~int16_t(x[0]))); }, exact, 18}},
+      {"BitwiseNot uint32", {"BitwiseNot", {}, {{u32, {40}, 0, 4e9}}, u32,
+                             [](auto& x) { return double(uint32_t(~uint32_t(x[0]))); }, exact, 18}},
       {"Cast float32 to int32", {"Cast", {{"to", int64_t(6)}}, floats(-100, 100), i32,
                                  [](auto& x) { return std::trunc(x[0]); }}},
       {"Cast int64 to bool", {"Cast", {{"to", int64_t(9)}}, {{i64, {40}, -2, 2}}, boolean,
@@ -438,7 +452,8 @@ private slots:
                            "Erf", "Softplus", "Softsign", "Clip", "ThresholdedRelu", "Shrink", "PRelu", "Sin",
                            "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
                            "IsNaN", "IsInf", "Not", "And", "Or", "Xor", "Equal", "Less", "Greater",
-                           "LessOrEqual", "GreaterOrEqual", "BitShift", "Cast", "CastLike", "Where",
+                           "LessOrEqual", "GreaterOrEqual", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+                           "BitwiseNot", "Cast", "CastLike", "Where",
                            "Identity", "Dropout"};
     for (const char* name : names) QVERIFY2(graph::OpRegistry::global().find(name), name);
   }
@@ -526,6 +541,7 @@ private slots:
     QTest::newRow("bad shift direction") << 10 << "LEFT or RIGHT";
     QTest::newRow("training dropout") << 11 << "training-mode";
     QTest::newRow("mean of integers") << 12 << "takes a float type";
+    QTest::newRow("bitwise and of floats") << 13 << "integer";
   }
   void rejectsBadModels() {
     QFETCH(int, which);
@@ -544,6 +560,7 @@ private slots:
         typedCall("BitShift", {{u8, {2}}, {u8, {2}}}, {{"direction", std::string("UP")}}),
         typedCall("Dropout", {{f32, {2}}, {}, {boolean, {}}}),
         typedCall("Mean", {{i32, {2}}, {i32, {2}}}),
+        typedCall("BitwiseAnd", {{f32, {2}}, {f32, {2}}}),
     };
     OpCall call = calls[size_t(which)];
     if (call.op == "Dropout") {

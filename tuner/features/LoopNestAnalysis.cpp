@@ -192,6 +192,8 @@ private:
           ops.floatMul += lanes;
           ops.floatAddSub += lanes;
           ops.fmaShaped += lanes;
+        } else if (isBitwiseIntrinsic(node->op)) {
+          ops.intOps += lanes;
         } else if (node->op != Intrinsic::Likely) {  // a branch hint, not work
           ops.mathCalls += lanes;
         }

@@ -23,7 +23,7 @@ struct OpCounts {
   double fmaShaped = 0;  ///< Float (a*b)+c pairs; each is also one mul and one add.
   double mathCalls = 0;  ///< exp, log, sqrt, tanh, ... (an fma intrinsic counts as mul + add).
   double compareSelect = 0;  ///< Comparisons, selects and boolean logic.
-  double intOps = 0;         ///< Integer + - * min max (index arithmetic).
+  double intOps = 0;         ///< Integer + - * min max (index arithmetic) and bitwise operations.
   double intDivMod = 0;      ///< Integer division and remainder.
   double casts = 0;
   /// Floating-point operations: adds, muls, divs, min/max and math calls.

@@ -418,6 +418,28 @@ private:
     return "(" + expr(a) + " " + op + " " + expr(b) + ")";
   }
 
+  /// a OP b (or OP a), cast back to the operands' type: C promotes narrow integers to int.
+  std::string bitwise(const CallNode* n, const char* op) {
+    DataType t = n->dtype;
+    if (!(t.isIntegral() || t.isBool())) fail(std::string(intrinsicName(n->op)) + " of " + t.toString() + " is not supported");
+    std::string text = n->args.size() == 1 ? std::string(op) + expr(n->args[0]) : binary(n->args[0], op, n->args[1]);
+    return "((" + type(t) + ")" + text + ")";
+  }
+
+  /// A shift with C's undefined cases defined as the CPU code defines them: by the width
+  /// or more (or a negative amount) gives 0, or the sign for a signed shift right.
+  std::string shift(const CallNode* n) {
+    DataType t = n->dtype;
+    if (!t.isIntegral()) fail(std::string(intrinsicName(n->op)) + " of " + t.toString() + " is not supported");
+    std::string value = expr(n->args[0]), amount = expr(n->args[1]);
+    std::string width = std::to_string(t.bits());
+    std::string tooWide = "((" + std::string(dialect_.cuda ? "unsigned long long" : "ulong") + ")(" + amount + ") >= " + width + ")";
+    if (n->op == Intrinsic::ShiftRight && t.isInt())
+      return "((" + type(t) + ")(" + value + " >> (" + tooWide + " ? " + std::to_string(t.bits() - 1) + " : " + amount + ")))";
+    const char* op = n->op == Intrinsic::ShiftLeft ? " << " : " >> ";
+    return "(" + tooWide + " ? (" + type(t) + ")0 : (" + type(t) + ")(" + value + op + amount + "))";
+  }
+
   std::string call(const CallNode* n) {
     auto arg = [&](size_t i) { return i < n->args.size() ? expr(n->args[i]) : std::string("0"); };
     DataType t = n->dtype;
@@ -434,6 +456,14 @@ private:
       case Intrinsic::IsNan: return "isnan(" + arg(0) + ")";
       case Intrinsic::Pow: return dialect_.math("pow", t) + "(" + arg(0) + ", " + arg(1) + ")";
       case Intrinsic::Fma: return dialect_.math("fma", t) + "(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ")";
+      case Intrinsic::BitwiseAnd: return bitwise(n, "&");
+      case Intrinsic::BitwiseOr: return bitwise(n, "|");
+      case Intrinsic::BitwiseXor: return bitwise(n, "^");
+      case Intrinsic::BitwiseNot:
+        if (t.isBool()) return "(!" + arg(0) + ")";
+        return bitwise(n, "~");
+      case Intrinsic::ShiftLeft:
+      case Intrinsic::ShiftRight: return shift(n);
       case Intrinsic::Reinterpret:
       case Intrinsic::DotU8I8:
       case Intrinsic::DotBF16:

@@ -846,7 +846,7 @@ private:
       return emitBFloat16Dot(builder_, module_, target_, emitExpr(node->args[0]), emitExpr(node->args[1]),
                              emitExpr(node->args[2]));
     }
-    size_t arity = node->op == Intrinsic::Pow ? 2 : node->op == Intrinsic::Fma ? 3 : 1;
+    size_t arity = intrinsicArity(node->op);
     if (node->args.size() != arity)
       fail(std::string(name) + "() takes " + std::to_string(arity) + " argument(s), got " +
            std::to_string(node->args.size()));
@@ -856,6 +856,7 @@ private:
     std::vector<llvm::Value*> args;
     for (auto& arg : node->args) args.push_back(emitExpr(arg));
 
+    if (isBitwiseIntrinsic(node->op)) return emitBitwiseCall(node->op, args, type);
     if (type.isIntegral() || type.isBool()) return emitIntegerCall(node, args[0], type);
     if (!type.isFloat()) fail(std::string(name) + "() of " + type.toString() + " is not supported");
 
@@ -886,6 +887,32 @@ private:
     }
     fail(std::string(intrinsicName(node->op)) + "() of " + type.toString() + " is not supported",
          "cast the argument to a float type first");
+  }
+
+  /// The bitwise intrinsics, with shifts by the type's width or more defined (LLVM's shl
+  /// and shr give poison there): 0, or the sign for an arithmetic shift right.
+  llvm::Value* emitBitwiseCall(Intrinsic op, const std::vector<llvm::Value*>& args, DataType type) {
+    bool shift = op == Intrinsic::ShiftLeft || op == Intrinsic::ShiftRight;
+    if (!(type.isIntegral() || (type.isBool() && !shift)))
+      fail(std::string(intrinsicName(op)) + "() of " + type.toString() + " is not supported",
+           shift ? "shifts take integer operands" : "bitwise operations take integer or bool operands");
+    switch (op) {
+      case Intrinsic::BitwiseAnd: return builder_.CreateAnd(args[0], args[1]);
+      case Intrinsic::BitwiseOr: return builder_.CreateOr(args[0], args[1]);
+      case Intrinsic::BitwiseXor: return builder_.CreateXor(args[0], args[1]);
+      case Intrinsic::BitwiseNot: return builder_.CreateNot(args[0]);
+      default: break;
+    }
+    llvm::Value* width = llvm::ConstantInt::get(args[1]->getType(), type.bits());
+    // Unsigned comparison: a negative amount of a signed type counts as too wide as well.
+    llvm::Value* tooWide = builder_.CreateICmpUGE(args[1], width);
+    if (op == Intrinsic::ShiftRight && type.isInt()) {
+      llvm::Value* widest = llvm::ConstantInt::get(args[1]->getType(), type.bits() - 1);
+      return builder_.CreateAShr(args[0], builder_.CreateSelect(tooWide, widest, args[1]));
+    }
+    llvm::Value* shifted =
+        op == Intrinsic::ShiftLeft ? builder_.CreateShl(args[0], args[1]) : builder_.CreateLShr(args[0], args[1]);
+    return builder_.CreateSelect(tooWide, llvm::Constant::getNullValue(shifted->getType()), shifted);
   }
 
   /// sin or cos of a float32 vector: the inline kernel, or the C library lane by lane for

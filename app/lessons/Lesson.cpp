@@ -24,8 +24,8 @@ struct InvalidLesson {
   Diagnostic diagnostic;
 };
 
-const std::set<std::string> kCheckKinds = {"uses",     "innermost_axis",    "vectorized",      "parallel",
-                                           "attached", "matches_reference", "fraction_of_peak"};
+const std::set<std::string> kCheckKinds = {"uses",     "innermost_axis",    "vectorized",       "parallel",
+                                           "attached", "matches_reference", "fraction_of_peak", "working_set"};
 
 class LessonReader {
 public:
@@ -178,7 +178,7 @@ private:
       for (const std::string& kind : kCheckKinds) kinds += (kinds.empty() ? "" : ", ") + kind;
       fail(at(path, "kind"), "unknown check '" + check.kind + "' (known: " + kinds + ")");
     }
-    expectObject(value, path, {"kind", "stage", "axis", "primitive", "how", "to", "at_least"});
+    expectObject(value, path, {"kind", "stage", "axis", "primitive", "how", "to", "at_least", "at_most_kib"});
     check.stage = optionalString(value, path, "stage");
     check.axis = optionalString(value, path, "axis");
     check.primitive = optionalString(value, path, "primitive");
@@ -201,6 +201,12 @@ private:
       if (!limit.is_number() || limit.get<double>() <= 0 || limit.get<double>() > 1)
         fail(at(path, "at_least"), "expected a fraction of peak above 0 and at most 1");
       check.atLeast = limit.get<double>();
+    }
+    if (check.kind == "working_set") {
+      const Json& limit = member(value, path, "at_most_kib");
+      if (!limit.is_number() || limit.get<double>() <= 0)
+        fail(at(path, "at_most_kib"), "expected a size in KiB above 0 (32 is a typical L1 data cache)");
+      check.atMostKib = limit.get<double>();
     }
     return check;
   }

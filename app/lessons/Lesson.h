@@ -30,6 +30,9 @@
 //   attached         {"stage": "blur_x", "how": "at"|"inline"|"root", "to": "blur_y"}
 //   matches_reference {}                                        the results equal a plain C++ loop's
 //   fraction_of_peak {"at_least": 0.2}                          measured against the FMA peak
+//   working_set      {"at_most_kib": 32}                        every reused element comes back
+//                                                               within that much other data
+//                                                               (features::reuseDistances)
 #pragma once
 
 #include <map>
@@ -56,6 +59,7 @@ struct GoalCheck {
   std::string kind;
   std::string stage, axis, primitive, how, to;
   double atLeast = 0;
+  double atMostKib = 0;
 };
 
 struct LessonStep {

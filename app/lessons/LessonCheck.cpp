@@ -12,6 +12,7 @@
 #include "runtime/PeakFlops.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Timer.h"
+#include "tuner/features/WorkingSet.h"
 
 namespace tessel::lessons {
 
@@ -107,6 +108,39 @@ CheckResult structural(const GoalCheck& check, const Schedule& schedule, const T
     return result;
   }
   result.message = "unknown check '" + check.kind + "'";
+  return result;
+}
+
+std::string kibText(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, bytes < 10 * 1024 ? "%.1f KiB" : "%.0f KiB", bytes / 1024);
+  return text;
+}
+
+/// The largest reuse distance of the lowered kernel against the check's bound, naming the
+/// buffer and loop behind it so the learner sees which reuse the schedule leaves too far apart.
+CheckResult workingSet(const GoalCheck& check, const PrimFunc& lowered) {
+  CheckResult result{check, false, ""};
+  std::vector<features::ReuseDistance> distances = features::reuseDistances(lowered);
+  const features::ReuseDistance* widest = nullptr;
+  for (const features::ReuseDistance& distance : distances)
+    if (!widest || distance.bytesBetweenUses > widest->bytesBetweenUses) widest = &distance;
+  const double bound = check.atMostKib * 1024;
+  std::string goal = "the goal: at most " + kibText(bound);
+  if (!widest) {
+    result.passed = true;
+    result.message = "no element is used twice, so there is no working set to keep; " + goal;
+    return result;
+  }
+  result.passed = widest->bytesBetweenUses <= bound;
+  std::string where = widest->loop.empty() ? "within one execution of " + widest->storedBuffer + "'s statement"
+                                           : "in the next iteration of loop " + widest->loop;
+  result.message = "the widest reuse: each element of " + widest->buffer + " is used again " + where + ", after " +
+                   kibText(widest->bytesBetweenUses) + " of data; " + goal;
+  if (!result.passed && !widest->loop.empty())
+    result.message += " (one iteration of loop " + widest->loop + " touches all of it: split or tile the loops inside " +
+                      widest->loop + " into smaller blocks, or move a loop that " + widest->buffer +
+                      " does not depend on further in)";
   return result;
 }
 
@@ -225,6 +259,14 @@ Expected<StepGrade> gradeSchedule(const LessonStep& step, const std::string& sch
         result.message = text;
       }
       grade.results.push_back(result);
+    } else if (check.kind == "working_set") {
+      if (!built) {
+        auto lowered = lower(*schedule, workload.args(), workload.name);
+        if (!lowered) return lowered.error();
+        grade.results.push_back(workingSet(check, lowered->func));
+      } else {
+        grade.results.push_back(workingSet(check, built->lowered.func));
+      }
     } else {
       grade.results.push_back(structural(check, *schedule, *trace));
     }

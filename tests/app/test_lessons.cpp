@@ -103,6 +103,38 @@ private slots:
     QVERIFY(grade->results[1].passed);
   }
 
+  // The working set is the widest reuse distance: in the natural order every element of B
+  // comes back one iteration of i later, after all of B (256 KiB) and a row of A and of C;
+  // a 32 x 32 tile brings each element of C back after one 32 x 32 block (about 4 KiB); a
+  // 128 x 128 one after 64 KiB, too much for the goal's 32 KiB.
+  void theWorkingSetCheckMeasuresReuseDistance() {
+    const lessons::LessonStep* step = lessons::findLesson(shippedLessons(), "tiling")->findStep("tile");
+    QVERIFY(step);
+    auto workingSetResult = [&](const std::string& schedule) {
+      auto grade = lessons::gradeSchedule(*step, schedule);
+      if (!grade) qFatal("%s", grade.error().toString().c_str());
+      for (const lessons::CheckResult& result : grade->results)
+        if (result.check.kind == "working_set") return result;
+      qFatal("no working_set check in tiling/tile");
+    };
+    lessons::CheckResult natural = workingSetResult("");
+    QVERIFY(!natural.passed);
+    QCOMPARE(QString::fromStdString(natural.message).section(';', 0, 0),
+             QString("the widest reuse: each element of B is used again in the next iteration of loop i, after 258 KiB of data"));
+    QVERIFY2(natural.message.find("the goal: at most 32 KiB") != std::string::npos, natural.message.c_str());
+
+    lessons::CheckResult tiled = workingSetResult("io, jo, ii, ji = tile(C, i, j, 32, 32)\nreorder(C, io, jo, k, ii, ji)\n");
+    QVERIFY2(tiled.passed, tiled.message.c_str());
+    QCOMPARE(QString::fromStdString(tiled.message).section(';', 0, 0),
+             QString("the widest reuse: each element of C is used again in the next iteration of loop k, after 4.2 KiB of data"));
+
+    lessons::CheckResult wide = workingSetResult("io, jo, ii, ji = tile(C, i, j, 128, 128)\nreorder(C, io, jo, k, ii, ji)\n");
+    QVERIFY2(!wide.passed, wide.message.c_str());
+    QVERIFY2(wide.message.find("each element of C is used again in the next iteration of loop k, after 65 KiB") !=
+                 std::string::npos,
+             wide.message.c_str());
+  }
+
   void aBrokenScheduleIsAnErrorNamingItsLine() {
     const lessons::LessonStep* step = lessons::findLesson(shippedLessons(), "tiling")->findStep("split");
     auto grade = lessons::gradeSchedule(*step, "jo, ji = split(C, j, factor=16)\nreorder(C, i, jo, kk, ji)\n");
@@ -123,6 +155,10 @@ private slots:
     QTest::newRow("not JSON") << "\"steps\": [|\"steps\": [[" << "not valid JSON";
     QTest::newRow("tune too short") << "\"hints\"|\"tune\": {\"trials\": 3}, \"hints\""
                                     << "steps[0].tune.trials: expected from 8 to 2000 trials";
+    QTest::newRow("working set without a bound") << "{\"kind\": \"matches_reference\"}|{\"kind\": \"working_set\"}"
+                                                 << "at_most_kib";
+    QTest::newRow("working set of nothing") << "{\"kind\": \"matches_reference\"}|{\"kind\": \"working_set\", \"at_most_kib\": 0}"
+                                            << "at_most_kib: expected a size in KiB above 0";
     QTest::newRow("tune unknown key") << "\"hints\"|\"tune\": {\"minutes\": 3}, \"hints\""
                                       << "steps[0].tune.minutes: unknown key";
   }

@@ -251,6 +251,7 @@ GroupMemory summarizeGroupMemory(const StoreGroup& group) {
       s.reuseDistanceIterations = 1;
       for (int inner = l + 1; inner < depth; ++inner) s.reuseDistanceIterations *= group.loops[inner].extent;
       s.reuseDistanceBytes = bytesAtLevel(depth - 1 - l);
+      s.reuseLevel = l;
       break;
     }
     // Serial reuse: one execution touches some elements more than once (c = c + ...).

@@ -28,6 +28,7 @@ struct BufferAccessSummary {
   ReuseKind reuse = ReuseKind::None;
   double reuseDistanceIterations = 0;  ///< Iterations between two uses of an element.
   double reuseDistanceBytes = 0;       ///< Bytes the group touches in between.
+  int reuseLevel = -1;                 ///< The loop level carrying Loop reuse (StoreGroup::loops).
   double reuseCount = 0;               ///< Uses of each element in that reuse.
 };
 

@@ -191,6 +191,10 @@ ConverterOutcome convertInChildProcess(ModelProto& model, int toOpset) {
     // Under a sanitizer, its report (libonnx asking for an impossible allocation) ends the child
     // with an exit status, without the parent's callback (libFuzzer's files a crash).
     if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(nullptr);
+    // What the child prints (libonnx's warnings, a sanitizer's report of its crash) is not the
+    // parent's: the parent reports the outcome in its own words, and a fuzzer reading the
+    // parent's output must not take the child's report for one of the parent's.
+    if (int null = ::open("/dev/null", O_WRONLY); null >= 0) ::dup2(null, STDERR_FILENO);
     convertAndAnswer(model, toOpset, fds[1]);
   }
   ::close(fds[1]);

@@ -116,6 +116,9 @@ public:
   /// Median milliseconds of `repeats` runs after one warm-up run (CUDA: device events around
   /// each run; OpenCL: wall clock around enqueue and clFinish). Error when repeats < 1.
   double timeMilliseconds(int repeats);
+  /// One run, timed as timeMilliseconds times each (no warm-up): for callers that keep their
+  /// own samples (tessel measure --target).
+  double timedRunMilliseconds();
 
 private:
   GpuModule module_;

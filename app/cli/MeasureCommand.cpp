@@ -45,6 +45,11 @@ const char* kDescription =
     "column, hint}}; progress goes to stderr as lines \"progress <percent>\" while sampling.\n"
     "This is the form the Studio reads from the process it starts. With --list-tasks, --json prints\n"
     "an array of {name, node, op, flops}.\n"
+    "\n"
+    "--target opencl or cuda (with --operator) lowers the schedule for that GPU target, exports\n"
+    "it as a GPU module and times it on the device the runtime finds, each sample timed by the\n"
+    "device; it adds device= (and \"device\" in JSON) and prints threads=0, peak_gflops=0 and\n"
+    "fraction_of_peak=0: there is no measured peak for a device.\n"
     "Exit status: 0 measured, 2 any error.\n";
 
 std::vector<FlagSpec> measureFlags(const std::string& op) {
@@ -61,6 +66,7 @@ std::vector<FlagSpec> measureFlags(const std::string& op) {
       {"seed", "seed of the random inputs", true, "42"},
       {"peak-gflops", "the machine peak to compare against (default: measured now, about 0.2 s)", true, "0"},
       {"json", "print one JSON object (and progress lines on stderr)", false, ""},
+      {"target", "with --operator, where the kernel runs: llvm (this CPU, the default), opencl (PoCL on a CPU, or a GPU) or \"cuda -arch=sm_90\" (needs that GPU)", true, ""},
   };
   appendSourceFlags(flags, op);
   return flags;
@@ -217,18 +223,20 @@ public:
 
   int report(const driver::Measurement& m) const {
     if (json_) {
-      std::cout << nlohmann::json{{"kernel", m.kernelName},   {"median_ms", m.medianMilliseconds},
+      nlohmann::json out{{"kernel", m.kernelName},   {"median_ms", m.medianMilliseconds},
                                   {"min_ms", m.minMilliseconds}, {"samples", m.samples},
                                   {"flops", m.flops},            {"gflops", m.gflops},
                                   {"peak_gflops", m.peakGflops}, {"fraction_of_peak", m.fractionOfPeak},
-                                  {"threads", m.threads}}
-                       .dump()
-                << std::endl;
+                                  {"threads", m.threads}};
+      if (!m.device.empty()) out["device"] = m.device;
+      std::cout << out.dump() << std::endl;
     } else {
-      std::printf("kernel=%s\nthreads=%d\nsamples=%d\nmedian_ms=%.6g\nmin_ms=%.6g\nflops=%.6g\ngflops=%.4g\n"
+      std::printf("kernel=%s\n", m.kernelName.c_str());
+      if (!m.device.empty()) std::printf("device=%s\n", m.device.c_str());
+      std::printf("threads=%d\nsamples=%d\nmedian_ms=%.6g\nmin_ms=%.6g\nflops=%.6g\ngflops=%.4g\n"
                   "peak_gflops=%.4g\nfraction_of_peak=%.3g\n",
-                  m.kernelName.c_str(), m.threads, m.samples, m.medianMilliseconds, m.minMilliseconds, m.flops,
-                  m.gflops, m.peakGflops, m.fractionOfPeak);
+                  m.threads, m.samples, m.medianMilliseconds, m.minMilliseconds, m.flops, m.gflops, m.peakGflops,
+                  m.fractionOfPeak);
     }
     return kExitOk;
   }
@@ -299,14 +307,17 @@ Expected<driver::Measurement> measureOperator(const std::string& op, const Comma
     *usageError = *error;
     return Diagnostic{*error, "", 0, 0, ""};
   }
+  // The default schedule is the target's (makeOperator read --target).
   auto file = readScheduleFile(line);
   if (!file) {
     auto schedule = spec->defaultSchedule();
     if (!schedule) return schedule.error();
-    return driver::measureKernel(spec->workload, *schedule, options);
+    return driver::measureKernelOnGpu(spec->workload, *schedule, spec->target, options);
   }
   if (!*file) return locateInSchedule(file->error(), line);
-  auto measured = driver::measureKernel(spec->workload, **file, options);
+  auto schedule = Schedule::replay(spec->workload.outputs, **file);
+  if (!schedule) return locateInSchedule(schedule.error(), line);
+  auto measured = driver::measureKernelOnGpu(spec->workload, *schedule, spec->target, options);
   if (!measured) return locateInSchedule(measured.error(), line);
   return measured;
 }
@@ -334,6 +345,9 @@ int runMeasure(const std::vector<std::string>& args) {
     return listTasks(model, line, reporter);
   }
   if (!op.empty() && line.has("task")) return reporter.usageError("--task names a task of a MODEL, not of --operator");
+  if (op.empty() && line.has("target"))
+    return reporter.usageError("--target measures an --operator on a device; a model's tasks are measured on this CPU "
+                               "(tessel run MODEL --target opencl runs the whole model on the device)");
   if (op.empty() && !line.has("task"))
     return reporter.usageError("--task KERNEL is missing (tessel measure --list-tasks " + model + " lists them)");
 

@@ -65,6 +65,8 @@ struct Measurement {
   double peakGflops = 0;
   double fractionOfPeak = 0;  ///< gflops / peakGflops.
   int threads = 1;          ///< Threads the runtime's parallel loops used.
+  /// Where it ran, for a GPU target ("pthread-cpu" for PoCL, the GPU's name); empty on the host.
+  std::string device;
 };
 
 /// JIT-builds `workload` under `schedule` for the host, fills its inputs with deterministic
@@ -79,6 +81,16 @@ Expected<Measurement> measureKernel(const Workload& workload, const Schedule& sc
 /// The same after replaying `trace` on the workload's outputs (a schedule edited as text);
 /// a trace that does not replay is its Diagnostic, with the primitive's line and column.
 Expected<Measurement> measureKernel(const Workload& workload, const Trace& trace, const MeasureOptions& options = {});
+
+/// measureKernel for a GPU target (OpenCL, CUDA): lowers `schedule` for `target`, exports the
+/// kernels as a GPU module and runs it on the device the runtime finds (OpenCL through PoCL on
+/// a CPU, or a GPU) with measureKernel's inputs: options.warmupCalls untimed runs, then
+/// device-timed runs until options.minRepeats and options.minSeconds are reached. There is no
+/// measured peak for a device: peakGflops and fractionOfPeak stay 0, threads is 0. A schedule
+/// that does not lower for the GPU, or a device that is missing or fails, is a Diagnostic. A
+/// CPU target is measureKernel.
+Expected<Measurement> measureKernelOnGpu(const Workload& workload, const Schedule& schedule, const Target& target,
+                                         const MeasureOptions& options = {});
 
 /// The arguments measureKernel calls `workload` with for `seed`: one NDArray per tensor of
 /// workload.args() (inputs, then outputs), filled as measureKernel describes. Two calls with

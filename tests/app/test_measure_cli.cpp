@@ -11,6 +11,7 @@
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ScheduleTask.h"
 #include "compiler/frontend/onnx/OnnxImporter.h"
+#include "tests/GpuTestSupport.h"
 
 namespace {
 
@@ -153,6 +154,37 @@ private slots:
     QVERIFY2(!run.err.contains("progress"), qPrintable(run.err));
   }
 
+  // --target opencl: the operator's GPU schedule, timed on the OpenCL device (PoCL here).
+  void measuresAnOperatorOnAnOpenCLDevice() {
+    SKIP_WITHOUT_OPENCL();
+    QStringList arguments =
+        QStringList{"measure", "--operator", "matmul", "--m", "64", "--n", "64", "--k", "32", "--target", "opencl", "--json"} +
+        kQuick;
+    Run run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(arguments, run)));
+    QJsonObject json = jsonOf(run);
+    QVERIFY2(!json["device"].toString().isEmpty(), qPrintable(run.out));
+    QCOMPARE(json["flops"].toDouble(), 2.0 * 64 * 64 * 32);
+    QVERIFY(json["samples"].toInt() >= 3);
+    QVERIFY(json["min_ms"].toDouble() > 0 && json["min_ms"].toDouble() <= json["median_ms"].toDouble());
+    QVERIFY(qAbs(json["gflops"].toDouble() - json["flops"].toDouble() / json["median_ms"].toDouble() * 1e-6) <
+            1e-6 * json["gflops"].toDouble());
+    // No measured peak for a device: said as 0, not made up.
+    QCOMPARE(json["peak_gflops"].toDouble(), 0.0);
+
+    // A schedule error on a GPU target names its file and line, as on the CPU.
+    QTemporaryDir directory;
+    QString schedule = directory.filePath("gpu.txt");
+    QFile file(schedule);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("reorder(C, i, k, j)\nunroll(C, nosuchaxis)\n");
+    file.close();
+    arguments = QStringList{"measure", "--operator", "matmul", "--target", "opencl", "--schedule", schedule} + kQuick;
+    run = runTessel(arguments);
+    QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
+    QVERIFY2(run.err.contains(schedule + ":2:") && run.err.contains("nosuchaxis"), qPrintable(describe(arguments, run)));
+  }
+
   void aBadScheduleExitsNonZeroNamingItsLine() {
     auto tasks = tasksCompiledHere();
     const auto& task = tasks.front();
@@ -204,6 +236,8 @@ private slots:
     QTest::newRow("unknown operator") << QStringList{"measure", "--operator", "softmax"} << "unknown operator";
     QTest::newRow("bad number") << QStringList{"measure", "--operator", "matmul", "--min-seconds", "soon"}
                                 << "--min-seconds";
+    QTest::newRow("a model's task on a GPU") << QStringList{"measure", kTinyResNet, "--task", "k", "--target", "opencl"}
+                                             << "--target measures an --operator";
     QTest::newRow("missing model") << QStringList{"measure", "no-such-model.onnx", "--task", "k"}
                                    << "no-such-model.onnx";
     QTest::newRow("unknown input") << QStringList{"measure", kTinyResNet, "--task", "k", "--input",

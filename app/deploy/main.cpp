@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "runtime/BFloat16.h"
+#include "runtime/CudaDriver.h"
 #include "runtime/Error.h"
 #include "runtime/GpuModule.h"
 #include "runtime/GraphExecutor.h"
 #include "runtime/Npy.h"
+#include "runtime/OpenCLDriver.h"
 
 namespace {
 
@@ -21,7 +23,8 @@ constexpr int kUsageError = 2;
 const char* kUsage =
     "usage: tessel-deploy-run DIR [--input NAME=FILE]... [--output-dir DIR] [--profile]\n"
     "       tessel-deploy-run --gpu-module FILE.tgpu [--input NAME=FILE]... [--random-inputs]\n"
-    "                         [--output-dir DIR] [--repeat N]\n"
+    "                         [--output-dir DIR] [--repeat N] [--device cuda|opencl[:N]]\n"
+    "       tessel-deploy-run --list-devices\n"
     "\n"
     "Runs the model exported to DIR (kernels.so, graph.json, params.bin) with the Tessel\n"
     "runtime alone. With --gpu-module, runs a GPU module (.tgpu, CUDA or OpenCL kernels) on\n"
@@ -37,6 +40,12 @@ const char* kUsage =
     "                     random values: floats uniform in [-1, 1), integers in [0, 4)\n"
     "  --repeat N         (GPU modules) after the run, times N more runs and prints the\n"
     "                     median (time_ms_median) and, when the module counts its flops, gflops\n"
+    "  --device KIND      where to run: cpu (a module directory), cuda or opencl (a GPU\n"
+    "                     module of that kind); opencl:N picks device N of --list-devices\n"
+    "                     (as TESSEL_OPENCL_DEVICE=N does). A module of another kind than\n"
+    "                     KIND is refused, naming both. Default: what the module is for\n"
+    "  --list-devices     lists the OpenCL devices (numbered, for opencl:N) and whether the\n"
+    "                     CUDA driver loads, then exits\n"
     "  --help             shows this text\n"
     "\n"
     "Exit status: 0 on success, 2 for a usage error, 1 when a GPU module fails to load or run\n"
@@ -50,6 +59,9 @@ struct Options {
   bool profile = false;
   bool randomInputs = false;
   int repeat = 0;
+  std::string device;       // "", "cpu", "cuda" or "opencl"
+  int openCLDevice = -1;    // opencl:N
+  bool listDevices = false;
 };
 
 int usageError(const std::string& message) {
@@ -94,6 +106,27 @@ int parseArguments(int argc, char** argv, Options& options) {
         options.gpuModule = argument.substr(13);
       }
       if (options.gpuModule.empty()) return usageError("--gpu-module needs a .tgpu file");
+    } else if (argument == "--device" || argument.rfind("--device=", 0) == 0) {
+      std::string device;
+      if (argument == "--device") {
+        if (!value(device)) return usageError("--device needs cpu, cuda or opencl[:N]");
+      } else {
+        device = argument.substr(9);
+      }
+      if (device.rfind("opencl:", 0) == 0) {
+        std::string number = device.substr(7);
+        char* end = nullptr;
+        long parsed = std::strtol(number.c_str(), &end, 10);
+        if (number.empty() || *end != '\0' || parsed < 0 || parsed > 1000)
+          return usageError("--device opencl:N expects a device number (see --list-devices), got \"" + device + "\"");
+        options.openCLDevice = int(parsed);
+        device = "opencl";
+      }
+      if (device != "cpu" && device != "cuda" && device != "opencl")
+        return usageError("--device expects cpu, cuda or opencl[:N], got \"" + device + "\"");
+      options.device = device;
+    } else if (argument == "--list-devices") {
+      options.listDevices = true;
     } else if (argument == "--random-inputs") {
       options.randomInputs = true;
     } else if (argument == "--repeat" || argument.rfind("--repeat=", 0) == 0) {
@@ -116,7 +149,15 @@ int parseArguments(int argc, char** argv, Options& options) {
       return usageError("more than one module directory (" + options.moduleDirectory + ", " + argument + ")");
     }
   }
+  if (options.listDevices) {
+    if (!options.gpuModule.empty() || !options.moduleDirectory.empty())
+      return usageError("--list-devices takes no module");
+    return -1;
+  }
   if (!options.gpuModule.empty()) {
+    if (options.device == "cpu")
+      return usageError("--device cpu runs a module directory (tessel export); " + options.gpuModule +
+                        " is a GPU module: give --device cuda or opencl, or export the model for the CPU");
     if (!options.moduleDirectory.empty())
       return usageError("give either a module directory (" + options.moduleDirectory + ") or --gpu-module, not both");
     if (options.profile) return usageError("--profile applies to module directories; use --repeat N with --gpu-module");
@@ -125,6 +166,9 @@ int parseArguments(int argc, char** argv, Options& options) {
   if (options.randomInputs || options.repeat > 0)
     return usageError("--random-inputs and --repeat apply to --gpu-module only");
   if (options.moduleDirectory.empty()) return usageError("no module directory given (or --gpu-module FILE.tgpu)");
+  if (options.device == "cuda" || options.device == "opencl")
+    return usageError("--device " + options.device + " runs a GPU module (--gpu-module FILE.tgpu, from tessel compile "
+                      "MODEL --target " + options.device + "); " + options.moduleDirectory + " is a module for the CPU");
   return -1;
 }
 
@@ -183,9 +227,69 @@ tessel::runtime::NDArray randomInput(const tessel::runtime::GpuModuleParam& para
   return array;
 }
 
+const char* deviceKindName(tessel::runtime::GpuDeviceKind kind) {
+  return kind == tessel::runtime::GpuDeviceKind::CUDA ? "cuda" : "opencl";
+}
+
+/// "2 GPUs: cuda:0 NVIDIA H100 (sm_90), ..." or why there is none.
+std::string cudaDriverStatus() {
+  using namespace tessel::runtime;
+  try {
+    const CudaDriver& driver = CudaDriver::instance();
+    int count = 0;
+    driver.check(driver.cuDeviceGetCount(&count), "cuDeviceGetCount");
+    std::string text = std::to_string(count) + (count == 1 ? " GPU" : " GPUs");
+    for (int i = 0; i < count; ++i) {
+      cuda::CUdevice device = 0;
+      char name[256] = "";
+      int major = 0, minor = 0;
+      driver.check(driver.cuDeviceGet(&device, i), "cuDeviceGet");
+      driver.check(driver.cuDeviceGetName(name, int(sizeof name), device), "cuDeviceGetName");
+      driver.check(driver.cuDeviceGetAttribute(&major, cuda::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+                   "cuDeviceGetAttribute");
+      driver.check(driver.cuDeviceGetAttribute(&minor, cuda::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+                   "cuDeviceGetAttribute");
+      text += std::string(i == 0 ? ": " : ", ") + "cuda:" + std::to_string(i) + " " + name + " (sm_" +
+              std::to_string(major) + std::to_string(minor) + ")";
+    }
+    return text;
+  } catch (const Error& error) {
+    return std::string("unavailable (") + error.what() + ")";
+  }
+}
+
+int listDevices() {
+  using namespace tessel::runtime;
+  try {
+    std::vector<OpenCLDeviceInfo> devices = listOpenCLDevices();
+    if (devices.empty()) std::printf("opencl: no device\n");
+    for (size_t i = 0; i < devices.size(); ++i)
+      std::printf("opencl:%zu %s (%s%s)\n", i, devices[i].deviceName.c_str(), devices[i].platformName.c_str(),
+                  devices[i].isGpu ? ", GPU" : "");
+  } catch (const Error& error) {
+    std::printf("opencl: unavailable (%s)\n", error.what());
+  }
+  std::printf("cuda: %s\n", cudaDriverStatus().c_str());
+  return 0;
+}
+
 int runGpuModule(const Options& options) {
   using namespace tessel::runtime;
   GpuModule module = GpuModule::load(options.gpuModule);
+  if (!options.device.empty() && options.device != deviceKindName(module.device))
+    throw Error(options.gpuModule + " holds " + deviceKindName(module.device) + " code (target \"" + module.target +
+                "\"), but --device " + options.device + " was asked for: compile the model with --target " +
+                options.device + ", or run this module with --device " + deviceKindName(module.device));
+  if (options.openCLDevice >= 0) {
+    std::vector<OpenCLDeviceInfo> devices = listOpenCLDevices();
+    if (size_t(options.openCLDevice) >= devices.size()) {
+      std::string names;
+      for (size_t i = 0; i < devices.size(); ++i) names += "\n  opencl:" + std::to_string(i) + " " + devices[i].deviceName;
+      throw Error("--device opencl:" + std::to_string(options.openCLDevice) + " names no device; the OpenCL devices are:" +
+                  (names.empty() ? std::string(" none") : names));
+    }
+    ::setenv("TESSEL_OPENCL_DEVICE", std::to_string(options.openCLDevice).c_str(), 1);
+  }
   for (const auto& [name, file] : options.inputs) {
     size_t index = module.paramIndex(name);
     if (module.params[index].isOutput || module.params[index].isWorkspace || module.params[index].isConstant)
@@ -268,6 +372,7 @@ int run(const Options& options) {
 int main(int argc, char** argv) {
   Options options;
   if (int status = parseArguments(argc, argv, options); status >= 0) return status;
+  if (options.listDevices) return listDevices();
   if (!options.gpuModule.empty()) {
     try {
       return runGpuModule(options);

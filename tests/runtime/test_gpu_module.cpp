@@ -422,6 +422,39 @@ private slots:
              readNpy((dir.path() + "/third/Y.npy").toStdString()).toVector<float>());
   }
 
+  // --device says where to run, and a module of another kind is refused naming both;
+  // --list-devices numbers the OpenCL devices for opencl:N.
+  void deployToolChoosesTheDevice() {
+    QTemporaryDir dir;
+    ToolResult cuda = runDeployTool({"--gpu-module", kFixture, "--random-inputs", "--device", "cuda"});
+    QCOMPARE(cuda.exitCode, 1);
+    QVERIFY2(cuda.output.contains("holds opencl code") && cuda.output.contains("--device cuda was asked for"),
+             qPrintable(cuda.output));
+    ToolResult cpu = runDeployTool({"--gpu-module", kFixture, "--device", "cpu"});
+    QCOMPARE(cpu.exitCode, 2);
+    QVERIFY2(cpu.output.contains("is a GPU module"), qPrintable(cpu.output));
+    ToolResult directory = runDeployTool({dir.path(), "--device", "opencl"});
+    QCOMPARE(directory.exitCode, 2);
+    QVERIFY2(directory.output.contains("is a module for the CPU"), qPrintable(directory.output));
+    QCOMPARE(runDeployTool({"--gpu-module", kFixture, "--device", "gpu"}).exitCode, 2);
+    QCOMPARE(runDeployTool({"--gpu-module", kFixture, "--device", "opencl:x"}).exitCode, 2);
+
+    ToolResult listed = runDeployTool({"--list-devices"});
+    QCOMPARE(listed.exitCode, 0);
+    QVERIFY2(listed.output.contains(QRegularExpression("^cuda: ", QRegularExpression::MultilineOption)),
+             qPrintable(listed.output));
+    SKIP_WITHOUT_OPENCL();
+    QVERIFY2(listed.output.contains(QRegularExpression("^opencl:0 .+", QRegularExpression::MultilineOption)),
+             qPrintable(listed.output));
+    ToolResult chosen = runDeployTool({"--gpu-module", kFixture, "--random-inputs", "--device", "opencl:0",
+                                       "--output-dir", dir.path() + "/out"});
+    QVERIFY2(chosen.exitCode == 0, qPrintable(chosen.output));
+    ToolResult none = runDeployTool({"--gpu-module", kFixture, "--random-inputs", "--device", "opencl:99"});
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY2(none.output.contains("--device opencl:99 names no device") && none.output.contains("opencl:0 "),
+             qPrintable(none.output));
+  }
+
   void deployToolReportsGpuModuleErrors() {
     QTemporaryDir dir;
     // Usage errors: 2.

@@ -76,7 +76,10 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
   if (target.kind == TargetKind::Cpu)
     return Diagnostic{"compileModelForGpu needs a cuda or opencl target", "model", 0, 0, ""};
   graph::PassOptions passOptions;
-  passOptions.optLevel = 0;
+  // Fusion (level 1) and common subexpressions (2), not the CPU's layouts (3): a fused group
+  // keeps its anchor's GPU schedule (a conv with its bias and ReLU is one kernel), and an
+  // injective group without one gets the generic schedule, one thread per element.
+  passOptions.optLevel = 2;
   auto snapshots = standardPasses(target).run(model, passOptions);
   if (!snapshots) return snapshots.error();
   graph::Graph optimized = snapshots->empty() ? model : snapshots->back().graph;

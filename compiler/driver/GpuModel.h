@@ -1,5 +1,5 @@
 // A whole model compiled for a GPU target (CUDA or OpenCL) into one GPU module: one function
-// per operation, every tensor a device buffer (inputs, weights as constants, intermediates
+// per operation after fusion, every tensor a device buffer (inputs, weights as constants, intermediates
 // as workspaces, outputs), launched in the graph's order.
 #pragma once
 
@@ -13,7 +13,7 @@ namespace tessel::driver {
 
 struct GpuModelResult {
   std::string moduleJson;  ///< The .tgpu file's text.
-  size_t operations = 0;   ///< Operations compiled (one function each).
+  size_t operations = 0;   ///< Operations compiled after fusion (one function each).
   size_t kernels = 0;      ///< Kernels launched per run.
   /// Operations compiled with the generic GPU schedule (no schedule of their own for GPUs).
   size_t genericSchedules = 0;
@@ -21,10 +21,11 @@ struct GpuModelResult {
   std::vector<std::string> outputNames;
 };
 
-/// Compiles `model` (as imported) for `target`: the passes every target needs (types,
-/// inference simplification, constant folding, dead code; no fusion or CPU layouts yet), then
-/// each operation's kernel from the registry with its own schedule where that lowers for the
-/// GPU (matmul, dense, conv2d) and the generic GPU schedule otherwise. A Diagnostic names the
+/// Compiles `model` (as imported) for `target`: the passes up to opt level 2 (types, inference
+/// simplification, constant folding, fusion, common subexpressions; not the CPU's layouts),
+/// then each operation's kernel, a fused group as the CPU composes it, with its anchor's own
+/// schedule where that lowers for the GPU (matmul, dense, conv2d) and the generic GPU
+/// schedule otherwise. A Diagnostic names the
 /// operation that cannot be compiled.
 Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Target& target,
                                             const GpuModuleOptions& options = {});

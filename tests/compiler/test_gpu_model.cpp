@@ -35,6 +35,24 @@ private slots:
     auto gpu = driver::compileModelForGpu(*graph, *Target::parse("opencl"));
     QVERIFY2(gpu, gpu ? "" : gpu.error().toString().c_str());
     QVERIFY(gpu->operations > 0 && gpu->kernels >= gpu->operations);
+    if (model == "tiny_resnet.onnx") {
+      // Fused as on the CPU: each convolution with what follows it (ReLU, the residual add) is
+      // one function under the convolution's own GPU schedule, not the generic one.
+      graph::PassOptions unfused;
+      unfused.optLevel = 0;
+      auto plain = driver::standardPasses(*Target::parse("opencl")).run(*graph, unfused);
+      QVERIFY(plain && !plain->empty());
+      size_t plainOperations = 0, convolutions = 0;
+      for (const graph::OperationNode* op : plain->back().graph.operations()) {
+        ++plainOperations;
+        convolutions += op->op == "Conv";
+      }
+      QVERIFY2(gpu->operations < plainOperations,
+               qPrintable(QString("%1 functions for %2 operations").arg(gpu->operations).arg(plainOperations)));
+      QVERIFY2(gpu->operations - gpu->genericSchedules >= convolutions,
+               qPrintable(QString("%1 of %2 functions generic, %3 convolutions")
+                              .arg(gpu->genericSchedules).arg(gpu->operations).arg(convolutions)));
+    }
     runtime::GpuModuleRunner runner(runtime::GpuModule::parse(gpu->moduleJson, model.toStdString() + ".tgpu"));
 
     auto cpu = driver::compileGraph(*graph);

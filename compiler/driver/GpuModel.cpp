@@ -235,7 +235,8 @@ Expected<RunResult> runModelOnGpu(const RunRequest& request, const Target& targe
       if (value == values.end())
         return Diagnostic{"no value was given for input '" + name + "'", request.model, 0, 0,
                           "give it with --input " + name + "=FILE or --inputs-dir"};
-      runner.setInput(name, value->second);
+      const runtime::GpuModuleParam& param = runner.module().params[runner.module().paramIndex(name)];
+      runner.setInput(name, asDeclaredBFloat16(value->second, param.dtype == runtime::DataType::bfloat16()));
     }
     start = Clock::now();
     runner.run();

@@ -125,14 +125,6 @@ bool exactElementEqual(const runtime::NDArray& got, const runtime::NDArray& expe
   return std::memcmp(a, b, size_t(bytes)) == 0;
 }
 
-// The ONNX test data stores bfloat16 tensors as uint16 (NumPy has no bfloat16): the same
-// bits, read as the bfloat16 the model declares.
-runtime::NDArray asDeclaredBFloat16(const runtime::NDArray& value, bool declaredBFloat16) {
-  constexpr runtime::DataType kUInt16{runtime::DataType::Code::UInt, 16, 1};
-  if (!declaredBFloat16 || value.dtype() != kUInt16) return value;
-  return value.view(value.shape(), runtime::DataType::bfloat16());
-}
-
 std::vector<int64_t> unflattenIndex(int64_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> index(shape.size(), 0);
   for (size_t axis = shape.size(); axis-- > 0;) {
@@ -156,6 +148,12 @@ auto catchErrors(const std::string& where, Function&& function) -> decltype(func
 }
 
 }  // namespace
+
+runtime::NDArray asDeclaredBFloat16(const runtime::NDArray& value, bool declaredBFloat16) {
+  constexpr runtime::DataType kUInt16{runtime::DataType::Code::UInt, 16, 1};
+  if (!declaredBFloat16 || value.dtype() != kUInt16) return value;
+  return value.view(value.shape(), runtime::DataType::bfloat16());
+}
 
 Status runPrepared(PreparedModel& prepared) {
   if (prepared.interpreted)

@@ -198,4 +198,8 @@ Expected<std::vector<runtime::NDArray>> readNumberedTensors(
 /// An output name made safe as a file name (path separators and the like replaced by '_').
 std::string fileNameForTensor(const std::string& name);
 
+/// The ONNX test data stores bfloat16 tensors as uint16 (NumPy has no bfloat16): `value`'s
+/// bits read as bfloat16 when the model declares it so (`declaredBFloat16`) and it is uint16.
+runtime::NDArray asDeclaredBFloat16(const runtime::NDArray& value, bool declaredBFloat16);
+
 }  // namespace tessel::driver

@@ -4,9 +4,11 @@
 // installed (CTest counts it skipped), never a silent pass.
 #include <QtTest>
 
+#include <cstring>
 #include <random>
 
 #include "compiler/driver/Driver.h"
+#include "compiler/codegen/c/Nvrtc.h"
 #include "compiler/driver/GpuModel.h"
 #include "runtime/Error.h"
 #include "runtime/GpuModule.h"
@@ -17,6 +19,26 @@
 
 using namespace tessel;
 using namespace tessel::testing;
+
+namespace {
+
+// x (float16[301]) -> y = x * x + 0.1 (float16) and b = bfloat16(sigmoid(float(x))).
+Expected<graph::Graph> sixteenBitModel() {
+  ModelBuilder builder(14);
+  builder.input("x", {301}, onnx::TensorProto::FLOAT16);
+  builder.initializer("c", {1}, {0.1f});
+  addAttribute(builder.node("Cast", {"c"}, {"c16"}), "to", onnx::AttributeProto::INT)->set_i(onnx::TensorProto::FLOAT16);
+  builder.node("Mul", {"x", "x"}, {"square"});
+  builder.node("Add", {"square", "c16"}, {"y"});
+  addAttribute(builder.node("Cast", {"x"}, {"wide"}), "to", onnx::AttributeProto::INT)->set_i(onnx::TensorProto::FLOAT);
+  builder.node("Sigmoid", {"wide"}, {"gate"});
+  addAttribute(builder.node("Cast", {"gate"}, {"b"}), "to", onnx::AttributeProto::INT)->set_i(onnx::TensorProto::BFLOAT16);
+  builder.output("y");
+  builder.output("b");
+  return driver::loadModelBytes(builder.bytes(), "halves.onnx");
+}
+
+}  // namespace
 
 class TestGpuModel : public QObject {
   Q_OBJECT
@@ -140,6 +162,68 @@ private slots:
     for (size_t i = 0; i < a.size(); ++i) {
       QCOMPARE(y[i], ((a[i] & b[i]) ^ a[i]) | ~b[i]);
       QCOMPARE(left[i], n[i] >= 8 ? uint8_t(0) : uint8_t(u[i] << n[i]));
+    }
+  }
+
+  // float16 and bfloat16 tensors on a GPU: stored as their 16 bits, computed in float and
+  // rounded after each operation as the CPU code does, so float16 arithmetic matches the CPU
+  // bit for bit (the constant 0.1 included, which float16 holds as 0.0999755859375).
+  void sixteenBitFloatsMatchTheCpu() {
+    SKIP_WITHOUT_OPENCL();
+    auto graph = sixteenBitModel();
+    QVERIFY2(graph, graph ? "" : graph.error().toString().c_str());
+    auto gpu = driver::compileModelForGpu(*graph, *Target::parse("opencl"));
+    QVERIFY2(gpu, gpu ? "" : gpu.error().toString().c_str());
+    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(gpu->moduleJson, "halves.tgpu"));
+    auto cpu = driver::compileGraph(*graph);
+    QVERIFY2(cpu, cpu ? "" : cpu.error().toString().c_str());
+    auto executor = driver::createExecutor(*cpu);
+    QVERIFY2(executor, executor ? "" : executor.error().toString().c_str());
+
+    // Every float16 from -8 to 8 in steps of 1/32, and the bits of a few awkward ones.
+    std::vector<uint16_t> x(301);
+    for (size_t i = 0; i < x.size(); ++i) {
+      float value = -8.0f + float(i) / 32.0f;
+      uint32_t bits;
+      std::memcpy(&bits, &value, 4);
+      // Multiples of 1/32 below 8 in magnitude: exact in float16, so truncating the float32 bits converts.
+      uint32_t sign = (bits >> 16) & 0x8000, exponent = (bits >> 23) & 0xFF, mantissa = bits & 0x7FFFFF;
+      x[i] = value == 0 ? 0 : uint16_t(sign | ((exponent - 112) << 10) | (mantissa >> 13));
+    }
+    x[0] = 0x7BFF;  // 65504, the largest: its square overflows to infinity
+    x[1] = 0x0001;  // the smallest subnormal
+    auto array = runtime::NDArray::empty({301}, runtime::DataType::float16());
+    array.copyFrom(x.data(), x.size() * 2);
+    runner.setInput("x", array);
+    (*executor)->setInput("x", array);
+    runner.run();
+    (*executor)->run();
+    auto bits = [](const runtime::NDArray& halves) {
+      std::vector<uint16_t> out(size_t(halves.numElements()));
+      halves.copyTo(out.data(), out.size() * 2);
+      return out;
+    };
+    std::vector<uint16_t> y = bits(runner.getOutput("y")), expectedY = bits((*executor)->getOutput("y"));
+    QCOMPARE(y, expectedY);
+    QCOMPARE(y[0], uint16_t(0x7C00));  // infinity
+    std::vector<uint16_t> b = bits(runner.getOutput("b")), expectedB = bits((*executor)->getOutput("b"));
+    for (size_t i = 0; i < b.size(); ++i)  // sigmoid's last float bits may differ: one bfloat16 step at most
+      QVERIFY2(std::abs(int(b[i]) - int(expectedB[i])) <= 1,
+               qPrintable(QString("b[%1]: 0x%2 on the GPU, 0x%3 on the CPU").arg(i).arg(b[i], 0, 16).arg(expectedB[i], 0, 16)));
+  }
+
+  // The same model's CUDA source (the PTX conversions in kHalfHelpersCuda) compiles with NVRTC.
+  void sixteenBitFloatsCompileForCuda() {
+    std::string where;
+    if (!nvrtcAvailable(&where)) QSKIP(qPrintable("no NVRTC on this machine (tried " + QString::fromStdString(where) + ")"));
+    auto graph = sixteenBitModel();
+    QVERIFY2(graph, graph ? "" : graph.error().toString().c_str());
+    for (const char* target : {"cuda -arch=sm_80", "cuda -arch=sm_90"}) {
+      auto gpu = driver::compileModelForGpu(*graph, *Target::parse(target));
+      QVERIFY2(gpu, gpu ? "" : gpu.error().toString().c_str());
+      runtime::GpuModule module = runtime::GpuModule::parse(gpu->moduleJson, "halves.tgpu");
+      QCOMPARE(int(module.codeFormat), int(runtime::GpuCodeFormat::Cubin));
+      QVERIFY(module.source.find("cvt.rn.f16.f32") != std::string::npos);
     }
   }
 

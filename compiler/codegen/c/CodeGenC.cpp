@@ -10,6 +10,7 @@
 
 #include "compiler/arith/Analyzer.h"
 #include "compiler/arith/Simplify.h"
+#include "runtime/BFloat16.h"
 
 namespace tessel {
 
@@ -35,7 +36,7 @@ struct Dialect {
   // C math library names: CUDA wants the float versions spelled with an f; OpenCL's are
   // overloaded on the argument type.
   std::string math(const std::string& name, DataType dtype) const {
-    if (cuda && dtype.bits() == 32) return name + "f";
+    if (cuda && dtype.bits() <= 32) return name + "f";  // 16-bit floats are float registers
     return name;
   }
   std::string floatMin(DataType dtype) const { return cuda ? math("fmin", dtype) : "fmin"; }
@@ -52,6 +53,18 @@ struct Dialect {
     return cuda ? "__int_as_float(0x7fffffff)" : "NAN";
   }
 };
+
+/// `value` rounded to the nearest float16 (ties to even; beyond the largest, infinity).
+double roundToFloat16(double value) {
+  if (!std::isfinite(value) || value == 0) return value;
+  double magnitude = std::fabs(value);
+  if (magnitude >= 65520.0) return std::copysign(INFINITY, value);
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
+  // 11 significant bits; below 2^-14 the spacing of the subnormals, 2^-24.
+  double spacing = std::ldexp(1.0, std::max(exponent - 1, -14) - 10);
+  return std::copysign(std::nearbyint(magnitude / spacing) * spacing, value);
+}
 
 std::string sanitize(const std::string& name) {
   std::string out;
@@ -126,6 +139,10 @@ public:
   // are for arithmetic only), and a byte per boolean, as the runtime stores them.
   std::string storageType(DataType dtype) {
     if (dtype.isBool()) return dialect_.cuda ? "unsigned char" : "uchar";
+    // float16 and bfloat16 are stored as their 16 bits and converted on load and store (see
+    // kHalfHelpers): OpenCL C has no half arithmetic without cl_khr_fp16, and CUDA's needs
+    // cuda_fp16.h, which NVRTC would have to find.
+    if (isSixteenBitFloat(dtype)) return dialect_.cuda ? "unsigned short" : "ushort";
     if (dtype.isInt() && dtype.bits() == 64) return dialect_.int64Type();
     return type(dtype);
   }
@@ -135,7 +152,8 @@ public:
       fail("a vector value (" + dtype.toString() + ") outside a vector store has no GPU form yet: remove vectorize()");
       return "float";
     }
-    if (dtype.isFloat() && dtype.bits() == 32) return "float";
+    // A 16-bit float lives in a float register, as on the CPU's bfloat16 path.
+    if (dtype.isFloat() && dtype.bits() <= 32) return "float";
     if (dtype.isFloat() && dtype.bits() == 64) return "double";
     if (dtype.isBool()) return "bool";
     if (dtype.isInt()) {
@@ -177,6 +195,31 @@ public:
 
   // ---- expressions
   std::string expr(const Expr& e) {
+    std::string text = unroundedExpr(e);
+    // 16-bit float arithmetic is done in float and rounded after each operation, as the CPU
+    // code does (float's 24 bits make that exact for + - * /: the results match bit for bit).
+    // The operators' compute rules mostly cast around float16 arithmetic already (the Cast
+    // rounds); this covers IR that does not.
+    if (isSixteenBitFloat(e.dtype()) && computesAValue(e->kind()))
+      return sixteenBitHelper(e.dtype(), "_round") + "(" + text + ")";
+    return text;
+  }
+
+  static bool computesAValue(NodeKind kind) {
+    switch (kind) {
+      case NodeKind::Add:
+      case NodeKind::Sub:
+      case NodeKind::Mul:
+      case NodeKind::Div:
+      case NodeKind::Mod:
+      case NodeKind::FloorDiv:
+      case NodeKind::FloorMod:
+      case NodeKind::Call: return true;
+      default: return false;  // loads, constants, min/max, selects and casts are exact already
+    }
+  }
+
+  std::string unroundedExpr(const Expr& e) {
     switch (e->kind()) {
       case NodeKind::IntImm: return intImm(e.as<IntImmNode>());
       case NodeKind::FloatImm: return floatImm(e.as<FloatImmNode>());
@@ -245,6 +288,9 @@ public:
       }
       case NodeKind::Cast: {
         auto* n = e.as<CastNode>();
+        // To a 16-bit float: rounded to it now, though the register stays a float.
+        if (isSixteenBitFloat(n->dtype))
+          return sixteenBitHelper(n->dtype, "_round") + "((float)" + expr(n->value) + ")";
         return "((" + type(n->dtype) + ")" + expr(n->value) + ")";
       }
       case NodeKind::Call: return call(e.as<CallNode>());
@@ -255,7 +301,9 @@ public:
           return "0";
         }
         type(n->dtype);
-        return bufferName(n->buffer) + "[" + asIndex([&] { return expr(n->indices[0]); }) + "]";
+        std::string element = bufferName(n->buffer) + "[" + asIndex([&] { return expr(n->indices[0]); }) + "]";
+        if (isSixteenBitFloat(n->buffer->dtype)) return sixteenBitHelper(n->buffer->dtype, "_to_f32") + "(" + element + ")";
+        return element;
       }
       case NodeKind::Let: {
         auto* n = e.as<LetNode>();
@@ -344,7 +392,8 @@ public:
         }
         int lanes = std::max(n->value.dtype().lanes(), n->indices[0].dtype().lanes());
         if (lanes == 1) {
-          line(bufferName(n->buffer) + "[" + asIndex([&] { return expr(n->indices[0]); }) + "] = " + expr(n->value) + ";");
+          line(bufferName(n->buffer) + "[" + asIndex([&] { return expr(n->indices[0]); }) + "] = " +
+               storedValue(n->buffer->dtype, expr(n->value)) + ";");
           return;
         }
         // A vector store: one statement per lane, all lanes' values computed first, since
@@ -362,7 +411,7 @@ public:
         }
         for (int lane = 0; lane < lanes; ++lane)
           line(bufferName(n->buffer) + "[" + asIndex([&] { return expr(simplify(laneOf(n->indices[0], lane))); }) +
-               "] = " + values[size_t(lane)] + ";");
+               "] = " + storedValue(n->buffer->dtype, values[size_t(lane)]) + ";");
         ++vectorStores_;
         return;
       }
@@ -370,8 +419,23 @@ public:
     }
   }
 
+  static bool isSixteenBitFloat(DataType dtype) { return dtype.isFloat() && dtype.bits() == 16; }
+
+  /// "tessel_f16_to_f32", "tessel_bf16_round", ...: the conversions kHalfHelpers defines.
+  std::string sixteenBitHelper(DataType dtype, const char* suffix) {
+    usesHalfHelpers_ = true;
+    return std::string(dtype.code() == DataType::Code::BFloat ? "tessel_bf16" : "tessel_f16") + suffix;
+  }
+
+  /// `value` as a buffer of `dtype` holds it: 16-bit floats rounded to their bits.
+  std::string storedValue(DataType dtype, const std::string& value) {
+    if (!isSixteenBitFloat(dtype)) return value;
+    return sixteenBitHelper(dtype, "_from_f32") + "((float)" + value + ")";
+  }
+
   void setLaunch(const KernelLaunch& launch) { launch_ = launch; }
   bool usesFloorHelpers() const { return usesFloorHelpers_; }
+  bool usesHalfHelpers() const { return usesHalfHelpers_; }
   std::string takeText() { return std::move(out_).str(); }
   void line(const std::string& text) { out_ << std::string(indent_ * 2, ' ') << text << "\n"; }
   template <class F>
@@ -400,13 +464,20 @@ private:
   }
 
   std::string floatImm(const FloatImmNode* n) {
-    if (std::isinf(n->value)) return dialect_.infinity(n->value < 0, n->dtype);
-    if (std::isnan(n->value)) return dialect_.nan(n->dtype);
+    double value = n->value;
+    // The constant the CPU code holds: a 16-bit float's value rounded to its type (rounding
+    // to infinity, a huge one, is caught below).
+    if (isSixteenBitFloat(n->dtype))
+      value = n->dtype.code() == DataType::Code::BFloat
+                  ? double(runtime::bfloat16ToFloat(runtime::floatToBFloat16(float(value))))
+                  : roundToFloat16(value);
+    if (std::isinf(value)) return dialect_.infinity(value < 0, n->dtype);
+    if (std::isnan(value)) return dialect_.nan(n->dtype);
     char buffer[64];
     if (n->dtype.bits() == 64) {
-      std::snprintf(buffer, sizeof buffer, "%.17g", n->value);
+      std::snprintf(buffer, sizeof buffer, "%.17g", value);
     } else {
-      std::snprintf(buffer, sizeof buffer, "%.9g", n->value);
+      std::snprintf(buffer, sizeof buffer, "%.9g", value);
     }
     std::string text = buffer;
     if (text.find_first_of(".eE") == std::string::npos) text += ".0";
@@ -533,6 +604,7 @@ private:
   std::unordered_map<const VarNode*, std::string> names_;
   std::unordered_set<std::string> used_;
   bool usesFloorHelpers_ = false;
+  bool usesHalfHelpers_ = false;
   int vectorStores_ = 0;
 };
 
@@ -567,6 +639,32 @@ const char* kFloorHelpersOpenCL =
     "inline long __attribute__((overloadable)) tessel_floordiv(long a, long b) { long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
     "inline long __attribute__((overloadable)) tessel_floormod(long a, long b) { long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
 
+// 16-bit floats to and from their bits, rounding to nearest even (NaN stays NaN): float16
+// through the hardware conversions (PTX cvt; OpenCL's vload_half/vstore_half, core since 1.0),
+// bfloat16 as the upper half of a float32.
+const char* kHalfHelpersCuda =
+    "__device__ __forceinline__ float tessel_f16_to_f32(unsigned short h) { float x; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(x) : \"h\"(h)); return x; }\n"
+    "__device__ __forceinline__ unsigned short tessel_f16_from_f32(float x) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(x)); return h; }\n"
+    "__device__ __forceinline__ float tessel_f16_round(float x) { return tessel_f16_to_f32(tessel_f16_from_f32(x)); }\n"
+    "__device__ __forceinline__ float tessel_bf16_to_f32(unsigned short h) { return __uint_as_float((unsigned int)h << 16); }\n"
+    "__device__ __forceinline__ unsigned short tessel_bf16_from_f32(float x) {\n"
+    "  unsigned int bits = __float_as_uint(x);\n"
+    "  if (x != x) return (unsigned short)((bits >> 16) | 0x40);\n"
+    "  return (unsigned short)((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);\n"
+    "}\n"
+    "__device__ __forceinline__ float tessel_bf16_round(float x) { return tessel_bf16_to_f32(tessel_bf16_from_f32(x)); }\n";
+const char* kHalfHelpersOpenCL =
+    "inline float tessel_f16_to_f32(ushort h) { return vload_half(0, (const __private half*)&h); }\n"
+    "inline ushort tessel_f16_from_f32(float x) { ushort h; vstore_half_rte(x, 0, (__private half*)&h); return h; }\n"
+    "inline float tessel_f16_round(float x) { return tessel_f16_to_f32(tessel_f16_from_f32(x)); }\n"
+    "inline float tessel_bf16_to_f32(ushort h) { return as_float((uint)h << 16); }\n"
+    "inline ushort tessel_bf16_from_f32(float x) {\n"
+    "  uint bits = as_uint(x);\n"
+    "  if (isnan(x)) return (ushort)((bits >> 16) | 0x40);\n"
+    "  return (ushort)((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);\n"
+    "}\n"
+    "inline float tessel_bf16_round(float x) { return tessel_bf16_to_f32(tessel_bf16_from_f32(x)); }\n";
+
 }  // namespace
 
 Expected<GpuSource> generateGpuSource(const PrimFunc& f, const Target& target) {
@@ -580,7 +678,7 @@ Expected<GpuSource> generateGpuSource(const std::vector<PrimFunc>& funcs, const 
   Dialect dialect;
   dialect.cuda = target.kind == TargetKind::Cuda;
   GpuSource source;
-  bool floorHelpers = false;
+  bool floorHelpers = false, halfHelpers = false;
   std::vector<std::string> kernelTexts;
   for (size_t index = 0; index < funcs.size(); ++index) {
     const PrimFunc& f = funcs[index];
@@ -605,6 +703,7 @@ Expected<GpuSource> generateGpuSource(const std::vector<PrimFunc>& funcs, const 
       printer.stmt(kernel->body);
       if (!printer.error.empty()) return Diagnostic{printer.error, f->name, 0, 0, ""};
       floorHelpers |= printer.usesFloorHelpers();
+      halfHelpers |= printer.usesHalfHelpers();
       std::string header = dialect.kernelQualifier() + " ";
       if (dialect.cuda)
         header = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(launch.threadsPerBlock()) + ") ";
@@ -622,6 +721,7 @@ Expected<GpuSource> generateGpuSource(const std::vector<PrimFunc>& funcs, const 
   code << "// " << title << " for " << target.toString() << ", generated by Tessel.\n";
   if (!dialect.cuda) code << "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
   if (floorHelpers) code << (dialect.cuda ? kFloorHelpersCuda : kFloorHelpersOpenCL);
+  if (halfHelpers) code << (dialect.cuda ? kHalfHelpersCuda : kHalfHelpersOpenCL);
   int lineNumber = 1;
   for (char c : code.str()) lineNumber += c == '\n';
   for (const std::string& text : kernelTexts) {

@@ -27,7 +27,7 @@ struct GpuSource {
 };
 
 /// Prints `f` (lowered for `target`, a CUDA or OpenCL target) as device source. What the
-/// printer cannot express yet (half precision, a vector outside a vector store, global
+/// printer cannot express yet (a vector outside a vector store, global
 /// scratch inside a kernel) is a Diagnostic naming the construct.
 Expected<GpuSource> generateGpuSource(const PrimFunc& f, const Target& target);
 /// Several functions in one source (a whole model), their kernels in order; their names

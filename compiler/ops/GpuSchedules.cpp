@@ -190,10 +190,53 @@ Expected<Schedule> defaultGpuConv2dSchedule(const Workload& workload, const Conv
   return firstError(std::move(s), steps);
 }
 
+namespace {
+// A reduction with fewer outputs than this is split into partial sums (see splitLongReductions).
+constexpr int64_t kFewOutputs = 4096;
+// Each partial sum covers at least this many elements, and there are at most kMaxPartials.
+constexpr int64_t kMinPerPartial = 16;
+constexpr int64_t kMaxPartials = 1024;
+
+// One thread per output of a reduction with few outputs and a long reduce axis would leave a
+// GPU idle and run each whole sum in one thread (a tensor summed to one value: a kernel of one
+// thread). rfactor splits such a reduction into partial sums per output, a kernel of their own
+// with one thread per partial sum (outputs x partials threads), and the stage then adds each
+// output's partials up. Reduce axes are fused into one first; a stage where that or rfactor
+// does not apply keeps one thread per output.
+void splitLongReductions(Schedule& s, std::vector<Status>& steps) {
+  std::vector<std::string> reductions;
+  for (const Stage& stage : s.stages())
+    if (const auto* compute = te::asCompute(stage.op); compute && !compute->reduceAxes.empty())
+      reductions.push_back(stage.name);
+  for (const std::string& name : reductions) {
+    const Stage* stage = s.findStage(name);
+    int64_t outputs = 1, reduceExtent = 1;
+    std::vector<std::string> reduceAxes;
+    bool constant = true;
+    for (const IterVar& iv : stage->leafIterVars) {
+      const int64_t* extent = asConstInt(iv->dom.extent);
+      if (!extent) constant = false;
+      else if (iv.type() == IterVarType::Reduce) reduceExtent *= *extent, reduceAxes.push_back(iv.name());
+      else outputs *= *extent;
+    }
+    if (!constant || outputs >= kFewOutputs || reduceExtent < 2 * kMinPerPartial) continue;
+    int64_t partials = 2;
+    while (partials * 2 <= kMaxPartials && partials * 2 * kMinPerPartial <= reduceExtent) partials *= 2;
+    std::string axis = reduceAxes.front();
+    if (reduceAxes.size() > 1) {
+      axis = "k.fused";
+      if (!s.fuse(name, reduceAxes, axis)) continue;
+    }
+    if (Status factored = s.rfactor(name, axis, partials, name + ".rf"); !factored) steps.push_back(factored);
+  }
+}
+}  // namespace
+
 Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& target, int64_t threadsPerBlock) {
   (void)target;
   Schedule s(workload.outputs);
   std::vector<Status> steps;
+  splitLongReductions(s, steps);
   std::vector<std::string> kernels;
   for (const Stage& stage : s.stages()) {
     const auto* compute = te::asCompute(stage.op);

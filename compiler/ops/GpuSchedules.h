@@ -27,9 +27,11 @@ Expected<Schedule> defaultGpuConv2dSchedule(const Workload& workload, const Conv
 /// that feed others are inlined; every remaining stage (outputs, and reductions other stages
 /// read, which become kernels of their own with their results in device memory between
 /// them) has its data-parallel axes fused and split into blocks of up to `threadsPerBlock`
-/// threads, one output element per thread, any reduction running in that thread (a stage
-/// of one value runs in a kernel of one thread). Correct for every operator; fast only for
-/// elementwise ones.
+/// threads, one output element per thread, any reduction running in that thread. A
+/// reduction with few outputs (under 4096) and a long reduce axis is first split by rfactor
+/// into up to 1024 partial sums per output (a stage NAME.rf, a kernel with a thread per
+/// partial sum), which its own stage adds up: a tensor summed to one value no longer runs in
+/// one thread. Correct for every operator; fast only for elementwise ones and such sums.
 Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& target, int64_t threadsPerBlock = 256);
 
 }  // namespace tessel

@@ -67,9 +67,9 @@ Expected<Workload> familyWorkload(const QString& family) {
   Expected<Workload> workload = Diagnostic{"unknown family", "", 0, 0, ""};
   if (family == "relu") workload = unaryElementwise(UnaryOp::Relu, {3, 50, 7});
   if (family == "sigmoid") workload = unaryElementwise(UnaryOp::Sigmoid, {1000});
-  if (family == "softmax" || family == "log_softmax") {
+  if (family == "softmax" || family == "log_softmax" || family == "softmax_long") {
     SoftmaxParams p;
-    p.shape = {6, 37};
+    p.shape = family == "softmax_long" ? std::vector<int64_t>{2, 3001} : std::vector<int64_t>{6, 37};
     p.logSoftmax = family == "log_softmax";
     workload = softmax(p);
   }
@@ -95,11 +95,19 @@ Expected<Workload> familyWorkload(const QString& family) {
     p.keepDims = family != "reduce_sum";
     workload = reduce(p);
   }
+  // Few outputs of long sums: split into partial sums across threads (a stage NAME.rf).
+  if (family == "reduce_mean_long" || family == "reduce_mean_all") {
+    ReduceParams p;
+    p.kind = ReduceKind::Mean;
+    p.shape = family == "reduce_mean_long" ? std::vector<int64_t>{3, 5003} : std::vector<int64_t>{64, 70};
+    p.axes = family == "reduce_mean_long" ? std::vector<int64_t>{1} : std::vector<int64_t>{0, 1};
+    workload = reduce(p);
+  }
   return workload;
 }
 
 const char* kFamilies[] = {"relu", "sigmoid", "softmax", "log_softmax", "layer_norm", "max_pool", "avg_pool_padded",
-                           "reduce_sum", "reduce_mean_keepdims"};
+                           "reduce_sum", "reduce_mean_keepdims", "softmax_long", "reduce_mean_long", "reduce_mean_all"};
 }  // namespace
 
 class TestGpuCodegen : public QObject {
@@ -226,6 +234,9 @@ private slots:
     Target target = gpuTarget("opencl");
     auto schedule = defaultGpuSchedule(*workload, target);
     QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
+    bool partialSums = false;
+    for (const Stage& stage : schedule->stages()) partialSums |= stage.name.size() > 3 && stage.name.ends_with(".rf");
+    QCOMPARE(partialSums, family.endsWith("_long") || family.endsWith("_all"));
     auto text = moduleText(*workload, *schedule, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
     runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, workload->name + ".tgpu"));

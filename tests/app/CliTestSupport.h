@@ -1,6 +1,7 @@
 // Running the built tessel binary from tests and reading what it printed.
 #pragma once
 
+#include <QFile>
 #include <QMap>
 #include <QProcess>
 #include <QString>
@@ -48,6 +49,12 @@ inline QMap<QString, QString> keyValues(const QString& text) {
     if (eq > 0 && !line.left(eq).contains(' ')) values[line.left(eq)] = line.mid(eq + 1);
   }
   return values;
+}
+
+/// Writes `text` to `path` (a file the command under test reads); false when it cannot.
+inline bool writeTextFile(const QString& path, const QByteArray& text) {
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(text) == text.size();
 }
 
 }  // namespace testing

@@ -189,10 +189,7 @@ private slots:
     QFETCH(QString, command);
     QTemporaryDir directory;
     QString path = directory.filePath("garbage.onnx");
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write("this is not a protobuf model\n");
-    file.close();
+    QVERIFY(testing::writeTextFile(path, "this is not a protobuf model\n"));
     QStringList arguments{command, path};
     if (command == "compile") arguments << "-o" << directory.filePath("module");
     Run run = runTessel(arguments);

@@ -175,10 +175,7 @@ private slots:
     // A schedule error on a GPU target names its file and line, as on the CPU.
     QTemporaryDir directory;
     QString schedule = directory.filePath("gpu.txt");
-    QFile file(schedule);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write("reorder(C, i, k, j)\nunroll(C, nosuchaxis)\n");
-    file.close();
+    QVERIFY(testing::writeTextFile(schedule, "reorder(C, i, k, j)\nunroll(C, nosuchaxis)\n"));
     arguments = QStringList{"measure", "--operator", "matmul", "--target", "opencl", "--schedule", schedule} + kQuick;
     run = runTessel(arguments);
     QVERIFY2(run.finished && run.exitCode == 2, qPrintable(describe(arguments, run)));
@@ -195,10 +192,7 @@ private slots:
     text += "unroll(" + task.workload.outputs[0].name() + ", nosuchaxis)\n";
     QTemporaryDir directory;
     QString schedule = directory.filePath("edited.txt");
-    QFile file(schedule);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(QByteArray::fromStdString(text));
-    file.close();
+    QVERIFY(testing::writeTextFile(schedule, QByteArray::fromStdString(text)));
 
     QStringList arguments = QStringList{"measure", kTinyResNet, "--task", QString::fromStdString(task.name),
                                         "--schedule", schedule} + kQuick;

@@ -38,6 +38,22 @@ Expected<graph::Graph> sixteenBitModel() {
   return driver::loadModelBytes(builder.bytes(), "halves.onnx");
 }
 
+// A graph compiled for OpenCL (its runner) and for this CPU (its executor), to compare the two.
+struct OnBothTargets {
+  std::unique_ptr<runtime::GpuModuleRunner> gpu;
+  std::unique_ptr<runtime::GraphExecutor> cpu;
+};
+Expected<OnBothTargets> compileForBoth(const graph::Graph& graph, const std::string& name) {
+  auto gpu = driver::compileModelForGpu(graph, *Target::parse("opencl"));
+  if (!gpu) return gpu.error();
+  auto cpu = driver::compileGraph(graph);
+  if (!cpu) return cpu.error();
+  auto executor = driver::createExecutor(*cpu);
+  if (!executor) return executor.error();
+  return OnBothTargets{std::make_unique<runtime::GpuModuleRunner>(runtime::GpuModule::parse(gpu->moduleJson, name)),
+                       std::move(*executor)};
+}
+
 }  // namespace
 
 class TestGpuModel : public QObject {
@@ -79,8 +95,9 @@ private slots:
 
     auto cpu = driver::compileGraph(*graph);
     QVERIFY2(cpu, cpu ? "" : cpu.error().toString().c_str());
-    auto executor = driver::createExecutor(*cpu);
-    QVERIFY2(executor, executor ? "" : executor.error().toString().c_str());
+    auto created = driver::createExecutor(*cpu);
+    QVERIFY2(created, created ? "" : created.error().toString().c_str());
+    runtime::GraphExecutor* executor = created->get();
 
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
@@ -89,13 +106,13 @@ private slots:
       auto array = runtime::NDArray::empty(param.shape, param.dtype);
       for (float& value : array.values<float>()) value = uniform(rng);
       runner.setInput(name, array);
-      (*executor)->setInput(name, array);
+      executor->setInput(name, array);
     }
     runner.run();
-    (*executor)->run();
+    executor->run();
     for (const std::string& name : runner.module().outputNames()) {
       runtime::NDArray got = runner.getOutput(name);
-      runtime::NDArray expected = (*executor)->getOutput(name);
+      runtime::NDArray expected = executor->getOutput(name);
       QCOMPARE(got.numElements(), expected.numElements());
       double worst = 0, scale = 1e-6;
       for (int64_t i = 0; i < got.numElements(); ++i) {
@@ -125,13 +142,10 @@ private slots:
     builder.output("left");
     auto graph = driver::loadModelBytes(builder.bytes(), "bitwise.onnx");
     QVERIFY2(graph, graph ? "" : graph.error().toString().c_str());
-    auto gpu = driver::compileModelForGpu(*graph, *Target::parse("opencl"));
-    QVERIFY2(gpu, gpu ? "" : gpu.error().toString().c_str());
-    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(gpu->moduleJson, "bitwise.tgpu"));
-    auto cpu = driver::compileGraph(*graph);
-    QVERIFY2(cpu, cpu ? "" : cpu.error().toString().c_str());
-    auto executor = driver::createExecutor(*cpu);
-    QVERIFY2(executor, executor ? "" : executor.error().toString().c_str());
+    auto both = compileForBoth(*graph, "bitwise.tgpu");
+    QVERIFY2(both, both ? "" : both.error().toString().c_str());
+    runtime::GpuModuleRunner& runner = *both->gpu;
+    runtime::GraphExecutor* executor = both->cpu.get();
 
     std::vector<int32_t> a(301), b(301);
     std::vector<uint8_t> u(301), n(301);
@@ -145,20 +159,20 @@ private slots:
       runner.setInput(name, data, bytes);
       auto array = runtime::NDArray::empty({301}, type);
       array.copyFrom(data, bytes);
-      (*executor)->setInput(name, array);
+      executor->setInput(name, array);
     };
     set("a", a.data(), a.size() * 4, runtime::DataType::int32());
     set("b", b.data(), b.size() * 4, runtime::DataType::int32());
     set("u", u.data(), u.size(), runtime::DataType::uint8());
     set("n", n.data(), n.size(), runtime::DataType::uint8());
     runner.run();
-    (*executor)->run();
+    executor->run();
     std::vector<int32_t> y(301);
     std::vector<uint8_t> left(301);
     runner.getOutput("y", y.data(), y.size() * 4);
     runner.getOutput("left", left.data(), left.size());
-    QCOMPARE(y, (*executor)->getOutput("y").toVector<int32_t>());
-    QCOMPARE(left, (*executor)->getOutput("left").toVector<uint8_t>());
+    QCOMPARE(y, executor->getOutput("y").toVector<int32_t>());
+    QCOMPARE(left, executor->getOutput("left").toVector<uint8_t>());
     for (size_t i = 0; i < a.size(); ++i) {
       QCOMPARE(y[i], ((a[i] & b[i]) ^ a[i]) | ~b[i]);
       QCOMPARE(left[i], n[i] >= 8 ? uint8_t(0) : uint8_t(u[i] << n[i]));
@@ -172,13 +186,10 @@ private slots:
     SKIP_WITHOUT_OPENCL();
     auto graph = sixteenBitModel();
     QVERIFY2(graph, graph ? "" : graph.error().toString().c_str());
-    auto gpu = driver::compileModelForGpu(*graph, *Target::parse("opencl"));
-    QVERIFY2(gpu, gpu ? "" : gpu.error().toString().c_str());
-    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(gpu->moduleJson, "halves.tgpu"));
-    auto cpu = driver::compileGraph(*graph);
-    QVERIFY2(cpu, cpu ? "" : cpu.error().toString().c_str());
-    auto executor = driver::createExecutor(*cpu);
-    QVERIFY2(executor, executor ? "" : executor.error().toString().c_str());
+    auto both = compileForBoth(*graph, "halves.tgpu");
+    QVERIFY2(both, both ? "" : both.error().toString().c_str());
+    runtime::GpuModuleRunner& runner = *both->gpu;
+    runtime::GraphExecutor* executor = both->cpu.get();
 
     // Every float16 from -8 to 8 in steps of 1/32, and the bits of a few awkward ones.
     std::vector<uint16_t> x(301);
@@ -195,18 +206,18 @@ private slots:
     auto array = runtime::NDArray::empty({301}, runtime::DataType::float16());
     array.copyFrom(x.data(), x.size() * 2);
     runner.setInput("x", array);
-    (*executor)->setInput("x", array);
+    executor->setInput("x", array);
     runner.run();
-    (*executor)->run();
+    executor->run();
     auto bits = [](const runtime::NDArray& halves) {
       std::vector<uint16_t> out(size_t(halves.numElements()));
       halves.copyTo(out.data(), out.size() * 2);
       return out;
     };
-    std::vector<uint16_t> y = bits(runner.getOutput("y")), expectedY = bits((*executor)->getOutput("y"));
+    std::vector<uint16_t> y = bits(runner.getOutput("y")), expectedY = bits(executor->getOutput("y"));
     QCOMPARE(y, expectedY);
     QCOMPARE(y[0], uint16_t(0x7C00));  // infinity
-    std::vector<uint16_t> b = bits(runner.getOutput("b")), expectedB = bits((*executor)->getOutput("b"));
+    std::vector<uint16_t> b = bits(runner.getOutput("b")), expectedB = bits(executor->getOutput("b"));
     for (size_t i = 0; i < b.size(); ++i)  // sigmoid's last float bits may differ: one bfloat16 step at most
       QVERIFY2(std::abs(int(b[i]) - int(expectedB[i])) <= 1,
                qPrintable(QString("b[%1]: 0x%2 on the GPU, 0x%3 on the CPU").arg(i).arg(b[i], 0, 16).arg(expectedB[i], 0, 16)));

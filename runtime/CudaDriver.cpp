@@ -1,6 +1,7 @@
 // Loading libcuda.so.1 at run time and running a GPU module's kernels through the driver API.
 #include "runtime/CudaDriver.h"
 
+#include <algorithm>
 #include <dlfcn.h>
 
 #include <cctype>
@@ -131,12 +132,14 @@ private:
 
 public:
   void upload(size_t param, const void* host, size_t bytes) override {
+    if (bytes == 0) return;  // an empty tensor: nothing to copy (and a zero-sized copy is an error)
     makeCurrent();
     driver_.check(driver_.cuMemcpyHtoD(buffers_[param], host, bytes), "cuMemcpyHtoD",
                   " copying param \"" + module_.params[param].name + "\" to the GPU");
   }
 
   void download(size_t param, void* host, size_t bytes) override {
+    if (bytes == 0) return;
     makeCurrent();
     driver_.check(driver_.cuMemcpyDtoH(host, buffers_[param], bytes), "cuMemcpyDtoH",
                   " copying param \"" + module_.params[param].name + "\" from the GPU");
@@ -214,7 +217,8 @@ private:
     buffers_.assign(module_.params.size(), 0);
     for (size_t i = 0; i < module_.params.size(); ++i) {
       size_t bytes = size_t(module_.params[i].byteSize());
-      driver_.check(driver_.cuMemAlloc(&buffers_[i], bytes), "cuMemAlloc",
+      // An empty tensor gets a buffer of one byte: cuMemAlloc refuses zero.
+      driver_.check(driver_.cuMemAlloc(&buffers_[i], std::max<size_t>(bytes, 1)), "cuMemAlloc",
                     " allocating " + std::to_string(bytes) + " bytes for param \"" + module_.params[i].name + "\"");
       // Outputs start at zero, so an element no kernel writes reads back the same every run.
       driver_.check(driver_.cuMemsetD8(buffers_[i], 0, bytes), "cuMemsetD8");

@@ -139,8 +139,9 @@ GpuModuleParam readParam(const Json& value, const std::string& where, const std:
   int64_t elements = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t extent = reader.integer(shape[d], indexed(reader.at("shape"), d));
-    if (extent <= 0) reader.fail(indexed(reader.at("shape"), d), "extent " + std::to_string(extent) + " is not positive");
-    if (elements > std::numeric_limits<int64_t>::max() / param.dtype.bytes() / extent)
+    // 0 is an empty tensor (a slice past the end): a buffer of one byte that nothing reads.
+    if (extent < 0) reader.fail(indexed(reader.at("shape"), d), "extent " + std::to_string(extent) + " is negative");
+    if (extent > 0 && elements > std::numeric_limits<int64_t>::max() / param.dtype.bytes() / extent)
       reader.fail(reader.at("shape"), "the buffer's size overflows");
     elements *= extent;
     param.shape.push_back(extent);
@@ -295,7 +296,6 @@ GpuModule GpuModule::parse(const std::string& jsonText, const std::string& nameF
   }
 
   const Json& kernels = reader.array("kernels");
-  if (kernels.empty()) reader.fail("kernels", "a module needs at least one kernel");
   for (size_t i = 0; i < kernels.size(); ++i)
     module.kernels.push_back(readKernel(kernels[i], indexed("kernels", i), nameForMessages, module.params.size()));
   return module;

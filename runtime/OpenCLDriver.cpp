@@ -5,6 +5,7 @@
 #define _GNU_SOURCE  // dlmopen
 #endif
 
+#include <algorithm>
 #include <dlfcn.h>
 
 #include <chrono>
@@ -104,11 +105,13 @@ public:
   std::string deviceName() const override { return device_.deviceName; }
 
   void upload(size_t param, const void* host, size_t bytes) override {
+    if (bytes == 0) return;  // an empty tensor: nothing to copy (and a zero-sized copy is an error)
     OpenCLDriver::check(driver_.clEnqueueWriteBuffer(queue_, buffers_[param], CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
                         "clEnqueueWriteBuffer", " copying param \"" + module_.params[param].name + "\" to the device");
   }
 
   void download(size_t param, void* host, size_t bytes) override {
+    if (bytes == 0) return;
     OpenCLDriver::check(driver_.clEnqueueReadBuffer(queue_, buffers_[param], CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
                         "clEnqueueReadBuffer", " copying param \"" + module_.params[param].name + "\" from the device");
   }
@@ -177,7 +180,8 @@ private:
     for (size_t i = 0; i < module_.params.size(); ++i) {
       size_t bytes = size_t(module_.params[i].byteSize());
       cl_int error = CL_SUCCESS;
-      buffers_[i] = driver_.clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &error);
+      // An empty tensor gets a buffer of one byte: OpenCL has no buffers of zero bytes.
+      buffers_[i] = driver_.clCreateBuffer(context_, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 1), nullptr, &error);
       OpenCLDriver::check(error, "clCreateBuffer",
                           " allocating " + std::to_string(bytes) + " bytes for param \"" + module_.params[i].name + "\"");
       // Outputs start at zero, so an element no kernel writes reads back the same every run.

@@ -31,6 +31,13 @@ std::string bytesOf(const runtime::NDArray& array) {
   return std::string(static_cast<const char*>(array.data()), size_t(array.byteSize()));
 }
 
+// A constant's bytes go into the module; an empty constant has none, so it is a workspace
+// (the module would take a param without data for an input).
+void setConstant(GpuModuleBuffer& buffer, const runtime::NDArray& data) {
+  buffer.constantBytes = bytesOf(data);
+  if (buffer.constantBytes.empty()) buffer.workspace = true;
+}
+
 // `base` made unique among `used` (a suffix on repeats); with `identifier`, also usable as a C
 // identifier (function names become kernel names).
 std::string uniqueName(const std::string& base, std::map<std::string, int>& used, bool identifier = false) {
@@ -117,7 +124,7 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
         if (!constant)
           return Diagnostic{"input " + std::to_string(i) + " of " + op->name + " comes from nowhere", op->name, 0, 0, ""};
         size_t index = addBuffer(value.node(), value.index(), value.type(), constant->name);
-        buffers[index].constantBytes = bytesOf(constant->data);
+        setConstant(buffers[index], constant->data);
         found = bufferOf.find({value.node(), value.index()});
       }
       function.buffers.push_back(found->second);
@@ -127,6 +134,12 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
       buffers[index].workspace = true;
       function.buffers.push_back(index);
     }
+    // An operation whose outputs are all empty (a slice past the end, a split of size 0)
+    // lowers to no kernel: its buffers exist, nothing runs.
+    bool outputsEmpty = std::all_of(op->outputTypes.begin(), op->outputTypes.end(), [](const graph::TensorType& type) {
+      return std::find(type.shape.begin(), type.shape.end(), int64_t(0)) != type.shape.end();
+    });
+    if (outputsEmpty && deviceKernels(lowered->func).empty()) continue;
     functions.push_back(std::move(function));
     ++result.operations;
     result.genericSchedules += generic;
@@ -143,7 +156,7 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
         source = found->second;
       } else if (const graph::ConstantNode* constant = graph::asConstant(value.node())) {
         source = addBuffer(value.node(), value.index(), value.type(), constant->name);
-        buffers[source].constantBytes = bytesOf(constant->data);
+        setConstant(buffers[source], constant->data);
       } else {
         return Diagnostic{"model output " + std::to_string(i) + " comes from nowhere", "model", 0, 0, ""};
       }
@@ -163,7 +176,9 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
       if (!lowered) return lowered.error();
       GpuModuleBuffer output{"", type.dtype, type.shape, false, true, ""};
       buffers.push_back(output);
-      functions.push_back({lowered->func, {source, buffers.size() - 1}});
+      // An empty output needs no copy (and lowers to no kernel).
+      if (std::find(type.shape.begin(), type.shape.end(), int64_t(0)) == type.shape.end())
+        functions.push_back({lowered->func, {source, buffers.size() - 1}});
       found = bufferOf.end();
       GpuModuleBuffer& buffer = buffers.back();
       buffer.workspace = false;
@@ -178,7 +193,8 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
     if (i < optimized.outputNames.size()) buffer.name = uniqueName(optimized.outputNames[i], usedNames);
     result.outputNames.push_back(buffer.name);
   }
-  if (functions.empty()) return Diagnostic{"the model has no operations to compile", "model", 0, 0, ""};
+  if (functions.empty() && optimized.outputs.empty())
+    return Diagnostic{"the model has no operations to compile", "model", 0, 0, ""};
   auto json = exportGpuModule(std::move(buffers), functions, target, "model", options);
   if (!json) return json.error();
   result.moduleJson = std::move(*json);

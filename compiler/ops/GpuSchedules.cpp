@@ -260,6 +260,7 @@ Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& ta
       elements *= *asConstInt(iv->dom.extent);
     }
     if (axes.empty()) continue;  // a reduction to one value: a kernel of one thread
+    if (elements == 0) continue;  // an empty tensor: its loops run zero times, no kernel
     std::string fused = axes[0];
     if (axes.size() > 1) {
       fused = "fused";

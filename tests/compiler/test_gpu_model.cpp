@@ -238,6 +238,49 @@ private slots:
     }
   }
 
+  // An empty tensor (a slice past the end) has a buffer and no kernel; the rest runs as usual,
+  // and a model of nothing but empty outputs runs no kernel at all.
+  void emptyTensorsRunNoKernel() {
+    SKIP_WITHOUT_OPENCL();
+    ModelBuilder builder(13);
+    builder.input("x", {4, 5});
+    builder.int64Initializer("starts", {1}, {10});
+    builder.int64Initializer("ends", {1}, {20});
+    builder.int64Initializer("axes", {1}, {1});
+    builder.node("Slice", {"x", "starts", "ends", "axes"}, {"empty"});
+    builder.node("Relu", {"x"}, {"y"});
+    builder.output("empty");
+    builder.output("y");
+    auto graph = driver::loadModelBytes(builder.bytes(), "empty.onnx");
+    QVERIFY2(graph, graph ? "" : graph.error().toString().c_str());
+    auto both = compileForBoth(*graph, "empty.tgpu");
+    QVERIFY2(both, both ? "" : both.error().toString().c_str());
+    std::vector<float> x = randomFloats(20, 4);
+    both->gpu->setInput("x", x.data(), x.size() * sizeof(float));
+    both->gpu->run();
+    runtime::NDArray empty = both->gpu->getOutput("empty");
+    QCOMPARE(empty.shape(), (std::vector<int64_t>{4, 0}));
+    std::vector<float> y = both->gpu->getOutput("y").toVector<float>();
+    for (size_t i = 0; i < x.size(); ++i) QCOMPARE(y[i], std::max(x[i], 0.0f));
+
+    ModelBuilder nothing(13);
+    nothing.input("x", {4, 5});
+    nothing.int64Initializer("starts", {1}, {10});
+    nothing.int64Initializer("ends", {1}, {20});
+    nothing.int64Initializer("axes", {1}, {1});
+    nothing.node("Slice", {"x", "starts", "ends", "axes"}, {"empty"});
+    nothing.output("empty");
+    auto onlyEmpty = driver::loadModelBytes(nothing.bytes(), "nothing.onnx");
+    QVERIFY2(onlyEmpty, onlyEmpty ? "" : onlyEmpty.error().toString().c_str());
+    auto gpu = driver::compileModelForGpu(*onlyEmpty, *Target::parse("opencl"));
+    QVERIFY2(gpu, gpu ? "" : gpu.error().toString().c_str());
+    QCOMPARE(gpu->kernels, size_t(0));
+    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(gpu->moduleJson, "nothing.tgpu"));
+    runner.setInput("x", x.data(), x.size() * sizeof(float));
+    runner.run();
+    QCOMPARE(runner.getOutput("empty").numElements(), int64_t(0));
+  }
+
   // A model whose output no operation computes (an input passed through, a model folded to
   // a constant): a kernel copies it into the output.
   void outputsThatAreInputsOrConstantsAreCopied() {

@@ -202,14 +202,13 @@ private slots:
     row("no params", "\"params\": [", "\"params\": [], \"p\": [", {"params", "at least one param"});
     row("unknown dtype", "\"dtype\": \"float32\", \"shape\": [1000]},\n             {\"name\": \"B\"",
         "\"dtype\": \"float33\", \"shape\": [1000]},\n             {\"name\": \"B\"", {"params[0].dtype", "float33"});
-    row("zero extent", "\"shape\": [1000]},\n             {\"name\": \"C\"", "\"shape\": [0]},\n             {\"name\": \"C\"",
-        {"params[1].shape[0]", "not positive"});
+    row("negative extent", "\"shape\": [1000]},\n             {\"name\": \"C\"", "\"shape\": [-1]},\n             {\"name\": \"C\"",
+        {"params[1].shape[0]", "is negative"});
     row("non-integer extent", "\"shape\": [1000]}]", "\"shape\": [10.5]}]", {"params[2].shape[0]", "expected an integer"});
     row("duplicate param", "{\"name\": \"B\"", "{\"name\": \"A\"", {"params[1].name", "duplicate"});
     row("output not a param", "\"outputs\": [\"C\"]", "\"outputs\": [\"D\"]", {"outputs[0]", "no param is named \"D\""});
     row("no outputs", "\"outputs\": [\"C\"]", "\"outputs\": []", {"outputs", "at least one output"});
     row("negative flops", "\"flops\": 1000", "\"flops\": -1", {"flops", "non-negative"});
-    row("no kernels", "\"kernels\": [{", "\"kernels\": [], \"k\": [{", {"kernels", "at least one kernel"});
     row("kernel without name", "{\"name\": \"vector_add\",", "{", {"kernels[0]", "missing field \"name\""});
     row("zero grid", "\"grid\": [16, 1, 1]", "\"grid\": [16, 0, 1]", {"kernels[0].grid[1]", "not positive"});
     row("negative block", "\"block\": [64, 1, 1]", "\"block\": [-64, 1, 1]", {"kernels[0].block[0]", "not positive"});

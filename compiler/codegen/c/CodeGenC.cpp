@@ -253,7 +253,8 @@ public:
       case NodeKind::FloorDiv: {
         auto* n = e.as<FloorDivNode>();
         if (n->a.dtype().isFloat()) return dialect_.math("floor", n->a.dtype()) + "(" + binary(n->a, "/", n->b) + ")";
-        if (nonNegative(n->a) && positive(n->b)) return binary(n->a, "/", n->b);
+        // Unsigned operands are never negative: C's division already floors.
+        if (n->a.dtype().isUInt() || (nonNegative(n->a) && positive(n->b))) return binary(n->a, "/", n->b);
         usesFloorHelpers_ = true;
         return "tessel_floordiv(" + expr(n->a) + ", " + expr(n->b) + ")";
       }
@@ -263,7 +264,7 @@ public:
           std::string a = expr(n->a), b = expr(n->b);
           return "(" + a + " - " + dialect_.math("floor", n->a.dtype()) + "(" + a + " / " + b + ") * " + b + ")";
         }
-        if (nonNegative(n->a) && positive(n->b)) return binary(n->a, "%", n->b);
+        if (n->a.dtype().isUInt() || (nonNegative(n->a) && positive(n->b))) return binary(n->a, "%", n->b);
         usesFloorHelpers_ = true;
         return "tessel_floormod(" + expr(n->a) + ", " + expr(n->b) + ")";
       }

@@ -1,9 +1,11 @@
 // Tasks of a compiled model and lowering one of them under schedule text.
 #include "compiler/driver/ScheduleTask.h"
 
+#include "compiler/codegen/c/CodeGenC.h"
 #include "compiler/driver/FusedKernel.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/schedule/TraceText.h"
+#include "compiler/transform/GpuKernel.h"
 #include "core/ir/IRPrinter.h"
 
 namespace tessel::driver {
@@ -91,6 +93,35 @@ std::vector<StageLoops> stageLoopsOf(const Schedule& schedule) {
   return stages;
 }
 
+namespace {
+// The device code of `schedule` for a GPU target, or a comment saying why there is none. A
+// schedule that binds no loop to GPU threads still lowers, into kernels of one thread, and
+// the comment at the top says so.
+std::string gpuSourceOf(const Schedule& schedule, const ScheduleTask& task, const Target& target) {
+  auto comment = [](const std::string& text) {
+    std::string out;
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t end = text.find('\n', start);
+      out += "// " + text.substr(start, end == std::string::npos ? std::string::npos : end - start) + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return out;
+  };
+  auto lowered = lower(schedule, task.workload.args(), task.name, target);
+  if (!lowered) return comment("This schedule does not lower for " + target.toString() + ": " + lowered.error().toString());
+  auto source = generateGpuSource(lowered->func, target);
+  if (!source) return comment("No " + target.toString() + " code for this schedule: " + source.error().toString());
+  bool threads = false;
+  for (const AttrStmtNode* kernel : deviceKernels(lowered->func))
+    threads = threads || kernelLaunch(lowered->func, kernel).threadsPerBlock() > 1;
+  std::string note = threads ? "" : comment("No loop is bound to GPU threads (bind(STAGE, AXIS, \"threadIdx.x\")): "
+                                             "each kernel below runs in one thread.");
+  return note + source->code;
+}
+}  // namespace
+
 Expected<TaskLowering> lowerTaskSchedule(const ScheduleTask& task, const std::string& traceText,
                                          const TaskLoweringOptions& options) {
   Expected<Trace> trace = parseTraceText(traceText);
@@ -114,6 +145,7 @@ Expected<TaskLowering> lowerTaskSchedule(const ScheduleTask& task, const std::st
     result.steps = printSteps(lowered->steps);
     if (options.llvmIR) result.llvmIR = emitLLVMIR({lowered->func}, options.target);
     if (options.assembly) result.assembly = emitAssembly({lowered->func}, options.target);
+    if (options.gpuTarget) result.gpuSource = gpuSourceOf(schedule, task, *options.gpuTarget);
   } catch (const UserError& error) {
     return error.diagnostic;
   }

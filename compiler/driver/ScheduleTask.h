@@ -64,6 +64,9 @@ struct TaskLoweringOptions {
   bool llvmIR = false;    ///< Also emit the optimized LLVM IR (slower).
   bool assembly = false;  ///< Also emit target assembly (slower).
   Target target = hostTarget();
+  /// Also lower the schedule for this GPU target (opencl, cuda) and print its device code
+  /// (TaskLowering::gpuSource): the Studio's GPU tab.
+  std::optional<Target> gpuTarget;
 };
 
 /// What a schedule text lowers to.
@@ -76,6 +79,9 @@ struct TaskLowering {
   std::vector<LoweringStepText> steps;           ///< The IR after every lowering step, in order.
   std::optional<std::string> llvmIR;             ///< When asked for.
   std::optional<std::string> assembly;           ///< When asked for.
+  /// For options.gpuTarget: the CUDA or OpenCL C of the same schedule lowered for it, or, as a
+  /// comment, why it does not lower there (the CPU code above is unaffected).
+  std::optional<std::string> gpuSource;
 };
 
 /// Parses `traceText`, replays it on the task's workload and lowers it into a function named

@@ -423,6 +423,44 @@ private slots:
     workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_llvm.png");
   }
 
+  // The GPU tab lowers the same schedule for a GPU target and shows its device code, for the
+  // target chosen: a CPU schedule's parallel() is refused there at its line; without it the
+  // kernels run in one thread, and the code says so; bind() spreads them over threads.
+  void gpuTabShowsTheDeviceCode() {
+    LoweringPanel* panel = workbench->loweringPanel();
+    QSignalSpy finished(workbench.get(), &ScheduleWorkbench::loweringFinished);
+    panel->gpuTargetSelector()->setCurrentIndex(0);
+    panel->setCurrentTab(LoweringPanel::Tab::Gpu);
+    QVERIFY(finished.wait(30000));
+    bool parallel = false;
+    for (auto& p : exampleTasks().front().defaultTrace.primitives) parallel |= p.kind == PrimitiveKind::Parallel;
+    if (parallel) {
+      QString refused = panel->gpuView()->toPlainText();
+      QVERIFY2(refused.startsWith("// This schedule does not lower for opencl") && refused.contains("bind it"),
+               qPrintable(refused.left(400)));
+    }
+
+    auto [stage, axis] = splittable(exampleTasks().front());
+    typeSchedule(workbench->editor(), {"# no schedule"});
+    QVERIFY(waitForLowering(*workbench));
+    QString opencl = panel->gpuView()->toPlainText();
+    QVERIFY2(opencl.contains("__kernel void") && opencl.contains("No loop is bound to GPU threads"),
+             qPrintable(opencl.left(400)));
+
+    typeSchedule(workbench->editor(), {"bind(" + stage + ", " + axis + ", \"threadIdx.x\")"});
+    QVERIFY(waitForLowering(*workbench));
+    QString bound = panel->gpuView()->toPlainText();
+    QVERIFY2(bound.contains("get_local_id(0)") && !bound.contains("No loop is bound"), qPrintable(bound.left(600)));
+
+    panel->gpuTargetSelector()->setCurrentIndex(2);
+    QVERIFY(finished.wait(30000));
+    QString cuda = panel->gpuView()->toPlainText();
+    QVERIFY2(cuda.contains("__global__ void") && cuda.contains("threadIdx.x") && cuda.contains("for cuda -arch=sm_90"),
+             qPrintable(cuda.left(600)));
+    workbench->grab().save(TESSEL_BINARY_DIR "/schedule_workbench_gpu.png");
+    panel->setCurrentTab(LoweringPanel::Tab::LoopNest);
+  }
+
   void stepsShowTheIRAfterEachStep() {
     LoweringPanel* panel = workbench->loweringPanel();
     auto lowering = workbench->currentLowering();

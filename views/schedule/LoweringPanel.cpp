@@ -64,7 +64,9 @@ LoweringPanel::LoweringPanel(QWidget* parent)
       stepTiming_(new QLabel),
       stepText_(makeCodeView(QStringLiteral("stepText"))),
       llvm_(makeCodeView(QStringLiteral("llvmIR"))),
-      assembly_(makeCodeView(QStringLiteral("assembly"))) {
+      assembly_(makeCodeView(QStringLiteral("assembly"))),
+      gpuTarget_(new QComboBox),
+      gpu_(makeCodeView(QStringLiteral("gpuCode"))) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   tabs_->setDocumentMode(true);
@@ -89,6 +91,26 @@ LoweringPanel::LoweringPanel(QWidget* parent)
   tabs_->addTab(steps, tr("Steps"));
   tabs_->addTab(llvm_, tr("LLVM IR"));
   tabs_->addTab(assembly_, tr("Assembly"));
+  // The schedule lowered for a GPU: what bind() does, shown as the device code.
+  auto* gpu = new QWidget;
+  auto* gpuLayout = new QVBoxLayout(gpu);
+  gpuLayout->setContentsMargins(0, 0, 0, 0);
+  gpuLayout->setSpacing(0);
+  auto* gpuBar = new QHBoxLayout;
+  gpuBar->setContentsMargins(6, 4, 6, 4);
+  gpuBar->addWidget(new QLabel(tr("Target:")));
+  gpuTarget_->setObjectName(QStringLiteral("gpuTargetSelector"));
+  gpuTarget_->addItem(tr("OpenCL"), QStringLiteral("opencl"));
+  gpuTarget_->addItem(tr("CUDA sm_80"), QStringLiteral("cuda -arch=sm_80"));
+  gpuTarget_->addItem(tr("CUDA sm_90"), QStringLiteral("cuda -arch=sm_90"));
+  gpuBar->addWidget(gpuTarget_);
+  gpuBar->addStretch();
+  gpuLayout->addLayout(gpuBar);
+  gpuLayout->addWidget(gpu_);
+  tabs_->addTab(gpu, tr("GPU"));
+  connect(gpuTarget_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+    if (wantsGpuCode()) emit codeWanted();
+  });
 
   // Highlighters belong to their documents, which setPlainText keeps.
   highlighters_ = {new CodeHighlighter(loopNest_->document(), CodeHighlighter::Language::LoopIR, palette()),
@@ -97,7 +119,8 @@ LoweringPanel::LoweringPanel(QWidget* parent)
                    new CodeHighlighter(assembly_->document(), CodeHighlighter::Language::Assembly, palette())};
   connect(stepSelector_, qOverload<int>(&QComboBox::currentIndexChanged), this, &LoweringPanel::showStep);
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {
-    if ((wantsLlvmIR() && lowering_ && !lowering_->llvmIR) || (wantsAssembly() && lowering_ && !lowering_->assembly))
+    if ((wantsLlvmIR() && lowering_ && !lowering_->llvmIR) || (wantsAssembly() && lowering_ && !lowering_->assembly) ||
+        (wantsGpuCode() && lowering_ && !lowering_->gpuSource))
       emit codeWanted();
   });
   connect(loopNest_, &QPlainTextEdit::cursorPositionChanged, this,
@@ -115,7 +138,7 @@ void LoweringPanel::setLowering(std::shared_ptr<const driver::TaskLowering> lowe
   lowering_ = std::move(lowering);
   if (!lowering_) {
     linking_ = {};
-    for (auto* view : {loopNest_, stepText_, llvm_, assembly_}) view->clear();
+    for (auto* view : {loopNest_, stepText_, llvm_, assembly_, gpu_}) view->clear();
     stepSelector_->clear();
     return;
   }
@@ -137,6 +160,7 @@ void LoweringPanel::setLowering(std::shared_ptr<const driver::TaskLowering> lowe
   const QString pending = tr("; emitted while this tab is open");
   setCode(llvm_, lowering_->llvmIR ? QString::fromStdString(*lowering_->llvmIR) : pending);
   setCode(assembly_, lowering_->assembly ? QString::fromStdString(*lowering_->assembly) : QString(pending).replace(';', '#'));
+  setCode(gpu_, lowering_->gpuSource ? QString::fromStdString(*lowering_->gpuSource) : QString(pending).replace(';', "//"));
   highlightLoops(highlighted_);
 }
 
@@ -181,7 +205,7 @@ void LoweringPanel::showStep(int index) {
 
 void LoweringPanel::setStale(bool stale) {
   stale_ = stale;
-  for (auto* view : {loopNest_, stepText_, llvm_, assembly_}) {
+  for (auto* view : {loopNest_, stepText_, llvm_, assembly_, gpu_}) {
     QPalette pal = palette();
     if (stale) pal.setColor(QPalette::Text, pal.color(QPalette::PlaceholderText));
     view->setPalette(pal);
@@ -192,6 +216,12 @@ void LoweringPanel::setStale(bool stale) {
 
 bool LoweringPanel::wantsLlvmIR() const { return currentTab() == Tab::LlvmIR; }
 bool LoweringPanel::wantsAssembly() const { return currentTab() == Tab::Assembly; }
+std::optional<Target> LoweringPanel::wantsGpuCode() const {
+  if (currentTab() != Tab::Gpu) return std::nullopt;
+  auto target = Target::parse(gpuTarget_->currentData().toString().toStdString());
+  if (!target) return std::nullopt;
+  return *target;
+}
 LoweringPanel::Tab LoweringPanel::currentTab() const { return Tab(tabs_->currentIndex()); }
 void LoweringPanel::setCurrentTab(Tab tab) { tabs_->setCurrentIndex(int(tab)); }
 

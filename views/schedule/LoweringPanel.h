@@ -1,10 +1,12 @@
-// What a schedule lowers to, in tabs: the loop nest, the IR after each lowering step, the LLVM IR
-// and the assembly; with the loops linked to the schedule line pointed at.
+// What a schedule lowers to, in tabs: the loop nest, the IR after each lowering step, the LLVM IR,
+// the assembly and the GPU code (CUDA or OpenCL C); with the loops linked to the schedule line
+// pointed at.
 #pragma once
 
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
 #include "compiler/driver/ScheduleTask.h"
 #include "views/schedule/LoopLinking.h"
@@ -25,7 +27,7 @@ class LoweringPanel : public QWidget {
   Q_OBJECT
 
 public:
-  enum class Tab { LoopNest, Steps, LlvmIR, Assembly };
+  enum class Tab { LoopNest, Steps, LlvmIR, Assembly, Gpu };
 
   explicit LoweringPanel(QWidget* parent = nullptr);
 
@@ -45,6 +47,9 @@ public:
   /// Whether the visible tab needs the LLVM IR / assembly.
   bool wantsLlvmIR() const;
   bool wantsAssembly() const;
+  /// The GPU target whose code the visible tab shows ("opencl", "cuda -arch=sm_90"), if it is
+  /// the GPU tab.
+  std::optional<Target> wantsGpuCode() const;
 
   Tab currentTab() const;
   void setCurrentTab(Tab tab);
@@ -52,6 +57,8 @@ public:
   QPlainTextEdit* loopNestView() const { return loopNest_; }
   QPlainTextEdit* llvmView() const { return llvm_; }
   QPlainTextEdit* assemblyView() const { return assembly_; }
+  QPlainTextEdit* gpuView() const { return gpu_; }
+  QComboBox* gpuTargetSelector() const { return gpuTarget_; }
   QComboBox* stepSelector() const { return stepSelector_; }
   /// Lines of the selected step's IR that the step changed (tinted; 0 for the first step).
   int changedStepLineCount() const { return changedStepLines_; }
@@ -60,7 +67,8 @@ signals:
   /// The user points at (hovers, or puts the cursor in) a loop of the loop nest, or at the
   /// LLVM IR or assembly of one: its schedule name, or empty when they point at none.
   void loopPointedAt(const QString& loop);
-  /// A tab that needs LLVM IR or assembly became visible and this lowering has none.
+  /// A tab that needs LLVM IR, assembly or GPU code became visible and this lowering has none
+  /// (or another GPU target was chosen).
   void codeWanted();
 
 private:
@@ -79,6 +87,8 @@ private:
   QPlainTextEdit* stepText_;
   QPlainTextEdit* llvm_;
   QPlainTextEdit* assembly_;
+  QComboBox* gpuTarget_;
+  QPlainTextEdit* gpu_;
   std::shared_ptr<const driver::TaskLowering> lowering_;
   LoopLinking linking_;
   QStringList highlighted_;

@@ -558,6 +558,7 @@ void ScheduleWorkbench::startLowering(const QString& name) {
   driver::TaskLoweringOptions options;
   options.llvmIR = name == current_ && panel_->wantsLlvmIR();
   options.assembly = name == current_ && panel_->wantsAssembly();
+  if (name == current_) options.gpuTarget = panel_->wantsGpuCode();
   QString text = s->document->toPlainText();
   if (name == current_) measure_->setTraceText(text);
   driver::ScheduleTask task = s->task;

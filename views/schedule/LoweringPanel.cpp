@@ -43,6 +43,19 @@ void setCode(QPlainTextEdit* view, const QString& text) {
   view->verticalScrollBar()->setValue(scroll);
 }
 
+// A tab of `view` under a bar for its controls (the Steps and GPU tabs); `bar` is set to it.
+QWidget* codeUnderBar(QPlainTextEdit* view, QHBoxLayout*& bar) {
+  auto* tab = new QWidget;
+  auto* layout = new QVBoxLayout(tab);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  bar = new QHBoxLayout;
+  bar->setContentsMargins(6, 4, 6, 4);
+  layout->addLayout(bar);
+  layout->addWidget(view);
+  return tab;
+}
+
 QSet<QString> loopNamesOf(const driver::TaskLowering& lowering) {
   QSet<QString> names;
   auto collect = [&](const std::vector<driver::StageLoops>& stages) {
@@ -73,12 +86,8 @@ LoweringPanel::LoweringPanel(QWidget* parent)
   layout->addWidget(tabs_);
 
   tabs_->addTab(loopNest_, tr("Loop nest"));
-  auto* steps = new QWidget;
-  auto* stepsLayout = new QVBoxLayout(steps);
-  stepsLayout->setContentsMargins(0, 0, 0, 0);
-  stepsLayout->setSpacing(0);
-  auto* stepBar = new QHBoxLayout;
-  stepBar->setContentsMargins(6, 4, 6, 4);
+  QHBoxLayout* stepBar = nullptr;
+  QWidget* steps = codeUnderBar(stepText_, stepBar);
   stepBar->addWidget(new QLabel(tr("After step:")));
   stepSelector_->setObjectName(QStringLiteral("stepSelector"));
   stepSelector_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -86,18 +95,12 @@ LoweringPanel::LoweringPanel(QWidget* parent)
   stepBar->addStretch();
   stepTiming_->setForegroundRole(QPalette::PlaceholderText);
   stepBar->addWidget(stepTiming_);
-  stepsLayout->addLayout(stepBar);
-  stepsLayout->addWidget(stepText_);
   tabs_->addTab(steps, tr("Steps"));
   tabs_->addTab(llvm_, tr("LLVM IR"));
   tabs_->addTab(assembly_, tr("Assembly"));
   // The schedule lowered for a GPU: what bind() does, shown as the device code.
-  auto* gpu = new QWidget;
-  auto* gpuLayout = new QVBoxLayout(gpu);
-  gpuLayout->setContentsMargins(0, 0, 0, 0);
-  gpuLayout->setSpacing(0);
-  auto* gpuBar = new QHBoxLayout;
-  gpuBar->setContentsMargins(6, 4, 6, 4);
+  QHBoxLayout* gpuBar = nullptr;
+  QWidget* gpu = codeUnderBar(gpu_, gpuBar);
   gpuBar->addWidget(new QLabel(tr("Target:")));
   gpuTarget_->setObjectName(QStringLiteral("gpuTargetSelector"));
   gpuTarget_->addItem(tr("OpenCL"), QStringLiteral("opencl"));
@@ -105,8 +108,6 @@ LoweringPanel::LoweringPanel(QWidget* parent)
   gpuTarget_->addItem(tr("CUDA sm_90"), QStringLiteral("cuda -arch=sm_90"));
   gpuBar->addWidget(gpuTarget_);
   gpuBar->addStretch();
-  gpuLayout->addLayout(gpuBar);
-  gpuLayout->addWidget(gpu_);
   tabs_->addTab(gpu, tr("GPU"));
   connect(gpuTarget_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
     if (wantsGpuCode()) emit codeWanted();

@@ -19,4 +19,7 @@ inline uint16_t floatToBFloat16(float value) {
   return uint16_t(bits >> 16);
 }
 
+/// `value` rounded to the nearest bfloat16, as a float.
+inline float roundToBFloat16(float value) { return bfloat16ToFloat(floatToBFloat16(value)); }
+
 }  // namespace tessel::runtime

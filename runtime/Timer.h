@@ -56,6 +56,23 @@ std::vector<double> sampleSecondsPerCall(Callable&& callable, const TimerOptions
   return samples;
 }
 
+/// Samples of a call that times itself (a GPU run timed by the device's clock): `timedCall`
+/// runs once and returns its seconds. The same warm-up and stopping rules as
+/// sampleSecondsPerCall, one call per sample (minSampleSeconds does not apply).
+template <class TimedCall>
+std::vector<double> sampleTimedCalls(TimedCall&& timedCall, const TimerOptions& options = {}) {
+  for (int call = 0; call < options.warmupCalls; ++call) timedCall();
+  std::vector<double> samples;
+  double total = 0;
+  while (static_cast<int>(samples.size()) < options.maxSamples &&
+         (static_cast<int>(samples.size()) < options.minSamples || total < options.minTotalSeconds)) {
+    samples.push_back(timedCall());
+    total += samples.back();
+    if (options.afterSample && !options.afterSample(static_cast<int>(samples.size()), total)) break;
+  }
+  return samples;
+}
+
 /// The median of `values` (the mean of the middle two for an even count); 0 when empty.
 inline double median(std::vector<double> values) {
   if (values.empty()) return 0.0;

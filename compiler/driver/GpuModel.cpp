@@ -38,6 +38,10 @@ void setConstant(GpuModuleBuffer& buffer, const runtime::NDArray& data) {
   if (buffer.constantBytes.empty()) buffer.workspace = true;
 }
 
+bool isEmpty(const graph::TensorType& type) {
+  return std::find(type.shape.begin(), type.shape.end(), int64_t(0)) != type.shape.end();
+}
+
 // `base` made unique among `used` (a suffix on repeats); with `identifier`, also usable as a C
 // identifier (function names become kernel names).
 std::string uniqueName(const std::string& base, std::map<std::string, int>& used, bool identifier = false) {
@@ -136,10 +140,8 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
     }
     // An operation whose outputs are all empty (a slice past the end, a split of size 0)
     // lowers to no kernel: its buffers exist, nothing runs.
-    bool outputsEmpty = std::all_of(op->outputTypes.begin(), op->outputTypes.end(), [](const graph::TensorType& type) {
-      return std::find(type.shape.begin(), type.shape.end(), int64_t(0)) != type.shape.end();
-    });
-    if (outputsEmpty && deviceKernels(lowered->func).empty()) continue;
+    if (std::all_of(op->outputTypes.begin(), op->outputTypes.end(), isEmpty) && deviceKernels(lowered->func).empty())
+      continue;
     functions.push_back(std::move(function));
     ++result.operations;
     result.genericSchedules += generic;
@@ -177,8 +179,7 @@ Expected<GpuModelResult> compileModelForGpu(const graph::Graph& model, const Tar
       GpuModuleBuffer output{"", type.dtype, type.shape, false, true, ""};
       buffers.push_back(output);
       // An empty output needs no copy (and lowers to no kernel).
-      if (std::find(type.shape.begin(), type.shape.end(), int64_t(0)) == type.shape.end())
-        functions.push_back({lowered->func, {source, buffers.size() - 1}});
+      if (!isEmpty(type)) functions.push_back({lowered->func, {source, buffers.size() - 1}});
       found = bufferOf.end();
       GpuModuleBuffer& buffer = buffers.back();
       buffer.workspace = false;

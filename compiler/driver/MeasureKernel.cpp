@@ -11,8 +11,11 @@
 #include <random>
 
 #include "compiler/driver/Roofline.h"
+#include "compiler/export/GpuModuleExport.h"
 #include "compiler/lower/Build.h"
 #include "runtime/BFloat16.h"
+#include "runtime/Error.h"
+#include "runtime/GpuModule.h"
 #include "runtime/NDArray.h"
 #include "runtime/PeakBandwidth.h"
 #include "runtime/PeakFlops.h"
@@ -196,6 +199,27 @@ std::vector<double> sampleBuiltKernel(const BuiltFunction& built, std::vector<ru
                      : runtime::sampleSecondsPerCall([&] { built.function.callPacked(arguments); }, timing);
 }
 
+// Sampling as `options` ask, telling options.progress after each sample; `cancelled` is set
+// when options.cancelled stopped it.
+runtime::TimerOptions timerOptionsFor(const MeasureOptions& options, bool& cancelled) {
+  runtime::TimerOptions timing;
+  timing.warmupCalls = options.warmupCalls;
+  timing.minSamples = std::max(1, options.minRepeats);
+  timing.maxSamples = std::max(timing.minSamples, options.maxRepeats);
+  timing.minTotalSeconds = options.minSeconds;
+  timing.minSampleSeconds = kMinSampleSeconds;
+  timing.afterSample = [&options, &cancelled, minSamples = timing.minSamples](int count, double total) {
+    if (options.progress) {
+      double byCount = double(count) / minSamples;
+      double byTime = options.minSeconds > 0 ? total / options.minSeconds : 1.0;
+      options.progress(int(100 * std::min(1.0, std::min(byCount, byTime))));
+    }
+    cancelled = options.cancelled && options.cancelled();
+    return !cancelled;
+  };
+  return timing;
+}
+
 Measurement measurementOf(const Workload& workload, const std::vector<double>& samples) {
   Measurement m;
   m.kernelName = workload.name;
@@ -218,22 +242,8 @@ Expected<Measurement> timeBuiltKernel(const Workload& workload, const BuiltFunct
   if (!arguments) return arguments.error();
   if (isCancelled()) return cancelledDiagnostic(workload.name);
 
-  runtime::TimerOptions timing;
-  timing.warmupCalls = options.warmupCalls;
-  timing.minSamples = std::max(1, options.minRepeats);
-  timing.maxSamples = std::max(timing.minSamples, options.maxRepeats);
-  timing.minTotalSeconds = options.minSeconds;
-  timing.minSampleSeconds = kMinSampleSeconds;
   bool cancelled = false;
-  timing.afterSample = [&](int count, double total) {
-    if (options.progress) {
-      double byCount = double(count) / timing.minSamples;
-      double byTime = options.minSeconds > 0 ? total / options.minSeconds : 1.0;
-      options.progress(int(100 * std::min(1.0, std::min(byCount, byTime))));
-    }
-    cancelled = isCancelled();
-    return !cancelled;
-  };
+  runtime::TimerOptions timing = timerOptionsFor(options, cancelled);
   std::vector<double> samples;
   try {
     samples = sampleBuiltKernel(built, *arguments, timing, options.flushCaches);
@@ -322,6 +332,43 @@ Expected<Measurement> measureKernel(const Workload& workload, const Trace& trace
   auto schedule = Schedule::replay(workload.outputs, trace);
   if (!schedule) return schedule.error();
   return measureKernel(workload, *schedule, options);
+}
+
+// A GPU target: the kernels exported as a GPU module and run on the device the runtime finds,
+// each sample one run timed by the device. No measured peak for a device: the peak fields stay 0.
+Expected<Measurement> measureKernelOnGpu(const Workload& workload, const Schedule& schedule, const Target& target,
+                                         const MeasureOptions& options) {
+  if (target.kind == TargetKind::Cpu) return measureKernel(workload, schedule, options);
+  auto lowered = lower(schedule, workload.args(), workload.name, target);
+  if (!lowered) return lowered.error();
+  GpuModuleOptions moduleOptions;
+  for (const te::Tensor& output : workload.outputs) moduleOptions.outputs.push_back(output.name());
+  moduleOptions.flops = workload.flops;
+  auto module = exportGpuModule(lowered->func, target, moduleOptions);
+  if (!module) return module.error();
+  auto arguments = kernelArguments(workload, options.seed);
+  if (!arguments) return arguments.error();
+
+  bool cancelled = false;
+  runtime::TimerOptions timing = timerOptionsFor(options, cancelled);
+  std::vector<double> samples;
+  std::string device;
+  try {
+    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*module, workload.name + ".tgpu"));
+    device = runner.deviceName();
+    const std::vector<te::Tensor> args = workload.args();
+    for (size_t i = 0; i < workload.inputs.size(); ++i) runner.setInput(args[i].name(), (*arguments)[i].asArray());
+    samples = runtime::sampleTimedCalls([&] { return runner.timedRunMilliseconds() * 1e-3; }, timing);
+  } catch (const runtime::Error& error) {
+    return Diagnostic{"running " + workload.name + " on " + target.toString() + " failed: " + error.what(), workload.name,
+                      0, 0, "an OpenCL target needs an OpenCL platform (PoCL runs one on the CPU); CUDA needs a GPU and its driver"};
+  }
+  if (cancelled) return cancelledDiagnostic(workload.name);
+  if (options.progress) options.progress(100);
+  Measurement m = measurementOf(workload, samples);
+  m.threads = 0;
+  m.device = device;
+  return m;
 }
 
 }  // namespace tessel::driver

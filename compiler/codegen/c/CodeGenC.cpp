@@ -470,7 +470,7 @@ private:
     // to infinity, a huge one, is caught below).
     if (isSixteenBitFloat(n->dtype))
       value = n->dtype.code() == DataType::Code::BFloat
-                  ? double(runtime::bfloat16ToFloat(runtime::floatToBFloat16(float(value))))
+                  ? double(runtime::roundToBFloat16(float(value)))
                   : roundToFloat16(value);
     if (std::isinf(value)) return dialect_.infinity(value < 0, n->dtype);
     if (std::isnan(value)) return dialect_.nan(n->dtype);

@@ -103,11 +103,6 @@ bool isReservedName(const std::string& name) {
   return reserved.count(name) > 0 || name.rfind("tessel_", 0) == 0 || name.rfind("__", 0) == 0;
 }
 
-// --- bfloat16 ----------------------------------------------------------------------------
-
-/// The bfloat16 nearest to `value` (ties to even), as a float.
-float roundToBfloat16(float value) { return runtime::bfloat16ToFloat(runtime::floatToBFloat16(value)); }
-
 // --- vector indices -----------------------------------------------------------------------
 
 /// Writes `index` as (scalar base) + (constant stride) * lane when it has that form, as a
@@ -513,7 +508,7 @@ private:
       case NodeKind::FloatImm: {
         auto* imm = e.as<FloatImmNode>();
         if (imm->dtype.code() == DataType::Code::BFloat)
-          return llvm::ConstantFP::get(builder_.getFloatTy(), roundToBfloat16(static_cast<float>(imm->value)));
+          return llvm::ConstantFP::get(builder_.getFloatTy(), runtime::roundToBFloat16(static_cast<float>(imm->value)));
         return llvm::ConstantFP::get(registerType(imm->dtype), imm->value);
       }
       case NodeKind::Var: {

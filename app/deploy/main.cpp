@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -69,57 +70,55 @@ int usageError(const std::string& message) {
   return kUsageError;
 }
 
+/// `text` as a whole number from 0 to `most`; nullopt when it is not one.
+std::optional<int> wholeNumber(const std::string& text, long most) {
+  char* end = nullptr;
+  long parsed = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || parsed < 0 || parsed > most) return std::nullopt;
+  return int(parsed);
+}
+
 /// Parses the command line; returns -1 to go on, or an exit status.
 int parseArguments(int argc, char** argv, Options& options) {
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
-    // Takes the next argument as the value of the current flag.
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
+    // Whether `argument` is flag `name`, given as "NAME VALUE" or "NAME=VALUE"; `value` is set
+    // to the value, or left empty when none follows.
+    std::optional<std::string> value;
+    auto isFlag = [&](const std::string& name) {
+      if (argument == name) {
+        if (i + 1 < argc) value = argv[++i];
+        return true;
+      }
+      if (argument.rfind(name + "=", 0) != 0) return false;
+      value = argument.substr(name.size() + 1);
       return true;
     };
     if (argument == "--help" || argument == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (argument == "--input" || argument.rfind("--input=", 0) == 0) {
-      std::string spec;
-      if (argument == "--input") {
-        if (!value(spec)) return usageError("--input needs NAME=FILE");
-      } else {
-        spec = argument.substr(8);
-      }
-      size_t equals = spec.find('=');
-      if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size())
-        return usageError("--input expects NAME=FILE, got \"" + spec + "\"");
-      options.inputs.emplace_back(spec.substr(0, equals), spec.substr(equals + 1));
-    } else if (argument == "--output-dir") {
-      if (!value(options.outputDirectory)) return usageError("--output-dir needs a directory");
-    } else if (argument.rfind("--output-dir=", 0) == 0) {
-      options.outputDirectory = argument.substr(13);
+    } else if (isFlag("--input")) {
+      if (!value) return usageError("--input needs NAME=FILE");
+      size_t equals = value->find('=');
+      if (equals == std::string::npos || equals == 0 || equals + 1 == value->size())
+        return usageError("--input expects NAME=FILE, got \"" + *value + "\"");
+      options.inputs.emplace_back(value->substr(0, equals), value->substr(equals + 1));
+    } else if (isFlag("--output-dir")) {
+      if (!value) return usageError("--output-dir needs a directory");
+      options.outputDirectory = *value;
     } else if (argument == "--profile") {
       options.profile = true;
-    } else if (argument == "--gpu-module" || argument.rfind("--gpu-module=", 0) == 0) {
-      if (argument == "--gpu-module") {
-        if (!value(options.gpuModule)) return usageError("--gpu-module needs a .tgpu file");
-      } else {
-        options.gpuModule = argument.substr(13);
-      }
-      if (options.gpuModule.empty()) return usageError("--gpu-module needs a .tgpu file");
-    } else if (argument == "--device" || argument.rfind("--device=", 0) == 0) {
-      std::string device;
-      if (argument == "--device") {
-        if (!value(device)) return usageError("--device needs cpu, cuda or opencl[:N]");
-      } else {
-        device = argument.substr(9);
-      }
+    } else if (isFlag("--gpu-module")) {
+      if (!value || value->empty()) return usageError("--gpu-module needs a .tgpu file");
+      options.gpuModule = *value;
+    } else if (isFlag("--device")) {
+      if (!value) return usageError("--device needs cpu, cuda or opencl[:N]");
+      std::string device = *value;
       if (device.rfind("opencl:", 0) == 0) {
-        std::string number = device.substr(7);
-        char* end = nullptr;
-        long parsed = std::strtol(number.c_str(), &end, 10);
-        if (number.empty() || *end != '\0' || parsed < 0 || parsed > 1000)
+        std::optional<int> number = wholeNumber(device.substr(7), 1000);
+        if (!number)
           return usageError("--device opencl:N expects a device number (see --list-devices), got \"" + device + "\"");
-        options.openCLDevice = int(parsed);
+        options.openCLDevice = *number;
         device = "opencl";
       }
       if (device != "cpu" && device != "cuda" && device != "opencl")
@@ -129,18 +128,11 @@ int parseArguments(int argc, char** argv, Options& options) {
       options.listDevices = true;
     } else if (argument == "--random-inputs") {
       options.randomInputs = true;
-    } else if (argument == "--repeat" || argument.rfind("--repeat=", 0) == 0) {
-      std::string count;
-      if (argument == "--repeat") {
-        if (!value(count)) return usageError("--repeat needs a count");
-      } else {
-        count = argument.substr(9);
-      }
-      char* end = nullptr;
-      long parsed = std::strtol(count.c_str(), &end, 10);
-      if (count.empty() || *end != '\0' || parsed < 0 || parsed > 1000000)
-        return usageError("--repeat expects a count from 0 to 1000000, got \"" + count + "\"");
-      options.repeat = int(parsed);
+    } else if (isFlag("--repeat")) {
+      if (!value) return usageError("--repeat needs a count");
+      std::optional<int> count = wholeNumber(*value, 1000000);
+      if (!count) return usageError("--repeat expects a count from 0 to 1000000, got \"" + *value + "\"");
+      options.repeat = *count;
     } else if (argument.rfind("-", 0) == 0 && argument != "-") {
       return usageError("unknown option " + argument);
     } else if (options.moduleDirectory.empty()) {

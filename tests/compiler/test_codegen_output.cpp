@@ -138,7 +138,9 @@ private slots:
     QString before = QString::fromStdString(emitLLVMIR({func}, hostTarget(), false));
     QString after = QString::fromStdString(emitLLVMIR({func}, hostTarget(), true));
     QVERIFY(before.contains("alloca [4 x float], align 64"));
-    QVERIFY2(!after.contains("alloca"), qPrintable(after.left(3000)));
+    // The only stack slots left hold the floating-point mode (MXCSR) the entry point saves.
+    for (const QString& line : after.split('\n'))
+      if (line.contains("alloca")) QVERIFY2(line.contains(".mxcsr"), qPrintable(after.left(3000)));
   }
 
   void assemblyUsesFusedMultiplyAdd() {

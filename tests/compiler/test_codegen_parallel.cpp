@@ -5,8 +5,13 @@
 #include <numeric>
 #include <thread>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include "compiler/codegen/llvm/CodeGenLLVM.h"
 #include "core/ir/IR.h"
+#include "runtime/ThreadPool.h"
 
 #include "CodegenTestSupport.h"
 
@@ -116,6 +121,40 @@ private slots:
     AlignedArray<int32_t> c(n);
     QCOMPARE(run(*module, "shared_scratch", {c.data()}), 0);
     for (int64_t e = 0; e < n; ++e) QCOMPARE(c[e], int32_t((n - 1 - e) * 3));
+  }
+
+  void denormalsAreFlushedInsideKernelsOnly() {
+#if defined(__x86_64__)
+    // Kernels run with denormals flushed to zero (a denormal operand costs an x86 core about
+    // a hundred cycles), in the caller's chunk and in the pool workers' chunks alike, and
+    // give the caller its own floating-point mode back.
+    runtime::ThreadPool::global().setNumThreads(4);
+    const int64_t n = 4096;
+    Buffer A("A", DataType::float32(), {Expr(n)}), B("B", DataType::float32(), {Expr(n)}),
+        C("C", DataType::float32(), {Expr(n)});
+    Var i("i"), j("j");
+    for (ForKind kind : {ForKind::Serial, ForKind::Parallel}) {
+      // C = A * B: a denormal A is read as zero, and a normal product too small for a
+      // normal float is written as zero.
+      auto module = compile(PrimFunc("scale", {A, B, C}, loop(i, 0, n, store(C, load(A, i) * load(B, i), i), kind)));
+      QVERIFY(module);
+      AlignedArray<float> a(n), b(n), c(n);
+      for (int64_t e = 0; e < n; ++e) {
+        bool denormalOperand = e % 2 == 0;
+        a[e] = denormalOperand ? 1e-40f : 1e-20f;
+        b[e] = denormalOperand ? 1.0f : 1e-20f;
+      }
+      unsigned callerMode = _mm_getcsr();
+      QCOMPARE(run(*module, "scale", {a.data(), b.data(), c.data()}), 0);
+      QCOMPARE(_mm_getcsr(), callerMode);
+      for (int64_t e = 0; e < n; ++e) QCOMPARE(c[e], 0.0f);
+      volatile float denormal = 1e-40f;
+      QVERIFY(denormal * 1.0f != 0.0f);  // the caller's code still has IEEE denormals
+    }
+    runtime::ThreadPool::global().setNumThreads(0);
+#else
+    QSKIP("flushing denormals is an x86 MXCSR mode");
+#endif
   }
 
   void kernelsRunFromSeveralThreadsAtOnce() {

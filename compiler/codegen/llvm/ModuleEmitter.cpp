@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include <llvm/ADT/Triple.h>
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/BasicBlock.h>
@@ -206,7 +207,7 @@ public:
       llvm::Value* slot = builder_.CreateConstInBoundsGEP1_64(bytePointerType(context_), kernel->getArg(0), i);
       pointers.push_back(builder_.CreateLoad(bytePointerType(context_), slot, func->params[i].name()));
     }
-    builder_.CreateRet(builder_.CreateCall(compute, pointers));
+    builder_.CreateRet(callWithDenormalsFlushed(compute, pointers));
   }
 
 private:
@@ -297,6 +298,34 @@ private:
     builder_.CreateCondBr(failed, state_.failureBlock, next, llvm::MDBuilder(context_).createBranchWeights(1, 1 << 20));
     state_.failureCode->addIncoming(code, builder_.GetInsertBlock());
     builder_.SetInsertPoint(next);
+  }
+
+  /// Calls `compute` (the inlined body of an entry point: a kernel or a parallel chunk) with
+  /// denormal floats flushed to zero, and restores the caller's mode after it: on x86 the
+  /// FTZ and DAZ bits of MXCSR, as TensorFlow's and XLA's CPU runtimes set them. A denormal
+  /// operand or result costs an x86 core a microcode assist of about a hundred cycles: a
+  /// masked softmax (exp(-100) is 3.7e-44) made each of swin_t's following attention
+  /// matmuls 26x slower. The mode is per thread, so every entry point sets it (pool workers
+  /// run parallel chunks), and restoring it keeps the caller's own code IEEE.
+  llvm::Value* callWithDenormalsFlushed(llvm::Function* compute, const std::vector<llvm::Value*>& arguments) {
+    if (!llvm::Triple(module_.getTargetTriple()).isX86()) return builder_.CreateCall(compute, arguments);
+    constexpr uint32_t kFlushToZero = 1u << 15, kDenormalsAreZero = 1u << 6;
+    llvm::Function* caller = builder_.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entryBuilder(&caller->getEntryBlock(), caller->getEntryBlock().begin());
+    llvm::AllocaInst* callerMode = entryBuilder.CreateAlloca(builder_.getInt32Ty(), nullptr, "caller.mxcsr");
+    llvm::AllocaInst* kernelMode = entryBuilder.CreateAlloca(builder_.getInt32Ty(), nullptr, "kernel.mxcsr");
+    auto* store = llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::x86_sse_stmxcsr);
+    auto* load = llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::x86_sse_ldmxcsr);
+    // The intrinsics take an i8* to the 32-bit register image.
+    llvm::Value* callerBytes = builder_.CreatePointerCast(callerMode, bytePointerType(context_));
+    llvm::Value* kernelBytes = builder_.CreatePointerCast(kernelMode, bytePointerType(context_));
+    builder_.CreateCall(store, {callerBytes});
+    llvm::Value* mode = builder_.CreateLoad(builder_.getInt32Ty(), callerMode);
+    builder_.CreateStore(builder_.CreateOr(mode, builder_.getInt32(kFlushToZero | kDenormalsAreZero)), kernelMode);
+    builder_.CreateCall(load, {kernelBytes});
+    llvm::Value* status = builder_.CreateCall(compute, arguments);
+    builder_.CreateCall(load, {callerBytes});
+    return status;
   }
 
   /// An alloca in the entry block of the current function, so it is created once even when
@@ -1202,7 +1231,7 @@ private:
       std::vector<llvm::Value*> arguments{body->getArg(0), body->getArg(1)};
       for (size_t i = 0; i < fieldTypes.size(); ++i)
         arguments.push_back(builder_.CreateLoad(fieldTypes[i], builder_.CreateStructGEP(closureType, fields, i)));
-      builder_.CreateRet(builder_.CreateCall(compute, arguments));
+      builder_.CreateRet(callWithDenormalsFlushed(compute, arguments));
     });
 
     llvm::Value* closurePointer = builder_.CreatePointerCast(closure, bytePointerType(context_));

@@ -93,9 +93,16 @@ Workload matmulPrepacked(const std::vector<int64_t>& aShape, int64_t n, DataType
   te::Tensor B = te::placeholder({Expr((n + bn - 1) / bn), Expr(k), Expr(bn)}, dtype, "B");
   std::vector<int64_t> outShape(aShape.begin(), aShape.end() - 1);
   outShape.push_back(n);
+  // Every leading axis is a row of the product (B is shared), so the rows that the schedule
+  // tiles ("i") are the longest leading axis, the last of equals: PyTorch's sequence-first
+  // attention gives [197, 1, 768], where tiling the unit axis made 197 matrix-vector products
+  // that each streamed all of B (ViT's projections ran at 20% of the FMA peak).
+  size_t rowAxis = outShape.size() >= 2 ? outShape.size() - 2 : 0;
+  for (size_t d = 0; d + 2 < outShape.size(); ++d)
+    if (outShape[d] > outShape[rowAxis]) rowAxis = d;
   std::vector<std::string> axes;
-  for (size_t d = 0; d + 2 < outShape.size(); ++d) axes.push_back("b" + std::to_string(d));
-  if (outShape.size() >= 2) axes.push_back("i");
+  for (size_t d = 0, batch = 0; d + 1 < outShape.size(); ++d)
+    axes.push_back(d == rowAxis ? "i" : "b" + std::to_string(batch++));
   axes.push_back("j");
   IterVar kk = te::reduceAxis(Expr(k), "k");
   te::Tensor C = te::compute(
@@ -203,7 +210,12 @@ Expected<Schedule> defaultMatmulSchedule(const Workload& workload, const Target&
   // not divide the rows), and the accumulator's region is then the bounding box: whole
   // slices, computed again per tile (ConvNeXt's [1, 14, 14, 1536] Linear ran at 0.3 GFLOP/s)
   // and unrolled row by row (ViT's [1, 197, 768] MLP output took 10 s to compile per kernel).
-  int64_t rows = rank >= 2 ? tileRows(*asConstInt(C.shape()[rank - 2]), target) : 1;
+  int64_t rows = 1;
+  if (rank >= 2) {
+    auto* compute = te::asCompute(C.op());
+    for (size_t d = 0; d + 1 < rank; ++d)
+      if (compute && compute->axes[d]->var.name() == "i") rows = tileRows(*asConstInt(C.shape()[d]), target);
+  }
   // Column panels are taken in groups that fit in half of the target's L2 cache (2 MiB when
   // unknown): a group of B stays there while every row block of A passes once, and each row
   // block stays in L1 while it meets every panel of the group.

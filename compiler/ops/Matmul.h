@@ -35,8 +35,9 @@ std::string matmulPackedBLayout(int64_t n, const Target& target = hostTarget());
 
 /// Matmul against B already packed by packMatmulBConstant: inputs "A" of shape
 /// `aShape` (any rank >= 1; every axis but the last is a row of the product) and "B" packed;
-/// output "C" of shape aShape[:-1] + [n] (axes b0.. for the leading axes, then i, j;
-/// reduction k). With rank-2 A it is matmul() without the "B.packed" stage.
+/// output "C" of shape aShape[:-1] + [n] (axes: "i" for the longest leading axis, the last of
+/// equals, b0.. for the other leading axes in order, then j; reduction k). With rank-2 A it
+/// is matmul() without the "B.packed" stage.
 Workload matmulPrepacked(const std::vector<int64_t>& aShape, int64_t n, DataType dtype = DataType::float32(),
                          const Target& target = hostTarget());
 

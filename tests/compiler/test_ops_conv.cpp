@@ -396,7 +396,27 @@ private slots:
       row("transposed B (Linear, Gemm transB)") << Shape{4, 24} << 40 << true << lanes;
       row("batched A (a sequence)") << Shape{2, 3, 8} << 40 << true << lanes;
       row("single row") << Shape{1, 64} << 10 << false << lanes;
+      row("sequence first (rows on the first axis)") << Shape{13, 1, 24} << 40 << true << lanes;
+      row("rows on a middle axis") << Shape{2, 11, 1, 8} << 20 << false << lanes;
     }
+  }
+
+  void prepackedMatmulTilesItsLongestLeadingAxis() {
+    // PyTorch's sequence-first attention projects [197, 1, 768]: the 197 tokens are the rows
+    // the register tile covers, not the unit axis (which made 197 matrix-vector products).
+    Target target = targetWithLanes(16);
+    Workload w = matmulPrepacked({197, 1, 768}, 2304, DataType::float32(), target);
+    auto* compute = te::asCompute(w.outputs[0].op());
+    QVERIFY(compute);
+    QCOMPARE(compute->axes[0]->var.name(), std::string("i"));
+    QCOMPARE(compute->axes[1]->var.name(), std::string("b0"));
+    auto schedule = defaultMatmulSchedule(w, target);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w.args(), w.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    // 8 rows of two 16-lane vectors in registers (one row before: float32[32]).
+    QVERIFY2(text.contains("allocate C.local: float32[256] in local"), qPrintable(text.left(1500)));
   }
   void prepackedMatmulMatchesReference() {
     QFETCH(Shape, aShape);

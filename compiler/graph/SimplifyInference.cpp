@@ -98,7 +98,81 @@ private:
     if (op.op == "Dropout") return removeDropout(op, inputs);
     if (op.op == "BatchNormalization") return rewriteBatchNorm(op, inputs);
     if (op.op == "AveragePool") return foldZeroPadding(op, inputs);
+    if (op.op == "Conv") return dropPaddingOnlyTaps(op, inputs);
     return std::nullopt;
+  }
+
+  // A dilated convolution whose dilation is as wide as its image (DeepLab's atrous pyramid
+  // has dilations 12, 24 and 36 over 14x14 or 28x28 features) has taps that read only the
+  // zero padding at every output position: they add nothing, yet cost as much as the others.
+  // The live taps of an axis form one run [first, last]; the convolution keeps only those,
+  // its weight cut to them and its padding reduced by the dead taps' reach, which keeps
+  // every output reading the same input positions (a single live tap makes it a 1x1
+  // convolution, dilation 1). Only with explicit padding that stays non-negative.
+  std::optional<std::vector<Value>> dropPaddingOnlyTaps(const OperationNode& conv, const std::vector<Value>& inputs) {
+    if (conv.isFused() || inputs.size() < 2 || !inputs[0].defined() || conv.outputTypes.size() != 1) return std::nullopt;
+    if (conv.attribute<std::string>("auto_pad", "NOTSET") != "NOTSET") return std::nullopt;
+    const TensorType& x = inputs[0].type();
+    const TensorType& y = conv.outputTypes[0];
+    auto* weight = floatConstant(inputs[1], x.dtype);
+    if (!weight || !x.known() || !y.known() || x.shape.size() < 3 || y.shape.size() != x.shape.size()) return std::nullopt;
+    const std::vector<int64_t>& wShape = weight->outputTypes[0].shape;
+    size_t spatial = x.shape.size() - 2;
+    if (wShape.size() != spatial + 2) return std::nullopt;
+    auto perAxis = [&](const char* name, int64_t fallback, size_t count) {
+      std::vector<int64_t> values = conv.attribute<std::vector<int64_t>>(name, std::vector<int64_t>(count, fallback));
+      return values.size() == count ? values : std::vector<int64_t>{};
+    };
+    std::vector<int64_t> strides = perAxis("strides", 1, spatial), dilations = perAxis("dilations", 1, spatial);
+    std::vector<int64_t> pads = perAxis("pads", 0, 2 * spatial);
+    if (strides.empty() || dilations.empty() || pads.empty()) return std::nullopt;
+    std::vector<int64_t> first(spatial), kept(spatial);
+    bool shrinks = false;
+    for (size_t a = 0; a < spatial; ++a) {
+      int64_t size = x.shape[2 + a], outputs = y.shape[2 + a], taps = wShape[2 + a];
+      int64_t d = dilations[a], lowest = -1, highest = -1;
+      for (int64_t r = 0; r < taps; ++r) {
+        // The input positions tap r reads over every output: [r*d - pad, (outputs-1)*stride + r*d - pad].
+        bool live = r * d - pads[a] <= size - 1 && (outputs - 1) * strides[a] + r * d - pads[a] >= 0;
+        if (!live) continue;
+        if (lowest < 0) lowest = r;
+        highest = r;
+      }
+      if (lowest < 0) return std::nullopt;  // no tap reads the image: the output is the bias alone
+      int64_t begin = pads[a] - lowest * d, end = pads[a + spatial] - (taps - 1 - highest) * d;
+      if (begin < 0 || end < 0) return std::nullopt;
+      first[a] = lowest;
+      kept[a] = highest - lowest + 1;
+      shrinks = shrinks || kept[a] < taps;
+      pads[a] = begin;
+      pads[a + spatial] = end;
+      if (kept[a] == 1) dilations[a] = 1;
+    }
+    if (!shrinks) return std::nullopt;
+    // The weight [M, C/group, k0, k1, ...] cut to the live taps of every axis.
+    std::vector<int64_t> newShape = {wShape[0], wShape[1]};
+    newShape.insert(newShape.end(), kept.begin(), kept.end());
+    std::vector<double> old = readDoubles(weight->data), cut;
+    cut.reserve(size_t(elementCount(newShape)));
+    std::vector<int64_t> index(newShape.size(), 0);
+    for (int64_t e = 0; e < elementCount(newShape); ++e) {
+      int64_t source = 0;
+      for (size_t k = 0; k < newShape.size(); ++k) source = source * wShape[k] + index[k] + (k >= 2 ? first[k - 2] : 0);
+      cut.push_back(old[size_t(source)]);
+      for (size_t k = newShape.size(); k-- > 0;) {
+        if (++index[k] < newShape[k]) break;
+        index[k] = 0;
+      }
+    }
+    std::vector<Value> newInputs = inputs;
+    newInputs[1] = makeConstant(weight->name + ".live_taps", makeArray(newShape, x.dtype, cut));
+    Attributes attributes = conv.attributes;
+    attributes["kernel_shape"] = kept;
+    attributes["pads"] = pads;
+    attributes["dilations"] = dilations;
+    auto rewritten = typed(conv.name, "Conv", newInputs, attributes, conv.provenance, y);
+    if (!rewritten) return std::nullopt;
+    return std::vector<Value>{*rewritten};
   }
 
   // The spatial padding of a Pad that adds zeros around the spatial axes of its input only
@@ -267,7 +341,7 @@ private:
       return std::nullopt;
     }
     TESSEL_ICHECK(outputs->size() == 1 && (*outputs)[0].type() == expected)
-        << "folding batch normalization into " << name << " changed its type to " << (*outputs)[0].type().toString()
+        << "simplifying " << name << " changed its type to " << (*outputs)[0].type().toString()
         << " from " << expected.toString();
     return (*outputs)[0];
   }

@@ -22,6 +22,10 @@ namespace tessel::graph {
 ///    own pads and counted (count_include_pad=1): PyTorch exports avg_pool2d's padding, and
 ///    DenseNet's transitions an empty one, as such a Pad. A pool with padding of its own
 ///    that it does not count keeps its Pad.
+///  - a Conv with a constant weight and explicit padding keeps only the kernel taps that read
+///    the image at some output position: a dilation as wide as the image (DeepLab's atrous
+///    pyramid) leaves taps that read nothing but zero padding. Its weight is cut to the live
+///    taps and its padding reduced by as much, so every output reads the same positions.
 /// New operations are typed through the operator registry; a Diagnostic reports an operation
 /// it cannot type.
 Expected<Graph> simplifyInference(const Graph& graph);

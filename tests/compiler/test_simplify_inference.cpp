@@ -215,6 +215,48 @@ private slots:
     checkSameNumbers(original, after);
   }
 
+  void tapsThatReadOnlyPaddingAreDropped_data() {
+    using Ints = std::vector<int64_t>;
+    QTest::addColumn<Ints>("inputShape");
+    QTest::addColumn<Ints>("dilations");
+    QTest::addColumn<Ints>("strides");
+    QTest::addColumn<Ints>("kernelAfter");
+    QTest::addColumn<Ints>("padsAfter");
+    QTest::addColumn<Ints>("dilationsAfter");
+    QTest::newRow("DeepLab's dilation 36 over 14x14: a 1x1") << Ints{1, 3, 14, 14} << Ints{36, 36} << Ints{1, 1}
+                                                         << Ints{1, 1} << Ints{0, 0, 0, 0} << Ints{1, 1};
+    QTest::newRow("dilation 12 over 14x14 reads the image with every tap")
+        << Ints{1, 3, 14, 14} << Ints{12, 12} << Ints{1, 1} << Ints{3, 3} << Ints{12, 12, 12, 12} << Ints{12, 12};
+    QTest::newRow("short rows, long columns: one axis shrinks") << Ints{1, 2, 6, 20} << Ints{8, 8} << Ints{1, 1}
+                                                                << Ints{1, 3} << Ints{0, 8, 0, 8} << Ints{1, 8};
+    QTest::newRow("stride 2") << Ints{1, 2, 9, 9} << Ints{10, 10} << Ints{2, 2} << Ints{1, 1} << Ints{0, 0, 0, 0}
+                              << Ints{1, 1};
+  }
+  void tapsThatReadOnlyPaddingAreDropped() {
+    using Ints = std::vector<int64_t>;
+    QFETCH(Ints, inputShape);
+    QFETCH(Ints, dilations);
+    QFETCH(Ints, strides);
+    QFETCH(Ints, kernelAfter);
+    QFETCH(Ints, padsAfter);
+    QFETCH(Ints, dilationsAfter);
+    // A 3x3 convolution padded by its dilation, as the atrous pyramid's are.
+    Value x = makeConstant("x", variedArray(inputShape, 0));
+    Value weight = makeConstant("w", variedArray({4, inputShape[1], 3, 3}, 4));
+    Value bias = makeConstant("b", variedArray({4}, 5));
+    Ints pads{dilations[0], dilations[1], dilations[0], dilations[1]};
+    Value y = typed("conv", "Conv", {x, weight, bias}, {{"pads", pads}, {"dilations", dilations}, {"strides", strides}});
+    Graph original{{}, {y}, {"y"}};
+    Graph after = simplified(original);
+    const OperationNode* conv = findOp(after, "Conv");
+    QVERIFY(conv);
+    QCOMPARE(conv->outputTypes[0], y.type());
+    QCOMPARE(conv->inputs[1].type().shape, (Ints{4, inputShape[1], kernelAfter[0], kernelAfter[1]}));
+    QCOMPARE(conv->attribute<Ints>("pads", {}), padsAfter);
+    QCOMPARE(conv->attribute<Ints>("dilations", {}), dilationsAfter);
+    checkSameNumbers(original, after);
+  }
+
   void batchNormWithRuntimeParametersStays() {
     Value x = makeInput("x", f32({1, 2, 3, 3}));
     Value gamma = makeInput("gamma", f32({2}));

@@ -105,9 +105,17 @@ void GraphExecutor::allocateAndBind(const KernelResolver& resolve, const std::st
     if (!bound.kernel)
       throw Error(sourceName + ": nodes[" + std::to_string(i) + "] '" + node.name + "': kernel '" + node.kernel +
                   "' is not defined" + kernelsWhere);
-    for (const std::string& arg : node.args) bound.args.push_back(tensorData(*plan.findTensor(arg)));
+    std::vector<std::pair<size_t, int64_t>> places;
+    for (const std::string& arg : node.args) {
+      const GraphTensor& tensor = *plan.findTensor(arg);
+      bound.args.push_back(tensorData(tensor));
+      for (size_t s = 0; s < plan.storages.size(); ++s)
+        if (plan.storages[s].id == tensor.storage) places.emplace_back(s, tensor.offset);
+    }
     nodes_.push_back(std::move(bound));
+    argPlaces_.push_back(std::move(places));
   }
+  borrowed_.assign(storages_.size(), false);
 }
 
 std::unique_ptr<GraphExecutor> GraphExecutor::create(GraphPlan plan, const KernelResolver& resolve,
@@ -152,12 +160,65 @@ const GraphTensor& GraphExecutor::requireInput(const std::string& name) const {
               (available.empty() ? "none" : available) + ")");
 }
 
+std::optional<size_t> GraphExecutor::exclusiveStorage(const GraphTensor& tensor) const {
+  if (tensor.offset != 0) return std::nullopt;
+  for (const GraphTensor& other : plan_.tensors)
+    if (other.storage == tensor.storage && other.name != tensor.name) return std::nullopt;
+  for (size_t i = 0; i < plan_.storages.size(); ++i)
+    if (plan_.storages[i].id == tensor.storage) return i;
+  return std::nullopt;
+}
+
+void GraphExecutor::replaceStorage(size_t index, NDArray array, bool borrowed) {
+  storages_[index] = std::move(array);
+  borrowed_[index] = borrowed;
+  char* base = static_cast<char*>(storages_[index].data());
+  for (size_t n = 0; n < nodes_.size(); ++n)
+    for (size_t a = 0; a < argPlaces_[n].size(); ++a)
+      if (argPlaces_[n][a].first == index) nodes_[n].args[a] = base + argPlaces_[n][a].second;
+}
+
+bool GraphExecutor::bindInput(const std::string& name, const NDArray& value) {
+  const GraphTensor& tensor = requireInput(name);
+  if (!value.defined() || value.shape() != tensor.shape || value.dtype() != tensor.dtype ||
+      value.device() != Device::cpu() || tensor.byteSize() == 0)
+    return false;
+  // Kernels take their buffers as 64-byte aligned.
+  if (reinterpret_cast<uintptr_t>(value.data()) % GraphPlan::kAlignment != 0) return false;
+  std::optional<size_t> index = exclusiveStorage(tensor);
+  if (!index) return false;
+  replaceStorage(*index, value.view({tensor.byteSize()}, DataType::uint8()), /*borrowed=*/true);
+  return true;
+}
+
+NDArray GraphExecutor::takeOutput(const std::string& name) {
+  const GraphTensor& tensor = tensorInfo(name);
+  for (const std::string& input : plan_.inputs)
+    if (input == name) return NDArray();
+  std::optional<size_t> index = exclusiveStorage(tensor);
+  if (!index || borrowed_[*index] || tensor.byteSize() == 0) return NDArray();
+  NDArray result = storages_[*index].view(tensor.shape, tensor.dtype);
+  replaceStorage(*index, NDArray::empty({std::max<int64_t>(plan_.storages[*index].bytes, 1)}, DataType::uint8()),
+                 /*borrowed=*/false);
+  return result;
+}
+
+// A storage that holds a caller's array (bindInput) gets one of its own before anything is
+// written into it.
+void GraphExecutor::ownInputStorage(const GraphTensor& tensor) {
+  for (size_t i = 0; i < plan_.storages.size(); ++i)
+    if (plan_.storages[i].id == tensor.storage && borrowed_[i])
+      replaceStorage(i, NDArray::empty({std::max<int64_t>(plan_.storages[i].bytes, 1)}, DataType::uint8()),
+                     /*borrowed=*/false);
+}
+
 void GraphExecutor::setInput(const std::string& name, const NDArray& value) {
   const GraphTensor& tensor = requireInput(name);
   if (!value.defined()) throw Error("input '" + name + "': the array is undefined");
   if (value.shape() != tensor.shape || value.dtype() != tensor.dtype)
     throw Error("input '" + name + "' expects " + tensor.dtype.toString() + shapeText(tensor.shape) + ", got " +
                 value.dtype().toString() + shapeText(value.shape()));
+  ownInputStorage(tensor);
   value.copyTo(tensorData(tensor), static_cast<size_t>(tensor.byteSize()));
 }
 
@@ -167,6 +228,7 @@ void GraphExecutor::setInput(const std::string& name, const void* data, size_t b
     throw Error("input '" + name + "' (" + tensor.dtype.toString() + shapeText(tensor.shape) + ") holds " +
                 std::to_string(tensor.byteSize()) + " bytes, got " + std::to_string(bytes));
   if (data == nullptr && bytes != 0) throw Error("input '" + name + "': null data");
+  ownInputStorage(tensor);
   if (bytes) std::memcpy(tensorData(tensor), data, bytes);
 }
 

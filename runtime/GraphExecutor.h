@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,13 @@ public:
   void setInput(const std::string& name, const NDArray& value);
   /// Copies exactly the input's byte size from host memory; Error when `bytes` differs.
   void setInput(const std::string& name, const void* data, size_t bytes);
+  /// Lets input `name` read `value` itself instead of a copy, for the runs until the input
+  /// is bound or set again; the executor keeps a reference to it. Kernels only read an
+  /// input, so this is safe exactly when no other tensor of the plan shares the input's
+  /// storage: false (nothing bound, setInput is the way) when one does, or when `value` is
+  /// not a 64-byte aligned host array of the input's shape and type. For callers that run an
+  /// executor many times on large values (the interpreter's loop bodies).
+  bool bindInput(const std::string& name, const NDArray& value);
 
   /// Runs the nodes in order. A kernel that reports failure throws Error naming the node.
   void run();
@@ -65,6 +73,10 @@ public:
   NDArray getOutput(const std::string& name) const;
   /// Copies output `name` to host memory; Error when `bytes` differs from its byte size.
   void getOutput(const std::string& name, void* data, size_t bytes) const;
+  /// Hands output `name` over without a copy: the array the last run wrote it into, while
+  /// the executor takes a new one for the next run. Undefined (getOutput copies then) when
+  /// another tensor of the plan shares the output's storage, or when it is an input.
+  NDArray takeOutput(const std::string& name);
 
   /// Per-node times of the most recent run(), in node order; empty before the first.
   const std::vector<NodeTiming>& nodeTimings() const { return timings_; }
@@ -84,13 +96,24 @@ private:
   void allocateAndBind(const KernelResolver& resolve, const std::string& sourceName, const std::string& kernelsWhere);
   void* tensorData(const GraphTensor& tensor) const;
   const GraphTensor& requireInput(const std::string& name) const;
+  /// The index of the storage that only `tensor` uses, at offset 0; nullopt when it shares one.
+  std::optional<size_t> exclusiveStorage(const GraphTensor& tensor) const;
+  /// Puts `array` in place of storage `index` and points the kernels' arguments at it.
+  void replaceStorage(size_t index, NDArray array, bool borrowed);
+  void ownInputStorage(const GraphTensor& tensor);
 
   std::string directory_;
   GraphPlan plan_;
   std::unique_ptr<SharedLibrary> library_;
   std::shared_ptr<const void> keepAlive_;
   std::vector<NDArray> storages_;  ///< Parallel to plan_.storages.
+  /// Parallel to storages_: true while the storage is a caller's array (bindInput), which
+  /// setInput must not write into.
+  std::vector<bool> borrowed_;
   std::vector<BoundNode> nodes_;   ///< Parallel to plan_.nodes.
+  /// Parallel to nodes_, then to each node's args: the storage index and byte offset of the
+  /// argument, so a replaced storage can be pointed at again.
+  std::vector<std::vector<std::pair<size_t, int64_t>>> argPlaces_;
   std::vector<NodeTiming> timings_;
 };
 

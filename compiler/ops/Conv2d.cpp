@@ -596,6 +596,10 @@ Expected<Schedule> defaultConv2dSchedule(const Workload& workload, const Conv2dP
       s.reorder("conv.blocked", {"c", "r", "s", "x", "ki"}),
       s.unroll("conv.blocked", "x"),
       s.vectorize("conv.blocked", "ki"),
+      // The tile goes out a filter at a time as a vector of its pixels (contiguous in NCHW):
+      // copied element by element, it cost more than computing it where the reduction is
+      // short (3 input channels: 28 against 177 GFLOP/s for 8x3x64x64 -> 64).
+      s.vectorize("conv", "xi"),
   };
   for (const Status& status : steps)
     if (!status) return status.error();

@@ -370,6 +370,19 @@ private slots:
     QCOMPARE(packed.flops, plain.flops);
   }
 
+  void nchwOutputTilesAreWrittenAsVectors() {
+    // A tile goes out a filter at a time, its pixels as one vector store: with 3 input
+    // channels, copying it element by element cost 6x the convolution (28 GFLOP/s).
+    Conv2dParams p = convParams({8, 3, 64, 64}, 64, 3, 3);
+    Workload w = conv2d(p, Conv2dWeightLayout::Packed);
+    auto schedule = defaultConv2dSchedule(w, p);
+    QVERIFY(schedule.ok());
+    auto lowered = lower(*schedule, w.args(), w.name);
+    QVERIFY(lowered.ok());
+    QString text = QString::fromStdString(toString(lowered->func));
+    QVERIFY2(text.contains(QRegularExpression(R"(\n *conv\[ramp\()")), qPrintable(text.right(1500)));
+  }
+
   void unpaddedConvReadsItsInputInPlace() {
     // A 1x1 convolution has nothing to pad: copying its whole input per call is wasted traffic.
     Conv2dParams p = convParams({1, 32, 14, 14}, 64, 1, 1);

@@ -377,9 +377,7 @@ private slots:
     Workload w = conv2d(p, Conv2dWeightLayout::Packed);
     auto schedule = defaultConv2dSchedule(w, p);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w.args(), w.name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(w, *schedule);
     QVERIFY2(text.contains(QRegularExpression(R"(\n *conv\[ramp\()")), qPrintable(text.right(1500)));
   }
 
@@ -389,9 +387,7 @@ private slots:
     Workload w = conv2d(p, Conv2dWeightLayout::Packed);
     auto schedule = defaultConv2dSchedule(w, p);
     QVERIFY(schedule.ok());
-    auto lowered = lower(*schedule, w.args(), w.name);
-    QVERIFY(lowered.ok());
-    QString text = QString::fromStdString(toString(lowered->func));
+    QString text = loweredText(w, *schedule);
     QVERIFY2(!text.contains("data.pad") && text.contains("data["), qPrintable(text));
   }
 

@@ -101,6 +101,14 @@ Conv2dParams convParams(Shape input, int64_t filters, int64_t kernelH, int64_t k
   return p;
 }
 
+/// The default schedule of a convolution with a packed weight, lowered, as text.
+QString defaultLowering(const Conv2dParams& p) {
+  Workload w = conv2d(p, Conv2dWeightLayout::Packed);
+  auto schedule = defaultConv2dSchedule(w, p);
+  if (!schedule.ok()) return QString::fromStdString("no schedule: " + schedule.error().toString());
+  return loweredText(w, *schedule);
+}
+
 // Strides {h, w}, pads {top, left, bottom, right} and dilations {h, w}, as the tests' rows give them.
 void setGeometry(Conv2dParams& p, const Shape& strides, const Shape& pads, const Shape& dilations) {
   p.strideH = strides[0];
@@ -373,21 +381,13 @@ private slots:
   void nchwOutputTilesAreWrittenAsVectors() {
     // A tile goes out a filter at a time, its pixels as one vector store: with 3 input
     // channels, copying it element by element cost 6x the convolution (28 GFLOP/s).
-    Conv2dParams p = convParams({8, 3, 64, 64}, 64, 3, 3);
-    Workload w = conv2d(p, Conv2dWeightLayout::Packed);
-    auto schedule = defaultConv2dSchedule(w, p);
-    QVERIFY(schedule.ok());
-    QString text = loweredText(w, *schedule);
+    QString text = defaultLowering(convParams({8, 3, 64, 64}, 64, 3, 3));
     QVERIFY2(text.contains(QRegularExpression(R"(\n *conv\[ramp\()")), qPrintable(text.right(1500)));
   }
 
   void unpaddedConvReadsItsInputInPlace() {
     // A 1x1 convolution has nothing to pad: copying its whole input per call is wasted traffic.
-    Conv2dParams p = convParams({1, 32, 14, 14}, 64, 1, 1);
-    Workload w = conv2d(p, Conv2dWeightLayout::Packed);
-    auto schedule = defaultConv2dSchedule(w, p);
-    QVERIFY(schedule.ok());
-    QString text = loweredText(w, *schedule);
+    QString text = defaultLowering(convParams({1, 32, 14, 14}, 64, 1, 1));
     QVERIFY2(!text.contains("data.pad") && text.contains("data["), qPrintable(text));
   }
 

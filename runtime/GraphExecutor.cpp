@@ -170,6 +170,7 @@ std::optional<size_t> GraphExecutor::exclusiveStorage(const GraphTensor& tensor)
 }
 
 void GraphExecutor::replaceStorage(size_t index, NDArray array, bool borrowed) {
+  if (borrowed_[index] && storages_[index].soleHandle()) spare_ = storages_[index];
   storages_[index] = std::move(array);
   borrowed_[index] = borrowed;
   char* base = static_cast<char*>(storages_[index].data());
@@ -195,11 +196,20 @@ NDArray GraphExecutor::takeOutput(const std::string& name) {
   const GraphTensor& tensor = tensorInfo(name);
   for (const std::string& input : plan_.inputs)
     if (input == name) return NDArray();
+  // A param is written once, at load: handing its storage over would leave the next run
+  // without it.
+  for (const GraphParam& param : plan_.params)
+    if (param.tensor == name) return NDArray();
   std::optional<size_t> index = exclusiveStorage(tensor);
   if (!index || borrowed_[*index] || tensor.byteSize() == 0) return NDArray();
   NDArray result = storages_[*index].view(tensor.shape, tensor.dtype);
-  replaceStorage(*index, NDArray::empty({std::max<int64_t>(plan_.storages[*index].bytes, 1)}, DataType::uint8()),
-                 /*borrowed=*/false);
+  // The storage holds this tensor alone, at offset 0: its bytes are all a kernel touches.
+  int64_t bytes = tensor.byteSize();
+  NDArray next = spare_.defined() && spare_.soleHandle() && spare_.byteSize() >= bytes
+                     ? spare_.view({bytes}, DataType::uint8())
+                     : NDArray::empty({bytes}, DataType::uint8());
+  spare_ = NDArray();
+  replaceStorage(*index, std::move(next), /*borrowed=*/false);
   return result;
 }
 

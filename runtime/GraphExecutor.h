@@ -75,7 +75,8 @@ public:
   void getOutput(const std::string& name, void* data, size_t bytes) const;
   /// Hands output `name` over without a copy: the array the last run wrote it into, while
   /// the executor takes a new one for the next run. Undefined (getOutput copies then) when
-  /// another tensor of the plan shares the output's storage, or when it is an input.
+  /// another tensor of the plan shares the output's storage, or when it is an input or a
+  /// param (a constant output).
   NDArray takeOutput(const std::string& name);
 
   /// Per-node times of the most recent run(), in node order; empty before the first.
@@ -114,6 +115,10 @@ private:
   /// Parallel to nodes_, then to each node's args: the storage index and byte offset of the
   /// argument, so a replaced storage can be pointed at again.
   std::vector<std::vector<std::pair<size_t, int64_t>>> argPlaces_;
+  /// A caller's array that this executor held last (a bound input nobody else refers to any
+  /// more): takeOutput's next storage, so a loop carrying its state through bindInput and
+  /// takeOutput reuses memory the kernels have touched instead of faulting in fresh pages.
+  NDArray spare_;
   std::vector<NodeTiming> timings_;
 };
 

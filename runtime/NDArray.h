@@ -32,6 +32,9 @@ public:
   static NDArray empty(std::vector<int64_t> shape, DataType dtype, Device device = Device::cpu());
 
   bool defined() const { return storage_ != nullptr; }
+  /// Whether this handle is the only one to its memory (views share it). Not for arrays
+  /// that other threads may copy at the same time.
+  bool soleHandle() const { return storage_ != nullptr && storage_.use_count() == 1; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int ndim() const { return static_cast<int>(shape_.size()); }
   DataType dtype() const { return dtype_; }

@@ -172,6 +172,22 @@ private slots:
     QCOMPARE(valuesOf(x), (std::vector<float>{1, 2, 3, 4}));
   }
 
+  void aLoopCarriedThroughTheExecutorReusesItsMemory() {
+    // Each output is the next input, as in a loop body: an array handed back once nobody
+    // else holds it becomes a later output's storage, instead of fresh memory to fault in.
+    auto executor = twoStepExecutor(/*shared=*/false);
+    NDArray carried = floats({1, 2, 3, 4});
+    const void* firstMemory = carried.data();
+    for (int iteration = 0; iteration < 3; ++iteration) {
+      QVERIFY(executor->bindInput("x", carried));
+      executor->run();
+      carried = executor->takeOutput("y");
+      QVERIFY(carried.defined());
+    }
+    QCOMPARE(valuesOf(carried), (std::vector<float>{7, 8, 9, 10}));
+    QCOMPARE(carried.data(), firstMemory);
+  }
+
   void sharedStoragesAreNeverBoundOrHandedOver() {
     auto executor = twoStepExecutor(/*shared=*/true);
     NDArray x = floats({1, 2, 3, 4});
@@ -183,6 +199,12 @@ private slots:
     QCOMPARE(valuesOf(executor->getOutput("y")), (std::vector<float>{3, 4, 5, 6}));
     QCOMPARE(valuesOf(x), (std::vector<float>{1, 2, 3, 4}));
     QVERIFY(!twoStepExecutor(false)->takeOutput("x").defined());  // an input is not handed over
+    // Nor is a param: the next run would find its constant gone.
+    QTemporaryDir dir;
+    writeModule(dir.path(), kValidGraph, defaultParams(), Library::KernelFree);
+    auto module = GraphExecutor::load(dir.path().toStdString());
+    QVERIFY(!module->takeOutput("w").defined());
+    QCOMPARE(module->getOutput("w").toVector<int64_t>(), (std::vector<int64_t>{7, -3}));
   }
 
   void rejectsInconsistentModules_data() {

@@ -109,13 +109,14 @@ void GraphExecutor::allocateAndBind(const KernelResolver& resolve, const std::st
     for (const std::string& arg : node.args) {
       const GraphTensor& tensor = *plan.findTensor(arg);
       bound.args.push_back(tensorData(tensor));
-      for (size_t s = 0; s < plan.storages.size(); ++s)
-        if (plan.storages[s].id == tensor.storage) places.emplace_back(s, tensor.offset);
+      places.emplace_back(storageIndex(tensor), tensor.offset);
     }
     nodes_.push_back(std::move(bound));
     argPlaces_.push_back(std::move(places));
   }
   borrowed_.assign(storages_.size(), false);
+  tensorsInStorage_.assign(storages_.size(), 0);
+  for (const GraphTensor& tensor : plan.tensors) ++tensorsInStorage_[storageIndex(tensor)];
 }
 
 std::unique_ptr<GraphExecutor> GraphExecutor::create(GraphPlan plan, const KernelResolver& resolve,
@@ -140,10 +141,14 @@ std::unique_ptr<GraphExecutor> GraphExecutor::create(GraphPlan plan, const Kerne
   return executor;
 }
 
-void* GraphExecutor::tensorData(const GraphTensor& tensor) const {
+size_t GraphExecutor::storageIndex(const GraphTensor& tensor) const {
   for (size_t i = 0; i < plan_.storages.size(); ++i)
-    if (plan_.storages[i].id == tensor.storage) return static_cast<char*>(storages_[i].data()) + tensor.offset;
+    if (plan_.storages[i].id == tensor.storage) return i;
   throw Error("tensor '" + tensor.name + "' has no storage");  // validateGraphPlan rules this out
+}
+
+void* GraphExecutor::tensorData(const GraphTensor& tensor) const {
+  return static_cast<char*>(storages_[storageIndex(tensor)].data()) + tensor.offset;
 }
 
 const GraphTensor& GraphExecutor::tensorInfo(const std::string& name) const {
@@ -161,12 +166,9 @@ const GraphTensor& GraphExecutor::requireInput(const std::string& name) const {
 }
 
 std::optional<size_t> GraphExecutor::exclusiveStorage(const GraphTensor& tensor) const {
-  if (tensor.offset != 0) return std::nullopt;
-  for (const GraphTensor& other : plan_.tensors)
-    if (other.storage == tensor.storage && other.name != tensor.name) return std::nullopt;
-  for (size_t i = 0; i < plan_.storages.size(); ++i)
-    if (plan_.storages[i].id == tensor.storage) return i;
-  return std::nullopt;
+  size_t index = storageIndex(tensor);
+  if (tensor.offset != 0 || tensorsInStorage_[index] != 1) return std::nullopt;
+  return index;
 }
 
 void GraphExecutor::replaceStorage(size_t index, NDArray array, bool borrowed) {
@@ -216,10 +218,10 @@ NDArray GraphExecutor::takeOutput(const std::string& name) {
 // A storage that holds a caller's array (bindInput) gets one of its own before anything is
 // written into it.
 void GraphExecutor::ownInputStorage(const GraphTensor& tensor) {
-  for (size_t i = 0; i < plan_.storages.size(); ++i)
-    if (plan_.storages[i].id == tensor.storage && borrowed_[i])
-      replaceStorage(i, NDArray::empty({std::max<int64_t>(plan_.storages[i].bytes, 1)}, DataType::uint8()),
-                     /*borrowed=*/false);
+  size_t index = storageIndex(tensor);
+  if (borrowed_[index])
+    replaceStorage(index, NDArray::empty({std::max<int64_t>(plan_.storages[index].bytes, 1)}, DataType::uint8()),
+                   /*borrowed=*/false);
 }
 
 void GraphExecutor::setInput(const std::string& name, const NDArray& value) {

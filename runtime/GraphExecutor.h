@@ -95,6 +95,8 @@ private:
   /// Allocates the storages and resolves every node's kernel; errors name `sourceName`
   /// and end a missing kernel's message with `kernelsWhere` (" in kernels.so").
   void allocateAndBind(const KernelResolver& resolve, const std::string& sourceName, const std::string& kernelsWhere);
+  /// The index in storages_ of the storage `tensor` lives in.
+  size_t storageIndex(const GraphTensor& tensor) const;
   void* tensorData(const GraphTensor& tensor) const;
   const GraphTensor& requireInput(const std::string& name) const;
   /// The index of the storage that only `tensor` uses, at offset 0; nullopt when it shares one.
@@ -115,6 +117,8 @@ private:
   /// Parallel to nodes_, then to each node's args: the storage index and byte offset of the
   /// argument, so a replaced storage can be pointed at again.
   std::vector<std::vector<std::pair<size_t, int64_t>>> argPlaces_;
+  /// Parallel to storages_: how many tensors of the plan live in each.
+  std::vector<int> tensorsInStorage_;
   /// A caller's array that this executor held last (a bound input nobody else refers to any
   /// more): takeOutput's next storage, so a loop carrying its state through bindInput and
   /// takeOutput reuses memory the kernels have touched instead of faulting in fresh pages.

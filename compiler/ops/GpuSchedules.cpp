@@ -191,15 +191,16 @@ Expected<Schedule> defaultGpuConv2dSchedule(const Workload& workload, const Conv
 }
 
 namespace {
-// A reduction with fewer outputs than this is split into partial sums (see splitLongReductions).
-constexpr int64_t kFewOutputs = 4096;
+// A reduction with fewer outputs than this is split into partial sums (see splitLongReductions):
+// with one block per output (reduceAcrossThreads), fewer blocks than about two per
+// multiprocessor of a large GPU would leave most of it idle.
+constexpr int64_t kFewOutputs = 256;
 // Each partial sum covers at least this many elements, and there are at most kMaxPartials.
 constexpr int64_t kMinPerPartial = 16;
 constexpr int64_t kMaxPartials = 1024;
 
-// One thread per output of a reduction with few outputs and a long reduce axis would leave a
-// GPU idle and run each whole sum in one thread (a tensor summed to one value: a kernel of one
-// thread). rfactor splits such a reduction into partial sums per output, a kernel of their own
+// Few outputs of long reductions would leave a GPU idle even with a block per output (a
+// tensor summed to one value: a kernel of one block). rfactor splits such a reduction into partial sums per output, a kernel of their own
 // with one thread per partial sum (outputs x partials threads), and the stage then adds each
 // output's partials up. Reduce axes are fused into one first; a stage where that or rfactor
 // does not apply keeps one thread per output.
@@ -230,6 +231,81 @@ void splitLongReductions(Schedule& s) {
     (void)s.rfactor(name, axis, partials, name + ".rf");  // where it does not apply, one thread per output stays
   }
 }
+
+// A reduction at least this long is spread over the threads of a block (one block per output)
+// instead of run in one thread per output: the threads read consecutive elements (coalesced)
+// and fold their partial results in shared memory. Shorter ones (pooling windows, small
+// channel counts) stay one thread per output, where many outputs keep the GPU busy.
+constexpr int64_t kCrossThreadMinExtent = 64;
+// Threads per block of a cross-thread reduction: a power of two (the folding halves), at most.
+constexpr int64_t kReductionThreads = 256;
+
+int64_t largestPowerOfTwoUpTo(int64_t limit) {
+  int64_t power = 1;
+  while (power * 2 <= limit) power *= 2;
+  return power;
+}
+
+// One block per output of `name` (per row, for the lanes of a lane-split row reduction),
+// its threads splitting the (fused) reduction: thread t combines elements t, t + T, t + 2T,
+// ... Returns false (and leaves the stage alone) where the stage is not such a reduction.
+//
+// The row reductions of softmax, layer norm and ReduceOp are written lane-split for CPU
+// vectors (Reduction.h: NAME.lanes sums every 16th element of a row into 16 lanes, NAME adds
+// the lanes). On a GPU the 16 lanes are threadIdx.x and the steps along the row are split
+// over threadIdx.y, so a warp reads 32 consecutive elements; NAME's 16-element sums stay one
+// thread per row.
+bool reduceAcrossThreads(Schedule& s, const std::string& name, std::vector<Status>& steps) {
+  if (name.size() > 3 && name.ends_with(".rf")) return false;  // partial sums: one thread each
+  const Stage* stage = s.findStage(name);
+  std::vector<std::string> dataAxes, reduceAxes;
+  int64_t reduceExtent = 1, innermostData = 1;
+  for (const IterVar& iv : stage->leafIterVars) {
+    const int64_t* extent = asConstInt(iv->dom.extent);
+    if (!extent) return false;
+    if (iv.type() == IterVarType::Reduce) {
+      reduceExtent *= *extent, reduceAxes.push_back(iv.name());
+    } else if (reduceAxes.empty()) {
+      dataAxes.push_back(iv.name());
+      innermostData = *extent;
+    } else {
+      return false;  // a data-parallel loop inside the reduction: not the plain order
+    }
+  }
+  bool lanes = name.ends_with(".lanes") && !dataAxes.empty() && dataAxes.back() == "lane" &&
+               innermostData * 2 <= kReductionThreads;
+  if (reduceAxes.empty() || reduceExtent * (lanes ? innermostData : 1) < kCrossThreadMinExtent) return false;
+  std::string axis = reduceAxes.front();
+  if (reduceAxes.size() > 1) {
+    axis = "k.fused";
+    if (!s.fuse(name, reduceAxes, axis)) return false;
+  }
+  int64_t threadsPerOutput = kReductionThreads / (lanes ? innermostData : 1);
+  int64_t threads = largestPowerOfTwoUpTo(std::min(threadsPerOutput, reduceExtent));
+  std::string outer = axis + ".o", thread = axis + ".t";
+  steps.push_back(s.split(name, axis, threads, outer, thread));
+  std::vector<std::string> blockAxes = dataAxes;
+  if (lanes) blockAxes.pop_back();
+  std::vector<std::string> order;
+  if (!blockAxes.empty()) {
+    std::string block = blockAxes.front();
+    if (blockAxes.size() > 1) {
+      block = "fused";
+      steps.push_back(s.fuse(name, blockAxes, block));
+    }
+    steps.push_back(s.bind(name, block, "blockIdx.x"));
+    order.push_back(block);
+  }
+  if (lanes) {
+    order.push_back("lane");
+    steps.push_back(s.bind(name, "lane", "threadIdx.x"));
+  }
+  order.push_back(thread);
+  order.push_back(outer);
+  steps.push_back(s.reorder(name, order));
+  steps.push_back(s.bind(name, thread, lanes ? "threadIdx.y" : "threadIdx.x"));
+  return true;
+}
 }  // namespace
 
 Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& target, int64_t threadsPerBlock) {
@@ -251,6 +327,7 @@ Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& ta
   }
   steps.erase(std::remove_if(steps.begin(), steps.end(), [](const Status& status) { return !status; }), steps.end());
   for (const std::string& name : kernels) {
+    if (reduceAcrossThreads(s, name, steps)) continue;
     const Stage* stage = s.findStage(name);
     std::vector<std::string> axes;
     int64_t elements = 1;

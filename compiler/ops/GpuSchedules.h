@@ -26,12 +26,18 @@ Expected<Schedule> defaultGpuConv2dSchedule(const Workload& workload, const Conv
 /// Any operator on a GPU, when it has no schedule of its own: stages without a reduction
 /// that feed others are inlined; every remaining stage (outputs, and reductions other stages
 /// read, which become kernels of their own with their results in device memory between
-/// them) has its data-parallel axes fused and split into blocks of up to `threadsPerBlock`
-/// threads, one output element per thread, any reduction running in that thread. A
-/// reduction with few outputs (under 4096) and a long reduce axis is first split by rfactor
+/// them) becomes a kernel:
+/// - a reduction over at least 64 elements (softmax and layer norm rows, global pooling, a
+///   ReduceMean) gets a block per output: its up to 256 threads read consecutive elements and
+///   fold their partial results in shared memory (bind of a reduction loop to threadIdx.x);
+/// - anything else has its data-parallel axes fused and split into blocks of up to
+///   `threadsPerBlock` threads, one output element per thread, any short reduction (a pooling
+///   window) running in that thread.
+/// A reduction with few outputs (under 256) and a long reduce axis is first split by rfactor
 /// into up to 1024 partial sums per output (a stage NAME.rf, a kernel with a thread per
-/// partial sum), which its own stage adds up: a tensor summed to one value no longer runs in
-/// one thread. Correct for every operator; fast only for elementwise ones and such sums.
+/// partial sum), which its own stage then reduces across a block: a tensor summed to one value
+/// does not run in one block. Correct for every operator; fast for elementwise ones and such
+/// reductions, not for convolutions and products (they have schedules of their own).
 Expected<Schedule> defaultGpuSchedule(const Workload& workload, const Target& target, int64_t threadsPerBlock = 256);
 
 }  // namespace tessel

@@ -516,10 +516,13 @@ Status Schedule::applyBind(const Primitive& p, Stage& stage) {
                          "use blockIdx.x/y/z or threadIdx.x/y/z");
   auto iv = leafAxis(p, stage, p.axes[0]);
   if (!iv) return iv.error();
-  if (iv->type() == IterVarType::Reduce)
+  // A reduction loop bound to threads is reduced across the block (see ScheduleOps); blocks
+  // cannot combine their results, so binding it to blocks is refused.
+  if (iv->type() == IterVarType::Reduce && p.target.rfind("blockIdx", 0) == 0)
     return scheduleError(p, "cannot bind reduction loop '" + p.axes[0] + "' of " + stage.name + " to " + p.target +
-                                ": its threads would all add into the same outputs at once",
-                         "bind data-parallel loops; to spread a reduction over threads, rfactor it first");
+                                ": blocks cannot combine their partial results",
+                         "bind it to threadIdx.x (the block reduces it in shared memory), or rfactor it first and "
+                         "bind the partial sums' loop to blocks");
   IterVarAttr& attr = stage.attrs[iv->get()];
   attr.forKind = ForKind::ThreadBinding;
   attr.threadTag = p.target;

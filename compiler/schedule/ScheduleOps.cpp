@@ -4,6 +4,8 @@
 // inside the loop they are computed at.
 #include "compiler/schedule/ScheduleOps.h"
 
+#include <algorithm>
+
 #include "compiler/arith/Analyzer.h"
 #include "compiler/arith/Simplify.h"
 #include "compiler/schedule/TensorIntrinsic.h"
@@ -190,9 +192,22 @@ private:
       if (dataCondition.defined()) update = IfThenElseNode::make(dataCondition, update);
     }
 
+    const auto& leaves = stage.leafIterVars;
+    auto crossThread = crossThreadReductionLoop(stage);
+    if (!crossThread) return crossThread.error();
+    if (*crossThread >= 0) {
+      const auto* reduce = lowered.body.as<ReduceNode>();
+      Expr source = substitute(reduce->source, rootToLoops);
+      Expr condition = substitute(reduce->condition, rootToLoops);
+      Expr all = dataCondition.defined() && reduceCondition.defined() ? (dataCondition && reduceCondition)
+                 : dataCondition.defined()                            ? dataCondition
+                                                                      : reduceCondition;
+      if (!isConstInt(condition, 1)) all = all.defined() ? (all && condition) : condition;
+      return buildCrossThreadReduction(stage, *crossThread, reduce->reducer, source, all, dataCondition, outputIndices);
+    }
+
     // The first loop over a reduction variable: the init goes just before it, inside
     // copies of the data-parallel loops nested below it.
-    const auto& leaves = stage.leafIterVars;
     int firstReduce = -1;
     for (size_t i = 0; i < leaves.size(); ++i)
       if (leaves[i].type() == IterVarType::Reduce) { firstReduce = int(i); break; }
@@ -226,6 +241,141 @@ private:
       }
     }
     if (leaves.empty()) body = init.defined() ? SeqStmtNode::make({init, update}) : update;
+    return body;
+  }
+
+  // The position of the stage's reduction loop bound to a GPU thread index, -1 when none is.
+  // Such a loop makes the reduction cross-thread (see buildCrossThreadReduction), which needs
+  // it to be the stage's outermost reduction loop with only reduction loops inside it, and
+  // the stage computed at root (its block reduces its own outputs).
+  Expected<int> crossThreadReductionLoop(const Stage& stage) {
+    const auto& leaves = stage.leafIterVars;
+    int bound = -1;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      const IterVarAttr* attr = stage.attr(leaves[i]);
+      if (leaves[i].type() != IterVarType::Reduce || !attr || attr->forKind != ForKind::ThreadBinding) continue;
+      Primitive where;
+      where.kind = PrimitiveKind::Bind;
+      where.location = attr->setAt;
+      if (bound >= 0)
+        return scheduleError(where, "reduction loops '" + leaves[size_t(bound)].name() + "' and '" + leaves[i].name() +
+                                        "' of " + stage.name + " are both bound to threads",
+                             "fuse them into one loop and bind that, or bind one and keep the other serial");
+      for (size_t j = 0; j < i; ++j)
+        if (leaves[j].type() == IterVarType::Reduce)
+          return scheduleError(where, "reduction loop '" + leaves[j].name() + "' of " + stage.name +
+                                          " is outside '" + leaves[i].name() +
+                                          "', which is bound to threads: each pass of it would need its own "
+                                          "reduction across the block",
+                               "reorder " + stage.name + " so that '" + leaves[i].name() +
+                                   "' is its outermost reduction loop");
+      for (size_t j = i + 1; j < leaves.size(); ++j)
+        if (leaves[j].type() != IterVarType::Reduce)
+          return scheduleError(where, "data-parallel loop '" + leaves[j].name() + "' of " + stage.name +
+                                          " is inside '" + leaves[i].name() +
+                                          "', which is bound to threads: the threads reduce one output at a time",
+                               "reorder " + stage.name + " so that '" + leaves[j].name() + "' is outside '" +
+                                   leaves[i].name() + "'");
+      if (stage.attach != AttachKind::Root)
+        return scheduleError(where, stage.name + " reduces across threads, so it must be computed at root (its own kernel)",
+                             "remove the compute_at of " + stage.name + ", or keep '" + leaves[i].name() + "' serial");
+      if (!asConstInt(bounds_.at(leaves[i].get()).extent))
+        return scheduleError(where, "loop '" + leaves[i].name() + "' of " + stage.name +
+                                        " has no constant extent, so its threads' partial results have no fixed place",
+                             "split the reduction by a constant factor and bind the inner loop");
+      bound = int(i);
+    }
+    return bound;
+  }
+
+  // A reduction spread over a block's threads (TVM's cross-thread allreduce, in shared
+  // memory): each thread t of the bound loop combines its share (the serial reduction loops
+  // inside) in a register, writes it to slot t of a shared buffer, and the block folds the
+  // buffer in halves, each step a barrier apart (InsertBarriers places them), until thread 0
+  // holds the result and stores it. Every thread takes every step: only loads and stores are
+  // guarded, so no barrier sits in code some threads skip. Data-parallel loops bound to other
+  // thread indices reduce their own rows of the buffer side by side.
+  Expected<Stmt> buildCrossThreadReduction(const Stage& stage, int boundLoop, Reducer reducer, const Expr& source,
+                                           const Expr& updateCondition, const Expr& outputCondition,
+                                           const std::vector<Expr>& outputIndices) {
+    const auto& leaves = stage.leafIterVars;
+    const IterVar& threadLoop = leaves[size_t(boundLoop)];
+    int64_t threads = *asConstInt(bounds_.at(threadLoop.get()).extent);
+    const Buffer& output = stage.buffer();
+    DataType dtype = output.dtype();
+    // Independent reductions in the block: one per combination of the data-parallel loops
+    // bound to thread indices (they run side by side).
+    Expr row = Expr(int64_t(0));
+    int64_t rows = 1;
+    for (int i = boundLoop - 1; i >= 0; --i) {
+      const IterVarAttr* attr = stage.attr(leaves[size_t(i)]);
+      if (!attr || attr->forKind != ForKind::ThreadBinding || attr->threadTag.rfind("threadIdx", 0) != 0) continue;
+      const int64_t* extent = asConstInt(bounds_.at(leaves[size_t(i)].get()).extent);
+      if (!extent) {
+        Primitive where;
+        where.kind = PrimitiveKind::Bind;
+        where.location = attr->setAt;
+        return scheduleError(where, "loop '" + leaves[size_t(i)].name() + "' of " + stage.name +
+                                        " has no constant extent", "split it by a constant factor and bind the inner loop");
+      }
+      row = row + leaves[size_t(i)].var() * Expr(rows);
+      rows *= *extent;
+    }
+    Buffer partials(stage.name + ".red", dtype, {Expr(rows * threads)}, "shared");
+    Buffer accumulator(stage.name + ".acc", dtype, {Expr(int64_t(1))}, "local");
+    Expr zero(int64_t(0));
+    Expr t = threadLoop.var();
+    // Thread-major slots: threads next to each other in a warp (the bound data-parallel
+    // loop is usually threadIdx.x) touch consecutive banks.
+    Expr slot = t * Expr(rows) + row;
+
+    // The thread's own share, in a register.
+    Stmt update = BufferStoreNode::make(
+        accumulator, reducerCombine(reducer, BufferLoadNode::make(accumulator, {zero}), source), {zero});
+    if (updateCondition.defined()) update = IfThenElseNode::make(updateCondition, update);
+    Stmt share = update;
+    if (boundLoop + 1 < int(leaves.size())) {
+      auto wrapped = wrapAttached(stage, leaves.back(), share);
+      if (!wrapped) return wrapped.error();
+      share = *wrapped;
+    }
+    for (int i = int(leaves.size()) - 1; i > boundLoop; --i) {
+      auto loop = makeLoop(stage, leaves[size_t(i)], share);
+      if (!loop) return loop.error();
+      share = *loop;
+      auto wrapped = wrapAttached(stage, leaves[size_t(i - 1)], share);
+      if (!wrapped) return wrapped.error();
+      share = *wrapped;
+    }
+    std::vector<Stmt> steps;
+    steps.push_back(BufferStoreNode::make(accumulator, reducerIdentity(reducer, dtype), {zero}));
+    steps.push_back(share);
+    steps.push_back(BufferStoreNode::make(partials, BufferLoadNode::make(accumulator, {zero}), {slot}));
+    // Halving steps over the next power of two; a partner past the last thread is skipped.
+    int64_t span = 1;
+    while (span < threads) span *= 2;
+    for (int64_t half = span / 2; half >= 1; half /= 2) {
+      Expr active = t < Expr(std::min(half, threads - half));
+      Expr folded = reducerCombine(reducer, BufferLoadNode::make(partials, {slot}),
+                                   BufferLoadNode::make(partials, {slot + Expr(half * rows)}));
+      steps.push_back(IfThenElseNode::make(active, BufferStoreNode::make(partials, folded, {slot})));
+    }
+    Expr first = eq(t, zero);
+    if (outputCondition.defined()) first = first && outputCondition;
+    steps.push_back(IfThenElseNode::make(
+        first, BufferStoreNode::make(output, BufferLoadNode::make(partials, {row}), outputIndices)));
+    Stmt body = AllocateNode::make(accumulator, SeqStmtNode::make(steps));
+
+    auto loop = makeLoop(stage, threadLoop, body);
+    if (!loop) return loop.error();
+    body = AllocateNode::make(partials, *loop);
+    for (int i = boundLoop; i >= 1; --i) {
+      auto wrapped = wrapAttached(stage, leaves[size_t(i - 1)], body);
+      if (!wrapped) return wrapped.error();
+      auto outer = makeLoop(stage, leaves[size_t(i - 1)], *wrapped);
+      if (!outer) return outer.error();
+      body = *outer;
+    }
     return body;
   }
 

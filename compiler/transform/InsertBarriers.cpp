@@ -41,6 +41,19 @@ bool intersects(const BufferSet& a, const BufferSet& b) {
 
 Stmt barrier() { return syncThreads(); }
 
+bool containsThreadLoop(const Stmt& s) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const ForNode* node) override {
+      if (node->forKind == ForKind::ThreadBinding && node->threadTag.rfind("threadIdx", 0) == 0) found = true;
+      else IRVisitor::visit(node);
+    }
+  } finder;
+  finder.visitStmt(s);
+  return finder.found;
+}
+
 class BarrierInserter : public IRMutator {
 public:
   using IRMutator::mutate;
@@ -69,9 +82,14 @@ protected:
 
   Stmt visit(const ForNode* node, const Stmt& self) override {
     Stmt body = mutate(node->body);
+    // A serial loop whose body reads and writes shared memory: the next pass's writes must
+    // wait until every thread is done reading this pass's values (a tile a matmul step
+    // consumed, a row a cross-thread reduction folded). Only a body that is a sequence of
+    // steps or spans the block's threads: a loop within one thread's own work (under a guard
+    // some threads skip) must not wait for the others.
     if (node->forKind != ForKind::ThreadBinding) {
       SharedAccesses accesses = accessesOf(body);
-      if (intersects(accesses.reads, accesses.writes) && body.as<SeqStmtNode>())
+      if (intersects(accesses.reads, accesses.writes) && (body.as<SeqStmtNode>() || containsThreadLoop(body)))
         body = SeqStmtNode::make({body, barrier()});
     }
     if (body.same(node->body)) return self;

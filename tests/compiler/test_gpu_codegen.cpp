@@ -67,15 +67,17 @@ Expected<Workload> familyWorkload(const QString& family) {
   Expected<Workload> workload = Diagnostic{"unknown family", "", 0, 0, ""};
   if (family == "relu") workload = unaryElementwise(UnaryOp::Relu, {3, 50, 7});
   if (family == "sigmoid") workload = unaryElementwise(UnaryOp::Sigmoid, {1000});
-  if (family == "softmax" || family == "log_softmax" || family == "softmax_long") {
+  if (family == "softmax" || family == "log_softmax" || family == "softmax_long" || family == "softmax_rows") {
     SoftmaxParams p;
-    p.shape = family == "softmax_long" ? std::vector<int64_t>{2, 3001} : std::vector<int64_t>{6, 37};
+    p.shape = family == "softmax_long"   ? std::vector<int64_t>{2, 3001}
+              : family == "softmax_rows" ? std::vector<int64_t>{300, 1000}
+                                         : std::vector<int64_t>{6, 37};
     p.logSoftmax = family == "log_softmax";
     workload = softmax(p);
   }
-  if (family == "layer_norm") {
+  if (family == "layer_norm" || family == "layer_norm_rows") {
     NormParams p;
-    p.shape = {4, 5, 24};
+    p.shape = family == "layer_norm" ? std::vector<int64_t>{4, 5, 24} : std::vector<int64_t>{2, 150, 200};
     workload = normalization(p);
   }
   if (family == "max_pool" || family == "avg_pool_padded") {
@@ -86,6 +88,15 @@ Expected<Workload> familyWorkload(const QString& family) {
     p.strides = {2, 2};
     if (family == "avg_pool_padded") p.padsBegin = p.padsEnd = {1, 1};
     workload = pool(p);
+  }
+  // A mean over two axes (fused, then spread over a block), 7x9 pixels of 300 channels.
+  if (family == "global_mean") {
+    ReduceParams p;
+    p.kind = ReduceKind::Mean;
+    p.shape = {1, 300, 7, 9};
+    p.axes = {2, 3};
+    p.keepDims = true;
+    workload = reduce(p);
   }
   if (family == "reduce_sum" || family == "reduce_mean_keepdims") {
     ReduceParams p;
@@ -106,8 +117,15 @@ Expected<Workload> familyWorkload(const QString& family) {
   return workload;
 }
 
-const char* kFamilies[] = {"relu", "sigmoid", "softmax", "log_softmax", "layer_norm", "max_pool", "avg_pool_padded",
-                           "reduce_sum", "reduce_mean_keepdims", "softmax_long", "reduce_mean_long", "reduce_mean_all"};
+const char* kFamilies[] = {"relu",         "sigmoid",         "softmax",          "log_softmax",
+                           "layer_norm",   "max_pool",        "avg_pool_padded",  "reduce_sum",
+                           "reduce_mean_keepdims", "softmax_long", "reduce_mean_long", "reduce_mean_all",
+                           "softmax_rows", "layer_norm_rows", "global_mean"};
+
+// Families whose reductions are long enough to be spread over a block's threads.
+bool reducesAcrossThreads(const QString& family) {
+  return family.endsWith("_long") || family.endsWith("_all") || family.endsWith("_rows") || family == "global_mean";
+}
 }  // namespace
 
 class TestGpuCodegen : public QObject {
@@ -239,6 +257,11 @@ private slots:
     QCOMPARE(partialSums, family.endsWith("_long") || family.endsWith("_all"));
     auto text = moduleText(*workload, *schedule, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
+    // A long reduction is folded in the block's shared memory, barriers between the steps.
+    auto source = generateGpuSource(lowerFor(*workload, *schedule, target), target);
+    QVERIFY2(source, source ? "" : source.error().toString().c_str());
+    QCOMPARE(source->code.find("__local ") != std::string::npos, reducesAcrossThreads(family));
+    QCOMPARE(source->code.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos, reducesAcrossThreads(family));
     runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, workload->name + ".tgpu"));
 
     // The CPU: the operator's loops as written, compiled by LLVM.
@@ -311,6 +334,63 @@ private slots:
         double sum = 0;
         for (int p = 0; p < 24; ++p) sum += double(a[i * 24 + p]) * b[p * 40 + j];
         worst = std::max(worst, std::abs(sum - c[i * 40 + j]));
+      }
+    QVERIFY2(worst < 1e-4, qPrintable(QString("largest difference %1").arg(worst)));
+  }
+
+  // A reduction loop bound to threadIdx.x is reduced across the block in shared memory:
+  // the products' k split over 24 threads (not a power of two, so the first fold skips
+  // partners past the last thread), two rows of C side by side (threadIdx.y), the columns a
+  // serial loop in each block (the shared row reused pass after pass), k not a multiple of
+  // 24. Matches a plain loop through PoCL, and CUDA's text compiles.
+  void reductionBoundToThreadsIsReducedAcrossTheBlock_data() {
+    QTest::addColumn<QString>("schedule");
+    QTest::newRow("rows side by side, serial columns") << "ko, kt = split(C, k, factor=24)\n"
+                                                          "io, ii = split(C, i, factor=2)\n"
+                                                          "reorder(C, io, ii, j, kt, ko)\n"
+                                                          "bind(C, io, blockIdx.x)\n"
+                                                          "bind(C, ii, threadIdx.y)\n"
+                                                          "bind(C, kt, threadIdx.x)\n";
+    QTest::newRow("one output per block") << "ko, kt = split(C, k, factor=64)\n"
+                                             "reorder(C, i, j, kt, ko)\n"
+                                             "bind(C, i, blockIdx.y)\n"
+                                             "bind(C, j, blockIdx.x)\n"
+                                             "bind(C, kt, threadIdx.x)\n";
+  }
+  void reductionBoundToThreadsIsReducedAcrossTheBlock() {
+    QFETCH(QString, schedule);
+    const int m = 6, n = 5, k = 203;
+    Workload workload = matmul(m, n, k, DataType::float32(), gpuTarget("opencl"));
+    auto trace = parseTraceText(schedule.toStdString());
+    QVERIFY2(trace, trace ? "" : trace.error().toString().c_str());
+    auto replayed = Schedule::replay(workload.outputs, *trace);
+    QVERIFY2(replayed, replayed ? "" : replayed.error().toString().c_str());
+    Target cuda = gpuTarget("cuda -arch=sm_90");
+    auto cudaSource = generateGpuSource(lowerFor(workload, *replayed, cuda), cuda);
+    QVERIFY2(cudaSource, cudaSource ? "" : cudaSource.error().toString().c_str());
+    QVERIFY2(cudaSource->code.find("__syncthreads()") != std::string::npos, cudaSource->code.c_str());
+    if (nvrtcAvailable()) {
+      auto compiled = compileWithNvrtc(cudaSource->code, "sm_90");
+      QVERIFY2(compiled, compiled ? "" : compiled.error().message.c_str());
+    }
+
+    SKIP_WITHOUT_OPENCL();
+    Target target = gpuTarget("opencl");
+    auto text = moduleText(workload, *replayed, target);
+    QVERIFY2(text, text ? "" : text.error().toString().c_str());
+    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, "cross_thread.tgpu"));
+    std::vector<float> a = randomFloats(size_t(m) * k, 21), b = randomFloats(size_t(k) * n, 22);
+    runner.setInput("A", a.data(), a.size() * sizeof(float));
+    runner.setInput("B", b.data(), b.size() * sizeof(float));
+    runner.run();
+    std::vector<float> c(size_t(m) * n);
+    runner.getOutput("C", c.data(), c.size() * sizeof(float));
+    double worst = 0;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int p = 0; p < k; ++p) sum += double(a[size_t(i) * k + p]) * b[size_t(p) * n + j];
+        worst = std::max(worst, std::abs(sum - c[size_t(i) * n + j]));
       }
     QVERIFY2(worst < 1e-4, qPrintable(QString("largest difference %1").arg(worst)));
   }
@@ -437,7 +517,18 @@ private slots:
     QTest::newRow("unbound loop") << "io, ii = split(C, i, factor=16)\n"
                                      "bind(C, ii, threadIdx.x)\n"
                                   << 1 << "loop 'io' is not bound to a GPU block or thread index";
-    QTest::newRow("bind a reduction") << "bind(C, k, threadIdx.x)\n" << 1 << "cannot bind reduction loop 'k'";
+    QTest::newRow("bind a reduction to blocks") << "bind(C, k, blockIdx.x)\n" << 1 << "cannot bind reduction loop 'k'";
+    QTest::newRow("data-parallel loop inside a reduction bound to threads")
+        << "ko, kt = split(C, k, factor=32)\n"
+           "reorder(C, kt, ko, i, j)\n"
+           "bind(C, kt, threadIdx.x)\n"
+        << 3 << "data-parallel loop 'i' of C is inside 'kt'";
+    QTest::newRow("reduction loop outside the one bound to threads")
+        << "ko, kt = split(C, k, factor=32)\n"
+           "bind(C, i, blockIdx.y)\n"
+           "bind(C, j, blockIdx.x)\n"
+           "bind(C, kt, threadIdx.x)\n"
+        << 4 << "reduction loop 'ko' of C is outside 'kt'";
     QTest::newRow("shared memory over the limit")
         << "AS = cache_read(A, shared, [C])\n"
            "bind(C, i, blockIdx.x)\n"

@@ -100,6 +100,8 @@ int benchOnGpu(const OperatorCommand& command) {
     std::printf("workload=%s\ntarget=%s\ndevice=%s\nresult=matches reference (worst error %.3g of tolerance)\n",
                 w.name.c_str(), target.toString().c_str(), runner.deviceName().c_str(), check.worstRatio);
     std::printf("median_ms=%.4f\ngflops=%.4g\n", milliseconds, w.flops / milliseconds * 1e-6);
+    bool tuned = command.tuningRecords && command.tuningRecords->outcome && command.tuningRecords->outcome->tunedKernels;
+    std::printf("tuned_kernels=%d\n", tuned ? 1 : 0);
   } catch (const runtime::Error& error) {
     std::cerr << "tessel bench: " << error.what() << "\n";
     return kExitError;

@@ -38,6 +38,8 @@ const char* kDescription =
 std::vector<FlagSpec> workerFlags(const std::string& op) {
   std::vector<FlagSpec> flags = {
       {"operator", "OP: serve a bare operator (matmul, dense, conv2d) instead of a model's tasks", true, ""},
+      {"target", "with --operator: where candidates run: llvm (this CPU, the default), opencl or \"cuda -arch=sm_90\"",
+       true, ""},
       threadsFlag()};
   appendSourceFlags(flags, op);
   return flags;
@@ -66,7 +68,7 @@ Expected<std::vector<tuner::ServedTask>> operatorTask(const std::string& op, con
   if (auto error = makeOperator(op, line, &spec)) return Diagnostic{*error, "", 0, 0, "see tessel measure-worker --help"};
   auto schedule = spec->defaultSchedule();
   if (!schedule) return schedule.error();
-  return std::vector<tuner::ServedTask>{{spec->workload.name, spec->workload, schedule->trace()}};
+  return std::vector<tuner::ServedTask>{{spec->workload.name, spec->workload, schedule->trace(), spec->target}};
 }
 
 // Faults on purpose, for the tuner's tests (a crashing and a hanging candidate in a real
@@ -143,6 +145,9 @@ int runMeasureWorker(const std::vector<std::string>& args) {
     return notReady(Diagnostic{"give either a MODEL or --operator OP", "", 0, 0, "see tessel measure-worker --help"});
   if (auto error = applyThreads(line)) return notReady(Diagnostic{*error, "", 0, 0, ""});
 
+  if (op.empty() && line.has("target"))
+    return notReady(Diagnostic{"--target applies to --operator only: a model's tasks are measured on this CPU", "", 0, 0,
+                               "tune a model's kernels for a GPU operator by operator (tessel tune OP --target ...)"});
   auto tasks = op.empty() ? modelTasks(positional[0], line) : operatorTask(op, line);
   if (!tasks) return notReady(tasks.error());
   tuner::MeasureServer server(std::move(*tasks));

@@ -235,7 +235,8 @@ std::optional<int> parseOperatorCommand(const std::string& command, const std::v
     return kExitError;
   }
   if (tuned) {
-    auto records = tuner::loadTuningRecords(out->line.get("tuning-records"), hostTarget());
+    // Records of the target the operator runs on: the host, or the GPU --target names.
+    auto records = tuner::loadTuningRecords(out->line.get("tuning-records"), out->spec->target);
     if (!records) {
       std::cerr << records.error().toString() << "\n";
       return kExitError;

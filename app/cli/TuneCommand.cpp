@@ -56,6 +56,10 @@ const char* kDescription =
     "confirmations. --events writes every event as a JSON line (tuner/Events.md) to FILE, or to\n"
     "stdout with '-' (the table then goes to stderr); without it they go to FILE.events beside\n"
     "the records, where the Studio's Tuning view finds them.\n"
+    "An operator tunes for a GPU with --target opencl or --target \"cuda -arch=sm_90\": candidates\n"
+    "from the GPU tiling space (tiles and threads per block, k step, unrolling) are exported as GPU\n"
+    "modules and timed by the device (OpenCL runs on a CPU through PoCL); apply the records with\n"
+    "tessel bench OP --target ... --tuning-records FILE.\n"
     "Exit status: 0 done, 2 an error (nothing measured is lost), 130 interrupted.\n";
 
 std::vector<FlagSpec> tuneFlags(const std::string& op) {
@@ -83,6 +87,10 @@ std::vector<FlagSpec> tuneFlags(const std::string& op) {
     appendSourceFlags(flags, "");
   } else {
     for (auto& flag : operatorFlags(op)) flags.push_back(flag);
+    flags.push_back({"target",
+                     "where candidates run: llvm (this CPU, the default), opencl (PoCL on a CPU, or a GPU) or "
+                     "\"cuda -arch=sm_90\" (needs that GPU); records are filed under it",
+                     true, ""});
   }
   return flags;
 }
@@ -454,10 +462,22 @@ int runTune(const std::vector<std::string>& args) {
   options.threads = threads;
   // After --threads: the target's string (which records are filed under) includes the cores.
   options.target = hostTarget();
-  // Before compiling the model: right after a burst of compiling, a throttled machine reports
-  // half its peak.
-  options.peakGflops = runtime::measurePeakGflops(threads);
-  options.bandwidthGBps = runtime::measureMemoryBandwidthGBps(threads);
+  std::unique_ptr<OperatorSpec> spec;
+  if (!op.empty()) {
+    if (auto error = makeOperator(op, line, &spec)) return reportUsageError("tune", *error);
+    options.target = spec->target;  // the host, or the GPU --target names
+  }
+  const bool onGpu = options.target.kind != TargetKind::Cpu;
+  if (onGpu) {
+    // A device times its own runs (no drift between candidates to share out), keeps no
+    // weights in a CPU cache, and has no measured peak: percentages of peak are left out.
+    options.measure.turns = 1;
+  } else {
+    // Before compiling the model: right after a burst of compiling, a throttled machine reports
+    // half its peak.
+    options.peakGflops = runtime::measurePeakGflops(threads);
+    options.bandwidthGBps = runtime::measureMemoryBandwidthGBps(threads);
+  }
 
   // The tasks, and the worker that measures them (it compiles the same way, so the names agree).
   std::vector<tuner::TuningTask> tasks;
@@ -485,8 +505,6 @@ int runTune(const std::vector<std::string>& args) {
     modelRequest.namedInputs = source.load.inputValues;
     modelRequest.compile = source.compile;
   } else {
-    std::unique_ptr<OperatorSpec> spec;
-    if (auto error = makeOperator(op, line, &spec)) return reportUsageError("tune", *error);
     auto schedule = spec->defaultSchedule();
     if (!schedule) return reportDiagnostic(schedule.error());
     tasks = {tuner::operatorTask(spec->workload, schedule->trace(), options.target)};
@@ -498,6 +516,7 @@ int runTune(const std::vector<std::string>& args) {
     driver::OperatorSource source{op, {}};
     for (auto& flag : operatorFlags(op))
       if (line.has(flag.name)) source.parameters[flag.name] = line.get(flag.name);
+    if (onGpu) source.parameters["target"] = options.target.toString();
     workerOptions.source = source;
     options.sourceLabel = spec->workload.name;
   }
@@ -510,15 +529,20 @@ int runTune(const std::vector<std::string>& args) {
   if (flush != "auto" && flush != "yes" && flush != "no")
     return reportUsageError("tune", "--flush-caches must be auto, yes or no, not '" + flush + "'");
   const int64_t lastLevelCache = options.target.l3CacheBytes > 0 ? options.target.l3CacheBytes : options.target.l2CacheBytes;
-  options.measure.flushCaches = flush == "yes" || (flush == "auto" && (lastLevelCache <= 0 || weightBytes > lastLevelCache));
-  options.timingRegime = (options.measure.flushCaches ? "weights evicted from the caches before each call"
-                                                      : "weights left in the caches") +
-                         std::string(flush == "auto" ? " (" + formatBytes(weightBytes) + " of weights, " +
-                                                           formatBytes(lastLevelCache) + " last-level cache)"
-                                                     : " (--flush-caches " + flush + ")") +
-                         (options.measure.turns > 1 ? ", a round's candidates in " +
-                                                          std::to_string(options.measure.turns) + " turns"
-                                                    : ", a round's candidates one after the other");
+  options.measure.flushCaches =
+      !onGpu && (flush == "yes" || (flush == "auto" && (lastLevelCache <= 0 || weightBytes > lastLevelCache)));
+  if (onGpu) {
+    options.timingRegime = "each candidate's runs timed by the device (" + options.target.toString() + ")";
+  } else {
+    options.timingRegime = (options.measure.flushCaches ? "weights evicted from the caches before each call"
+                                                        : "weights left in the caches") +
+                           std::string(flush == "auto" ? " (" + formatBytes(weightBytes) + " of weights, " +
+                                                             formatBytes(lastLevelCache) + " last-level cache)"
+                                                       : " (--flush-caches " + flush + ")") +
+                           (options.measure.turns > 1 ? ", a round's candidates in " +
+                                                            std::to_string(options.measure.turns) + " turns"
+                                                      : ", a round's candidates one after the other");
+  }
   auto selected = tuner::selectTasks(tasks, line.getAll("tasks"));
   if (!selected) return reportDiagnostic(selected.error());
   if (selected->empty())
@@ -579,8 +603,12 @@ int runTune(const std::vector<std::string>& args) {
                  options.recordsPath.c_str(), again.c_str());
     return kExitError;
   }
-  std::fprintf(tableOut, "apply with: --tuning-records %s (compile, run, bench, inspect, project run)\n",
-               options.recordsPath.c_str());
+  if (onGpu)
+    std::fprintf(tableOut, "apply with: tessel bench %s [the same operator flags] --target \"%s\" --tuning-records %s\n",
+                 op.c_str(), options.target.toString().c_str(), options.recordsPath.c_str());
+  else
+    std::fprintf(tableOut, "apply with: --tuning-records %s (compile, run, bench, inspect, project run)\n",
+                 options.recordsPath.c_str());
   return kExitOk;
 }
 

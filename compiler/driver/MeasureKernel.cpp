@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -334,34 +335,62 @@ Expected<Measurement> measureKernel(const Workload& workload, const Trace& trace
   return measureKernel(workload, *schedule, options);
 }
 
-// A GPU target: the kernels exported as a GPU module and run on the device the runtime finds,
-// each sample one run timed by the device. No measured peak for a device: the peak fields stay 0.
-Expected<Measurement> measureKernelOnGpu(const Workload& workload, const Schedule& schedule, const Target& target,
-                                         const MeasureOptions& options) {
-  if (target.kind == TargetKind::Cpu) return measureKernel(workload, schedule, options);
+Expected<std::string> buildGpuModule(const Workload& workload, const Schedule& schedule, const Target& target) {
   auto lowered = lower(schedule, workload.args(), workload.name, target);
   if (!lowered) return lowered.error();
   GpuModuleOptions moduleOptions;
   for (const te::Tensor& output : workload.outputs) moduleOptions.outputs.push_back(output.name());
   moduleOptions.flops = workload.flops;
-  auto module = exportGpuModule(lowered->func, target, moduleOptions);
-  if (!module) return module.error();
-  auto arguments = kernelArguments(workload, options.seed);
-  if (!arguments) return arguments.error();
+  return exportGpuModule(lowered->func, target, moduleOptions);
+}
 
+namespace {
+Diagnostic deviceFailure(const Workload& workload, const Target& target, const char* what) {
+  return Diagnostic{"running " + workload.name + " on " + target.toString() + " failed: " + what, workload.name, 0, 0,
+                    "an OpenCL target needs an OpenCL platform (PoCL runs one on the CPU); CUDA needs a GPU and its "
+                    "driver"};
+}
+}  // namespace
+
+Expected<std::shared_ptr<runtime::GpuModuleRunner>> makeGpuModuleRunner(const Workload& workload,
+                                                                        const std::string& moduleText,
+                                                                        const Target& target, unsigned seed) {
+  auto arguments = kernelArguments(workload, seed);
+  if (!arguments) return arguments.error();
+  try {
+    auto runner =
+        std::make_shared<runtime::GpuModuleRunner>(runtime::GpuModule::parse(moduleText, workload.name + ".tgpu"));
+    const std::vector<te::Tensor> args = workload.args();
+    for (size_t i = 0; i < workload.inputs.size(); ++i) runner->setInput(args[i].name(), (*arguments)[i].asArray());
+    return runner;
+  } catch (const runtime::Error& error) {
+    return deviceFailure(workload, target, error.what());
+  }
+}
+
+Expected<std::vector<runtime::NDArray>> runGpuRunnerOnce(const Workload& workload, runtime::GpuModuleRunner& runner,
+                                                         const Target& target) {
+  try {
+    runner.run();
+    std::vector<runtime::NDArray> outputs;
+    for (const te::Tensor& output : workload.outputs) outputs.push_back(runner.getOutput(output.name()));
+    return outputs;
+  } catch (const runtime::Error& error) {
+    return deviceFailure(workload, target, error.what());
+  }
+}
+
+Expected<Measurement> timeGpuRunner(const Workload& workload, runtime::GpuModuleRunner& runner, const Target& target,
+                                    const MeasureOptions& options) {
   bool cancelled = false;
   runtime::TimerOptions timing = timerOptionsFor(options, cancelled);
   std::vector<double> samples;
   std::string device;
   try {
-    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*module, workload.name + ".tgpu"));
     device = runner.deviceName();
-    const std::vector<te::Tensor> args = workload.args();
-    for (size_t i = 0; i < workload.inputs.size(); ++i) runner.setInput(args[i].name(), (*arguments)[i].asArray());
     samples = runtime::sampleTimedCalls([&] { return runner.timedRunMilliseconds() * 1e-3; }, timing);
   } catch (const runtime::Error& error) {
-    return Diagnostic{"running " + workload.name + " on " + target.toString() + " failed: " + error.what(), workload.name,
-                      0, 0, "an OpenCL target needs an OpenCL platform (PoCL runs one on the CPU); CUDA needs a GPU and its driver"};
+    return deviceFailure(workload, target, error.what());
   }
   if (cancelled) return cancelledDiagnostic(workload.name);
   if (options.progress) options.progress(100);
@@ -369,6 +398,30 @@ Expected<Measurement> measureKernelOnGpu(const Workload& workload, const Schedul
   m.threads = 0;
   m.device = device;
   return m;
+}
+
+Expected<Measurement> timeGpuModule(const Workload& workload, const std::string& moduleText, const Target& target,
+                                    const MeasureOptions& options) {
+  auto runner = makeGpuModuleRunner(workload, moduleText, target, options.seed);
+  if (!runner) return runner.error();
+  return timeGpuRunner(workload, **runner, target, options);
+}
+
+Expected<std::vector<runtime::NDArray>> runGpuModuleOnce(const Workload& workload, const std::string& moduleText,
+                                                         const Target& target, unsigned seed) {
+  auto runner = makeGpuModuleRunner(workload, moduleText, target, seed);
+  if (!runner) return runner.error();
+  return runGpuRunnerOnce(workload, **runner, target);
+}
+
+// A GPU target: the kernels exported as a GPU module and run on the device the runtime finds,
+// each sample one run timed by the device. No measured peak for a device: the peak fields stay 0.
+Expected<Measurement> measureKernelOnGpu(const Workload& workload, const Schedule& schedule, const Target& target,
+                                         const MeasureOptions& options) {
+  if (target.kind == TargetKind::Cpu) return measureKernel(workload, schedule, options);
+  auto module = buildGpuModule(workload, schedule, target);
+  if (!module) return module.error();
+  return timeGpuModule(workload, *module, target, options);
 }
 
 }  // namespace tessel::driver

@@ -2,12 +2,17 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "compiler/ops/Workload.h"
 #include "compiler/schedule/Schedule.h"
 #include "runtime/Value.h"
+
+namespace tessel::runtime {
+class GpuModuleRunner;
+}
 
 namespace tessel {
 struct BuiltFunction;  // compiler/lower/Build.h
@@ -91,6 +96,34 @@ Expected<Measurement> measureKernel(const Workload& workload, const Trace& trace
 /// CPU target is measureKernel.
 Expected<Measurement> measureKernelOnGpu(const Workload& workload, const Schedule& schedule, const Target& target,
                                          const MeasureOptions& options = {});
+
+/// The GPU module (.tgpu text) of `workload` under `schedule` for `target` (OpenCL or CUDA):
+/// lowered for the target and exported with the workload's outputs and flops. A schedule that
+/// does not lower for the GPU (or CUDA source NVRTC refuses) is a Diagnostic.
+Expected<std::string> buildGpuModule(const Workload& workload, const Schedule& schedule, const Target& target);
+
+/// Times a GPU module of `workload` (buildGpuModule) as measureKernelOnGpu does, on
+/// kernelArguments(workload, options.seed); a missing or failing device is a Diagnostic.
+Expected<Measurement> timeGpuModule(const Workload& workload, const std::string& moduleText, const Target& target,
+                                    const MeasureOptions& options = {});
+
+/// One run of a GPU module of `workload` on kernelArguments(workload, seed): its outputs, in
+/// workload.outputs order (for checking a candidate against the default schedule).
+Expected<std::vector<runtime::NDArray>> runGpuModuleOnce(const Workload& workload, const std::string& moduleText,
+                                                         const Target& target, unsigned seed);
+
+/// The same in steps, so that one runner (one device program: PoCL compiles it, taking most of
+/// a small kernel's measurement) serves both a check and the timing: a runner of the module on
+/// the device, with the inputs of kernelArguments(workload, seed) set; ...
+Expected<std::shared_ptr<runtime::GpuModuleRunner>> makeGpuModuleRunner(const Workload& workload,
+                                                                        const std::string& moduleText,
+                                                                        const Target& target, unsigned seed);
+/// ... one run, its outputs; ...
+Expected<std::vector<runtime::NDArray>> runGpuRunnerOnce(const Workload& workload, runtime::GpuModuleRunner& runner,
+                                                         const Target& target);
+/// ... and timing as timeGpuModule does.
+Expected<Measurement> timeGpuRunner(const Workload& workload, runtime::GpuModuleRunner& runner, const Target& target,
+                                    const MeasureOptions& options = {});
 
 /// The arguments measureKernel calls `workload` with for `seed`: one NDArray per tensor of
 /// workload.args() (inputs, then outputs), filled as measureKernel describes. Two calls with

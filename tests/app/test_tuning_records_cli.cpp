@@ -4,10 +4,12 @@
 // in `project run` (a flag overrides them), and a records file that cannot be read stops the
 // command with its name.
 #include <QTemporaryDir>
+#include <fstream>
 #include <sstream>
 #include <QtTest>
 
 #include "CliTestSupport.h"
+#include "tests/GpuTestSupport.h"
 #include "tests/tuner/RecordsTestSupport.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/ScheduleTask.h"
@@ -18,10 +20,10 @@
 #include "tuner/records/RecordFile.h"
 
 using namespace tessel;
-using testing::describe;
-using testing::keyValues;
-using testing::Run;
-using testing::runTessel;
+using ::testing::describe;
+using ::testing::keyValues;
+using ::testing::Run;
+using ::testing::runTessel;
 
 namespace {
 
@@ -82,7 +84,7 @@ class TestTuningRecordsCli : public QObject {
 
 private slots:
   void initTestCase() {
-    QVERIFY2(QFileInfo(testing::kTessel).isExecutable(), qPrintable(testing::kTessel + " is not built"));
+    QVERIFY2(QFileInfo(::testing::kTessel).isExecutable(), qPrintable(::testing::kTessel + " is not built"));
     QVERIFY(directory_.isValid());
     // The target string counts the threads: the same count here as in the tool (--threads).
     runtime::ThreadPool::global().setNumThreads(kThreads.toInt());
@@ -105,7 +107,7 @@ private slots:
     convWorkload_ = conv->workloadName;
     convKey_ = conv->workloadKey;
     convDefaultTrace_ = conv->defaultTraceText();
-    std::string convTrace = testing::withFactor(conv->defaultTraceText(), testing::kConvPixelSplit, "2");
+    std::string convTrace = ::testing::withFactor(conv->defaultTraceText(), ::testing::kConvPixelSplit, "2");
     records_ = file("tiny_resnet.jsonl");
     writeRecords(records_, {record(conv->workloadKey, conv->defaultTraceText(), 2.0, target_),
                             record(conv->workloadKey, convTrace, 1.0, target_)});
@@ -115,7 +117,7 @@ private slots:
     Workload matmul64 = matmul(64, 64, 64, DataType::float32(), hostTarget());
     auto schedule = defaultMatmulSchedule(matmul64, hostTarget());
     QVERIFY(schedule);
-    matmulTrace_ = testing::withFactor(printTraceText(schedule->trace()), testing::kMatmulReductionSplit, "2");
+    matmulTrace_ = ::testing::withFactor(printTraceText(schedule->trace()), ::testing::kMatmulReductionSplit, "2");
     matmulRecords_ = file("matmul.jsonl");
     writeRecords(matmulRecords_,
                  {record(driver::operatorWorkloadKey(matmul64, hostTarget()).text, matmulTrace_, 0.01, target_)});
@@ -208,6 +210,41 @@ private slots:
     QCOMPARE(keyValues(untuned.out).value("tuned_kernels"), QString("0"));
     QVERIFY2(untuned.err.contains("0 of 1 kernel tuned") && untuned.err.contains("1 record for workloads not compiled"),
              qPrintable(untuned.err));
+  }
+
+  // A GPU operator as a user tunes it: `tessel tune matmul --target opencl` measures candidates
+  // on the device (PoCL here) and files its records under that target; `tessel bench` with the
+  // same target replays the best (tuned_kernels=1, results still match), while the CPU's
+  // bench finds no record of its own target in the file.
+  void gpuOperatorIsTunedAndItsRecordApplied() {
+    SKIP_WITHOUT_OPENCL();
+    QStringList matmul64{"matmul", "--m", "64", "--n", "64", "--k", "64"};
+    QString records = file("gpu_matmul.jsonl");
+    QStringList tune = QStringList{"tune"} + matmul64 +
+                       QStringList{"--target", "opencl", "--records", records, "--trials", "8", "--seed", "3"};
+    Run tuned = runTessel(tune);
+    QVERIFY2(tuned.finished && tuned.exitCode == 0, qPrintable(describe(tune, tuned)));
+    QVERIFY2(tuned.out.contains("target opencl") && tuned.out.contains("--target \"opencl\""), qPrintable(tuned.out));
+    std::ifstream in(records.toStdString());
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++lines;
+      QVERIFY2(line.find("\"target\":\"opencl\"") != std::string::npos, line.c_str());
+    }
+    QVERIFY2(lines >= 8, qPrintable(QString("%1 records").arg(lines)));
+
+    QStringList bench = QStringList{"bench"} + matmul64 + QStringList{"--target", "opencl", "--tuning-records", records};
+    Run run = runTessel(bench);
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(describe(bench, run)));
+    QCOMPARE(keyValues(run.out).value("tuned_kernels"), QString("1"));
+    QVERIFY2(keyValues(run.out).value("result").startsWith("matches reference"), qPrintable(run.out));
+    QVERIFY2(run.err.contains("1 of 1 kernel tuned"), qPrintable(run.err));
+
+    QStringList onCpu = QStringList{"bench"} + matmul64 + QStringList{"--seconds", "0.1", "--tuning-records", records};
+    Run cpu = runTessel(onCpu);
+    QVERIFY2(cpu.finished && cpu.exitCode == 0, qPrintable(describe(onCpu, cpu)));
+    QCOMPARE(keyValues(cpu.out).value("tuned_kernels"), QString("0"));
+    QVERIFY2(cpu.err.contains("for another target ignored"), qPrintable(cpu.err));
   }
 
   void aMissingRecordsFileStopsTheCommandNamingIt_data() {

@@ -14,11 +14,13 @@
 #include <limits>
 
 #include "../ShellScripts.h"
+#include "compiler/ops/GpuSchedules.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/schedule/TraceText.h"
 #include "core/support/InteractiveChildProcess.h"
 #include "tuner/measure/MeasureServer.h"
 #include "tuner/measure/MeasureWorker.h"
+#include "../GpuTestSupport.h"
 
 using namespace tessel;
 using namespace tessel::tuner;
@@ -149,6 +151,45 @@ private slots:
     QCOMPARE(worker.statistics().starts, 1);
     QCOMPARE(worker.statistics().candidates, 2);
     QVERIFY(worker.statistics().startSeconds > 0 && worker.statistics().buildSeconds > 0);
+  }
+
+  // A GPU target (OpenCL, run by PoCL here): the worker exports each candidate as a GPU
+  // module, checks it against the default GPU schedule's outputs and times it on the device;
+  // a batch asked in turns is timed one candidate after the other. A schedule with a loop
+  // outside its bound loops is the candidate's lowering error, and the worker goes on.
+  void realWorkerMeasuresGpuCandidatesOnTheDevice() {
+    SKIP_WITHOUT_OPENCL();
+    MeasureWorkerOptions options = matmulWorker();
+    std::get<driver::OperatorSource>(options.source).parameters["target"] = "opencl";
+    MeasureWorker worker(options);
+    QVERIFY2(worker.start().ok(), worker.start().error().toString().c_str());
+    Target target = *Target::parse("opencl");
+    auto gpuDefault = defaultMatmulSchedule(matmul(kSize, kSize, kSize, DataType::float32(), target), target);
+    QVERIFY2(gpuDefault, gpuDefault ? "" : gpuDefault.error().toString().c_str());
+    const std::string oneOutputPerThread = "io, ii = split(C, i, factor=4)\n"
+                                           "bind(C, io, blockIdx.x)\n"
+                                           "bind(C, ii, threadIdx.y)\n"
+                                           "bind(C, j, threadIdx.x)\n";
+    std::vector<MeasureRequest> batch;
+    const std::string outerLoopUnbound = "io, ii = split(C, i, factor=16)\nbind(C, ii, threadIdx.x)\n";
+    for (const std::string& trace : {printTraceText(gpuDefault->trace()), oneOutputPerThread, outerLoopUnbound}) {
+      batch.push_back(quickRequest(kTask, trace));
+      batch.back().turns = 5;
+    }
+    std::vector<CandidateMeasurement> results(batch.size());
+    worker.measureBatch(batch, [&](size_t i, const CandidateMeasurement& m) { results[i] = m; });
+    for (size_t i = 0; i < 2; ++i) {
+      QVERIFY2(results[i].ok(), qPrintable(describe(results[i])));
+      QVERIFY(results[i].checked);
+      QVERIFY2(results[i].maxAbsError <= 1e-4, qPrintable(QString::number(results[i].maxAbsError)));
+      QVERIFY(results[i].samples >= 2 && results[i].medianMilliseconds > 0 && results[i].gflops > 0);
+    }
+    // A loop outside the bound ones would run in every thread.
+    QVERIFY(!results[2].ok());
+    QCOMPARE(results[2].failure->kind, CandidateErrorKind::Lower);
+    QVERIFY2(results[2].failure->diagnostic.message.find("not bound to a GPU block or thread") != std::string::npos,
+             qPrintable(describe(results[2])));
+    QCOMPARE(worker.statistics().starts, 1);
   }
 
   // Timing with the weights evicted before every call (what tuning asks for) works and

@@ -7,13 +7,16 @@
 #include <random>
 #include <set>
 
+#include "compiler/driver/MeasureKernel.h"
 #include "compiler/lower/Build.h"
 #include "compiler/lower/Lower.h"
 #include "compiler/ops/Conv2d.h"
 #include "compiler/ops/Elementwise.h"
+#include "compiler/ops/GpuSchedules.h"
 #include "compiler/ops/Matmul.h"
 #include "compiler/ops/WinogradConv2d.h"
 #include "compiler/schedule/TraceText.h"
+#include "tests/GpuTestSupport.h"
 #include "tuner/space/SearchSpace.h"
 
 using namespace tessel;
@@ -137,6 +140,71 @@ private slots:
     }
     // Most points lower: a space mostly of broken schedules would waste the tuner's trials.
     QVERIFY2(lowered * 4 >= tried * 3, qPrintable(QString("%1 of %2 lowered").arg(lowered).arg(tried)));
+  }
+
+  // A GPU target: no CPU sketch (parallel loops, vectors) is generated. A product gets the
+  // GPU tiling sketch, the default being a point of its own; sampled candidates that lower for
+  // the GPU compute what the default computes, run through PoCL. A convolution keeps the
+  // default's numbers opened.
+  void gpuProductsGetTheGpuTilingSketch_data() { addFamilies({"matmul", "dense"}); }
+  void gpuProductsGetTheGpuTilingSketch() {
+    QFETCH(QString, name);
+    Target target = *Target::parse("opencl");
+    Workload w = name == "matmul" ? matmul(48, 64, 40, DataType::float32(), target)
+                                  : dense(33, 96, 64, DataType::float32(), target);
+    auto defaults = defaultMatmulSchedule(w, target);
+    QVERIFY2(defaults, defaults ? "" : defaults.error().toString().c_str());
+    SearchSpace space = SearchSpace::generate(w, defaults->trace(), target);
+    QCOMPARE(int(space.sketches().size()), 2);
+    QCOMPARE(QString::fromStdString(space.sketches()[1].name), QString("gpu multi-level tiling"));
+    QVERIFY(space.hasDefault());
+    QCOMPARE(QString::fromStdString(printTraceText(space.instantiate(space.defaultCandidate()))),
+             QString::fromStdString(printTraceText(defaults->trace())));
+    QVERIFY2(space.sketches()[1].decisions.size() >= 2, "tiles and the k step are open");
+    QVERIFY2(space.size() > 50, "a space worth searching");
+
+    SKIP_WITHOUT_OPENCL();
+    auto defaultModule = driver::buildGpuModule(w, *defaults, target);
+    QVERIFY2(defaultModule, defaultModule ? "" : defaultModule.error().toString().c_str());
+    auto expected = driver::runGpuModuleOnce(w, *defaultModule, target, 7);
+    QVERIFY2(expected, expected ? "" : expected.error().toString().c_str());
+    std::mt19937_64 rng(3);
+    int lowered = 0, tried = 0;
+    for (int i = 0; i < 10; ++i) {
+      Candidate candidate = space.random(rng);
+      if (candidate.sketch != 1) continue;
+      ++tried;
+      auto schedule = Schedule::replay(w.outputs, space.instantiate(candidate));
+      QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
+      auto module = driver::buildGpuModule(w, *schedule, target);
+      if (!module) continue;  // over a block's limits: an error record for the tuner
+      ++lowered;
+      auto got = driver::runGpuModuleOnce(w, *module, target, 7);
+      QVERIFY2(got, got ? "" : got.error().toString().c_str());
+      const runtime::NDArray& a = got->front();
+      const runtime::NDArray& b = expected->front();
+      QCOMPARE(a.numElements(), b.numElements());
+      for (int64_t e = 0; e < a.numElements(); ++e)
+        if (!close(a.dataAs<float>()[e], b.dataAs<float>()[e]))
+          QFAIL(qPrintable(QString("point %1, element %2: %3 instead of %4")
+                               .arg(QString::fromStdString(SearchSpace::pointKey(candidate)))
+                               .arg(e).arg(a.dataAs<float>()[e]).arg(b.dataAs<float>()[e])));
+    }
+    QVERIFY2(tried >= 4, "most random points come from the tiling sketch");
+    QVERIFY2(lowered * 4 >= tried * 3, qPrintable(QString("%1 of %2 lowered").arg(lowered).arg(tried)));
+  }
+
+  void aGpuConvolutionKeepsItsDefaultOpened() {
+    Target target = *Target::parse("opencl");
+    Conv2dParams p;
+    p.channels = 8, p.height = 10, p.width = 10, p.filters = 16, p.kernelH = 3, p.kernelW = 3, p.pad = 1;
+    Workload w = conv2d(p, DataType::float32(), target);
+    auto defaults = defaultConv2dSchedule(w, p, target);
+    QVERIFY2(defaults, defaults ? "" : defaults.error().toString().c_str());
+    SearchSpace space = SearchSpace::generate(w, defaults->trace(), target);
+    QCOMPARE(int(space.sketches().size()), 1);
+    QCOMPARE(QString::fromStdString(space.sketches()[0].name), QString("default"));
+    QVERIFY(!space.sketches()[0].decisions.empty());
   }
 
   void aFixedStructureOpensOnlyItsProductTiles() {

@@ -2,15 +2,18 @@
 // schedule's outputs, time; every failure becomes the candidate's reply, never the worker's end.
 #include "tuner/measure/MeasureServer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <thread>
 
 #include "compiler/driver/MeasureKernel.h"
+#include "compiler/export/GpuModuleExport.h"
 #include "compiler/lower/Build.h"
 #include "compiler/schedule/Schedule.h"
 #include "compiler/schedule/TraceText.h"
+#include "runtime/GpuModule.h"
 
 namespace tessel::tuner {
 
@@ -51,6 +54,28 @@ Expected<BuiltFunction> buildTrace(const ServedTask& task, const Trace& trace, C
   }
 }
 
+bool onGpu(const ServedTask& task) { return task.target.kind != TargetKind::Cpu; }
+
+// Replays and lowers `trace` for the task's GPU target and exports it as a module (for CUDA,
+// NVRTC compiles it): a Lower or a Build failure.
+Expected<std::string> buildGpuTrace(const ServedTask& task, const Trace& trace, CandidateErrorKind* failedKind) {
+  *failedKind = CandidateErrorKind::Lower;
+  try {
+    auto schedule = Schedule::replay(task.workload.outputs, trace);
+    if (!schedule) return schedule.error();
+    auto lowered = lower(*schedule, task.workload.args(), task.workload.name, task.target);
+    if (!lowered) return lowered.error();
+    *failedKind = CandidateErrorKind::Build;
+    GpuModuleOptions options;
+    for (const te::Tensor& output : task.workload.outputs) options.outputs.push_back(output.name());
+    options.flops = task.workload.flops;
+    return exportGpuModule(lowered->func, task.target, options);
+  } catch (const InternalError& error) {
+    return Diagnostic{std::string("internal compiler error (please report with the schedule): ") + error.what(),
+                      task.name, 0, 0, ""};
+  }
+}
+
 // One call of `built` on kernelArguments(seed); its outputs.
 Expected<std::vector<runtime::NDArray>> runOnce(const ServedTask& task, const BuiltFunction& built, unsigned seed) {
   auto arguments = driver::kernelArguments(task.workload, seed);
@@ -81,12 +106,21 @@ Expected<std::vector<runtime::NDArray>> MeasureServer::referenceOutputs(const Se
   auto key = std::make_pair(task.name, seed);
   if (auto found = references_.find(key); found != references_.end()) return found->second;
   CandidateErrorKind ignored;
-  auto built = buildTrace(task, task.defaultTrace, &ignored);
-  if (!built)
+  auto notBuilt = [&](const Diagnostic& error) {
     return Diagnostic{"the default schedule of " + task.name + " does not build, so nothing can be checked against it: " +
-                          built.error().message,
+                          error.message,
                       task.name, 0, 0, "measure with \"check\": false, or report this compiler bug"};
-  auto outputs = runOnce(task, *built, seed);
+  };
+  Expected<std::vector<runtime::NDArray>> outputs = std::vector<runtime::NDArray>{};
+  if (onGpu(task)) {
+    auto module = buildGpuTrace(task, task.defaultTrace, &ignored);
+    if (!module) return notBuilt(module.error());
+    outputs = driver::runGpuModuleOnce(task.workload, *module, task.target, seed);
+  } else {
+    auto built = buildTrace(task, task.defaultTrace, &ignored);
+    if (!built) return notBuilt(built.error());
+    outputs = runOnce(task, *built, seed);
+  }
   if (!outputs) return outputs.error();
   references_.emplace(key, *outputs);
   return outputs;
@@ -111,6 +145,17 @@ MeasureServer::Prepared MeasureServer::prepare(const MeasureRequest& request) co
   }
   Clock::time_point start = Clock::now();
   CandidateErrorKind failedKind;
+  if (onGpu(*prepared.task)) {
+    auto module = buildGpuTrace(*prepared.task, *trace, &failedKind);
+    prepared.buildMilliseconds = millisecondsSince(start);
+    if (!module) {
+      prepared.failure = failed(failedKind, module.error());
+      prepared.failure->buildMilliseconds = prepared.buildMilliseconds;
+    } else {
+      prepared.gpuModule = std::move(*module);
+    }
+    return prepared;
+  }
   auto built = buildTrace(*prepared.task, *trace, &failedKind);
   prepared.buildMilliseconds = millisecondsSince(start);
   if (!built) {
@@ -145,7 +190,16 @@ std::vector<MeasureServer::Prepared> MeasureServer::prepareInParallel(const std:
   return prepared;
 }
 
-CandidateMeasurement MeasureServer::check(const Prepared& prepared, const MeasureRequest& request) {
+Expected<runtime::GpuModuleRunner*> MeasureServer::gpuRunnerOf(Prepared& prepared, unsigned seed) {
+  if (!prepared.gpuRunner) {
+    auto runner = driver::makeGpuModuleRunner(prepared.task->workload, prepared.gpuModule, prepared.task->target, seed);
+    if (!runner) return runner.error();
+    prepared.gpuRunner = *runner;
+  }
+  return prepared.gpuRunner.get();
+}
+
+CandidateMeasurement MeasureServer::check(Prepared& prepared, const MeasureRequest& request) {
   if (prepared.failure) return *prepared.failure;
   CandidateMeasurement m;
   m.buildMilliseconds = prepared.buildMilliseconds;
@@ -153,7 +207,14 @@ CandidateMeasurement MeasureServer::check(const Prepared& prepared, const Measur
   const ServedTask* task = prepared.task;
   Clock::time_point start = Clock::now();
   auto expected = referenceOutputs(*task, request.seed);
-  auto actual = expected ? runOnce(*task, *prepared.built, request.seed) : expected;
+  Expected<std::vector<runtime::NDArray>> actual = expected;
+  if (expected && onGpu(*task)) {
+    auto runner = gpuRunnerOf(prepared, request.seed);
+    actual = runner ? driver::runGpuRunnerOnce(task->workload, **runner, task->target)
+                    : Expected<std::vector<runtime::NDArray>>(runner.error());
+  } else if (expected) {
+    actual = runOnce(*task, *prepared.built, request.seed);
+  }
   m.checkMilliseconds = millisecondsSince(start);
   if (!actual) {
     m.failure = CandidateFailure{CandidateErrorKind::Runtime, actual.error()};
@@ -206,7 +267,15 @@ CandidateMeasurement MeasureServer::finish(Prepared prepared, const MeasureReque
   CandidateMeasurement m = check(prepared, request);
   if (!m.ok()) return m;
   Clock::time_point start = Clock::now();
-  auto timed = driver::timeBuiltKernel(prepared.task->workload, *prepared.built, timingOptions(request));
+  Expected<driver::Measurement> timed = Diagnostic{"", "", 0, 0, ""};
+  if (onGpu(*prepared.task)) {
+    auto runner = gpuRunnerOf(prepared, request.seed);
+    timed = runner ? driver::timeGpuRunner(prepared.task->workload, **runner, prepared.task->target,
+                                           timingOptions(request))
+                   : Expected<driver::Measurement>(runner.error());
+  } else {
+    timed = driver::timeBuiltKernel(prepared.task->workload, *prepared.built, timingOptions(request));
+  }
   m.timingMilliseconds = millisecondsSince(start);
   takeTimes(m, timed);
   return m;
@@ -276,7 +345,7 @@ void MeasureServer::serveInTurns(const std::vector<ParsedRequest>& batch, std::v
                                  const std::function<void()>& beforeEach) {
   // Every request checked first (a failure is final), then those that passed timed together.
   std::vector<CandidateMeasurement> results(batch.size());
-  std::vector<const Prepared*> preparedOf(batch.size(), nullptr);
+  std::vector<Prepared*> preparedOf(batch.size(), nullptr);
   Clock::time_point start = Clock::now();
   size_t next = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -295,12 +364,30 @@ void MeasureServer::serveInTurns(const std::vector<ParsedRequest>& batch, std::v
   }
   std::vector<size_t> timedIndex;
   std::vector<driver::KernelToTime> kernels;
+  std::vector<size_t> onDevice;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!results[i].ok()) continue;
+    if (onGpu(*preparedOf[i]->task)) {
+      onDevice.push_back(i);
+      continue;
+    }
     timedIndex.push_back(i);
     kernels.push_back({&preparedOf[i]->task->workload, &*preparedOf[i]->built});
   }
   reply(checkedLine(int(batch.size()), millisecondsSince(start)));
+
+  // Turns are against a CPU's drift between candidates; a device times each run itself, so
+  // GPU candidates are timed one after the other.
+  for (size_t i : onDevice) {
+    Clock::time_point begin = Clock::now();
+    auto runner = gpuRunnerOf(*preparedOf[i], batch[i].request.seed);
+    Expected<driver::Measurement> timed =
+        runner ? driver::timeGpuRunner(preparedOf[i]->task->workload, **runner, preparedOf[i]->task->target,
+                                       timingOptions(batch[i].request))
+               : Expected<driver::Measurement>(runner.error());
+    results[i].timingMilliseconds = millisecondsSince(begin);
+    takeTimes(results[i], timed);
+  }
 
   start = Clock::now();
   std::vector<Expected<driver::Measurement>> timed;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <istream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,10 @@
 #include "compiler/ops/Workload.h"
 #include "compiler/schedule/Primitive.h"
 #include "runtime/NDArray.h"
+
+namespace tessel::runtime {
+class GpuModuleRunner;
+}
 #include "tuner/measure/MeasureProtocol.h"
 #include "tuner/measure/OutputComparison.h"
 
@@ -26,6 +31,10 @@ struct ServedTask {
   std::string name;    ///< The kernel's name (requests ask for it).
   Workload workload;   ///< Its tensors; workload.flops is the task's count (GFLOP/s use it).
   Trace defaultTrace;  ///< The default schedule: what a checked candidate must agree with.
+  /// Where it runs: the host (built by LLVM, called in this process), or a GPU target, whose
+  /// candidates are exported as GPU modules and run on the device the runtime finds (OpenCL
+  /// through PoCL on a CPU, or a GPU), each timing sample one device-timed run.
+  Target target;
 };
 
 /// Answers requests for a fixed set of tasks. Each request is handled start to end before the
@@ -60,6 +69,9 @@ private:
   struct Prepared {
     const ServedTask* task = nullptr;
     std::optional<BuiltFunction> built;
+    std::string gpuModule;  // for a GPU target: the .tgpu text, built instead
+    // Its program on the device, made by the check (or the timing) and kept for the other.
+    std::shared_ptr<runtime::GpuModuleRunner> gpuRunner;
     double buildMilliseconds = 0;
     std::optional<CandidateMeasurement> failure;
   };
@@ -68,7 +80,9 @@ private:
   // Checks and times what prepare() built.
   CandidateMeasurement finish(Prepared prepared, const MeasureRequest& request);
   // The check alone: the measurement so far (build and check times), failed or not.
-  CandidateMeasurement check(const Prepared& prepared, const MeasureRequest& request);
+  CandidateMeasurement check(Prepared& prepared, const MeasureRequest& request);
+  // A GPU candidate's program on the device, made once for its check and its timing.
+  static Expected<runtime::GpuModuleRunner*> gpuRunnerOf(Prepared& prepared, unsigned seed);
   // The rest of a batch whose first request asks for `turns` (MeasureRequest::turns), once
   // `prepared` (one per request without a parse failure, in order) is built.
   void serveInTurns(const std::vector<ParsedRequest>& batch, std::vector<Prepared>& prepared, int turns,

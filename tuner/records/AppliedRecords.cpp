@@ -142,7 +142,7 @@ std::optional<Schedule> tunedOperatorSchedule(AppliedRecords& applied, const Wor
         trace ? Schedule::replay(workload.outputs, *trace) : Expected<Schedule>(trace.error());
     Status lowers = schedule ? Status::success() : Status(schedule.error());
     if (schedule) {
-      auto lowered = lower(*schedule, workload.args(), workload.name);
+      auto lowered = lower(*schedule, workload.args(), workload.name, *target);
       if (!lowered) lowers = lowered.error();
     }
     if (lowers) {

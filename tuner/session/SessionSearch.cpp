@@ -61,7 +61,8 @@ std::optional<std::vector<float>> Session::featuresOf(size_t task, const Trace& 
   const TuningTask& spec = tasks_[task];
   Expected<Schedule> schedule = Schedule::replay(spec.workload.outputs, trace);
   if (!schedule) return std::nullopt;
-  Expected<LoweredFunction> lowered = lower(*schedule, spec.workload.args(), spec.name);
+  // For the session's target: a GPU candidate over the block's limits fails here, unmeasured.
+  Expected<LoweredFunction> lowered = lower(*schedule, spec.workload.args(), spec.name, options_.target);
   if (!lowered) return std::nullopt;
   if (program) *program = structuralHash(lowered->func);
   std::vector<float> features = extractLoopFeatures(lowered->func, featureTarget_);

@@ -142,25 +142,41 @@ private slots:
     QVERIFY2(lowered * 4 >= tried * 3, qPrintable(QString("%1 of %2 lowered").arg(lowered).arg(tried)));
   }
 
-  // A GPU target: no CPU sketch (parallel loops, vectors) is generated. A product gets the
-  // GPU tiling sketch, the default being a point of its own; sampled candidates that lower for
-  // the GPU compute what the default computes, run through PoCL. A convolution keeps the
-  // default's numbers opened.
-  void gpuProductsGetTheGpuTilingSketch_data() { addFamilies({"matmul", "dense"}); }
-  void gpuProductsGetTheGpuTilingSketch() {
+  // A GPU target: no CPU sketch (parallel loops, vectors) is generated. A product and a
+  // convolution get a GPU tiling sketch whose coupled decisions keep the block's threads and
+  // the shared copies in step, the default being a point of its own; sampled candidates that
+  // lower for the GPU compute what the default computes, run through PoCL.
+  void gpuSpacesTileForTheBlock_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("sketch");
+    QTest::newRow("matmul") << "matmul" << "gpu multi-level tiling";
+    QTest::newRow("dense") << "dense" << "gpu multi-level tiling";
+    QTest::newRow("conv2d") << "conv2d" << "gpu convolution tiling";
+  }
+  void gpuSpacesTileForTheBlock() {
     QFETCH(QString, name);
+    QFETCH(QString, sketch);
     Target target = *Target::parse("opencl");
-    Workload w = name == "matmul" ? matmul(48, 64, 40, DataType::float32(), target)
-                                  : dense(33, 96, 64, DataType::float32(), target);
-    auto defaults = defaultMatmulSchedule(w, target);
+    Workload w;
+    Expected<Schedule> defaults = Diagnostic{"", "", 0, 0, ""};
+    if (name == "conv2d") {
+      Conv2dParams p;
+      p.channels = 8, p.height = 10, p.width = 12, p.filters = 16, p.kernelH = 3, p.kernelW = 3, p.pad = 1;
+      w = conv2d(p, DataType::float32(), target);
+      defaults = defaultConv2dSchedule(w, p, target);
+    } else {
+      w = name == "matmul" ? matmul(48, 64, 40, DataType::float32(), target) : dense(33, 96, 64, DataType::float32(), target);
+      defaults = defaultMatmulSchedule(w, target);
+    }
     QVERIFY2(defaults, defaults ? "" : defaults.error().toString().c_str());
     SearchSpace space = SearchSpace::generate(w, defaults->trace(), target);
     QCOMPARE(int(space.sketches().size()), 2);
-    QCOMPARE(QString::fromStdString(space.sketches()[1].name), QString("gpu multi-level tiling"));
+    QVERIFY2(space.sketches()[0].decisions.empty(), "the default is one point");
+    QCOMPARE(QString::fromStdString(space.sketches()[1].name), sketch);
     QVERIFY(space.hasDefault());
     QCOMPARE(QString::fromStdString(printTraceText(space.instantiate(space.defaultCandidate()))),
              QString::fromStdString(printTraceText(defaults->trace())));
-    QVERIFY2(space.sketches()[1].decisions.size() >= 2, "tiles and the k step are open");
+    QVERIFY2(space.sketches()[1].decisions.size() >= 2, "tiles and the reduction step are open");
     QVERIFY2(space.size() > 50, "a space worth searching");
 
     SKIP_WITHOUT_OPENCL();
@@ -192,19 +208,6 @@ private slots:
     }
     QVERIFY2(tried >= 4, "most random points come from the tiling sketch");
     QVERIFY2(lowered * 4 >= tried * 3, qPrintable(QString("%1 of %2 lowered").arg(lowered).arg(tried)));
-  }
-
-  void aGpuConvolutionKeepsItsDefaultOpened() {
-    Target target = *Target::parse("opencl");
-    Conv2dParams p;
-    p.channels = 8, p.height = 10, p.width = 10, p.filters = 16, p.kernelH = 3, p.kernelW = 3, p.pad = 1;
-    Workload w = conv2d(p, DataType::float32(), target);
-    auto defaults = defaultConv2dSchedule(w, p, target);
-    QVERIFY2(defaults, defaults ? "" : defaults.error().toString().c_str());
-    SearchSpace space = SearchSpace::generate(w, defaults->trace(), target);
-    QCOMPARE(int(space.sketches().size()), 1);
-    QCOMPARE(QString::fromStdString(space.sketches()[0].name), QString("default"));
-    QVERIFY(!space.sketches()[0].decisions.empty());
   }
 
   void aFixedStructureOpensOnlyItsProductTiles() {

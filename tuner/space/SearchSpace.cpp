@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -755,6 +756,86 @@ std::optional<Sketch> gpuTilingSketch(const Workload& workload, const Trace& def
   return builder.finish();
 }
 
+// The index of the first primitive of `trace` of `kind` on `stage` whose first axis is `axis`.
+std::optional<size_t> tracePrimitive(const Trace& trace, PrimitiveKind kind, const std::string& stage,
+                                     const std::string& axis) {
+  for (size_t i = 0; i < trace.primitives.size(); ++i) {
+    const Primitive& p = trace.primitives[i];
+    if (p.kind == kind && p.stage == stage && !p.axes.empty() && p.axes[0] == axis && !p.values.empty()) return i;
+  }
+  return std::nullopt;
+}
+
+// A direct convolution on a GPU (the default GPU conv2d schedule's structure: a block per
+// tile of output pixels and group of filters, each thread a few filters of one pixel in
+// registers, input channels staged in shared memory a few at a time by the whole block), its
+// numbers opened together: filters per thread, filter threads and the pixel tile (rows x
+// columns, a thread per pixel) are one decision, since the shared copies deal their elements
+// out over the same threads; then the channel step and the unrolling of the filters. Only
+// divisors, so that every stage of the kernel has the block's thread counts.
+std::optional<Sketch> gpuConvolutionSketch(const Workload& workload, const Trace& defaultTrace) {
+  if (workload.outputs.size() != 1 || workload.outputs[0].shape().size() != 4) return std::nullopt;
+  const std::string out = workload.outputs[0].name();
+  std::vector<int64_t> shape;
+  for (const Expr& extent : workload.outputs[0].shape()) shape.push_back(constantOr(extent, 0));
+  const int64_t filters = shape[1], height = shape[2], width = shape[3];
+  if (filters <= 0 || height <= 0 || width <= 0) return std::nullopt;
+  auto filterBlock = tracePrimitive(defaultTrace, PrimitiveKind::Split, out, "f");
+  auto filterThread = tracePrimitive(defaultTrace, PrimitiveKind::Split, out, "fi");
+  auto rows = tracePrimitive(defaultTrace, PrimitiveKind::Split, out, "y");
+  auto columns = tracePrimitive(defaultTrace, PrimitiveKind::Split, out, "x");
+  auto dataX = tracePrimitive(defaultTrace, PrimitiveKind::Split, "data.shared", "f");
+  auto dataY = tracePrimitive(defaultTrace, PrimitiveKind::Split, "data.shared", "f.o");
+  auto weightX = tracePrimitive(defaultTrace, PrimitiveKind::Split, "weight.shared", "f");
+  auto weightY = tracePrimitive(defaultTrace, PrimitiveKind::Split, "weight.shared", "f.o");
+  auto channels = tracePrimitive(defaultTrace, PrimitiveKind::Split, "conv.local", "rc");
+  if (!filterBlock || !filterThread || !rows || !columns || !dataX || !dataY || !weightX || !weightY || !channels)
+    return std::nullopt;
+  Sketch sketch{"gpu convolution tiling", defaultTrace, {}};
+  Decision tiles{"gpu tiles " + out + " (filters per block, per thread, pixel rows, columns, threads)",
+                 {},
+                 {{*filterBlock, 0}, {*filterThread, 0}, {*rows, 0}, {*columns, 0},
+                  {*dataX, 0}, {*dataY, 0}, {*weightX, 0}, {*weightY, 0}}};
+  auto valueAt = [&](size_t i) { return defaultTrace.primitives[i].values[0]; };
+  tiles.choices.push_back({valueAt(*filterBlock), valueAt(*filterThread), valueAt(*rows), valueAt(*columns),
+                           valueAt(*dataX), valueAt(*dataY), valueAt(*weightX), valueAt(*weightY)});
+  for (int64_t perThread : divisorsOf(filters)) {
+    if (perThread > 8) break;
+    for (int64_t filterThreads : divisorsOf(filters / perThread)) {
+      if (filterThreads > 16) break;
+      for (int64_t tileY : divisorsOf(height)) {
+        if (tileY > 8) break;
+        for (int64_t tileX : divisorsOf(width)) {
+          if (tileX > 32) break;
+          int64_t pixelThreads = tileX * tileY, threads = pixelThreads * filterThreads;
+          if (pixelThreads > 256 || threads > kGpuMaxThreads) continue;
+          // At least a warp where the output has that many pixels and filter groups.
+          if (threads < std::min<int64_t>(32, height * width * (filters / perThread))) continue;
+          std::vector<int64_t> choice = {perThread * filterThreads, perThread, tileY, tileX,
+                                         pixelThreads, filterThreads, pixelThreads, filterThreads};
+          if (choice != tiles.choices.front()) tiles.choices.push_back(std::move(choice));
+        }
+      }
+    }
+  }
+  if (tiles.choices.size() > 1) sketch.decisions.push_back(std::move(tiles));
+  // The channel step: divisors of the channels per group, at most 16 (shared memory).
+  int64_t channelsPerGroup = 0;
+  for (const te::Tensor& input : workload.inputs)
+    if (input.name() == "weight" && input.shape().size() == 4) channelsPerGroup = constantOr(input.shape()[1], 0);
+  std::vector<std::vector<int64_t>> steps = {{valueAt(*channels)}};
+  for (int64_t d : divisorsOf(std::max<int64_t>(channelsPerGroup, 1)))
+    if (d <= 16 && d != valueAt(*channels)) steps.push_back({d});
+  if (steps.size() > 1) sketch.decisions.push_back({"gpu channel step conv.local", steps, {{*channels, 0}}});
+  for (size_t i = 0; i < defaultTrace.primitives.size(); ++i) {
+    const Primitive& p = defaultTrace.primitives[i];
+    if (p.kind == PrimitiveKind::Unroll)
+      sketch.decisions.push_back({"unroll " + p.stage + "." + p.axes[0], {{1}, {0}}, {{i, -1}}});
+  }
+  if (sketch.decisions.empty()) return std::nullopt;
+  return sketch;
+}
+
 SearchSpace SearchSpace::generate(const Workload& workload, const Trace& defaultTrace, const Target& target,
                                   const SpaceOptions& options) {
   SearchSpace space;
@@ -763,6 +844,7 @@ SearchSpace SearchSpace::generate(const Workload& workload, const Trace& default
     // sketch does, the default is one point of it (its numbers opened one by one would break
     // the coupling of tiles and threads); elsewhere the default's numbers are opened.
     auto tiling = gpuTilingSketch(workload, defaultTrace);
+    if (!tiling) tiling = gpuConvolutionSketch(workload, defaultTrace);
     if (options.includeDefaultSketch)
       if (auto sketch = defaultSketch(workload, defaultTrace, target)) {
         if (tiling) sketch->decisions.clear();

@@ -62,6 +62,28 @@ Diagnostic scheduleProblem(const std::string& text, int64_t m = 64, int64_t n = 
   if (!source) return source.error();
   return Diagnostic{"(no error)", "", 0, 0, ""};
 }
+
+// Runs the product `text` (a .tgpu module of matmul or dense, inputs A and B) on random
+// inputs from `seed` through OpenCL; the largest difference from a plain loop.
+double worstProductDifference(const std::string& text, int m, int n, int k, bool dense, unsigned seed) {
+  runtime::GpuModuleRunner runner(runtime::GpuModule::parse(text, "product.tgpu"));
+  std::vector<float> a = randomFloats(size_t(m) * k, seed), b = randomFloats(size_t(k) * n, seed + 1);
+  runner.setInput("A", a.data(), a.size() * sizeof(float));
+  runner.setInput("B", b.data(), b.size() * sizeof(float));
+  runner.run();
+  std::vector<float> c(size_t(m) * n);
+  runner.getOutput("C", c.data(), c.size() * sizeof(float));
+  double worst = 0;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int p = 0; p < k; ++p)
+        sum += double(a[size_t(i) * k + p]) * (dense ? b[size_t(j) * k + p] : b[size_t(p) * n + j]);
+      worst = std::max(worst, std::abs(sum - c[size_t(i) * n + j]));
+    }
+  return worst;
+}
+
 // A small instance of an operator family for the generic GPU schedule.
 Expected<Workload> familyWorkload(const QString& family) {
   Expected<Workload> workload = Diagnostic{"unknown family", "", 0, 0, ""};
@@ -162,20 +184,7 @@ private slots:
     QVERIFY2(schedule, schedule ? "" : schedule.error().toString().c_str());
     auto text = moduleText(workload, *schedule, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
-    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, workload.name + ".tgpu"));
-    std::vector<float> a = randomFloats(size_t(m) * k, 1), b = randomFloats(size_t(k) * n, 2);
-    runner.setInput("A", a.data(), a.size() * sizeof(float));
-    runner.setInput("B", b.data(), b.size() * sizeof(float));
-    runner.run();
-    std::vector<float> c(size_t(m) * n);
-    runner.getOutput("C", c.data(), c.size() * sizeof(float));
-    double worst = 0;
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j) {
-        double sum = 0;
-        for (int p = 0; p < k; ++p) sum += double(a[i * k + p]) * (dense ? b[j * k + p] : b[p * n + j]);
-        worst = std::max(worst, std::abs(sum - c[i * n + j]));
-      }
+    double worst = worstProductDifference(*text, m, n, k, dense, 1);
     QVERIFY2(worst < 1e-4, qPrintable(QString("largest difference %1").arg(worst)));
   }
 
@@ -321,20 +330,7 @@ private slots:
     auto text = moduleText(workload, *schedule, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
     QVERIFY2(text->find("lane7_") != std::string::npos, "expected the vector stores printed per lane");
-    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, "vectorized.tgpu"));
-    std::vector<float> a = randomFloats(48 * 24, 11), b = randomFloats(24 * 40, 12);
-    runner.setInput("A", a.data(), a.size() * sizeof(float));
-    runner.setInput("B", b.data(), b.size() * sizeof(float));
-    runner.run();
-    std::vector<float> c(48 * 40);
-    runner.getOutput("C", c.data(), c.size() * sizeof(float));
-    double worst = 0;
-    for (int i = 0; i < 48; ++i)
-      for (int j = 0; j < 40; ++j) {
-        double sum = 0;
-        for (int p = 0; p < 24; ++p) sum += double(a[i * 24 + p]) * b[p * 40 + j];
-        worst = std::max(worst, std::abs(sum - c[i * 40 + j]));
-      }
+    double worst = worstProductDifference(*text, 48, 40, 24, false, 11);
     QVERIFY2(worst < 1e-4, qPrintable(QString("largest difference %1").arg(worst)));
   }
 
@@ -378,20 +374,7 @@ private slots:
     Target target = gpuTarget("opencl");
     auto text = moduleText(workload, *replayed, target);
     QVERIFY2(text, text ? "" : text.error().toString().c_str());
-    runtime::GpuModuleRunner runner(runtime::GpuModule::parse(*text, "cross_thread.tgpu"));
-    std::vector<float> a = randomFloats(size_t(m) * k, 21), b = randomFloats(size_t(k) * n, 22);
-    runner.setInput("A", a.data(), a.size() * sizeof(float));
-    runner.setInput("B", b.data(), b.size() * sizeof(float));
-    runner.run();
-    std::vector<float> c(size_t(m) * n);
-    runner.getOutput("C", c.data(), c.size() * sizeof(float));
-    double worst = 0;
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j) {
-        double sum = 0;
-        for (int p = 0; p < k; ++p) sum += double(a[size_t(i) * k + p]) * b[size_t(p) * n + j];
-        worst = std::max(worst, std::abs(sum - c[size_t(i) * n + j]));
-      }
+    double worst = worstProductDifference(*text, m, n, k, false, 21);
     QVERIFY2(worst < 1e-4, qPrintable(QString("largest difference %1").arg(worst)));
   }
 

@@ -609,153 +609,6 @@ constexpr int64_t kGpuSharedBytes = 48 * 1024;
 constexpr int64_t kGpuMaxKStep = 32;
 constexpr int64_t kGpuMaxRegisterTile = 64;
 
-// The value of the first primitive of `trace` of `kind` on `stage` whose first axis is `axis`
-// (a split's factor, a tile's first factor with index 0), or 0.
-int64_t traceValue(const Trace& trace, PrimitiveKind kind, const std::string& stage, const std::string& axis,
-                   size_t index) {
-  for (const Primitive& p : trace.primitives)
-    if (p.kind == kind && p.stage == stage && !p.axes.empty() && p.axes[0] == axis && index < p.values.size())
-      return p.values[index];
-  return 0;
-}
-
-// Multi-level tiling for a GPU (Ansor's SSSRRSRS, TVM's "How to optimize GEMM on GPU"), for a
-// product C[i, j] = sum over k of A and B (matmul, dense): C in blocks of rows x columns, one
-// block per blockIdx.y/x; each thread a register tile of them (threadIdx.y/x), accumulated in
-// local memory over k in steps, each step's slices of A and B staged in shared memory by all
-// of the block's threads (consecutive threads, consecutive elements). Decisions: the tiles
-// (register tile and threads per block, coupled: the block tile is their product and the
-// cooperative copies use the same threads), the k step, and the unrolling of the register
-// tile. The default GPU schedule is this structure; its numbers are the first choices.
-std::optional<Sketch> gpuTilingSketch(const Workload& workload, const Trace& defaultTrace) {
-  if (workload.outputs.size() != 1) return std::nullopt;
-  const te::Tensor& C = workload.outputs[0];
-  const auto* compute = te::asCompute(C.op());
-  if (!compute || C.name() != "C" || compute->axes.size() != 2 || compute->reduceAxes.size() != 1) return std::nullopt;
-  SketchBuilder builder(workload, "gpu multi-level tiling");
-  Schedule& s = builder.schedule();
-  if (!s.findStage("A") || !(s.findStage("B") || s.findStage("B.t"))) return std::nullopt;
-  const int64_t m = constantOr(compute->axes[0]->dom.extent, 0), n = constantOr(compute->axes[1]->dom.extent, 0);
-  const int64_t k = constantOr(compute->reduceAxes[0]->dom.extent, 0);
-  if (m <= 0 || n <= 0 || k <= 0) return std::nullopt;
-
-  // Register tile x threads, per axis; the default's first.
-  struct Tiles {
-    int64_t threadRows, threadCols, threadsY, threadsX;
-    int64_t rows() const { return threadRows * threadsY; }
-    int64_t cols() const { return threadCols * threadsX; }
-    bool operator==(const Tiles&) const = default;
-  };
-  std::vector<Tiles> tiles;
-  int64_t defaultRows = traceValue(defaultTrace, PrimitiveKind::Tile, "C", "i", 0);
-  int64_t defaultCols = traceValue(defaultTrace, PrimitiveKind::Tile, "C", "i", 1);
-  int64_t defaultThreadRows = traceValue(defaultTrace, PrimitiveKind::Split, "C", "yi", 0);
-  int64_t defaultThreadCols = traceValue(defaultTrace, PrimitiveKind::Split, "C", "xi", 0);
-  if (defaultRows > 0 && defaultCols > 0 && defaultThreadRows > 0 && defaultThreadCols > 0)
-    tiles.push_back({defaultThreadRows, defaultThreadCols, defaultRows / defaultThreadRows, defaultCols / defaultThreadCols});
-  for (int64_t threadRows : {1, 2, 4, 8})
-    for (int64_t threadCols : {1, 2, 4, 8})
-      for (int64_t threadsY : {1, 2, 4, 8, 16, 32})
-        for (int64_t threadsX : {1, 2, 4, 8, 16, 32, 64}) {
-          Tiles t{threadRows, threadCols, threadsY, threadsX};
-          // No more threads along an axis than it has register tiles (the bound loop would
-          // then have fewer iterations than the block has threads, and the block's barriers
-          // would wait for threads that never come), a register tile the registers hold, a
-          // block the GPU allows, and room for the deepest k step.
-          if (threadsY > (m + threadRows - 1) / threadRows || threadsX > (n + threadCols - 1) / threadCols) continue;
-          if (threadRows * threadCols > kGpuMaxRegisterTile || threadsX * threadsY > kGpuMaxThreads) continue;
-          if ((t.rows() + t.cols() + 4) * kGpuMaxKStep * 4 > kGpuSharedBytes) continue;
-          // At least a warp where the matrix has that many outputs.
-          if (threadsX * threadsY < std::min<int64_t>(32, (m * n) / (threadRows * threadCols))) continue;
-          if (std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
-        }
-  if (tiles.empty()) return std::nullopt;
-  const Tiles& first = tiles.front();
-
-  Decision tileDecision{"gpu tiles C (rows, columns, thread rows, thread columns, threads)", {}, {}};
-  builder.check(s.cacheWrite("C", "local", "C.local"));
-  builder.check(s.cacheRead("A", "shared", {"C.local"}, "A.shared"));
-  bool transposedB = s.findStage("B.t") != nullptr;
-  builder.check(s.cacheRead(transposedB ? "B.t" : "B", "shared", {"C.local"}, "B.shared"));
-  if (transposedB) builder.check(s.computeInline("B.t"));
-  size_t at = builder.next();
-  builder.check(s.tile("C", "i", "j", first.rows(), first.cols(), "by", "bx", "yi", "xi"));
-  tileDecision.uses.push_back({at, 0});
-  tileDecision.uses.push_back({at, 1});
-  at = builder.next();
-  builder.check(s.split("C", "yi", first.threadRows, "ty", "yt"));
-  tileDecision.uses.push_back({at, 0});
-  at = builder.next();
-  builder.check(s.split("C", "xi", first.threadCols, "tx", "xt"));
-  tileDecision.uses.push_back({at, 0});
-  builder.check(s.reorder("C", {"by", "bx", "ty", "tx", "yt", "xt"}));
-  builder.check(s.bind("C", "by", "blockIdx.y"));
-  builder.check(s.bind("C", "bx", "blockIdx.x"));
-  builder.check(s.bind("C", "ty", "threadIdx.y"));
-  builder.check(s.bind("C", "tx", "threadIdx.x"));
-  builder.check(s.computeAt("C.local", "C", "tx"));
-
-  int64_t defaultStep = traceValue(defaultTrace, PrimitiveKind::Split, "C.local", "k", 0);
-  std::vector<std::vector<int64_t>> steps;
-  if (defaultStep > 0) steps.push_back({defaultStep});
-  for (int64_t d : divisorsOf(k))
-    if (d <= kGpuMaxKStep && d != defaultStep) steps.push_back({d});
-  at = builder.next();
-  builder.check(s.split("C.local", "k", steps.front()[0], "ko", "ki"));
-  builder.decide({"gpu k step C.local", steps, {{at, 0}}});
-  builder.check(s.reorder("C.local", {"ko", "ki", "i", "j"}));
-  for (const char* axis : {"ki", "i", "j"}) {
-    at = builder.next();
-    builder.check(s.unroll("C.local", axis));
-    builder.decide({std::string("unroll C.local.") + axis, {{1}, {0}}, {{at, -1}}});
-  }
-  // The cooperative copies: each fuses its loops and deals them out over the block's threads.
-  std::vector<bool> alignUse;  // per use after the first four: whether it takes the column tile
-  for (const char* operand : {"A.shared", "B.shared"}) {
-    builder.check(s.computeAt(operand, "C.local", "ko"));
-    const Stage* stage = s.findStage(operand);
-    if (!stage) return std::nullopt;
-    std::vector<std::string> axes;
-    for (auto& iv : stage->leafIterVars) axes.push_back(iv.name());
-    if (transposedB && std::string(operand) == "B.shared" && axes.size() == 2) {
-      // As the default: consecutive threads read consecutive k of a row of B, and the tile's
-      // rows are padded by four floats against bank conflicts.
-      std::swap(axes[0], axes[1]);
-      builder.check(s.reorder(operand, axes));
-      at = builder.next();
-      builder.check(s.storageAlign(operand, axes[1], std::max<int64_t>(first.cols(), 8), 4));
-      tileDecision.uses.push_back({at, 0});
-      alignUse.push_back(true);
-    }
-    builder.check(s.fuse(operand, axes, "f"));
-    at = builder.next();
-    builder.check(s.split(operand, "f", first.threadsX, "f.o", "tx"));
-    tileDecision.uses.push_back({at, 0});
-    alignUse.push_back(false);
-    at = builder.next();
-    builder.check(s.split(operand, "f.o", first.threadsY, "f.oo", "ty"));
-    tileDecision.uses.push_back({at, 0});
-    alignUse.push_back(false);
-    builder.check(s.bind(operand, "ty", "threadIdx.y"));
-    builder.check(s.bind(operand, "tx", "threadIdx.x"));
-  }
-  for (const Tiles& t : tiles) {
-    std::vector<int64_t> choice = {t.rows(), t.cols(), t.threadRows, t.threadCols};
-    bool xNext = true;  // the copies' splits alternate threadsX, threadsY
-    for (bool align : alignUse) {
-      if (align) {
-        choice.push_back(std::max<int64_t>(t.cols(), 8));  // storage_align needs offset 4 < factor
-      } else {
-        choice.push_back(xNext ? t.threadsX : t.threadsY);
-        xNext = !xNext;
-      }
-    }
-    tileDecision.choices.push_back(std::move(choice));
-  }
-  builder.decide(std::move(tileDecision));
-  return builder.finish();
-}
-
 // The index of the first primitive of `trace` of `kind` on `stage` whose first axis is `axis`.
 std::optional<size_t> tracePrimitive(const Trace& trace, PrimitiveKind kind, const std::string& stage,
                                      const std::string& axis) {
@@ -764,6 +617,83 @@ std::optional<size_t> tracePrimitive(const Trace& trace, PrimitiveKind kind, con
     if (p.kind == kind && p.stage == stage && !p.axes.empty() && p.axes[0] == axis && !p.values.empty()) return i;
   }
   return std::nullopt;
+}
+
+// Multi-level tiling for a GPU (Ansor's SSSRRSRS, TVM's "How to optimize GEMM on GPU"), for a
+// product C[i, j] = sum over k of A and B (matmul, dense), on the default GPU matmul schedule's
+// structure (GpuSchedules.cpp: C in blocks of rows x columns, one block per blockIdx.y/x; each
+// thread a register tile of them, accumulated in local memory over k in steps, each step's
+// slices of A and B staged in shared memory by all of the block's threads) with its numbers
+// opened: the register tile and the threads per block are one decision, since the block tile
+// is their product and the cooperative copies deal their elements out over the same threads;
+// then the k step and the unrolling of the register tile.
+std::optional<Sketch> gpuTilingSketch(const Workload& workload, const Trace& defaultTrace) {
+  if (workload.outputs.size() != 1) return std::nullopt;
+  const te::Tensor& C = workload.outputs[0];
+  const auto* compute = te::asCompute(C.op());
+  if (!compute || compute->axes.size() != 2 || compute->reduceAxes.size() != 1) return std::nullopt;
+  const int64_t m = constantOr(compute->axes[0]->dom.extent, 0), n = constantOr(compute->axes[1]->dom.extent, 0);
+  const int64_t k = constantOr(compute->reduceAxes[0]->dom.extent, 0);
+  if (m <= 0 || n <= 0 || k <= 0) return std::nullopt;
+  const std::string out = C.name();
+  auto blockTile = tracePrimitive(defaultTrace, PrimitiveKind::Tile, out, "i");
+  auto rowTile = tracePrimitive(defaultTrace, PrimitiveKind::Split, out, "yi");
+  auto columnTile = tracePrimitive(defaultTrace, PrimitiveKind::Split, out, "xi");
+  auto step = tracePrimitive(defaultTrace, PrimitiveKind::Split, out + ".local", "k");
+  auto aX = tracePrimitive(defaultTrace, PrimitiveKind::Split, "A.shared", "f");
+  auto aY = tracePrimitive(defaultTrace, PrimitiveKind::Split, "A.shared", "f.o");
+  auto bX = tracePrimitive(defaultTrace, PrimitiveKind::Split, "B.shared", "f");
+  auto bY = tracePrimitive(defaultTrace, PrimitiveKind::Split, "B.shared", "f.o");
+  if (!blockTile || !rowTile || !columnTile || !step || !aX || !aY || !bX || !bY) return std::nullopt;
+  if (defaultTrace.primitives[*blockTile].values.size() != 2) return std::nullopt;
+  // The padded rows of B's transposed tile (dense), aligned to the column tile.
+  std::optional<size_t> align;
+  for (size_t i = 0; i < defaultTrace.primitives.size(); ++i)
+    if (defaultTrace.primitives[i].kind == PrimitiveKind::StorageAlign && defaultTrace.primitives[i].stage == "B.shared")
+      align = i;
+
+  Sketch sketch{"gpu multi-level tiling", defaultTrace, {}};
+  Decision tiles{"gpu tiles " + out + " (rows, columns, thread rows, thread columns, threads)",
+                 {},
+                 {{*blockTile, 0}, {*blockTile, 1}, {*rowTile, 0}, {*columnTile, 0}, {*aX, 0}, {*aY, 0}, {*bX, 0},
+                  {*bY, 0}}};
+  if (align) tiles.uses.push_back({*align, 0});
+  auto valueAt = [&](size_t i, size_t v = 0) { return defaultTrace.primitives[i].values[v]; };
+  std::vector<int64_t> first = {valueAt(*blockTile, 0), valueAt(*blockTile, 1), valueAt(*rowTile), valueAt(*columnTile),
+                                valueAt(*aX), valueAt(*aY), valueAt(*bX), valueAt(*bY)};
+  if (align) first.push_back(valueAt(*align));
+  tiles.choices.push_back(first);
+  for (int64_t threadRows : {1, 2, 4, 8})
+    for (int64_t threadCols : {1, 2, 4, 8})
+      for (int64_t threadsY : {1, 2, 4, 8, 16, 32})
+        for (int64_t threadsX : {1, 2, 4, 8, 16, 32, 64}) {
+          int64_t rows = threadRows * threadsY, cols = threadCols * threadsX, threads = threadsX * threadsY;
+          // No more threads along an axis than it has register tiles (the bound loop would
+          // then have fewer iterations than the block has threads, and the block's barriers
+          // would wait for threads that never come), a register tile the registers hold, a
+          // block the GPU allows, room in shared memory for the deepest k step, and at least
+          // a warp where the matrix has that many register tiles.
+          if (threadsY > (m + threadRows - 1) / threadRows || threadsX > (n + threadCols - 1) / threadCols) continue;
+          if (threadRows * threadCols > kGpuMaxRegisterTile || threads > kGpuMaxThreads) continue;
+          if ((rows + cols + 4) * kGpuMaxKStep * 4 > kGpuSharedBytes) continue;
+          if (threads < std::min<int64_t>(32, (m * n) / (threadRows * threadCols))) continue;
+          std::vector<int64_t> choice = {rows, cols, threadRows, threadCols, threadsX, threadsY, threadsX, threadsY};
+          if (align) choice.push_back(cols > 4 ? cols : 8);  // storage_align needs its offset 4 < factor
+          if (std::find(tiles.choices.begin(), tiles.choices.end(), choice) == tiles.choices.end())
+            tiles.choices.push_back(std::move(choice));
+        }
+  if (tiles.choices.size() > 1) sketch.decisions.push_back(std::move(tiles));
+  std::vector<std::vector<int64_t>> steps = {{valueAt(*step)}};
+  for (int64_t d : divisorsOf(k))
+    if (d <= kGpuMaxKStep && d != valueAt(*step)) steps.push_back({d});
+  if (steps.size() > 1) sketch.decisions.push_back({"gpu k step " + out + ".local", steps, {{*step, 0}}});
+  for (size_t i = 0; i < defaultTrace.primitives.size(); ++i) {
+    const Primitive& p = defaultTrace.primitives[i];
+    if (p.kind == PrimitiveKind::Unroll)
+      sketch.decisions.push_back({"unroll " + p.stage + "." + p.axes[0], {{1}, {0}}, {{i, -1}}});
+  }
+  if (sketch.decisions.empty()) return std::nullopt;
+  return sketch;
 }
 
 // A direct convolution on a GPU (the default GPU conv2d schedule's structure: a block per

@@ -619,6 +619,25 @@ std::optional<size_t> tracePrimitive(const Trace& trace, PrimitiveKind kind, con
   return std::nullopt;
 }
 
+// The rest of a GPU sketch read from a default trace: the reduction's step (the split at
+// `step`: the default's factor, then the divisors of `extent` up to `maxStep`, which bound the
+// shared tiles) and whether each unroll is kept. Nullopt when nothing is left open.
+std::optional<Sketch> withStepAndUnrolling(Sketch sketch, size_t step, int64_t extent, int64_t maxStep,
+                                           const std::string& stepName) {
+  const int64_t original = sketch.trace.primitives[step].values[0];
+  std::vector<std::vector<int64_t>> steps = {{original}};
+  for (int64_t d : divisorsOf(extent))
+    if (d <= maxStep && d != original) steps.push_back({d});
+  if (steps.size() > 1) sketch.decisions.push_back({stepName, steps, {{step, 0}}});
+  for (size_t i = 0; i < sketch.trace.primitives.size(); ++i) {
+    const Primitive& p = sketch.trace.primitives[i];
+    if (p.kind == PrimitiveKind::Unroll)
+      sketch.decisions.push_back({"unroll " + p.stage + "." + p.axes[0], {{1}, {0}}, {{i, -1}}});
+  }
+  if (sketch.decisions.empty()) return std::nullopt;
+  return sketch;
+}
+
 // Multi-level tiling for a GPU (Ansor's SSSRRSRS, TVM's "How to optimize GEMM on GPU"), for a
 // product C[i, j] = sum over k of A and B (matmul, dense), on the default GPU matmul schedule's
 // structure (GpuSchedules.cpp: C in blocks of rows x columns, one block per blockIdx.y/x; each
@@ -683,17 +702,7 @@ std::optional<Sketch> gpuTilingSketch(const Workload& workload, const Trace& def
             tiles.choices.push_back(std::move(choice));
         }
   if (tiles.choices.size() > 1) sketch.decisions.push_back(std::move(tiles));
-  std::vector<std::vector<int64_t>> steps = {{valueAt(*step)}};
-  for (int64_t d : divisorsOf(k))
-    if (d <= kGpuMaxKStep && d != valueAt(*step)) steps.push_back({d});
-  if (steps.size() > 1) sketch.decisions.push_back({"gpu k step " + out + ".local", steps, {{*step, 0}}});
-  for (size_t i = 0; i < defaultTrace.primitives.size(); ++i) {
-    const Primitive& p = defaultTrace.primitives[i];
-    if (p.kind == PrimitiveKind::Unroll)
-      sketch.decisions.push_back({"unroll " + p.stage + "." + p.axes[0], {{1}, {0}}, {{i, -1}}});
-  }
-  if (sketch.decisions.empty()) return std::nullopt;
-  return sketch;
+  return withStepAndUnrolling(std::move(sketch), *step, k, kGpuMaxKStep, "gpu k step " + out + ".local");
 }
 
 // A direct convolution on a GPU (the default GPU conv2d schedule's structure: a block per
@@ -753,17 +762,8 @@ std::optional<Sketch> gpuConvolutionSketch(const Workload& workload, const Trace
   int64_t channelsPerGroup = 0;
   for (const te::Tensor& input : workload.inputs)
     if (input.name() == "weight" && input.shape().size() == 4) channelsPerGroup = constantOr(input.shape()[1], 0);
-  std::vector<std::vector<int64_t>> steps = {{valueAt(*channels)}};
-  for (int64_t d : divisorsOf(std::max<int64_t>(channelsPerGroup, 1)))
-    if (d <= 16 && d != valueAt(*channels)) steps.push_back({d});
-  if (steps.size() > 1) sketch.decisions.push_back({"gpu channel step conv.local", steps, {{*channels, 0}}});
-  for (size_t i = 0; i < defaultTrace.primitives.size(); ++i) {
-    const Primitive& p = defaultTrace.primitives[i];
-    if (p.kind == PrimitiveKind::Unroll)
-      sketch.decisions.push_back({"unroll " + p.stage + "." + p.axes[0], {{1}, {0}}, {{i, -1}}});
-  }
-  if (sketch.decisions.empty()) return std::nullopt;
-  return sketch;
+  return withStepAndUnrolling(std::move(sketch), *channels, std::max<int64_t>(channelsPerGroup, 1), 16,
+                              "gpu channel step conv.local");
 }
 
 SearchSpace SearchSpace::generate(const Workload& workload, const Trace& defaultTrace, const Target& target,

@@ -87,11 +87,11 @@ std::vector<FlagSpec> tuneFlags(const std::string& op) {
     appendSourceFlags(flags, "");
   } else {
     for (auto& flag : operatorFlags(op)) flags.push_back(flag);
-    flags.push_back({"target",
-                     "where candidates run: llvm (this CPU, the default), opencl (PoCL on a CPU, or a GPU) or "
-                     "\"cuda -arch=sm_90\" (needs that GPU); records are filed under it",
-                     true, ""});
   }
+  flags.push_back({"target",
+                   "an operator's: where candidates run: llvm (this CPU, the default), opencl (PoCL on a CPU, or a "
+                   "GPU) or \"cuda -arch=sm_90\" (needs that GPU); records are filed under it",
+                   true, ""});
   return flags;
 }
 
@@ -463,6 +463,9 @@ int runTune(const std::vector<std::string>& args) {
   // After --threads: the target's string (which records are filed under) includes the cores.
   options.target = hostTarget();
   std::unique_ptr<OperatorSpec> spec;
+  if (op.empty() && line.has("target"))
+    return reportUsageError("tune", "--target applies to an operator (tessel tune matmul|dense|conv2d ... --target "
+                                    "opencl); a model's kernels are tuned for this CPU");
   if (!op.empty()) {
     if (auto error = makeOperator(op, line, &spec)) return reportUsageError("tune", *error);
     options.target = spec->target;  // the host, or the GPU --target names

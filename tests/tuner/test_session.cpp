@@ -528,6 +528,12 @@ private slots:
                  &error),
              2);
     QVERIFY2(error.contains("--flush-caches must be auto, yes or no"), qPrintable(error));
+    QCOMPARE(run({"tune", QString::fromStdString(kModel), "--records", records, "--target", "opencl"}, &error), 2);
+    QVERIFY2(error.contains("--target applies to an operator"), qPrintable(error));
+    QCOMPARE(run({"tune", "matmul", "--m", "32", "--n", "32", "--k", "32", "--records", records, "--target", "tpu"},
+                 &error),
+             2);
+    QVERIFY2(error.contains("--target"), qPrintable(error));
     QVERIFY(!QFile::exists(records));  // nothing was started, nothing written
   }
 
